@@ -1,0 +1,36 @@
+// GraphDataset: one whole graph in host memory, as stored in the HDF5 graph format (docs/format.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/base/types.hpp"
+#include "src/tensor/host_matrix.hpp"
+
+namespace strata {
+
+/// CSR by destination: the in-neighbours of v are indices[indptr[v] : indptr[v+1]].
+/// An undirected graph stores both directions. Global ids are 64-bit.
+struct GraphDataset {
+    std::string name;
+    std::int64_t num_classes = 0;
+    std::vector<std::int64_t> indptr{0};  ///< N+1
+    std::vector<std::int64_t> indices;    ///< E, source vertex of each edge
+    std::vector<float> edge_weight;       ///< empty (all 1) or E
+    HostMatrix features;                  ///< N x F
+    std::vector<std::int64_t> labels;     ///< N, class id or -1 (unlabeled)
+    std::vector<std::uint8_t> train_mask;  ///< N, 0/1
+    std::vector<std::uint8_t> val_mask;    ///< N, 0/1
+    std::vector<std::uint8_t> test_mask;   ///< N, 0/1
+
+    [[nodiscard]] global_id num_vertices() const {
+        return static_cast<global_id>(indptr.size()) - 1;
+    }
+    [[nodiscard]] std::int64_t num_edges() const {
+        return static_cast<std::int64_t>(indices.size());
+    }
+    [[nodiscard]] index_t num_features() const { return features.cols; }
+};
+
+}  // namespace strata

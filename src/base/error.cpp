@@ -1,0 +1,35 @@
+// Error construction: keep the user message and the source location apart.
+#include "src/base/error.hpp"
+
+#include <cstring>
+
+namespace strata {
+namespace {
+
+std::string short_path(const char* file) {
+    // Report repository-relative paths: strip everything up to the last top-level folder.
+    std::string path(file);
+    for (const char* root : {"/src/", "/datasets/", "/partition/", "/layers/", "/apps/",
+                             "/tests/", "/bench/"}) {
+        if (auto pos = path.rfind(root); pos != std::string::npos) {
+            return path.substr(pos + 1);
+        }
+    }
+    return path;
+}
+
+}  // namespace
+
+Error::Error(std::string message, const char* file, int line)
+    : std::runtime_error(message + " (at " + short_path(file) + ":" + std::to_string(line) + ")"),
+      message_(std::move(message)),
+      where_(short_path(file) + ":" + std::to_string(line)) {}
+
+namespace detail {
+
+void throw_error(std::string message, const char* file, int line) {
+    throw Error(std::move(message), file, line);
+}
+
+}  // namespace detail
+}  // namespace strata

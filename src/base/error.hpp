@@ -1,0 +1,57 @@
+// strata::Error, the one exception type, and the checking macros that capture file:line.
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace strata {
+
+/// The project's exception. what() is "message (at file:line)"; message() is the user part.
+class Error : public std::runtime_error {
+public:
+    Error(std::string message, const char* file, int line);
+    const std::string& message() const noexcept { return message_; }
+    const std::string& where() const noexcept { return where_; }
+
+private:
+    std::string message_;
+    std::string where_;
+};
+
+namespace detail {
+
+template <class... Args>
+std::string concat(Args&&... args) {
+    std::ostringstream out;
+    (out << ... << std::forward<Args>(args));
+    return out.str();
+}
+
+[[noreturn]] void throw_error(std::string message, const char* file, int line);
+
+}  // namespace detail
+}  // namespace strata
+
+/// Precondition on arguments, files or shapes; always on. The message parts are streamed.
+#define STRATA_CHECK(cond, ...)                                                             \
+    do {                                                                                    \
+        if (!(cond)) [[unlikely]] {                                                         \
+            ::strata::detail::throw_error(::strata::detail::concat(__VA_ARGS__), __FILE__, \
+                                          __LINE__);                                        \
+        }                                                                                   \
+    } while (false)
+
+/// Throws strata::Error unconditionally.
+#define STRATA_FAIL(...) \
+    ::strata::detail::throw_error(::strata::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
+
+/// Internal invariant; compiled out in release builds.
+#ifdef NDEBUG
+#define STRATA_ASSERT(cond) \
+    do {                    \
+    } while (false)
+#else
+#define STRATA_ASSERT(cond) STRATA_CHECK(cond, "internal error: assertion failed: " #cond)
+#endif

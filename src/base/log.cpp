@@ -1,0 +1,62 @@
+// Progress lines and peak RSS.
+#include "src/base/log.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace strata {
+
+std::int64_t peak_rss_bytes() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+bool stdout_is_terminal() { return isatty(STDOUT_FILENO) == 1; }
+
+Progress::Progress(std::string label, std::int64_t total, bool enabled)
+    : label_(std::move(label)),
+      total_(total > 0 ? total : 1),
+      enabled_(enabled),
+      terminal_(stdout_is_terminal()) {}
+
+Progress::~Progress() {
+    if (!finished_) {
+        finish();
+    }
+}
+
+void Progress::update(std::int64_t done) {
+    if (!enabled_) {
+        return;
+    }
+    const int percent = static_cast<int>(100 * done / total_);
+    const int decile = percent / 10;
+    if (terminal_) {
+        std::printf("\r%s: %3d%% (%lld/%lld)", label_.c_str(), percent,
+                    static_cast<long long>(done), static_cast<long long>(total_));
+        std::fflush(stdout);
+    } else if (decile > last_decile_) {
+        std::printf("%s: %d%% (%lld/%lld)\n", label_.c_str(), percent,
+                    static_cast<long long>(done), static_cast<long long>(total_));
+        std::fflush(stdout);
+    }
+    last_decile_ = decile;
+}
+
+void Progress::finish() {
+    if (enabled_ && !finished_) {
+        if (last_decile_ < 10) {
+            update(total_);
+        }
+        if (terminal_) {
+            std::printf("\n");
+            std::fflush(stdout);
+        }
+    }
+    finished_ = true;
+}
+
+}  // namespace strata

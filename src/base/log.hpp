@@ -1,0 +1,36 @@
+// Plain-line progress and process statistics (peak RSS) for long steps and reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace strata {
+
+/// Peak resident set size of this process so far, in bytes (getrusage).
+[[nodiscard]] std::int64_t peak_rss_bytes();
+
+/// Whether stdout is a terminal: long steps then redraw one line with '\r', else print
+/// plain lines (as under Slurm or when piped).
+[[nodiscard]] bool stdout_is_terminal();
+
+/// Progress of a long step on stdout: "<label>: 37% (370/1000)". A terminal gets one line
+/// redrawn in place; anything else gets at most one plain line per 10% step.
+class Progress {
+public:
+    Progress(std::string label, std::int64_t total, bool enabled = true);
+    Progress(const Progress&) = delete;
+    Progress& operator=(const Progress&) = delete;
+    ~Progress();
+    void update(std::int64_t done);
+    void finish();
+
+private:
+    std::string label_;
+    std::int64_t total_;
+    bool enabled_;
+    bool terminal_;
+    int last_decile_ = -1;
+    bool finished_ = false;
+};
+
+}  // namespace strata

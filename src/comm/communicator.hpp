@@ -1,0 +1,81 @@
+// Communicator: halo exchanges and reductions between ranks (MPI on host data; NCCL later).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "src/base/types.hpp"
+#include "src/tensor/matrix_view.hpp"
+
+namespace strata {
+
+/// Who exchanges how many rows with whom, for one direction of a halo exchange.
+/// Rows for peers[i] are send rows [send_offsets[i], send_offsets[i+1]) of the send matrix;
+/// rows from peers[i] land in recv rows [recv_offsets[i], recv_offsets[i+1]).
+struct ExchangePattern {
+    std::vector<int> peers;               ///< ascending rank order
+    std::vector<index_t> send_offsets{0};  ///< size peers+1, prefix sums of rows
+    std::vector<index_t> recv_offsets{0};  ///< size peers+1
+
+    [[nodiscard]] index_t num_send_rows() const { return send_offsets.back(); }
+    [[nodiscard]] index_t num_recv_rows() const { return recv_offsets.back(); }
+    /// The pattern with send and receive swapped (the backward exchange).
+    [[nodiscard]] ExchangePattern reversed() const { return {peers, recv_offsets, send_offsets}; }
+};
+
+/// Traffic counters of a communicator, in bytes of payload.
+struct CommStats {
+    std::int64_t bytes_sent = 0;
+    std::int64_t bytes_received = 0;
+    double wait_seconds = 0.0;  ///< time blocked waiting for messages or reductions
+};
+
+/// One exchange in flight. The destructor waits for outstanding requests.
+class Exchange {
+public:
+    virtual ~Exchange() = default;
+    /// Index into `pattern.peers` of a peer whose rows have arrived (any order);
+    /// std::nullopt once every peer has been returned.
+    virtual std::optional<int> wait_any() = 0;
+    /// Waits for every message (sends included).
+    virtual void wait_all() = 0;
+};
+
+/// A reduction in flight (e.g. the weight-gradient all-reduce overlapping backward).
+class Reduction {
+public:
+    virtual ~Reduction() = default;
+    virtual void wait() = 0;
+};
+
+class Communicator {
+public:
+    virtual ~Communicator() = default;
+    [[nodiscard]] virtual int rank() const = 0;
+    [[nodiscard]] virtual int size() const = 0;
+
+    /// Starts sending send rows to / receiving recv rows from every peer of `pattern`;
+    /// returns at once. `send`, `recv` must stay alive until the exchange is finished.
+    [[nodiscard]] virtual std::unique_ptr<Exchange> start_exchange(const ExchangePattern& pattern,
+                                                                   ConstMatrixView send,
+                                                                   MatrixView recv) = 0;
+    /// In-place sum over ranks, started now, finished by wait().
+    [[nodiscard]] virtual std::unique_ptr<Reduction> start_allreduce_sum(
+        std::span<float> data) = 0;
+    /// Blocking in-place sums over ranks (host data).
+    virtual void allreduce_sum(std::span<float> data) = 0;
+    virtual void allreduce_sum(std::span<double> data) = 0;
+    virtual void allreduce_sum(std::span<std::int64_t> data) = 0;
+    virtual void allreduce_max(std::span<double> data) = 0;
+    virtual void allreduce_max(std::span<std::int64_t> data) = 0;
+    virtual void broadcast(std::span<std::byte> data, int root) = 0;
+    virtual void barrier() = 0;
+
+    [[nodiscard]] virtual const CommStats& stats() const = 0;
+    virtual void reset_stats() = 0;
+};
+
+}  // namespace strata

@@ -1,0 +1,111 @@
+// Backend: the small set of operations every layer is built from (CPU reference; CUDA).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "src/base/types.hpp"
+#include "src/tensor/matrix_view.hpp"
+
+namespace strata {
+
+class CsrMatrix;
+
+enum class DeviceKind { cpu, cuda };
+
+/// Which dropout mask: the mask bit of (row, col) is a pure function of
+/// (seed, epoch, layer, global id of the row, col), so it does not depend on thread count,
+/// the number of ranks or the backend (src/device/counter_rng.hpp).
+struct DropoutKey {
+    std::uint64_t seed = 0;
+    std::uint64_t epoch = 0;
+    std::uint64_t layer = 0;
+    float rate = 0.0f;  ///< probability of dropping; kept entries are scaled by 1/(1-rate)
+};
+
+/// Sums produced by the loss kernel for the rows selected by a mask.
+struct LossSums {
+    double loss = 0.0;        ///< Σ -log softmax(logits)[label] over selected rows
+    std::int64_t count = 0;   ///< number of selected rows (mask != 0 and label >= 0)
+    std::int64_t correct = 0; ///< selected rows whose argmax equals the label
+};
+
+/// One Adam update (Kingma & Ba) with optional weight decay.
+struct AdamStep {
+    float lr = 0.01f;
+    float beta1 = 0.9f;
+    float beta2 = 0.999f;
+    float eps = 1e-8f;
+    float weight_decay = 0.0f;
+    bool decoupled = false;  ///< false: L2 (g += wd·p, as Kipf & Welling); true: AdamW
+    std::int64_t step = 1;   ///< 1-based step count, for the bias corrections
+};
+
+/// Row-major float32 throughout. Every pointer and span passed to an operation lives in this
+/// backend's memory. `y` is overwritten unless a beta is given. Operations are ordered on the
+/// backend's compute stream (synchronous on the CPU).
+class Backend {
+public:
+    virtual ~Backend() = default;
+    [[nodiscard]] virtual DeviceKind kind() const = 0;
+
+    // --- memory ---------------------------------------------------------------------------
+    [[nodiscard]] virtual void* allocate(std::size_t bytes) = 0;
+    virtual void deallocate(void* ptr) noexcept = 0;
+    virtual void upload(void* device_dst, const void* host_src, std::size_t bytes) = 0;
+    virtual void download(void* host_dst, const void* device_src, std::size_t bytes) = 0;
+    virtual void copy(void* device_dst, const void* device_src, std::size_t bytes) = 0;
+    /// Waits for all queued work (no-op on the CPU).
+    virtual void synchronize() = 0;
+
+    // --- linear algebra ---------------------------------------------------------------------
+    /// y = A x + beta y.   A: rows x cols (CSR), x: cols x f, y: rows x f.
+    virtual void spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta) = 0;
+    /// c = alpha op(a) op(b) + beta c.
+    virtual void gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
+                      MatrixView c, float alpha, float beta) = 0;
+    /// out[i, :] = x[rows[i], :].   out: rows.size() x f.
+    virtual void gather_rows(ConstMatrixView x, std::span<const index_t> rows,
+                             MatrixView out) = 0;
+    /// out[rows[i], :] += x[i, :].   x: rows.size() x f. Repeated row ids are allowed.
+    virtual void scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
+                                  MatrixView out) = 0;
+
+    // --- elementwise ------------------------------------------------------------------------
+    /// y[:] = value.
+    virtual void fill(MatrixView y, float value) = 0;
+    /// y[i, :] += bias[:].   bias: y.cols.
+    virtual void add_bias(MatrixView y, std::span<const float> bias) = 0;
+    /// out[j] = Σ_i x[i, j] + beta out[j].   (bias gradient)
+    virtual void column_sums(ConstMatrixView x, std::span<float> out, float beta) = 0;
+    /// y = max(x, 0).   In place (y aliasing x) is allowed.
+    virtual void relu(ConstMatrixView x, MatrixView y) = 0;
+    /// dx = dy ⊙ [y > 0].   y is the forward output.
+    virtual void relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) = 0;
+    /// y = x ⊙ mask / (1 - rate), mask from `key` and the row's global id (row_ids[i]).
+    /// The same call with dy in place of x is the backward pass. In place is allowed.
+    virtual void dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
+                         std::span<const global_id> row_ids) = 0;
+
+    // --- loss and optimizer -------------------------------------------------------------------
+    /// Softmax cross-entropy over rows with mask[i] != 0 and labels[i] >= 0:
+    /// returns the sums; if dlogits.data is not null, writes
+    /// dlogits[i, :] = grad_scale · (softmax(logits[i, :]) - onehot(labels[i])) for selected rows
+    /// and 0 for the others.   logits, dlogits: rows x classes; labels, mask: rows.
+    virtual LossSums softmax_cross_entropy(ConstMatrixView logits,
+                                           std::span<const index_t> labels,
+                                           std::span<const std::uint8_t> mask, float grad_scale,
+                                           MatrixView dlogits) = 0;
+    /// One Adam step over a flat parameter range: m, v are its moment buffers.
+    virtual void adam(std::span<float> params, std::span<const float> grads, std::span<float> m,
+                      std::span<float> v, const AdamStep& step) = 0;
+};
+
+/// The OpenMP + OpenBLAS backend. `threads` <= 0 keeps the OpenMP default.
+[[nodiscard]] std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
+/// The CUDA backend on `device`; throws strata::Error when built without CUDA.
+[[nodiscard]] std::unique_ptr<Backend> make_cuda_backend(int device);
+
+}  // namespace strata

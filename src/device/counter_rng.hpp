@@ -1,0 +1,43 @@
+// Counter-based random numbers shared by the CPU and CUDA backends: a value is a pure
+// function of its key and counter, so masks do not depend on threads, ranks or device.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define STRATA_HOST_DEVICE __host__ __device__
+#else
+#define STRATA_HOST_DEVICE
+#endif
+
+namespace strata {
+
+/// SplitMix64 finalizer (Steele, Lea & Flood 2014): a bijective 64-bit mixer.
+STRATA_HOST_DEVICE inline std::uint64_t mix64(std::uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/// Stream key of one dropout call: (seed, epoch, layer) -> 64 bits.
+STRATA_HOST_DEVICE inline std::uint64_t dropout_stream(std::uint64_t seed, std::uint64_t epoch,
+                                                       std::uint64_t layer) {
+    return mix64(mix64(mix64(seed) ^ epoch) ^ (layer * 0xd1b54a32d192ed03ULL));
+}
+
+/// Uniform 32-bit value for (stream, global row id, column).
+STRATA_HOST_DEVICE inline std::uint32_t counter_u32(std::uint64_t stream, std::int64_t row,
+                                                    std::int64_t col) {
+    const std::uint64_t h = mix64(stream ^ mix64(static_cast<std::uint64_t>(row)) ^
+                                  (static_cast<std::uint64_t>(col) * 0x9e3779b97f4a7c15ULL));
+    return static_cast<std::uint32_t>(h >> 32);
+}
+
+/// Keep threshold: an entry is kept iff counter_u32(...) >= dropout_threshold(rate).
+STRATA_HOST_DEVICE inline std::uint32_t dropout_threshold(float rate) {
+    const double t = static_cast<double>(rate) * 4294967296.0;
+    return t >= 4294967295.0 ? 0xffffffffU : static_cast<std::uint32_t>(t);
+}
+
+}  // namespace strata

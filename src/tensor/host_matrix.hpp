@@ -1,0 +1,35 @@
+// HostMatrix: a plain row-major float32 matrix in host memory (I/O, partitioning, tests).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "src/base/types.hpp"
+
+namespace strata {
+
+/// rows x cols, row-major: element (r, c) is values[r * cols + c].
+struct HostMatrix {
+    index_t rows = 0;
+    index_t cols = 0;
+    std::vector<float> values;
+
+    HostMatrix() = default;
+    HostMatrix(index_t num_rows, index_t num_cols, float value = 0.0f)
+        : rows(num_rows),
+          cols(num_cols),
+          values(static_cast<std::size_t>(num_rows) * static_cast<std::size_t>(num_cols), value) {}
+
+    float& at(index_t r, index_t c) {
+        return values[static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) +
+                      static_cast<std::size_t>(c)];
+    }
+    float at(index_t r, index_t c) const {
+        return values[static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) +
+                      static_cast<std::size_t>(c)];
+    }
+    float* row(index_t r) { return values.data() + static_cast<std::size_t>(r) * cols; }
+    const float* row(index_t r) const { return values.data() + static_cast<std::size_t>(r) * cols; }
+};
+
+}  // namespace strata
