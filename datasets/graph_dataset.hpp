@@ -34,3 +34,18 @@ struct GraphDataset {
 };
 
 }  // namespace strata
+
+namespace strata {
+
+/// A whole-graph sparse matrix with 64-bit ids and explicit values (e.g. Â = D^-1/2 (A+I) D^-1/2):
+/// row v holds the in-neighbours u of v with weight values[k] (rows = destinations).
+struct GlobalCsr {
+    std::vector<std::int64_t> indptr{0};
+    std::vector<std::int64_t> indices;
+    std::vector<float> values;
+
+    [[nodiscard]] global_id num_rows() const { return static_cast<global_id>(indptr.size()) - 1; }
+    [[nodiscard]] std::int64_t nnz() const { return static_cast<std::int64_t>(indices.size()); }
+};
+
+}  // namespace strata
