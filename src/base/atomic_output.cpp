@@ -25,7 +25,10 @@ AtomicOutput::AtomicOutput(fs::path final_path, bool overwrite)
                  parent.string(), " does not exist");
     STRATA_CHECK(access(parent.c_str(), W_OK) == 0, final_.string(), ": parent directory ",
                  parent.string(), " is not writable");
-    temp_ = parent / ("." + final_.filename().string() + ".tmp." + std::to_string(getpid()));
+    // Appended piecewise: GCC 12 -O3 reports a false -Wrestrict on a chained operator+.
+    std::string name = ".";
+    name.append(final_.filename().string()).append(".tmp.").append(std::to_string(getpid()));
+    temp_ = parent / name;
     fs::remove_all(temp_, ec);
 }
 

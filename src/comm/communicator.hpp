@@ -28,8 +28,11 @@ struct ExchangePattern {
 
 /// Traffic counters of a communicator, in bytes of payload.
 struct CommStats {
-    std::int64_t bytes_sent = 0;
-    std::int64_t bytes_received = 0;
+    std::int64_t bytes_sent = 0;      ///< all payload sent (exchanges + collectives)
+    std::int64_t bytes_received = 0;  ///< all payload received (exchanges + collectives)
+    std::int64_t exchange_bytes_sent = 0;      ///< halo-exchange payload only
+    std::int64_t exchange_bytes_received = 0;  ///< halo-exchange payload only
+    std::int64_t collective_bytes = 0;  ///< payload of all-reduces/broadcasts (buffer bytes)
     double wait_seconds = 0.0;  ///< time blocked waiting for messages or reductions
 };
 

@@ -1,0 +1,348 @@
+// MpiCommunicator and its in-flight objects (MpiExchange, MpiReduction): MPI point-to-point
+// halo exchanges and reductions on host memory, every call checked.
+#include "src/comm/mpi_communicator.hpp"
+
+#include <climits>
+#include <deque>
+#include <exception>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/base/error.hpp"
+#include "src/base/timer.hpp"
+#include "src/comm/mpi_check.hpp"
+
+namespace strata {
+namespace {
+
+/// One tag for all exchanges: ordering comes from MPI's non-overtaking rule (see the header).
+constexpr int exchange_tag = 1701;
+
+int checked_count(std::size_t count, const char* what) {
+    STRATA_CHECK(count <= static_cast<std::size_t>(INT_MAX), what, ": ", count,
+                 " elements exceed MPI's int count limit (", INT_MAX, ")");
+    return static_cast<int>(count);
+}
+
+void check_offsets(const std::vector<index_t>& offsets, const char* name, std::size_t num_peers) {
+    STRATA_CHECK(offsets.size() == num_peers + 1, "exchange pattern: ", name, " has ",
+                 offsets.size(), " entries for ", num_peers, " peers (expected peers + 1)");
+    STRATA_CHECK(offsets[0] == 0, "exchange pattern: ", name, "[0] is ", offsets[0],
+                 " (expected 0)");
+    for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
+        STRATA_CHECK(offsets[i] <= offsets[i + 1], "exchange pattern: ", name,
+                     " not monotone at index ", i + 1, " (", offsets[i], " > ", offsets[i + 1],
+                     ")");
+    }
+}
+
+void check_exchange(const ExchangePattern& pattern, ConstMatrixView send, MatrixView recv, int rank,
+                    int size) {
+    const std::size_t num_peers = pattern.peers.size();
+    check_offsets(pattern.send_offsets, "send_offsets", num_peers);
+    check_offsets(pattern.recv_offsets, "recv_offsets", num_peers);
+    for (std::size_t i = 0; i < num_peers; ++i) {
+        const int peer = pattern.peers[i];
+        STRATA_CHECK(peer >= 0 && peer < size, "exchange pattern: peers[", i, "] = ", peer,
+                     " is not a rank of a communicator of size ", size);
+        STRATA_CHECK(peer != rank, "exchange pattern: peers[", i, "] = ", peer,
+                     " is this rank itself");
+        STRATA_CHECK(i == 0 || pattern.peers[i - 1] < peer, "exchange pattern: peers not strictly ",
+                     "ascending at index ", i, " (", pattern.peers[i - 1], " then ", peer, ")");
+    }
+    STRATA_CHECK(send.rows == pattern.num_send_rows(), "exchange: send matrix has ", send.rows,
+                 " rows but the pattern sends ", pattern.num_send_rows());
+    STRATA_CHECK(recv.rows == pattern.num_recv_rows(), "exchange: recv matrix has ", recv.rows,
+                 " rows but the pattern receives ", pattern.num_recv_rows());
+    STRATA_CHECK(send.cols == recv.cols, "exchange: send matrix has ", send.cols,
+                 " columns but recv matrix has ", recv.cols);
+    STRATA_CHECK(send.cols >= 0, "exchange: negative column count ", send.cols);
+    STRATA_CHECK(send.size() == 0 || send.data != nullptr, "exchange: send matrix of ", send.rows,
+                 " x ", send.cols, " has no data");
+    STRATA_CHECK(recv.size() == 0 || recv.data != nullptr, "exchange: recv matrix of ", recv.rows,
+                 " x ", recv.cols, " has no data");
+    checked_count(send.size(), "exchange: send matrix");
+    checked_count(recv.size(), "exchange: recv matrix");
+}
+
+/// Requests of one exchange. Receives are completed one by one (wait_any) so that the caller
+/// can consume a peer's rows while the others are still in flight.
+class MpiExchange final : public Exchange {
+public:
+    MpiExchange(MPI_Comm comm, CommStats& stats, int rank, const ExchangePattern& pattern)
+        : comm_(comm), stats_(stats), rank_(rank), peers_(pattern.peers) {}
+    MpiExchange(const MpiExchange&) = delete;
+    MpiExchange& operator=(const MpiExchange&) = delete;
+
+    ~MpiExchange() override {
+        // A dangling request is a bug, so wait even during unwinding; errors are ignored here.
+        // When an exception is unwinding through us, a peer may never send (it may be blocked
+        // elsewhere until main() aborts): cancel the receives so that waiting cannot hang.
+        // Cancelling a receive that already matched is harmless: it just completes.
+        if (std::uncaught_exceptions() > uncaught_at_start_) {
+            for (MPI_Request& request : recv_requests_) {
+                if (request != MPI_REQUEST_NULL) {
+                    MPI_Cancel(&request);
+                }
+            }
+        }
+        const ScopedTimer timer(stats_.wait_seconds);
+        MPI_Waitall(static_cast<int>(recv_requests_.size()), recv_requests_.data(),
+                    MPI_STATUSES_IGNORE);
+        MPI_Waitall(static_cast<int>(send_requests_.size()), send_requests_.data(),
+                    MPI_STATUSES_IGNORE);
+    }
+
+    /// Receives first, so that no peer's message waits in an unexpected-message queue.
+    void post(const ExchangePattern& pattern, ConstMatrixView send, MatrixView recv) {
+        const std::size_t num_peers = peers_.size();
+        // Reserved up front: push_back after a request is posted must not throw.
+        recv_requests_.reserve(num_peers);
+        recv_peer_.reserve(num_peers);
+        recv_count_.reserve(num_peers);
+        send_requests_.reserve(num_peers);
+        for (std::size_t i = 0; i < num_peers; ++i) {
+            const index_t rows = pattern.recv_offsets[i + 1] - pattern.recv_offsets[i];
+            if (rows == 0) {
+                ready_.push_back(static_cast<int>(i));
+                continue;
+            }
+            const MatrixView rows_view = recv.row_range(pattern.recv_offsets[i], rows);
+            const int count = static_cast<int>(rows_view.size());
+            MPI_Request request = MPI_REQUEST_NULL;
+            STRATA_MPI_CHECK(MPI_Irecv(rows_view.data, count, MPI_FLOAT, peers_[i], exchange_tag,
+                                       comm_, &request));
+            recv_requests_.push_back(request);
+            recv_peer_.push_back(static_cast<int>(i));
+            recv_count_.push_back(count);
+            ++pending_receives_;
+        }
+        for (std::size_t i = 0; i < num_peers; ++i) {
+            const index_t rows = pattern.send_offsets[i + 1] - pattern.send_offsets[i];
+            if (rows == 0) {
+                continue;
+            }
+            const ConstMatrixView rows_view = send.row_range(pattern.send_offsets[i], rows);
+            MPI_Request request = MPI_REQUEST_NULL;
+            STRATA_MPI_CHECK(MPI_Isend(rows_view.data, static_cast<int>(rows_view.size()),
+                                       MPI_FLOAT, peers_[i], exchange_tag, comm_, &request));
+            send_requests_.push_back(request);
+        }
+    }
+
+    std::optional<int> wait_any() override {
+        if (!ready_.empty()) {
+            const int peer = ready_.front();
+            ready_.pop_front();
+            return peer;
+        }
+        return complete_one_receive();
+    }
+
+    void wait_all() override {
+        while (const std::optional<int> peer = complete_one_receive()) {
+            ready_.push_back(*peer);
+        }
+        int code = MPI_SUCCESS;
+        {
+            const ScopedTimer timer(stats_.wait_seconds);
+            code = MPI_Waitall(static_cast<int>(send_requests_.size()), send_requests_.data(),
+                               MPI_STATUSES_IGNORE);
+        }
+        if (code != MPI_SUCCESS) {
+            const std::string what =
+                detail::concat("MPI_Waitall(sends of an exchange on rank ", rank_, ")");
+            detail::mpi_check(code, what.c_str(), __FILE__, __LINE__);
+        }
+    }
+
+private:
+    /// Blocks until one more receive completes; returns its peer index, or nullopt when none
+    /// is pending. Checks that the message had exactly the expected size.
+    std::optional<int> complete_one_receive() {
+        if (pending_receives_ == 0) {
+            return std::nullopt;
+        }
+        int index = MPI_UNDEFINED;
+        MPI_Status status{};
+        int code = MPI_SUCCESS;
+        {
+            const ScopedTimer timer(stats_.wait_seconds);
+            code = MPI_Waitany(static_cast<int>(recv_requests_.size()), recv_requests_.data(),
+                               &index, &status);
+        }
+        if (index == MPI_UNDEFINED) {
+            // Only after an earlier failed wait freed its request without telling us which.
+            pending_receives_ = 0;
+            return std::nullopt;
+        }
+        --pending_receives_;
+        const auto slot = static_cast<std::size_t>(index);
+        const int peer = peers_[static_cast<std::size_t>(recv_peer_[slot])];
+        if (code != MPI_SUCCESS) {
+            const std::string what =
+                detail::concat("MPI_Waitany(receive from rank ", peer, " of an exchange on rank ",
+                               rank_, ", expecting ", recv_count_[slot], " floats)");
+            detail::mpi_check(code, what.c_str(), __FILE__, __LINE__);
+        }
+        int received = 0;
+        STRATA_MPI_CHECK(MPI_Get_count(&status, MPI_FLOAT, &received));
+        STRATA_CHECK(received == recv_count_[slot], "exchange on rank ", rank_, ": received ",
+                     received, " floats from rank ", peer, ", expected ", recv_count_[slot],
+                     " (the two ranks' patterns disagree, or they started exchanges in a ",
+                     "different order)");
+        return recv_peer_[slot];
+    }
+
+    MPI_Comm comm_;
+    CommStats& stats_;
+    int rank_;
+    std::vector<int> peers_;
+    std::vector<MPI_Request> recv_requests_;
+    std::vector<int> recv_peer_;   ///< peer index of each receive request
+    std::vector<int> recv_count_;  ///< expected floats of each receive request
+    std::vector<MPI_Request> send_requests_;
+    int pending_receives_ = 0;
+    int uncaught_at_start_ = std::uncaught_exceptions();
+    std::deque<int> ready_;  ///< peer indices whose rows are in place, not yet returned
+};
+
+class MpiReduction final : public Reduction {
+public:
+    explicit MpiReduction(CommStats& stats) : stats_(stats) {}
+    MpiReduction(const MpiReduction&) = delete;
+    MpiReduction& operator=(const MpiReduction&) = delete;
+
+    ~MpiReduction() override {
+        if (request_ != MPI_REQUEST_NULL) {
+            const ScopedTimer timer(stats_.wait_seconds);
+            MPI_Wait(&request_, MPI_STATUS_IGNORE);
+        }
+    }
+
+    void start(std::span<float> data, MPI_Comm comm) {
+        const int count = checked_count(data.size(), "start_allreduce_sum");
+        STRATA_MPI_CHECK(
+            MPI_Iallreduce(MPI_IN_PLACE, data.data(), count, MPI_FLOAT, MPI_SUM, comm, &request_));
+    }
+
+    void wait() override {
+        const ScopedTimer timer(stats_.wait_seconds);
+        STRATA_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+    }
+
+private:
+    CommStats& stats_;
+    MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(MPI_Comm parent) {
+    int initialized = 0;
+    int finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    STRATA_CHECK(initialized != 0 && finalized == 0,
+                 "MpiCommunicator: MPI is not initialised or already finalised (construct it "
+                 "after the MpiSession and destroy it before)");
+    STRATA_CHECK(parent != MPI_COMM_NULL, "MpiCommunicator: parent communicator is MPI_COMM_NULL");
+    STRATA_MPI_CHECK(MPI_Comm_dup(parent, &comm_));
+    try {
+        STRATA_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+        STRATA_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+        STRATA_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+    } catch (...) {
+        MPI_Comm_free(&comm_);
+        throw;
+    }
+}
+
+MpiCommunicator::~MpiCommunicator() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm_ != MPI_COMM_NULL && finalized == 0) {
+        MPI_Comm_free(&comm_);
+    }
+}
+
+std::unique_ptr<Exchange> MpiCommunicator::start_exchange(const ExchangePattern& pattern,
+                                                          ConstMatrixView send, MatrixView recv) {
+    check_exchange(pattern, send, recv, rank_, size_);
+    auto exchange = std::make_unique<MpiExchange>(comm_, stats_, rank_, pattern);
+    exchange->post(pattern, send, recv);  // on failure, the destructor waits for what was posted
+    const auto sent = static_cast<std::int64_t>(send.size() * sizeof(float));
+    const auto received = static_cast<std::int64_t>(recv.size() * sizeof(float));
+    stats_.exchange_bytes_sent += sent;
+    stats_.exchange_bytes_received += received;
+    stats_.bytes_sent += sent;
+    stats_.bytes_received += received;
+    return exchange;
+}
+
+std::unique_ptr<Reduction> MpiCommunicator::start_allreduce_sum(std::span<float> data) {
+    auto reduction = std::make_unique<MpiReduction>(stats_);
+    reduction->start(data, comm_);
+    count_collective(data.size_bytes());
+    return reduction;
+}
+
+void MpiCommunicator::allreduce(void* data, std::size_t count, std::size_t element_bytes,
+                                MPI_Datatype type, MPI_Op op, const char* what) {
+    const int n = checked_count(count, what);
+    {
+        const ScopedTimer timer(stats_.wait_seconds);
+        STRATA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, n, type, op, comm_));
+    }
+    count_collective(count * element_bytes);
+}
+
+void MpiCommunicator::count_collective(std::size_t bytes) {
+    const auto n = static_cast<std::int64_t>(bytes);
+    stats_.collective_bytes += n;
+    stats_.bytes_sent += n;
+    stats_.bytes_received += n;
+}
+
+void MpiCommunicator::allreduce_sum(std::span<float> data) {
+    allreduce(data.data(), data.size(), sizeof(float), MPI_FLOAT, MPI_SUM, "allreduce_sum(float)");
+}
+
+void MpiCommunicator::allreduce_sum(std::span<double> data) {
+    allreduce(data.data(), data.size(), sizeof(double), MPI_DOUBLE, MPI_SUM,
+              "allreduce_sum(double)");
+}
+
+void MpiCommunicator::allreduce_sum(std::span<std::int64_t> data) {
+    allreduce(data.data(), data.size(), sizeof(std::int64_t), MPI_INT64_T, MPI_SUM,
+              "allreduce_sum(int64)");
+}
+
+void MpiCommunicator::allreduce_max(std::span<double> data) {
+    allreduce(data.data(), data.size(), sizeof(double), MPI_DOUBLE, MPI_MAX,
+              "allreduce_max(double)");
+}
+
+void MpiCommunicator::allreduce_max(std::span<std::int64_t> data) {
+    allreduce(data.data(), data.size(), sizeof(std::int64_t), MPI_INT64_T, MPI_MAX,
+              "allreduce_max(int64)");
+}
+
+void MpiCommunicator::broadcast(std::span<std::byte> data, int root) {
+    STRATA_CHECK(root >= 0 && root < size_, "broadcast: root ", root,
+                 " is not a rank of a communicator of size ", size_);
+    const int n = checked_count(data.size(), "broadcast");
+    {
+        const ScopedTimer timer(stats_.wait_seconds);
+        STRATA_MPI_CHECK(MPI_Bcast(data.data(), n, MPI_BYTE, root, comm_));
+    }
+    count_collective(data.size());
+}
+
+void MpiCommunicator::barrier() {
+    const ScopedTimer timer(stats_.wait_seconds);
+    STRATA_MPI_CHECK(MPI_Barrier(comm_));
+}
+
+}  // namespace strata

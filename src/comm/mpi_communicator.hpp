@@ -1,0 +1,94 @@
+// MpiCommunicator: the Communicator on host memory over MPI (Irecv/Isend/Waitany halo exchanges,
+// Iallreduce for overlapped gradient sums). The only Communicator that <mpi.h> users see.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include <mpi.h>
+
+#include "src/comm/communicator.hpp"
+
+namespace strata {
+
+/// Communicator over a private duplicate of an MPI communicator, on host memory.
+///
+/// Errors: every MPI call is checked (the duplicate uses MPI_ERRORS_RETURN) and a failure
+/// throws strata::Error with MPI's message; bad patterns and shapes throw strata::Error too.
+///
+/// Exchange ordering contract: all exchanges use one fixed tag, so messages are matched by
+/// MPI's non-overtaking rule (same sender, communicator and tag: in posting order). Several
+/// exchanges may be in flight at once provided that every two ranks start the exchanges they
+/// share in the same order (true when all ranks run the same sequence of layers). A received
+/// message whose size differs from the pattern throws instead of being silently accepted.
+///
+/// Lifetime: the MPI session outlives the communicator, and the communicator outlives every
+/// Exchange and Reduction it started (they update its stats). Not thread-safe; call it from
+/// the thread that initialised MPI (MPI_THREAD_FUNNELED).
+///
+/// Destroying an Exchange or Reduction waits for its requests (never throws). An Exchange
+/// destroyed while an exception unwinds first cancels its pending receives, so the throwing
+/// rank reaches main()'s MPI_Abort even if a peer never sends; its sends are still waited for.
+class MpiCommunicator final : public Communicator {
+public:
+    /// Duplicates `parent` (MPI_Comm_dup, collective over `parent`) and sets MPI_ERRORS_RETURN
+    /// on the duplicate. Throws strata::Error when MPI is not initialised or a call fails.
+    explicit MpiCommunicator(MPI_Comm parent = MPI_COMM_WORLD);
+    MpiCommunicator(const MpiCommunicator&) = delete;
+    MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+    MpiCommunicator(MpiCommunicator&&) = delete;
+    MpiCommunicator& operator=(MpiCommunicator&&) = delete;
+    /// MPI_Comm_free (skipped after MPI_Finalize); never throws.
+    ~MpiCommunicator() override;
+
+    [[nodiscard]] int rank() const override { return rank_; }
+    [[nodiscard]] int size() const override { return size_; }
+    /// The private duplicate, e.g. to broadcast an NCCL id. Do not free it; p2p traffic on it
+    /// must follow the exchange ordering contract above.
+    [[nodiscard]] MPI_Comm comm() const { return comm_; }
+
+    /// Posts one MPI_Irecv per peer with receive rows (into recv rows [recv_offsets[i],
+    /// recv_offsets[i+1])), then one MPI_Isend per peer with send rows; returns at once.
+    /// wait_any() first returns the peers that have no receive rows, then the others as their
+    /// rows arrive. Requires: peers strictly ascending, in [0, size), not this rank; offsets of
+    /// size peers+1, starting at 0, non-decreasing; send.rows == num_send_rows(),
+    /// recv.rows == num_recv_rows(), send.cols == recv.cols. Throws strata::Error otherwise.
+    /// Stats: exchange_bytes_sent and bytes_sent += 4 * send.rows * cols; exchange_bytes_received
+    /// and bytes_received += 4 * recv.rows * cols (counted when started).
+    [[nodiscard]] std::unique_ptr<Exchange> start_exchange(const ExchangePattern& pattern,
+                                                           ConstMatrixView send,
+                                                           MatrixView recv) override;
+    /// MPI_Iallreduce(MPI_IN_PLACE, SUM); `data` must stay alive and untouched until wait()
+    /// (or the Reduction's destruction, which waits). Stats as for the blocking all-reduces.
+    [[nodiscard]] std::unique_ptr<Reduction> start_allreduce_sum(std::span<float> data) override;
+
+    /// Blocking in-place reductions over all ranks. Stats: the buffer's bytes are added once to
+    /// collective_bytes, bytes_sent and bytes_received (so bytes_sent = exchange_bytes_sent +
+    /// collective_bytes); the time spent inside the call is added to wait_seconds.
+    void allreduce_sum(std::span<float> data) override;
+    void allreduce_sum(std::span<double> data) override;
+    void allreduce_sum(std::span<std::int64_t> data) override;
+    void allreduce_max(std::span<double> data) override;
+    void allreduce_max(std::span<std::int64_t> data) override;
+    /// Copies `data` of rank `root` to every rank (same size everywhere). Stats as for the
+    /// all-reduces, on every rank (root included).
+    void broadcast(std::span<std::byte> data, int root) override;
+    /// Adds wait time only.
+    void barrier() override;
+
+    [[nodiscard]] const CommStats& stats() const override { return stats_; }
+    void reset_stats() override { stats_ = CommStats{}; }
+
+private:
+    void allreduce(void* data, std::size_t count, std::size_t element_bytes, MPI_Datatype type,
+                   MPI_Op op, const char* what);
+    void count_collective(std::size_t bytes);
+
+    MPI_Comm comm_ = MPI_COMM_NULL;
+    int rank_ = 0;
+    int size_ = 1;
+    CommStats stats_;
+};
+
+}  // namespace strata

@@ -1,0 +1,46 @@
+// CPU Adam: one fused pass over a flat parameter range (moments, bias correction, update).
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include <omp.h>
+
+#include "src/device/cpu/cpu_kernels.hpp"
+
+namespace strata::cpu {
+
+void adam(float* params, const float* grads, float* m, float* v, std::size_t n,
+          const AdamStep& step, int threads) {
+    // Per element, t = step.step:
+    //   L2 (decoupled = false):  g = grad + wd·p
+    //   AdamW (decoupled = true): g = grad;  p = p - lr·wd·p   (with the old p, before the update)
+    //   m = β1·m + (1-β1)·g;  v = β2·v + (1-β2)·g²
+    //   p = p - lr · (m / (1-β1^t)) / (sqrt(v / (1-β2^t)) + eps)
+    const auto t = static_cast<double>(step.step);
+    const auto correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(step.beta1), t));
+    const auto correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(step.beta2), t));
+    const float lr = step.lr;
+    const float wd = step.weight_decay;
+    const float b1 = step.beta1;
+    const float b2 = step.beta2;
+    const float eps = step.eps;
+    const bool decoupled = step.decoupled;
+    const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for simd num_threads(threads) schedule(static) if (threads > 1 && n >= 32768)
+    for (std::int64_t i = 0; i < count; ++i) {
+        float p = params[i];
+        float g = grads[i];
+        if (decoupled) {
+            p -= lr * wd * p;
+        } else {
+            g += wd * p;
+        }
+        const float mi = b1 * m[i] + (1.0f - b1) * g;
+        const float vi = b2 * v[i] + (1.0f - b2) * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        params[i] = p - lr * (mi / correction1) / (std::sqrt(vi / correction2) + eps);
+    }
+}
+
+}  // namespace strata::cpu

@@ -1,0 +1,252 @@
+// CpuBackend: host memory (aligned, huge pages for big blocks), shape checks, dispatch to the
+// plain kernels, and the cached SpMM row partition.
+#include "src/device/cpu/cpu_backend.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <omp.h>
+
+#include "src/base/error.hpp"
+#include "src/device/cpu/cpu_kernels.hpp"
+#include "src/tensor/csr_matrix.hpp"
+
+#include <sys/mman.h>
+
+namespace strata {
+namespace {
+
+constexpr std::size_t cache_line_bytes = 64;
+constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
+constexpr std::size_t parallel_copy_bytes = std::size_t{4} << 20;
+
+std::size_t round_up(std::size_t n, std::size_t multiple) {
+    return (n + multiple - 1) / multiple * multiple;
+}
+
+/// The row partition of one CSR matrix for one thread count (plan once, execute many).
+class CpuSpmmPlan final : public SpmmPlan {
+public:
+    CpuSpmmPlan(std::vector<index_t> bounds, int parts, index_t nnz)
+        : bounds_(std::move(bounds)), parts_(parts), nnz_(nnz) {}
+    [[nodiscard]] bool fits(int parts, index_t nnz) const { return parts == parts_ && nnz == nnz_; }
+    [[nodiscard]] const index_t* bounds() const { return bounds_.data(); }
+
+private:
+    std::vector<index_t> bounds_;
+    int parts_;
+    index_t nnz_;
+};
+
+/// Large copies use every thread: one core alone does not reach the memory bandwidth.
+void parallel_memcpy(void* dst, const void* src, std::size_t bytes, int threads) {
+    if (bytes < parallel_copy_bytes || threads <= 1) {
+        std::memcpy(dst, src, bytes);
+        return;
+    }
+    const auto chunks = static_cast<std::int64_t>((bytes + huge_page_bytes - 1) / huge_page_bytes);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::int64_t i = 0; i < chunks; ++i) {
+        const std::size_t begin = static_cast<std::size_t>(i) * huge_page_bytes;
+        const std::size_t count = std::min(huge_page_bytes, bytes - begin);
+        std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, count);
+    }
+}
+
+bool overlaps(const float* a, std::size_t a_size, const float* b, std::size_t b_size) {
+    return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
+}
+
+void check_same_shape(const char* op, const char* name_a, index_t rows_a, index_t cols_a,
+                      const char* name_b, index_t rows_b, index_t cols_b) {
+    STRATA_CHECK(rows_a == rows_b && cols_a == cols_b, op, ": ", name_a, " is ", rows_a, " x ",
+                 cols_a, " but ", name_b, " is ", rows_b, " x ", cols_b);
+}
+
+void check_row_ids(const char* op, std::span<const index_t> rows, index_t limit) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        STRATA_CHECK(rows[i] >= 0 && rows[i] < limit, op, ": row id ", rows[i], " at index ", i,
+                     " out of range [0, ", limit, ")");
+    }
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_max_threads()) {
+    cpu::set_blas_threads(threads_);
+}
+
+CpuBackend::~CpuBackend() {
+#ifndef NDEBUG
+    if (const std::int64_t live = live_.load(); live != 0) {
+        std::fprintf(stderr,
+                     "strata: CpuBackend destroyed with %lld live allocations (a Buffer outlived "
+                     "its backend)\n",
+                     static_cast<long long>(live));
+    }
+#endif
+}
+
+void* CpuBackend::allocate(std::size_t bytes) {
+    if (bytes == 0) {
+        return nullptr;
+    }
+    const bool huge = bytes >= huge_page_bytes;
+    const std::size_t alignment = huge ? huge_page_bytes : cache_line_bytes;
+    const std::size_t size = round_up(bytes, alignment);  // aligned_alloc needs a multiple
+    void* ptr = std::aligned_alloc(alignment, size);
+    STRATA_CHECK(ptr != nullptr, "CpuBackend::allocate: out of memory allocating ", bytes,
+                 " bytes");
+    if (huge) {
+        // Random row gathers touch a new page almost every access; 2 MiB pages keep them out of
+        // the TLB-miss path (THP is in madvise mode). Failure only costs speed.
+        (void)madvise(ptr, size, MADV_HUGEPAGE);
+    }
+    live_.fetch_add(1);
+    return ptr;
+}
+
+void CpuBackend::deallocate(void* ptr) noexcept {
+    if (ptr != nullptr) {
+        std::free(ptr);
+        live_.fetch_sub(1);
+    }
+}
+
+void CpuBackend::upload(void* device_dst, const void* host_src, std::size_t bytes) {
+    parallel_memcpy(device_dst, host_src, bytes, threads_);
+}
+
+void CpuBackend::download(void* host_dst, const void* device_src, std::size_t bytes) {
+    parallel_memcpy(host_dst, device_src, bytes, threads_);
+}
+
+void CpuBackend::copy(void* device_dst, const void* device_src, std::size_t bytes) {
+    parallel_memcpy(device_dst, device_src, bytes, threads_);
+}
+
+void CpuBackend::spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta) {
+    STRATA_CHECK(x.rows == a.cols(), "spmm: A is ", a.rows(), " x ", a.cols(), " but x has ",
+                 x.rows, " rows");
+    check_same_shape("spmm", "y", y.rows, y.cols, "A x", a.rows(), x.cols);
+    STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()), "spmm: y overlaps x");
+    if (y.size() == 0) {
+        return;
+    }
+    const auto* plan = dynamic_cast<const CpuSpmmPlan*>(a.plan());
+    if (plan == nullptr || !plan->fits(threads_, a.nnz())) {
+        auto fresh = std::make_unique<CpuSpmmPlan>(
+            cpu::balanced_row_bounds(a.row_ptr(), a.rows(), threads_), threads_, a.nnz());
+        plan = fresh.get();
+        a.set_plan(std::move(fresh));
+    }
+    cpu::spmm_csr(a.row_ptr(), a.col_idx(), a.values(), a.rows(), x.data, x.cols, y.data, beta,
+                  plan->bounds(), threads_);
+}
+
+void CpuBackend::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
+                      MatrixView c, float alpha, float beta) {
+    const bool trans_a = ta == Transpose::yes;
+    const bool trans_b = tb == Transpose::yes;
+    const index_t m = trans_a ? a.cols : a.rows;
+    const index_t k = trans_a ? a.rows : a.cols;
+    const index_t kb = trans_b ? b.cols : b.rows;
+    const index_t n = trans_b ? b.rows : b.cols;
+    STRATA_CHECK(k == kb, "gemm: op(a) is ", m, " x ", k, " but op(b) is ", kb, " x ", n);
+    check_same_shape("gemm", "c", c.rows, c.cols, "op(a) op(b)", m, n);
+    STRATA_CHECK(!overlaps(a.data, a.size(), c.data, c.size()) &&
+                     !overlaps(b.data, b.size(), c.data, c.size()),
+                 "gemm: c overlaps an input");
+    cpu::gemm(a.data, a.cols, trans_a, b.data, b.cols, trans_b, c.data, m, n, k, alpha, beta,
+              threads_);
+}
+
+void CpuBackend::gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
+    check_same_shape("gather_rows", "out", out.rows, out.cols, "rows.size() x x.cols",
+                     static_cast<index_t>(rows.size()), x.cols);
+    check_row_ids("gather_rows", rows, x.rows);
+    cpu::gather_rows(x.data, x.cols, rows.data(), rows.size(), out.data, threads_);
+}
+
+void CpuBackend::scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
+                                  MatrixView out) {
+    check_same_shape("scatter_add_rows", "x", x.rows, x.cols, "rows.size() x out.cols",
+                     static_cast<index_t>(rows.size()), out.cols);
+    check_row_ids("scatter_add_rows", rows, out.rows);
+    cpu::scatter_add_rows(x.data, x.cols, rows.data(), rows.size(), out.data, threads_);
+}
+
+void CpuBackend::fill(MatrixView y, float value) {
+    cpu::fill(y.data, y.size(), value, threads_);
+}
+
+void CpuBackend::add_bias(MatrixView y, std::span<const float> bias) {
+    STRATA_CHECK(bias.size() == static_cast<std::size_t>(y.cols), "add_bias: bias has ",
+                 bias.size(), " entries but y has ", y.cols, " columns");
+    cpu::add_bias(y.data, y.rows, y.cols, bias.data(), threads_);
+}
+
+void CpuBackend::column_sums(ConstMatrixView x, std::span<float> out, float beta) {
+    STRATA_CHECK(out.size() == static_cast<std::size_t>(x.cols), "column_sums: out has ",
+                 out.size(), " entries but x has ", x.cols, " columns");
+    cpu::column_sums(x.data, x.rows, x.cols, out.data(), beta, threads_);
+}
+
+void CpuBackend::relu(ConstMatrixView x, MatrixView y) {
+    check_same_shape("relu", "x", x.rows, x.cols, "y", y.rows, y.cols);
+    cpu::relu(x.data, y.data, x.size(), threads_);
+}
+
+void CpuBackend::relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) {
+    check_same_shape("relu_backward", "y", y.rows, y.cols, "dy", dy.rows, dy.cols);
+    check_same_shape("relu_backward", "dy", dy.rows, dy.cols, "dx", dx.rows, dx.cols);
+    cpu::relu_backward(y.data, dy.data, dx.data, y.size(), threads_);
+}
+
+void CpuBackend::dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
+                         std::span<const global_id> row_ids) {
+    check_same_shape("dropout", "x", x.rows, x.cols, "y", y.rows, y.cols);
+    STRATA_CHECK(row_ids.size() == static_cast<std::size_t>(x.rows), "dropout: ", row_ids.size(),
+                 " row ids for ", x.rows, " rows");
+    STRATA_CHECK(key.rate >= 0.0f && key.rate < 1.0f, "dropout: rate ", key.rate, " not in [0, 1)");
+    cpu::dropout(x.data, y.data, x.rows, x.cols, key, row_ids.data(), threads_);
+}
+
+LossSums CpuBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
+                                           std::span<const std::uint8_t> mask, float grad_scale,
+                                           MatrixView dlogits) {
+    const auto rows = static_cast<std::size_t>(logits.rows);
+    STRATA_CHECK(labels.size() == rows && mask.size() == rows,
+                 "softmax_cross_entropy: ", labels.size(), " labels and ", mask.size(),
+                 " mask entries for ", rows, " rows");
+    if (dlogits.data != nullptr) {
+        check_same_shape("softmax_cross_entropy", "logits", logits.rows, logits.cols, "dlogits",
+                         dlogits.rows, dlogits.cols);
+    }
+    for (std::size_t i = 0; i < rows; ++i) {
+        STRATA_CHECK(mask[i] == 0 || labels[i] < logits.cols, "softmax_cross_entropy: label ",
+                     labels[i], " of row ", i, " is not below the ", logits.cols, " classes");
+    }
+    return cpu::softmax_cross_entropy(logits.data, logits.rows, logits.cols, labels.data(),
+                                      mask.data(), grad_scale, dlogits.data, threads_);
+}
+
+void CpuBackend::adam(std::span<float> params, std::span<const float> grads, std::span<float> m,
+                      std::span<float> v, const AdamStep& step) {
+    STRATA_CHECK(
+        grads.size() == params.size() && m.size() == params.size() && v.size() == params.size(),
+        "adam: sizes differ: params ", params.size(), ", grads ", grads.size(), ", m ", m.size(),
+        ", v ", v.size());
+    STRATA_CHECK(step.step >= 1, "adam: step ", step.step, " must be >= 1");
+    cpu::adam(params.data(), grads.data(), m.data(), v.data(), params.size(), step, threads_);
+}
+
+std::unique_ptr<Backend> make_cpu_backend(int threads) {
+    return std::make_unique<CpuBackend>(threads);
+}
+
+}  // namespace strata

@@ -1,0 +1,70 @@
+// CpuBackend: the OpenMP + OpenBLAS reference backend. Memory is plain host memory; this class
+// checks shapes and dispatches to the plain kernels of cpu_kernels.hpp.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "src/device/backend.hpp"
+
+namespace strata {
+
+/// Synchronous backend on host memory. Every operation runs with `threads()` OpenMP threads,
+/// and its result does not depend on that number (fixed summation orders).
+class CpuBackend final : public Backend {
+public:
+    /// `threads` <= 0 keeps the OpenMP default (omp_get_max_threads()). Also sets OpenBLAS's
+    /// thread count (a process-wide setting, re-applied by gemm if another backend changed it).
+    explicit CpuBackend(int threads = 0);
+    CpuBackend(const CpuBackend&) = delete;
+    CpuBackend& operator=(const CpuBackend&) = delete;
+    /// Debug builds report live allocations on stderr (every Buffer must die first); never throws.
+    ~CpuBackend() override;
+
+    [[nodiscard]] DeviceKind kind() const override { return DeviceKind::cpu; }
+    [[nodiscard]] int threads() const { return threads_; }
+    /// Allocations not yet deallocated (allocate(0) returns null and is not counted).
+    [[nodiscard]] std::int64_t live_allocations() const { return live_.load(); }
+
+    /// 64-byte aligned; blocks of 2 MiB or more are 2 MiB aligned and marked MADV_HUGEPAGE.
+    /// Throws strata::Error when out of memory.
+    [[nodiscard]] void* allocate(std::size_t bytes) override;
+    void deallocate(void* ptr) noexcept override;
+    void upload(void* device_dst, const void* host_src, std::size_t bytes) override;
+    void download(void* host_dst, const void* device_src, std::size_t bytes) override;
+    void copy(void* device_dst, const void* device_src, std::size_t bytes) override;
+    void synchronize() override {}
+
+    /// Uses a row partition cached in the matrix's plan slot (recomputed if threads differ).
+    void spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta) override;
+    void gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb, MatrixView c,
+              float alpha, float beta) override;
+    void gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) override;
+    void scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
+                          MatrixView out) override;
+
+    void fill(MatrixView y, float value) override;
+    void add_bias(MatrixView y, std::span<const float> bias) override;
+    void column_sums(ConstMatrixView x, std::span<float> out, float beta) override;
+    void relu(ConstMatrixView x, MatrixView y) override;
+    void relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) override;
+    /// Throws strata::Error unless 0 <= rate < 1.
+    void dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
+                 std::span<const global_id> row_ids) override;
+
+    /// Throws strata::Error if a selected label is >= classes.
+    LossSums softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
+                                   std::span<const std::uint8_t> mask, float grad_scale,
+                                   MatrixView dlogits) override;
+    /// L2 mode adds wd·p to the gradient; decoupled mode (AdamW) first does p -= lr·wd·p.
+    /// Bias corrections 1 - beta^step are applied to both moments.
+    void adam(std::span<float> params, std::span<const float> grads, std::span<float> m,
+              std::span<float> v, const AdamStep& step) override;
+
+private:
+    int threads_;
+    std::atomic<std::int64_t> live_{0};
+};
+
+}  // namespace strata

@@ -1,0 +1,82 @@
+// Plain CPU kernels behind CpuBackend: raw pointers and sizes in, OpenMP inside. Row-major
+// float32; `threads` is the OpenMP team size. Results never depend on `threads`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "src/base/types.hpp"
+#include "src/device/backend.hpp"
+
+namespace strata::cpu {
+
+// --- sparse (cpu_spmm.cpp) -------------------------------------------------------------------
+
+/// Row bounds (parts + 1 entries, 0 .. rows) splitting rows into `parts` contiguous ranges of
+/// about equal work, counting each stored entry and each row (its write of y) as one unit.
+[[nodiscard]] std::vector<index_t> balanced_row_bounds(const index_t* row_ptr, index_t rows,
+                                                       int parts);
+
+/// y = A x + beta y.  A: rows x ? CSR (row_ptr rows+1, col_idx/values nnz), x: ? x f, y: rows x f.
+/// Part p of `bounds` (parts + 1 entries) is computed by thread p. beta == 0 never reads y.
+void spmm_csr(const index_t* row_ptr, const index_t* col_idx, const float* values, index_t rows,
+              const float* x, index_t f, float* y, float beta, const index_t* bounds, int parts);
+
+// --- dense linear algebra (cpu_blas.cpp, cpu_gather.cpp) ---------------------------------------
+
+/// Sets OpenBLAS's (process-wide) thread count if it differs from `threads`.
+void set_blas_threads(int threads);
+
+/// c = alpha op(a) op(b) + beta c with OpenBLAS.  op(a): m x k, op(b): k x n, c: m x n;
+/// a, b stored row-major with leading dimensions lda, ldb. Zero sizes are handled here
+/// (cblas rejects ld = 0); k = 0 gives c = beta c, and beta == 0 never reads c.
+void gemm(const float* a, index_t lda, bool trans_a, const float* b, index_t ldb, bool trans_b,
+          float* c, index_t m, index_t n, index_t k, float alpha, float beta, int threads);
+
+/// out[i, :] = x[rows[i], :].   x: ? x f, out: num_rows x f.
+void gather_rows(const float* x, index_t f, const index_t* rows, std::size_t num_rows, float* out,
+                 int threads);
+
+/// out[rows[i], :] += x[i, :].   x: num_rows x f, out: ? x f. Repeated ids are summed in order
+/// of i (threads split the columns, so no two threads touch one element).
+void scatter_add_rows(const float* x, index_t f, const index_t* rows, std::size_t num_rows,
+                      float* out, int threads);
+
+// --- elementwise (cpu_elementwise.cpp) -------------------------------------------------------
+
+/// y[0:n] = value.
+void fill(float* y, std::size_t n, float value, int threads);
+
+/// y[i, :] += bias[:].   y: rows x cols, bias: cols.
+void add_bias(float* y, index_t rows, index_t cols, const float* bias, int threads);
+
+/// out[j] = Σ_i x[i, j] + beta out[j].   x: rows x cols, out: cols. Summed in double over fixed
+/// row chunks, chunks added in order; beta == 0 never reads out.
+void column_sums(const float* x, index_t rows, index_t cols, float* out, float beta, int threads);
+
+/// y[0:n] = max(x, 0).   y may alias x.
+void relu(const float* x, float* y, std::size_t n, int threads);
+
+/// dx[0:n] = dy ⊙ [y > 0].   dx may alias dy.
+void relu_backward(const float* y, const float* dy, float* dx, std::size_t n, int threads);
+
+/// y[i, j] = x[i, j] · keep(i, j) / (1 - rate), keep(i, j) = counter_u32(stream, row_ids[i], j)
+/// >= dropout_threshold(rate) with stream = dropout_stream(seed, epoch, layer).
+/// x, y: rows x cols, row_ids: rows. y may alias x. rate 0 copies.
+void dropout(const float* x, float* y, index_t rows, index_t cols, const DropoutKey& key,
+             const global_id* row_ids, int threads);
+
+// --- loss and optimizer (cpu_loss.cpp, cpu_adam.cpp) -----------------------------------------
+
+/// Softmax cross-entropy of rows i with mask[i] != 0 and labels[i] >= 0 (see Backend).
+/// logits, dlogits: rows x classes (dlogits may be null). Sums in double in a fixed order.
+[[nodiscard]] LossSums softmax_cross_entropy(const float* logits, index_t rows, index_t classes,
+                                             const index_t* labels, const std::uint8_t* mask,
+                                             float grad_scale, float* dlogits, int threads);
+
+/// One Adam step on n parameters (see AdamStep; formulas in cpu_adam.cpp).
+void adam(float* params, const float* grads, float* m, float* v, std::size_t n,
+          const AdamStep& step, int threads);
+
+}  // namespace strata::cpu

@@ -1,0 +1,51 @@
+// Optimizer interface and Adam (Kingma & Ba 2015) over the model's parameter tensors.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "src/device/buffer.hpp"
+#include "src/nn/parameter.hpp"
+
+namespace strata {
+
+class Optimizer {
+public:
+    virtual ~Optimizer() = default;
+    /// Updates every parameter from its gradient (both in backend memory).
+    virtual void step(std::span<const Parameter> parameters) = 0;
+    /// Optimizer state as host floats (for checkpoints) and back.
+    [[nodiscard]] virtual std::vector<float> state() const = 0;
+    virtual void set_state(std::span<const float> state) = 0;
+};
+
+struct AdamOptions {
+    float lr = 0.01f;
+    float beta1 = 0.9f;
+    float beta2 = 0.999f;
+    float eps = 1e-8f;
+    /// false: L2 regularization added to the gradient (g += wd·p), the Kipf & Welling recipe
+    /// with each parameter's own coefficient (ParameterSpec::weight_decay);
+    /// true: decoupled weight decay (AdamW).
+    bool decoupled = false;
+};
+
+/// Adam with per-parameter weight decay; moments live in one flat buffer pair.
+class Adam final : public Optimizer {
+public:
+    Adam(Backend& backend, std::size_t num_params, const AdamOptions& options);
+    void step(std::span<const Parameter> parameters) override;
+    [[nodiscard]] std::vector<float> state() const override;
+    void set_state(std::span<const float> state) override;
+    [[nodiscard]] std::int64_t steps() const { return steps_; }
+
+private:
+    Backend& backend_;
+    AdamOptions options_;
+    Buffer<float> m_;
+    Buffer<float> v_;
+    std::int64_t steps_ = 0;
+};
+
+}  // namespace strata

@@ -1,0 +1,67 @@
+// Small deterministic graphs for tests: a community graph with learnable labels.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "datasets/graph_dataset.hpp"
+
+namespace strata::test {
+
+/// `n` vertices in `classes` contiguous-by-modulo communities, about `degree` undirected edges
+/// per vertex (80% inside the community), features = one-hot-ish class signal + noise,
+/// masks: 30% train, 30% val, 40% test. Symmetric, no self loops. Deterministic in `seed`.
+inline GraphDataset community_graph(std::int64_t n, int classes, int degree, index_t features,
+                                    std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<std::int64_t> any(0, n - 1);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::normal_distribution<float> noise(0.0f, 1.0f);
+    std::vector<std::set<std::int64_t>> adj(static_cast<std::size_t>(n));
+    for (std::int64_t v = 0; v < n; ++v) {
+        for (int k = 0; k < degree; ++k) {
+            std::int64_t u = any(rng);
+            if (unit(rng) < 0.8) {  // same community: same v % classes
+                u = (u / classes) * classes + v % classes;
+                if (u >= n) {
+                    u -= classes;
+                }
+            }
+            if (u != v && u >= 0) {
+                adj[static_cast<std::size_t>(v)].insert(u);
+                adj[static_cast<std::size_t>(u)].insert(v);
+            }
+        }
+    }
+    GraphDataset g;
+    g.name = "community";
+    g.num_classes = classes;
+    g.indptr.assign(1, 0);
+    for (const auto& neighbours : adj) {
+        g.indices.insert(g.indices.end(), neighbours.begin(), neighbours.end());
+        g.indptr.push_back(static_cast<std::int64_t>(g.indices.size()));
+    }
+    g.features = HostMatrix(static_cast<index_t>(n), features);
+    g.labels.resize(static_cast<std::size_t>(n));
+    g.train_mask.assign(static_cast<std::size_t>(n), 0);
+    g.val_mask.assign(static_cast<std::size_t>(n), 0);
+    g.test_mask.assign(static_cast<std::size_t>(n), 0);
+    for (std::int64_t v = 0; v < n; ++v) {
+        const auto i = static_cast<std::size_t>(v);
+        const int label = static_cast<int>(v % classes);
+        g.labels[i] = label;
+        for (index_t f = 0; f < features; ++f) {
+            const float signal = (f % classes == label) ? 1.0f : 0.0f;
+            g.features.at(static_cast<index_t>(v), f) = signal + 1.5f * noise(rng);
+        }
+        const double r = unit(rng);
+        (r < 0.3 ? g.train_mask : r < 0.6 ? g.val_mask : g.test_mask)[i] = 1;
+    }
+    return g;
+}
+
+}  // namespace strata::test
