@@ -1,4 +1,5 @@
-// GraphDataset: one whole graph in host memory, as stored in the HDF5 graph format (docs/format.md).
+// GraphDataset: one whole graph in host memory, as stored in the HDF5 graph format
+// (docs/format.md).
 #pragma once
 
 #include <cstdint>
@@ -15,11 +16,11 @@ namespace strata {
 struct GraphDataset {
     std::string name;
     std::int64_t num_classes = 0;
-    std::vector<std::int64_t> indptr{0};  ///< N+1
-    std::vector<std::int64_t> indices;    ///< E, source vertex of each edge
-    std::vector<float> edge_weight;       ///< empty (all 1) or E
-    HostMatrix features;                  ///< N x F
-    std::vector<std::int64_t> labels;     ///< N, class id or -1 (unlabeled)
+    std::vector<std::int64_t> indptr{0};   ///< N+1
+    std::vector<std::int64_t> indices;     ///< E, source vertex of each edge
+    std::vector<float> edge_weight;        ///< empty (all 1) or E
+    HostMatrix features;                   ///< N x F
+    std::vector<std::int64_t> labels;      ///< N, class id or -1 (unlabeled)
     std::vector<std::uint8_t> train_mask;  ///< N, 0/1
     std::vector<std::uint8_t> val_mask;    ///< N, 0/1
     std::vector<std::uint8_t> test_mask;   ///< N, 0/1

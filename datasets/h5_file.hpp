@@ -19,7 +19,7 @@ using H5Shape = std::vector<std::int64_t>;
 class H5File {
 public:
     /// Creates (truncates) `path` for writing. Writers call this on a temporary name and
-    /// rename it into place when complete (see AtomicFile in datasets/atomic_file.hpp).
+    /// rename it into place when complete (AtomicOutput, src/base/atomic_output.hpp).
     [[nodiscard]] static H5File create(const std::string& path);
     /// Opens an existing file read-only; a non-HDF5 or truncated file is a clear error.
     [[nodiscard]] static H5File open(const std::string& path);
@@ -41,8 +41,8 @@ public:
     /// Reads a whole dataset; checks that its stored element type is exactly T (no silent
     /// conversion) and, when `expected_rank` >= 0, its rank.
     template <class T>
-    [[nodiscard]] std::vector<T> read(const std::string& dataset_path,
-                                      H5Shape* shape_out = nullptr, int expected_rank = -1) const;
+    [[nodiscard]] std::vector<T> read(const std::string& dataset_path, H5Shape* shape_out = nullptr,
+                                      int expected_rank = -1) const;
     /// Reads rows [first, first+count) of a dataset's first dimension (all other dims whole).
     template <class T>
     [[nodiscard]] std::vector<T> read_rows(const std::string& dataset_path, std::int64_t first,

@@ -1,0 +1,162 @@
+// Graph dataset format v1: every invariant is checked on read and before write; messages name
+// the file, the dataset path and the first bad value.
+#include "datasets/graph_io.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <span>
+
+#include "datasets/h5_file.hpp"
+#include "src/base/atomic_output.hpp"
+#include "src/base/error.hpp"
+
+namespace strata {
+namespace {
+
+constexpr const char* indptr_path = "/graph/indptr";
+constexpr const char* indices_path = "/graph/indices";
+constexpr const char* weight_path = "/graph/edge_weight";
+constexpr const char* features_path = "/node/features";
+constexpr const char* labels_path = "/node/labels";
+constexpr const char* mask_paths[3] = {"/node/train_mask", "/node/val_mask", "/node/test_mask"};
+
+void check_size(const std::string& what, const char* dataset, std::size_t size,
+                std::int64_t expected, const char* meaning) {
+    STRATA_CHECK(static_cast<std::int64_t>(size) == expected, what, ": ", dataset, ": has ", size,
+                 " elements, expected ", expected, " (", meaning, ")");
+}
+
+void check_mask(const std::string& what, const char* dataset, std::span<const std::uint8_t> mask,
+                std::int64_t n) {
+    check_size(what, dataset, mask.size(), n, "N");
+    for (std::size_t i = 0; i < mask.size(); ++i) {
+        STRATA_CHECK(mask[i] <= 1, what, ": ", dataset, ": value ", static_cast<int>(mask[i]),
+                     " at index ", i, " is not 0 or 1");
+    }
+}
+
+/// The masks of a dataset in file order (train, val, test).
+std::vector<std::uint8_t>* mask_of(GraphDataset& g, int i) {
+    return i == 0 ? &g.train_mask : (i == 1 ? &g.val_mask : &g.test_mask);
+}
+
+const std::vector<std::uint8_t>& mask_of(const GraphDataset& g, int i) {
+    return i == 0 ? g.train_mask : (i == 1 ? g.val_mask : g.test_mask);
+}
+
+}  // namespace
+
+void validate_graph(const GraphDataset& g, const std::string& what) {
+    STRATA_CHECK(g.num_classes >= 1, what, ": /: num_classes must be >= 1, found ", g.num_classes);
+    STRATA_CHECK(!g.indptr.empty(), what, ": ", indptr_path, ": is empty, expected N+1 >= 1");
+    const std::int64_t n = static_cast<std::int64_t>(g.indptr.size()) - 1;
+    const std::int64_t e = static_cast<std::int64_t>(g.indices.size());
+    STRATA_CHECK(n <= std::numeric_limits<index_t>::max(), what, ": ", indptr_path, ": ", n,
+                 " vertices exceed the supported maximum ", std::numeric_limits<index_t>::max());
+
+    STRATA_CHECK(g.indptr[0] == 0, what, ": ", indptr_path, ": must start at 0, found ",
+                 g.indptr[0]);
+    for (std::size_t v = 1; v < g.indptr.size(); ++v) {
+        STRATA_CHECK(g.indptr[v] >= g.indptr[v - 1], what, ": ", indptr_path,
+                     ": not monotone at index ", v, " (", g.indptr[v - 1], " > ", g.indptr[v], ")");
+    }
+    STRATA_CHECK(g.indptr.back() == e, what, ": ", indptr_path, ": ends at ", g.indptr.back(),
+                 ", expected E = ", e, " (the length of ", indices_path, ")");
+    for (std::size_t k = 0; k < g.indices.size(); ++k) {
+        STRATA_CHECK(g.indices[k] >= 0 && g.indices[k] < n, what, ": ", indices_path,
+                     ": vertex id ", g.indices[k], " at index ", k, " out of range [0, ", n, ")");
+    }
+    if (!g.edge_weight.empty()) {
+        check_size(what, weight_path, g.edge_weight.size(), e, "E");
+        for (std::size_t k = 0; k < g.edge_weight.size(); ++k) {
+            STRATA_CHECK(std::isfinite(g.edge_weight[k]), what, ": ", weight_path,
+                         ": non-finite value ", g.edge_weight[k], " at index ", k);
+        }
+    }
+
+    STRATA_CHECK(g.features.rows == n, what, ": ", features_path, ": has ", g.features.rows,
+                 " rows, expected N = ", n);
+    STRATA_CHECK(g.features.cols >= 0, what, ": ", features_path, ": negative column count");
+    check_size(what, features_path, g.features.values.size(),
+               n * static_cast<std::int64_t>(g.features.cols), "N x F");
+    const std::size_t f = static_cast<std::size_t>(g.features.cols);
+    for (std::size_t i = 0; i < g.features.values.size(); ++i) {
+        STRATA_CHECK(std::isfinite(g.features.values[i]), what, ": ", features_path,
+                     ": non-finite value ", g.features.values[i], " at [", i / f, ", ", i % f, "]");
+    }
+
+    check_size(what, labels_path, g.labels.size(), n, "N");
+    for (std::size_t v = 0; v < g.labels.size(); ++v) {
+        STRATA_CHECK(g.labels[v] >= -1 && g.labels[v] < g.num_classes, what, ": ", labels_path,
+                     ": label ", g.labels[v], " at index ", v, " out of range [-1, ", g.num_classes,
+                     ")");
+    }
+    for (int i = 0; i < 3; ++i) {
+        check_mask(what, mask_paths[i], mask_of(g, i), n);
+    }
+}
+
+GraphDataset read_graph(const std::string& path) {
+    const H5File file = H5File::open(path);
+    STRATA_CHECK(file.has_attribute("/", "strata_format"), path,
+                 ": /: missing attribute 'strata_format' (not a strata graph dataset)");
+    const std::string format = file.read_string_attribute("/", "strata_format");
+    STRATA_CHECK(format == "graph", path, ": /: strata_format is '", format, "', expected 'graph'");
+    const std::int64_t version = file.read_int_attribute("/", "strata_format_version");
+    STRATA_CHECK(version == graph_format_version, path, ": /: strata_format_version ", version,
+                 " is not supported (this build reads version ", graph_format_version, ")");
+
+    GraphDataset g;
+    g.name = file.read_string_attribute("/", "name");
+    g.num_classes = file.read_int_attribute("/", "num_classes");
+    g.indptr = file.read<std::int64_t>(indptr_path, nullptr, 1);
+    g.indices = file.read<std::int64_t>(indices_path, nullptr, 1);
+    if (file.exists(weight_path)) {
+        g.edge_weight = file.read<float>(weight_path, nullptr, 1);
+        // An empty weight vector means "all 1" in memory; on disk it must have E entries.
+        check_size(path, weight_path, g.edge_weight.size(),
+                   static_cast<std::int64_t>(g.indices.size()), "E");
+    }
+    H5Shape shape;
+    g.features.values = file.read<float>(features_path, &shape, 2);
+    STRATA_CHECK(shape[0] <= std::numeric_limits<index_t>::max() &&
+                     shape[1] <= std::numeric_limits<index_t>::max(),
+                 path, ": ", features_path, ": shape [", shape[0], ", ", shape[1],
+                 "] exceeds the supported maximum");
+    g.features.rows = static_cast<index_t>(shape[0]);
+    g.features.cols = static_cast<index_t>(shape[1]);
+    g.labels = file.read<std::int64_t>(labels_path, nullptr, 1);
+    for (int i = 0; i < 3; ++i) {
+        *mask_of(g, i) = file.read<std::uint8_t>(mask_paths[i], nullptr, 1);
+    }
+    validate_graph(g, path);
+    return g;
+}
+
+void write_graph(const GraphDataset& g, const std::string& path, bool overwrite) {
+    validate_graph(g, path);
+    AtomicOutput output(path, overwrite);
+    {
+        H5File file = H5File::create(output.temp_path().string());
+        file.write_attribute("/", "strata_format", std::string("graph"));
+        file.write_attribute("/", "strata_format_version", graph_format_version);
+        file.write_attribute("/", "name", g.name);
+        file.write_attribute("/", "num_classes", g.num_classes);
+        const std::int64_t n = g.num_vertices();
+        const std::int64_t e = g.num_edges();
+        file.write<std::int64_t>(indptr_path, g.indptr, {n + 1});
+        file.write<std::int64_t>(indices_path, g.indices, {e});
+        if (!g.edge_weight.empty()) {
+            file.write<float>(weight_path, g.edge_weight, {e});
+        }
+        file.write<float>(features_path, g.features.values, {n, g.features.cols}, true);
+        file.write<std::int64_t>(labels_path, g.labels, {n});
+        for (int i = 0; i < 3; ++i) {
+            file.write<std::uint8_t>(mask_paths[i], mask_of(g, i), {n});
+        }
+    }  // the file is closed (and flushed) before the rename
+    output.commit();
+}
+
+}  // namespace strata
