@@ -10,8 +10,8 @@
 namespace strata::app {
 
 struct Command {
-    CLI::App* cli = nullptr;      ///< the subcommand; run() is called when it was given
-    std::function<int()> run;     ///< returns the exit code; throws strata::Error on bad input
+    CLI::App* cli = nullptr;   ///< the subcommand; run() is called when it was given
+    std::function<int()> run;  ///< returns the exit code; throws strata::Error on bad input
 };
 
 using AddCommand = Command (*)(CLI::App& root);
@@ -24,5 +24,6 @@ Command add_convert_command(CLI::App& root);
 Command add_generate_command(CLI::App& root);
 Command add_partition_command(CLI::App& root);
 Command add_train_command(CLI::App& root);
+Command add_predict_command(CLI::App& root);
 
 }  // namespace strata::app

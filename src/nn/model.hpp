@@ -27,11 +27,15 @@ public:
     const DenseMatrix& forward(const DenseMatrix& x, const LayerContext& context);
     /// Backpropagates `dlogits`. After layer i's parameter gradients are complete,
     /// `on_layer_grads(i)` is called (so their all-reduce can overlap layer i-1's backward).
-    void backward(const DenseMatrix& dlogits, const std::function<void(std::size_t)>& on_layer_grads);
+    void backward(const DenseMatrix& dlogits,
+                  const std::function<void(std::size_t)>& on_layer_grads);
     void zero_grads();
 
     [[nodiscard]] std::size_t num_layers() const { return layers_.size(); }
     [[nodiscard]] const Layer& layer(std::size_t i) const { return *layers_[i]; }
+    /// Output of layer i from the last forward() (rows x that layer's output columns), i.e.
+    /// the input of layer i+1 (node embeddings for `strata predict --embeddings`).
+    [[nodiscard]] const DenseMatrix& layer_output(std::size_t i) const { return outputs_.at(i); }
     [[nodiscard]] index_t output_cols() const;
     /// Flat buffers (backend memory).
     std::span<float> params() { return params_.span(); }
@@ -46,8 +50,9 @@ public:
 private:
     Backend& backend_;
     std::vector<std::unique_ptr<Layer>> layers_;
-    std::vector<DenseMatrix> outputs_;    ///< outputs_[i] = output of layer i
-    std::vector<DenseMatrix> d_inputs_;   ///< d_inputs_[i] = gradient w.r.t. input of layer i (i ≥ 1)
+    std::vector<DenseMatrix> outputs_;  ///< outputs_[i] = output of layer i
+    std::vector<DenseMatrix>
+        d_inputs_;  ///< d_inputs_[i] = gradient w.r.t. input of layer i (i ≥ 1)
     Buffer<float> params_;
     Buffer<float> grads_;
     std::vector<Parameter> parameters_;

@@ -53,14 +53,17 @@ EpochStats Trainer::train_epoch(std::int64_t epoch) {
     std::array<double, 1> loss{train.loss};
     comm_.allreduce_sum(loss);
     stats.loss = loss[0] / static_cast<double>(data_.global_train);
+    stats.train_s = watch.seconds();
     evaluate_into(stats);
 
     stats.epoch_s = watch.seconds();
+    stats.eval_s = stats.epoch_s - stats.train_s;
     const CommStats& after = comm_.stats();
     stats.wait_s = after.wait_seconds - before.wait_seconds;
     std::array<std::int64_t, 2> bytes{after.exchange_bytes_sent - before.exchange_bytes_sent,
                                       after.collective_bytes - before.collective_bytes};
-    std::array<double, 3> maxima{stats.epoch_s, stats.wait_s, stats.epoch_s - stats.wait_s};
+    std::array<double, 5> maxima{stats.epoch_s, stats.wait_s, stats.epoch_s - stats.wait_s,
+                                 stats.train_s, stats.eval_s};
     std::array<std::int64_t, 1> rss{peak_rss_bytes()};
     comm_.allreduce_sum(bytes);
     comm_.allreduce_max(maxima);
@@ -70,6 +73,8 @@ EpochStats Trainer::train_epoch(std::int64_t epoch) {
     stats.epoch_s = maxima[0];
     stats.wait_s = maxima[1];
     stats.compute_s = maxima[2];
+    stats.train_s = maxima[3];
+    stats.eval_s = maxima[4];
     stats.peak_rss_bytes = rss[0];
     return stats;
 }
@@ -89,7 +94,7 @@ void Trainer::evaluate_into(EpochStats& stats) {
                                                         data_.val_mask.span(), 1.0f, no_grad);
     const LossSums test = backend_.softmax_cross_entropy(logits.view(), data_.labels.span(),
                                                          data_.test_mask.span(), 1.0f, no_grad);
-    std::array<std::int64_t, 6> counts{train.correct, train.count, val.correct,
+    std::array<std::int64_t, 6> counts{train.correct, train.count,  val.correct,
                                        val.count,     test.correct, test.count};
     std::array<double, 1> val_loss{val.loss};
     comm_.allreduce_sum(counts);

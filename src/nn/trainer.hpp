@@ -28,7 +28,9 @@ struct EpochStats {
     double val_acc = 0.0;
     double test_acc = 0.0;
     double val_loss = 0.0;
-    double epoch_s = 0.0;    ///< max over ranks
+    double epoch_s = 0.0;    ///< training step + evaluation, max over ranks
+    double train_s = 0.0;    ///< training step only (forward, backward, update), max over ranks
+    double eval_s = 0.0;     ///< evaluation forward pass and metrics, max over ranks
     double wait_s = 0.0;     ///< time blocked on communication, max over ranks
     double compute_s = 0.0;  ///< epoch_s - wait_s of the slowest rank
     std::int64_t halo_bytes = 0;       ///< halo-exchange payload sent, summed over ranks

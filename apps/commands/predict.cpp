@@ -1,0 +1,246 @@
+// `strata predict`: the predicted class and logits (optionally the last hidden layer) of every
+// vertex from a checkpoint, in evaluation mode; rank 0 gathers the rows in the original vertex
+// order and writes one HDF5 file (docs/checkpoints.md).
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/commands/command.hpp"
+#include "datasets/h5_file.hpp"
+#include "datasets/normalize.hpp"
+#include "layers/checkpoint.hpp"
+#include "layers/model_builder.hpp"
+#include "partition/distributed_load.hpp"
+#include "src/base/atomic_output.hpp"
+#include "src/base/error.hpp"
+#include "src/comm/mpi_communicator.hpp"
+
+namespace strata::app {
+namespace {
+
+struct PredictOptions {
+    std::string data;
+    std::string checkpoint;
+    std::string out;
+    bool embeddings = false;
+    bool force = false;
+    int threads = 0;
+};
+
+/// Format of the predictions file (root attributes strata_format / strata_format_version).
+constexpr std::int64_t predictions_format_version = 1;
+
+/// Rank 0: the checkpoint file, or the newest valid one of a checkpoint directory.
+Checkpoint load_checkpoint(const std::string& path, std::string& resolved) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+        resolved = path;
+        return read_checkpoint(path);
+    }
+    auto newest = CheckpointDir(path).load_newest();
+    STRATA_CHECK(newest.has_value(), path, ": no checkpoint (ckpt-<epoch>.h5) in this directory");
+    for (const auto& skipped : newest->skipped) {
+        std::fprintf(stderr, "warning: skipping unreadable checkpoint %s\n", skipped.c_str());
+    }
+    resolved = newest->path.string();
+    return std::move(newest->checkpoint);
+}
+
+/// Index of the first maximum of each row (the rule the trainer's accuracy uses).
+std::vector<std::int64_t> argmax_rows(const HostMatrix& m) {
+    std::vector<std::int64_t> best(static_cast<std::size_t>(m.rows), 0);
+    for (index_t r = 0; r < m.rows; ++r) {
+        const float* row = m.row(r);
+        index_t b = 0;
+        for (index_t c = 1; c < m.cols; ++c) {
+            if (row[c] > row[b]) {
+                b = c;
+            }
+        }
+        best[static_cast<std::size_t>(r)] = b;
+    }
+    return best;
+}
+
+/// Rows of every rank's `local` (its rows are the vertices `ids`) placed at their original
+/// ids on rank 0, which returns the N x cols matrix (other ranks return an empty one).
+/// Each rank broadcasts its part in turn. Throws if a vertex is missing or repeated.
+HostMatrix gather_rows(Communicator& comm, const std::vector<global_id>& ids,
+                       const HostMatrix& local, global_id num_vertices) {
+    const bool root = comm.rank() == 0;
+    HostMatrix all;
+    std::vector<std::uint8_t> seen;
+    if (root) {
+        all = HostMatrix(static_cast<index_t>(num_vertices), local.cols);
+        seen.assign(static_cast<std::size_t>(num_vertices), 0);
+    }
+    for (int r = 0; r < comm.size(); ++r) {
+        std::array<std::int64_t, 1> count{static_cast<std::int64_t>(ids.size())};
+        comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(count)), r);
+        const bool mine = comm.rank() == r;
+        std::vector<global_id> part_ids =
+            mine ? ids : std::vector<global_id>(static_cast<std::size_t>(count[0]));
+        std::vector<float> part_rows =
+            mine ? local.values
+                 : std::vector<float>(static_cast<std::size_t>(count[0]) *
+                                      static_cast<std::size_t>(local.cols));
+        comm.broadcast(std::as_writable_bytes(std::span<global_id>(part_ids)), r);
+        comm.broadcast(std::as_writable_bytes(std::span<float>(part_rows)), r);
+        if (!root) {
+            continue;
+        }
+        for (std::size_t i = 0; i < part_ids.size(); ++i) {
+            const global_id v = part_ids[i];
+            STRATA_CHECK(v >= 0 && v < num_vertices && seen[static_cast<std::size_t>(v)] == 0,
+                         "predict: rank ", r, " returned vertex ", v,
+                         " which is out of range or already seen");
+            seen[static_cast<std::size_t>(v)] = 1;
+            std::copy_n(part_rows.begin() + static_cast<std::ptrdiff_t>(i) * local.cols, local.cols,
+                        all.row(static_cast<index_t>(v)));
+        }
+    }
+    if (root) {
+        const auto missing = std::count(seen.begin(), seen.end(), std::uint8_t{0});
+        STRATA_CHECK(missing == 0, "predict: ", missing, " vertices were not predicted");
+    }
+    return all;
+}
+
+int run_predict(const PredictOptions& o) {
+    MpiCommunicator comm;
+    const bool root = comm.rank() == 0;
+    auto backend = make_cpu_backend(o.threads);
+
+    // Rank 0 reads (and checks) the checkpoint and the output path, everyone gets the state.
+    Checkpoint checkpoint;
+    std::string checkpoint_path;
+    std::unique_ptr<AtomicOutput> out;
+    if (root) {
+        out = std::make_unique<AtomicOutput>(o.out, o.force);
+        checkpoint = load_checkpoint(o.checkpoint, checkpoint_path);
+    }
+    broadcast_checkpoint(checkpoint, comm, 0);
+
+    // The same input as training: same in-memory partitioning of a .h5 by default (any K works).
+    LocalPart part = load_local_part(o.data, comm,
+                                     InMemoryPartitionOptions{.method = checkpoint.partition_method,
+                                                              .seed = checkpoint.gcn.seed});
+    if (checkpoint.row_normalize) {
+        row_normalize_features(part.features);
+    }
+    const GraphBlocks blocks(*backend, part.graph);
+    const DenseMatrix features = DenseMatrix::upload(*backend, part.features);
+    Model model(*backend);
+    build_gcn(model, blocks, comm, part.features.cols, static_cast<index_t>(part.num_classes),
+              checkpoint.gcn);
+    model.allocate(part.graph.num_owned, part.features.cols, checkpoint.gcn.seed);
+    if (root) {
+        const CheckpointIdentity current{
+            .model = model_identity(checkpoint.gcn, checkpoint.row_normalize),
+            .parameters = parameter_summary(model),
+            .dataset = data_identity(o.data),
+            .partition = {},  // any K and split may predict
+            .training = {}};
+        check_identity(checkpoint, current, IdentityCheck::model_and_dataset, checkpoint_path);
+    }
+    model.upload_params(checkpoint.params);
+
+    // Evaluation mode: no dropout.
+    const DenseMatrix& logits_dev = model.forward(features, LayerContext{.training = false});
+    const HostMatrix logits = logits_dev.download();
+    std::optional<HostMatrix> hidden;
+    if (o.embeddings) {
+        std::size_t last_gcn = model.num_layers();
+        for (std::size_t i = 0; i < model.num_layers(); ++i) {
+            if (model.layer(i).name() == "gcn") {
+                last_gcn = i;
+            }
+        }
+        STRATA_CHECK(last_gcn != model.num_layers() && last_gcn > 0 && checkpoint.gcn.layers > 1,
+                     "--embeddings: the model has ", checkpoint.gcn.layers,
+                     " GCN layer(s); the last hidden layer needs at least 2");
+        hidden = model.layer_output(last_gcn - 1).download();
+    }
+
+    // Accuracy of these predictions on the dataset's masks (summed over ranks).
+    const std::vector<std::int64_t> local_pred = argmax_rows(logits);
+    std::array<std::int64_t, 6> counts{};
+    const std::array<const std::vector<std::uint8_t>*, 3> masks{&part.train_mask, &part.val_mask,
+                                                                &part.test_mask};
+    for (std::size_t i = 0; i < local_pred.size(); ++i) {
+        const index_t label = part.labels[i];
+        for (std::size_t m = 0; m < masks.size(); ++m) {
+            if ((*masks[m])[i] != 0 && label >= 0) {
+                counts[2 * m] += local_pred[i] == label ? 1 : 0;
+                counts[2 * m + 1] += 1;
+            }
+        }
+    }
+    comm.allreduce_sum(counts);
+
+    const global_id n = part.graph.num_global_vertices;
+    const HostMatrix all_logits = gather_rows(comm, part.graph.owned_original, logits, n);
+    std::optional<HostMatrix> all_hidden;
+    if (hidden) {
+        all_hidden = gather_rows(comm, part.graph.owned_original, *hidden, n);
+    }
+    if (root) {
+        const std::vector<std::int64_t> predictions = argmax_rows(all_logits);
+        {
+            H5File file = H5File::create(out->temp_path().string());
+            file.write_attribute("/", "strata_format", std::string("predictions"));
+            file.write_attribute("/", "strata_format_version", predictions_format_version);
+            file.write_attribute("/", "checkpoint", checkpoint_path);
+            file.write_attribute("/", "epoch", checkpoint.epoch);
+            file.write_attribute("/", "model", checkpoint.identity.model);
+            file.write_attribute("/", "dataset", checkpoint.identity.dataset);
+            file.write<std::int64_t>("/predictions", predictions, {n});
+            file.write<float>("/logits", all_logits.values, {n, all_logits.cols}, true);
+            if (all_hidden) {
+                file.write<float>("/embeddings", all_hidden->values, {n, all_hidden->cols}, true);
+            }
+        }
+        out->commit();
+        auto ratio = [](std::int64_t a, std::int64_t b) {
+            return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+        };
+        std::printf(
+            "strata predict: %lld vertices, %d classes, checkpoint %s (epoch %lld) -> %s\n"
+            "train_accuracy=%.4f val_accuracy=%.4f test_accuracy=%.4f\n",
+            static_cast<long long>(n), static_cast<int>(all_logits.cols), checkpoint_path.c_str(),
+            static_cast<long long>(checkpoint.epoch), o.out.c_str(), ratio(counts[0], counts[1]),
+            ratio(counts[2], counts[3]), ratio(counts[4], counts[5]));
+        std::fflush(stdout);
+    }
+    comm.barrier();
+    return 0;
+}
+
+}  // namespace
+
+Command add_predict_command(CLI::App& root) {
+    auto o = std::make_shared<PredictOptions>();
+    CLI::App* cmd = root.add_subcommand(
+        "predict",
+        "Predict every vertex's class from a checkpoint (run under mpirun/srun with any K)");
+    cmd->add_option("--data", o->data,
+                    "Graph .h5 file, or a partition directory, of the training dataset")
+        ->required();
+    cmd->add_option("--checkpoint", o->checkpoint,
+                    "Checkpoint file, or a --checkpoint-dir (its newest valid checkpoint)")
+        ->required();
+    cmd->add_option("--out", o->out, "Predictions file to create (.h5)")->required();
+    cmd->add_flag("--embeddings", o->embeddings,
+                  "Also write /embeddings: the last hidden layer (input of the last GCN layer)");
+    cmd->add_flag("--force", o->force, "Replace --out if it exists");
+    cmd->add_option("--threads", o->threads, "OpenMP/OpenBLAS threads per rank (0: default)")
+        ->check(CLI::NonNegativeNumber);
+    return {cmd, [o] { return run_predict(*o); }};
+}
+
+}  // namespace strata::app

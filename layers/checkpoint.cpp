@@ -1,0 +1,375 @@
+// Checkpoint files (HDF5 through H5File), identity checks, broadcast, and the checkpoint
+// directory (listing, pruning, falling back past a corrupt newest file).
+#include "layers/checkpoint.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <regex>
+#include <span>
+#include <system_error>
+
+#include "datasets/h5_file.hpp"
+#include "partition/local_part.hpp"
+#include "partition/partition_report.hpp"
+#include "src/base/atomic_output.hpp"
+#include "src/base/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace strata {
+namespace {
+
+/// FNV-1a 64 of the bytes of `values`, as "fnv1a64:<16 hex digits>".
+template <class T>
+std::string checksum(std::span<const T> values) {
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    for (const std::byte b : std::as_bytes(values)) {
+        hash ^= static_cast<std::uint64_t>(b);
+        hash *= 0x100000001b3ULL;
+    }
+    std::array<char, 32> text{};
+    std::snprintf(text.data(), text.size(), "fnv1a64:%016llx",
+                  static_cast<unsigned long long>(hash));
+    return text.data();
+}
+
+/// Best-epoch fields stored in /progress/best, in this order.
+constexpr std::size_t best_fields = 6;
+
+std::array<double, best_fields> pack_best(const EpochStats& s) {
+    return {static_cast<double>(s.epoch), s.loss, s.train_acc, s.val_acc, s.test_acc, s.val_loss};
+}
+
+EpochStats unpack_best(std::span<const double> v) {
+    EpochStats s;
+    s.epoch = static_cast<std::int64_t>(v[0]);
+    s.loss = v[1];
+    s.train_acc = v[2];
+    s.val_acc = v[3];
+    s.test_acc = v[4];
+    s.val_loss = v[5];
+    return s;
+}
+
+template <class T>
+std::span<const T> as_span(const std::vector<T>& v) {
+    return {v.data(), v.size()};
+}
+
+/// Reads a 1-D dataset and verifies it against the checksum attribute stored next to it.
+template <class T>
+std::vector<T> read_verified(const H5File& file, const std::string& dataset) {
+    H5Shape shape;
+    std::vector<T> values = file.read<T>(dataset, &shape, 1);
+    const std::string stored = file.read_string_attribute(dataset, "checksum");
+    const std::string actual = checksum(as_span(values));
+    STRATA_CHECK(stored == actual, file.path(), ": ", dataset, ": checksum mismatch (stored ",
+                 stored, ", data gives ", actual, "): the file is corrupt");
+    return values;
+}
+
+template <class T>
+void write_with_checksum(H5File& file, const std::string& dataset, const std::vector<T>& values) {
+    file.write<T>(dataset, as_span(values), {static_cast<std::int64_t>(values.size())});
+    file.write_attribute(dataset, "checksum", checksum(as_span(values)));
+}
+
+const std::regex& checkpoint_name() {
+    static const std::regex re(R"(ckpt-([0-9]+)\.h5)");
+    return re;
+}
+
+const std::regex& temporary_name() {
+    static const std::regex re(R"(\.ckpt-[0-9]+\.h5\.tmp\.[0-9]+)");
+    return re;
+}
+
+}  // namespace
+
+std::string model_identity(const GcnOptions& gcn, bool row_normalize) {
+    return describe(gcn) + (row_normalize ? ", row-normalized features" : "");
+}
+
+std::string parameter_summary(const Model& model) {
+    std::string out;
+    for (const Parameter& p : model.parameters()) {
+        if (!out.empty()) {
+            out += ", ";
+        }
+        out += p.name + " " + std::to_string(p.value.rows) + "x" + std::to_string(p.value.cols);
+    }
+    return out;
+}
+
+std::string data_identity(const std::string& data_path) {
+    std::error_code ec;
+    if (fs::is_directory(data_path, ec)) {
+        const PartitionReport report = read_partition_report(data_path);
+        if (!report.info.source_checksum.empty()) {
+            return report.info.source_checksum;
+        }
+        return "partition " + report.partition_id;
+    }
+    return file_checksum(data_path);
+}
+
+std::string partition_identity(const std::string& data_path, int num_parts,
+                               const std::string& method, std::uint64_t seed) {
+    const std::string parts = std::to_string(num_parts) + (num_parts == 1 ? " part" : " parts");
+    std::error_code ec;
+    if (fs::is_directory(data_path, ec)) {
+        const PartitionReport report = read_partition_report(data_path);
+        return "partition directory " + report.partition_id + ", " + parts;
+    }
+    if (num_parts == 1) {
+        return "in memory, " + parts;
+    }
+    return "in memory, " + method + ", seed " + std::to_string(seed) + ", " + parts;
+}
+
+void write_checkpoint(const fs::path& path, const Checkpoint& c) {
+    STRATA_CHECK(c.epoch >= 1, path.string(), ": refusing to write a checkpoint of epoch ",
+                 c.epoch);
+    AtomicOutput out(path, /*overwrite=*/true);
+    {
+        H5File file = H5File::create(out.temp_path().string());
+        file.write_attribute("/", "strata_format", std::string("checkpoint"));
+        file.write_attribute("/", "strata_format_version", checkpoint_format_version);
+        file.write_attribute("/", "epoch", c.epoch);
+        file.write_attribute("/", "early_stopped", std::int64_t{c.early_stopped ? 1 : 0});
+        file.write_attribute("/", "dataset_path", c.dataset_path);
+        file.write_attribute("/", "model_type", std::string("gcn"));
+        file.write_attribute("/", "gcn_layers", std::int64_t{c.gcn.layers});
+        file.write_attribute("/", "gcn_hidden", std::int64_t{c.gcn.hidden});
+        file.write_attribute("/", "gcn_dropout", static_cast<double>(c.gcn.dropout));
+        file.write_attribute("/", "gcn_weight_decay", static_cast<double>(c.gcn.weight_decay));
+        file.write_attribute("/", "gcn_decay_all_layers",
+                             std::int64_t{c.gcn.decay_all_layers ? 1 : 0});
+        file.write_attribute("/", "gcn_bias", std::int64_t{c.gcn.bias ? 1 : 0});
+        file.write_attribute("/", "seed", std::to_string(c.gcn.seed));
+        file.write_attribute("/", "row_normalize_features", std::int64_t{c.row_normalize ? 1 : 0});
+        file.write_attribute("/", "partition_method", c.partition_method);
+        file.write_attribute("/", "model", c.identity.model);
+        file.write_attribute("/", "parameters", c.identity.parameters);
+        file.write_attribute("/", "dataset", c.identity.dataset);
+        file.write_attribute("/", "partition", c.identity.partition);
+        file.write_attribute("/", "training", c.identity.training);
+        write_with_checksum(file, "/model/params", c.params);
+        write_with_checksum(file, "/optimizer/state", c.optimizer_state);
+        write_with_checksum(file, "/progress/val_losses", c.val_losses);
+        if (c.best) {
+            const auto best = pack_best(*c.best);
+            write_with_checksum(file, "/progress/best",
+                                std::vector<double>(best.begin(), best.end()));
+        }
+    }  // closed (flushed) before the rename
+    out.commit();
+}
+
+Checkpoint read_checkpoint(const fs::path& path) {
+    const H5File file = H5File::open(path.string());
+    const std::string name = path.string();
+    const std::string format = file.read_string_attribute("/", "strata_format");
+    STRATA_CHECK(format == "checkpoint", name, ": strata_format is '", format,
+                 "', expected 'checkpoint'");
+    const std::int64_t version = file.read_int_attribute("/", "strata_format_version");
+    STRATA_CHECK(version == checkpoint_format_version, name, ": strata_format_version ", version,
+                 " is not supported (this strata reads version ", checkpoint_format_version, ")");
+    Checkpoint c;
+    c.epoch = file.read_int_attribute("/", "epoch");
+    STRATA_CHECK(c.epoch >= 1, name, ": epoch ", c.epoch, " (expected >= 1)");
+    c.early_stopped = file.read_int_attribute("/", "early_stopped") != 0;
+    c.dataset_path = file.read_string_attribute("/", "dataset_path");
+    const std::string model_type = file.read_string_attribute("/", "model_type");
+    STRATA_CHECK(model_type == "gcn", name, ": model_type '", model_type,
+                 "' is not supported (gcn)");
+    c.gcn.layers = static_cast<int>(file.read_int_attribute("/", "gcn_layers"));
+    c.gcn.hidden = static_cast<index_t>(file.read_int_attribute("/", "gcn_hidden"));
+    c.gcn.dropout = static_cast<float>(file.read_double_attribute("/", "gcn_dropout"));
+    c.gcn.weight_decay = static_cast<float>(file.read_double_attribute("/", "gcn_weight_decay"));
+    c.gcn.decay_all_layers = file.read_int_attribute("/", "gcn_decay_all_layers") != 0;
+    c.gcn.bias = file.read_int_attribute("/", "gcn_bias") != 0;
+    const std::string seed = file.read_string_attribute("/", "seed");
+    try {
+        c.gcn.seed = std::stoull(seed);
+    } catch (const std::exception&) {
+        STRATA_FAIL(name, ": seed '", seed, "' is not an unsigned integer");
+    }
+    c.row_normalize = file.read_int_attribute("/", "row_normalize_features") != 0;
+    c.partition_method = file.read_string_attribute("/", "partition_method");
+    c.identity.model = file.read_string_attribute("/", "model");
+    c.identity.parameters = file.read_string_attribute("/", "parameters");
+    c.identity.dataset = file.read_string_attribute("/", "dataset");
+    c.identity.partition = file.read_string_attribute("/", "partition");
+    c.identity.training = file.read_string_attribute("/", "training");
+    c.params = read_verified<float>(file, "/model/params");
+    c.optimizer_state = read_verified<float>(file, "/optimizer/state");
+    c.val_losses = read_verified<double>(file, "/progress/val_losses");
+    if (file.exists("/progress/best")) {
+        const std::vector<double> best = read_verified<double>(file, "/progress/best");
+        STRATA_CHECK(best.size() == best_fields, name, ": /progress/best has ", best.size(),
+                     " values, expected ", best_fields);
+        c.best = unpack_best(best);
+    }
+    return c;
+}
+
+void check_identity(const Checkpoint& checkpoint, const CheckpointIdentity& current,
+                    IdentityCheck which, const std::string& what) {
+    struct Field {
+        const char* name;
+        const std::string& stored;
+        const std::string& now;
+        bool always;
+    };
+    const std::array<Field, 5> fields{{
+        {"model", checkpoint.identity.model, current.model, true},
+        {"parameters", checkpoint.identity.parameters, current.parameters, true},
+        {"dataset", checkpoint.identity.dataset, current.dataset, true},
+        {"partition", checkpoint.identity.partition, current.partition, false},
+        {"training options", checkpoint.identity.training, current.training, false},
+    }};
+    for (const Field& f : fields) {
+        if (!f.always && which == IdentityCheck::model_and_dataset) {
+            continue;
+        }
+        STRATA_CHECK(f.stored == f.now, what, ": this checkpoint belongs to a different ", f.name,
+                     ": it was written for '", f.stored, "' but this run has '", f.now,
+                     "' (use the same options and data, or another --checkpoint-dir)");
+    }
+}
+
+void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
+    // Scalars and sizes first, then the arrays.
+    std::array<std::int64_t, 11> header{c.epoch,
+                                        c.early_stopped ? 1 : 0,
+                                        static_cast<std::int64_t>(c.params.size()),
+                                        static_cast<std::int64_t>(c.optimizer_state.size()),
+                                        static_cast<std::int64_t>(c.val_losses.size()),
+                                        c.gcn.layers,
+                                        c.gcn.hidden,
+                                        c.gcn.decay_all_layers ? 1 : 0,
+                                        c.gcn.bias ? 1 : 0,
+                                        static_cast<std::int64_t>(c.gcn.seed),
+                                        c.row_normalize ? 1 : 0};
+    comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(header)), root);
+    // [dropout, weight_decay, has_best, best fields...]
+    std::array<double, best_fields + 3> reals{c.gcn.dropout, c.gcn.weight_decay, 0.0};
+    if (c.best) {
+        reals[2] = 1.0;
+        const auto packed = pack_best(*c.best);
+        std::copy(packed.begin(), packed.end(), reals.begin() + 3);
+    }
+    comm.broadcast(std::as_writable_bytes(std::span<double>(reals)), root);
+    c.epoch = header[0];
+    c.early_stopped = header[1] != 0;
+    c.params.resize(static_cast<std::size_t>(header[2]));
+    c.optimizer_state.resize(static_cast<std::size_t>(header[3]));
+    c.val_losses.resize(static_cast<std::size_t>(header[4]));
+    c.gcn.layers = static_cast<int>(header[5]);
+    c.gcn.hidden = static_cast<index_t>(header[6]);
+    c.gcn.decay_all_layers = header[7] != 0;
+    c.gcn.bias = header[8] != 0;
+    c.gcn.seed = static_cast<std::uint64_t>(header[9]);
+    c.row_normalize = header[10] != 0;
+    c.gcn.dropout = static_cast<float>(reals[0]);
+    c.gcn.weight_decay = static_cast<float>(reals[1]);
+    comm.broadcast(std::as_writable_bytes(std::span<float>(c.params)), root);
+    comm.broadcast(std::as_writable_bytes(std::span<float>(c.optimizer_state)), root);
+    comm.broadcast(std::as_writable_bytes(std::span<double>(c.val_losses)), root);
+    if (reals[2] != 0.0) {
+        c.best = unpack_best(std::span<const double>(reals).subspan(3));
+    } else {
+        c.best.reset();
+    }
+}
+
+fs::path CheckpointDir::path_for(std::int64_t epoch) const {
+    std::array<char, 40> name{};
+    std::snprintf(name.data(), name.size(), "ckpt-%06lld.h5", static_cast<long long>(epoch));
+    return dir_ / name.data();
+}
+
+std::vector<std::pair<std::int64_t, fs::path>> CheckpointDir::list() const {
+    std::vector<std::pair<std::int64_t, fs::path>> found;
+    std::error_code ec;
+    if (!fs::is_directory(dir_, ec)) {
+        return found;
+    }
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+        std::smatch match;
+        const std::string name = entry.path().filename().string();
+        if (entry.is_regular_file(ec) && std::regex_match(name, match, checkpoint_name())) {
+            found.emplace_back(std::stoll(match[1].str()), entry.path());
+        }
+    }
+    STRATA_CHECK(!ec, dir_.string(), ": cannot list the checkpoint directory: ", ec.message());
+    std::sort(found.begin(), found.end());
+    return found;
+}
+
+fs::path CheckpointDir::save(const Checkpoint& checkpoint, int keep) {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    STRATA_CHECK(!ec, dir_.string(), ": cannot create the checkpoint directory: ", ec.message());
+    const fs::path path = path_for(checkpoint.epoch);
+    write_checkpoint(path, checkpoint);
+    auto all = list();
+    const auto excess = static_cast<std::ptrdiff_t>(all.size()) - std::max(keep, 1);
+    for (std::ptrdiff_t i = 0; i < excess; ++i) {
+        fs::remove(all[static_cast<std::size_t>(i)].second, ec);  // best effort
+    }
+    return path;
+}
+
+std::optional<CheckpointDir::Loaded> CheckpointDir::load_newest() const {
+    const auto all = list();
+    if (all.empty()) {
+        return std::nullopt;
+    }
+    Loaded loaded;
+    for (auto it = all.rbegin(); it != all.rend(); ++it) {
+        try {
+            loaded.checkpoint = read_checkpoint(it->second);
+            STRATA_CHECK(loaded.checkpoint.epoch == it->first, it->second.string(),
+                         ": holds epoch ", loaded.checkpoint.epoch, ", not the ", it->first,
+                         " of its name");
+            loaded.path = it->second;
+            return loaded;
+        } catch (const Error& e) {
+            loaded.skipped.push_back(it->second.filename().string() + ": " + e.message());
+        }
+    }
+    std::string reasons;
+    for (const auto& s : loaded.skipped) {
+        reasons += "\n  " + s;
+    }
+    STRATA_FAIL(dir_.string(), ": no readable checkpoint among ", all.size(), " files:", reasons);
+}
+
+std::vector<fs::path> CheckpointDir::set_aside_newer_than(std::int64_t epoch) const {
+    std::vector<fs::path> moved;
+    for (const auto& [e, path] : list()) {
+        if (e > epoch) {
+            fs::path target = path;
+            target += ".corrupt";
+            std::error_code ec;
+            fs::rename(path, target, ec);
+            STRATA_CHECK(!ec, path.string(), ": cannot rename to ", target.string(), ": ",
+                         ec.message());
+            moved.push_back(target);
+        }
+    }
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+        if (std::regex_match(entry.path().filename().string(), temporary_name())) {
+            std::error_code ignored;
+            fs::remove(entry.path(), ignored);
+        }
+    }
+    return moved;
+}
+
+}  // namespace strata

@@ -1,0 +1,132 @@
+// Checkpoints of a training run (docs/checkpoints.md): parameters, optimizer state, epoch,
+// best-so-far and early-stop history, plus the identity (model, dataset, partition, training
+// options) a resumed run or `strata predict` must match. One HDF5 file per checkpoint, written
+// atomically; a CheckpointDir keeps the newest ones and falls back past a corrupt one.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "layers/model_builder.hpp"
+#include "src/comm/communicator.hpp"
+#include "src/nn/model.hpp"
+#include "src/nn/trainer.hpp"
+
+namespace strata {
+
+/// Root attribute strata_format_version of a checkpoint file (strata_format = "checkpoint").
+inline constexpr std::int64_t checkpoint_format_version = 1;
+
+/// What a checkpoint belongs to. Every field is an exact string; check_identity names the
+/// first one that differs.
+struct CheckpointIdentity {
+    std::string model;       ///< describe(GcnOptions): "gcn, 2 layers, hidden 16, ..."
+    std::string parameters;  ///< parameter_summary(model): "gcn.weight 1433x16, ..."
+    std::string dataset;     ///< data_identity(): checksum of the graph file ("crc32:...")
+    std::string partition;   ///< partition_identity(): how the vertices were split over ranks
+    std::string training;    ///< options that change the trajectory (optimizer, lr, seed, ...)
+};
+
+/// Which identity fields must agree: a resumed run checks all of them; `strata predict`
+/// only the model, its parameters and the dataset (it may run on another number of ranks).
+enum class IdentityCheck { all, model_and_dataset };
+
+/// The whole state of a run after `epoch` completed epochs. Dropout masks are a pure function
+/// of (seed, epoch, layer, vertex), so there is no other random state to save.
+struct Checkpoint {
+    CheckpointIdentity identity;
+    /// How to rebuild the model and its input (`strata predict` needs no model flags):
+    /// the GCN options (gcn.seed = the run's --seed), --row-normalize-features, and the
+    /// in-memory partitioning of a .h5 --data (method; its seed is gcn.seed).
+    GcnOptions gcn;
+    bool row_normalize = false;
+    std::string partition_method = "metis";
+    std::string dataset_path;    ///< informational only (paths differ between machines)
+    std::int64_t epoch = 0;      ///< completed epochs (>= 1)
+    bool early_stopped = false;  ///< the run ended by early stopping: nothing left to resume
+    std::vector<float> params;   ///< Model::download_params()
+    std::vector<float> optimizer_state;  ///< Optimizer::state()
+    /// Best validation epoch so far. Only epoch, loss, train/val/test accuracy and val_loss are
+    /// stored (timings and byte counts are not).
+    std::optional<EpochStats> best;
+    std::vector<double> val_losses;  ///< validation loss of each epoch (early-stop history)
+};
+
+/// describe(gcn) plus ", row-normalized features" when the input rows were normalized.
+[[nodiscard]] std::string model_identity(const GcnOptions& gcn, bool row_normalize);
+
+/// "gcn.weight 1433x16, gcn.bias 1x16, ..." — names and shapes of every parameter tensor.
+[[nodiscard]] std::string parameter_summary(const Model& model);
+
+/// Identity of `--data`: for a graph file, "crc32:..." of its bytes; for a partition directory,
+/// the source checksum recorded in its partition.json (so a checkpoint trained on a partition
+/// matches the .h5 it was cut from), or "partition <id>" when none was recorded.
+/// Throws strata::Error if the file or partition.json cannot be read.
+[[nodiscard]] std::string data_identity(const std::string& data_path);
+
+/// Identity of the split over ranks: "partition directory <partition_id>, K parts" or
+/// "in memory, <method>, seed S, K parts" ("1 part" when K = 1, where method and seed do not
+/// matter).
+[[nodiscard]] std::string partition_identity(const std::string& data_path, int num_parts,
+                                             const std::string& method, std::uint64_t seed);
+
+/// Writes `checkpoint` to `path` under a temporary name and renames it into place (replacing
+/// an existing file). Every array gets an FNV-1a 64 checksum. Throws strata::Error on I/O
+/// failure (the temporary is removed).
+void write_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint);
+
+/// Reads `path` and verifies its format, version, shapes and the checksum of every array.
+/// Throws strata::Error naming the file and the problem: not HDF5 / truncated, a missing or
+/// mistyped dataset or attribute, a checksum mismatch.
+[[nodiscard]] Checkpoint read_checkpoint(const std::filesystem::path& path);
+
+/// Throws strata::Error "<what>: written for <field> '<stored>', but this run has '<current>'"
+/// for the first field of `which` that differs.
+void check_identity(const Checkpoint& checkpoint, const CheckpointIdentity& current,
+                    IdentityCheck which, const std::string& what);
+
+/// Copies rank `root`'s gcn, row_normalize, epoch, early_stopped, params, optimizer_state, best
+/// and val_losses to every rank (the strings stay as they are on the other ranks). Collective.
+void broadcast_checkpoint(Checkpoint& checkpoint, Communicator& comm, int root);
+
+/// A directory of checkpoints "ckpt-<epoch, 6+ digits>.h5" (one training run).
+class CheckpointDir {
+public:
+    /// Nothing is created until save().
+    explicit CheckpointDir(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+    [[nodiscard]] const std::filesystem::path& path() const { return dir_; }
+    /// "<dir>/ckpt-000012.h5".
+    [[nodiscard]] std::filesystem::path path_for(std::int64_t epoch) const;
+    /// Checkpoint files present, ascending by epoch (empty if the directory does not exist).
+    [[nodiscard]] std::vector<std::pair<std::int64_t, std::filesystem::path>> list() const;
+
+    /// Creates the directory if needed, writes the checkpoint of `checkpoint.epoch` atomically
+    /// and removes all but the `keep` newest checkpoint files. Returns the path written.
+    std::filesystem::path save(const Checkpoint& checkpoint, int keep = 2);
+
+    struct Loaded {
+        Checkpoint checkpoint;
+        std::filesystem::path path;
+        /// Newer checkpoints that failed to read or verify: "ckpt-000012.h5: <reason>".
+        std::vector<std::string> skipped;
+    };
+    /// The newest checkpoint that reads and verifies, skipping (and listing) corrupt or
+    /// truncated newer ones; std::nullopt if there is no checkpoint file at all. Throws
+    /// strata::Error listing every reason if checkpoint files exist but none is readable.
+    [[nodiscard]] std::optional<Loaded> load_newest() const;
+
+    /// After resuming from `epoch`: renames newer (unreadable) checkpoints to "<name>.corrupt"
+    /// so that they are neither resumed nor counted by save(), and removes temporaries left
+    /// by an interrupted save. Returns the renamed files.
+    std::vector<std::filesystem::path> set_aside_newer_than(std::int64_t epoch) const;
+
+private:
+    std::filesystem::path dir_;
+};
+
+}  // namespace strata

@@ -1,0 +1,28 @@
+// GraphBlocks: upload once.
+#include "layers/graph_blocks.hpp"
+
+#include "src/base/error.hpp"
+
+namespace strata {
+
+GraphBlocks::GraphBlocks(Backend& backend, const LocalGraph& graph)
+    : backend_(backend),
+      num_owned_(graph.num_owned),
+      pattern_(graph.pattern),
+      reversed_(graph.pattern.reversed()),
+      inner_(CsrMatrix::upload(backend, graph.inner)),
+      inner_t_(CsrMatrix::upload(backend, transpose(graph.inner))),
+      send_rows_(backend, std::span<const index_t>(graph.send_rows)),
+      row_ids_(backend, std::span<const global_id>(graph.owned_original)) {
+    STRATA_CHECK(graph.halo.size() == graph.pattern.peers.size(), "LocalGraph: ", graph.halo.size(),
+                 " halo blocks for ", graph.pattern.peers.size(), " peers");
+    STRATA_CHECK(graph.send_rows.size() == static_cast<std::size_t>(pattern_.num_send_rows()),
+                 "LocalGraph: ", graph.send_rows.size(), " send rows, pattern says ",
+                 pattern_.num_send_rows());
+    for (const HostCsr& block : graph.halo) {
+        halo_.push_back(CsrMatrix::upload(backend, block));
+        halo_t_.push_back(CsrMatrix::upload(backend, transpose(block)));
+    }
+}
+
+}  // namespace strata

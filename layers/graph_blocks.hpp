@@ -1,0 +1,44 @@
+// GraphBlocks: a rank's LocalGraph uploaded to a backend once (inner block, one halo block per
+// peer, their transposes, send rows, row ids), shared by every layer that aggregates.
+#pragma once
+
+#include <vector>
+
+#include "partition/local_graph.hpp"
+#include "src/device/buffer.hpp"
+#include "src/tensor/csr_matrix.hpp"
+
+namespace strata {
+
+class GraphBlocks {
+public:
+    /// Uploads everything and builds the transposed blocks (plan once).
+    GraphBlocks(Backend& backend, const LocalGraph& graph);
+
+    [[nodiscard]] Backend& backend() const { return backend_; }
+    [[nodiscard]] index_t num_owned() const { return num_owned_; }
+    [[nodiscard]] const ExchangePattern& pattern() const { return pattern_; }
+    [[nodiscard]] const ExchangePattern& reversed_pattern() const { return reversed_; }
+    [[nodiscard]] const CsrMatrix& inner() const { return inner_; }
+    [[nodiscard]] const CsrMatrix& inner_t() const { return inner_t_; }
+    [[nodiscard]] const CsrMatrix& halo(std::size_t peer) const { return halo_[peer]; }
+    [[nodiscard]] const CsrMatrix& halo_t(std::size_t peer) const { return halo_t_[peer]; }
+    /// Local rows to pack for the forward exchange, peer after peer (backend memory).
+    [[nodiscard]] std::span<const index_t> send_rows() const { return send_rows_.span(); }
+    /// Original (dataset) id of each owned row: the key of dropout masks (backend memory).
+    [[nodiscard]] std::span<const global_id> row_ids() const { return row_ids_.span(); }
+
+private:
+    Backend& backend_;
+    index_t num_owned_ = 0;
+    ExchangePattern pattern_;
+    ExchangePattern reversed_;
+    CsrMatrix inner_;
+    CsrMatrix inner_t_;
+    std::vector<CsrMatrix> halo_;
+    std::vector<CsrMatrix> halo_t_;
+    Buffer<index_t> send_rows_;
+    Buffer<global_id> row_ids_;
+};
+
+}  // namespace strata

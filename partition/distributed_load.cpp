@@ -1,0 +1,50 @@
+// load_local_part: directory → read_part; file → read, normalize, partition on rank 0, broadcast.
+#include "partition/distributed_load.hpp"
+
+#include <filesystem>
+#include <vector>
+
+#include "datasets/graph_io.hpp"
+#include "datasets/normalize.hpp"
+#include "partition/metis_partitioner.hpp"
+#include "partition/partition.hpp"
+#include "src/base/error.hpp"
+
+namespace strata {
+
+LocalPart load_local_part(const std::string& path, Communicator& comm,
+                          const InMemoryPartitionOptions& options) {
+    const int rank = comm.rank();
+    const int size = comm.size();
+    if (std::filesystem::is_directory(path)) {
+        return read_part(path, rank, size);
+    }
+    STRATA_CHECK(std::filesystem::exists(path), path, ": no such file or directory");
+    // Every rank reads the (read-only) file; only rank 0 partitions, and broadcasts the owners
+    // so that all ranks agree even if METIS were not deterministic across processes.
+    const GraphDataset graph = read_graph(path);
+    const GlobalCsr a_hat = gcn_normalize(graph);
+    Partition partition;
+    partition.num_parts = size;
+    partition.owner.assign(static_cast<std::size_t>(graph.num_vertices()), 0);
+    if (size > 1) {
+        STRATA_CHECK(graph.num_vertices() >= size, path, ": ", graph.num_vertices(),
+                     " vertices cannot be split over ", size, " ranks");
+        if (rank == 0) {
+            if (options.method == "metis") {
+                partition = partition_metis(graph, size, MetisOptions{.seed = options.seed});
+            } else if (options.method == "random") {
+                partition = partition_random(graph.num_vertices(), size, options.seed);
+            } else if (options.method == "block") {
+                partition = partition_block(graph.num_vertices(), size);
+            } else {
+                STRATA_FAIL("--partition-method: unknown method '", options.method,
+                            "' (metis, random or block)");
+            }
+        }
+        comm.broadcast(std::as_writable_bytes(std::span<int>(partition.owner)), 0);
+    }
+    return build_local_part(graph, a_hat, partition, rank);
+}
+
+}  // namespace strata

@@ -1,0 +1,23 @@
+// load_local_part: every rank obtains its LocalPart from a partition directory (reads only its
+// own part file) or from a whole-graph .h5 (partitioned in memory; METIS runs on rank 0).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "partition/local_part.hpp"
+#include "src/comm/communicator.hpp"
+
+namespace strata {
+
+struct InMemoryPartitionOptions {
+    std::string method = "metis";  ///< metis | random | block (ignored with one rank)
+    std::uint64_t seed = 0;
+};
+
+/// `path` is a directory written by `strata partition` (its K must equal comm.size()) or a
+/// graph .h5 file. Throws strata::Error on any mismatch or invalid input.
+[[nodiscard]] LocalPart load_local_part(const std::string& path, Communicator& comm,
+                                        const InMemoryPartitionOptions& options);
+
+}  // namespace strata

@@ -1,0 +1,291 @@
+// LocalGraphBuilder: per-rank inner/halo blocks, exchange pattern and send lists from one
+// halo plan; validate_local_graph checks what the trainer relies on.
+#include "partition/local_graph.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "src/base/error.hpp"
+
+namespace strata {
+namespace {
+
+constexpr global_id index_max = std::numeric_limits<index_t>::max();
+
+index_t checked_index(global_id value, int rank, const char* what) {
+    STRATA_CHECK(value >= 0 && value <= index_max, "rank ", rank, ": ", what, " = ", value,
+                 " does not fit a 32-bit local index (at most ", index_max, ")");
+    return static_cast<index_t>(value);
+}
+
+}  // namespace
+
+LocalGraphBuilder::LocalGraphBuilder(const GlobalCsr& a_hat, const Partition& partition)
+    : a_hat_(a_hat), partition_(partition) {
+    validate_partition(partition, a_hat.num_rows(), "partition");
+    numbering_ = renumber(partition);
+    plan_ = build_halo_plan(a_hat, partition, numbering_);
+    column_.assign(static_cast<std::size_t>(a_hat.num_rows()), -1);
+    // One 8-byte load per Â entry tells both the owner and the row within it.
+    code_.resize(numbering_.new_id.size());
+    const auto n = static_cast<std::int64_t>(code_.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t v = 0; v < n; ++v) {
+        const auto u = static_cast<std::size_t>(v);
+        const auto o = static_cast<std::size_t>(partition.owner[u]);
+        code_[u] = static_cast<std::uint64_t>(o) << 32 |
+                   static_cast<std::uint64_t>(numbering_.new_id[u] - numbering_.part_offsets[o]);
+    }
+}
+
+LocalGraph LocalGraphBuilder::build(int rank) {
+    const int num_parts = partition_.num_parts;
+    STRATA_CHECK(rank >= 0 && rank < num_parts, "rank ", rank, " outside [0, ", num_parts, ")");
+    LocalGraph g;
+    g.rank = rank;
+    g.num_parts = num_parts;
+    g.num_global_vertices = a_hat_.num_rows();
+    g.first_owned = numbering_.part_offsets[static_cast<std::size_t>(rank)];
+    g.num_owned = checked_index(numbering_.part_size(rank), rank, "owned vertices");
+    const auto n = static_cast<std::size_t>(g.num_owned);
+    g.owned_original.assign(numbering_.original.begin() + g.first_owned,
+                            numbering_.original.begin() + g.first_owned + g.num_owned);
+
+    // Peers: parts this rank receives from (owners in its halo) or sends to (its vertices in
+    // their halo); ascending.
+    for (int p = 0; p < num_parts; ++p) {
+        if (p != rank && (!plan_.halo_from(numbering_, rank, p).empty() ||
+                          !plan_.halo_from(numbering_, p, rank).empty())) {
+            g.pattern.peers.push_back(p);
+        }
+    }
+    const std::size_t num_peers = g.pattern.peers.size();
+    std::int64_t sent = 0;
+    std::int64_t received = 0;
+    for (int p : g.pattern.peers) {
+        const auto to_p = plan_.halo_from(numbering_, p, rank);
+        for (global_id id : to_p) {
+            g.send_rows.push_back(static_cast<index_t>(id - g.first_owned));
+        }
+        const auto from_p = plan_.halo_from(numbering_, rank, p);
+        for (std::size_t j = 0; j < from_p.size(); ++j) {
+            const global_id original = numbering_.original[static_cast<std::size_t>(from_p[j])];
+            g.halo_original.push_back(original);
+            column_[static_cast<std::size_t>(original)] =
+                static_cast<index_t>(received) + static_cast<index_t>(j);
+        }
+        sent += static_cast<std::int64_t>(to_p.size());
+        received += static_cast<std::int64_t>(from_p.size());
+        g.pattern.send_offsets.push_back(checked_index(sent, rank, "rows sent"));
+        g.pattern.recv_offsets.push_back(checked_index(received, rank, "rows received"));
+    }
+
+    // Pass 1 (random access, one load per entry): the rank's rows with local column ids,
+    // owned columns [0, n), halo columns n + position in the halo. Rows keep Â's order.
+    const auto rows = static_cast<std::int64_t>(n);
+    std::vector<std::int64_t> row_ptr(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto v = static_cast<std::size_t>(g.owned_original[i]);
+        row_ptr[i + 1] = row_ptr[i] + a_hat_.indptr[v + 1] - a_hat_.indptr[v];
+    }
+    checked_index(row_ptr[n] + g.num_owned, rank, "local entries + owned vertices");
+    std::vector<index_t> local(static_cast<std::size_t>(row_ptr[n]));
+    const auto me = static_cast<std::uint64_t>(rank);
+#pragma omp parallel for schedule(dynamic, 1024)
+    for (std::int64_t row = 0; row < rows; ++row) {
+        const auto i = static_cast<std::size_t>(row);
+        const auto v = static_cast<std::size_t>(g.owned_original[i]);
+        auto slot = static_cast<std::size_t>(row_ptr[i]);
+        for (auto k = static_cast<std::size_t>(a_hat_.indptr[v]);
+             k < static_cast<std::size_t>(a_hat_.indptr[v + 1]); ++k) {
+            const auto u = static_cast<std::size_t>(a_hat_.indices[k]);
+            const std::uint64_t c = code_[u];
+            local[slot++] =
+                (c >> 32) == me ? static_cast<index_t>(c & 0xffffffffu) : g.num_owned + column_[u];
+        }
+    }
+
+    // Pass 2 (local data only): split by column into the inner block and one block per peer.
+    // Block 0 is inner, block b > 0 is peer b-1; within a row each block's columns come out
+    // ascending because Â's row is sorted by original id and so is every peer's halo range.
+    const std::size_t num_blocks = num_peers + 1;
+    std::vector<std::int32_t> block_of(g.halo_original.size());
+    for (std::size_t p = 0; p < num_peers; ++p) {
+        for (index_t j = g.pattern.recv_offsets[p]; j < g.pattern.recv_offsets[p + 1]; ++j) {
+            block_of[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(p + 1);
+        }
+    }
+    std::vector<std::vector<index_t>> counts(num_blocks, std::vector<index_t>(n + 1, 0));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t row = 0; row < rows; ++row) {
+        const auto i = static_cast<std::size_t>(row);
+        for (auto k = static_cast<std::size_t>(row_ptr[i]);
+             k < static_cast<std::size_t>(row_ptr[i + 1]); ++k) {
+            const index_t c = local[k];
+            const std::size_t b =
+                c < g.num_owned
+                    ? 0
+                    : static_cast<std::size_t>(block_of[static_cast<std::size_t>(c - g.num_owned)]);
+            ++counts[b][i + 1];
+        }
+    }
+    std::vector<HostCsr> blocks(num_blocks);
+    for (std::size_t b = 0; b < num_blocks; ++b) {
+        for (std::size_t i = 0; i < n; ++i) {
+            counts[b][i + 1] += counts[b][i];
+        }
+        blocks[b].rows = g.num_owned;
+        blocks[b].cols =
+            b == 0 ? g.num_owned : g.pattern.recv_offsets[b] - g.pattern.recv_offsets[b - 1];
+        blocks[b].row_ptr = counts[b];
+        blocks[b].col_idx.resize(static_cast<std::size_t>(counts[b][n]));
+        blocks[b].values.resize(static_cast<std::size_t>(counts[b][n]));
+    }
+    std::vector<std::uint8_t> boundary(n, 0);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t row = 0; row < rows; ++row) {
+        const auto i = static_cast<std::size_t>(row);
+        auto k = static_cast<std::size_t>(row_ptr[i]);
+        const auto v = static_cast<std::size_t>(g.owned_original[i]);
+        for (auto e = static_cast<std::size_t>(a_hat_.indptr[v]);
+             e < static_cast<std::size_t>(a_hat_.indptr[v + 1]); ++e, ++k) {
+            const index_t c = local[k];
+            std::size_t b = 0;
+            index_t column = c;
+            if (c >= g.num_owned) {
+                b = static_cast<std::size_t>(block_of[static_cast<std::size_t>(c - g.num_owned)]);
+                column = c - g.num_owned - g.pattern.recv_offsets[b - 1];
+                boundary[i] = 1;
+            }
+            const auto slot = static_cast<std::size_t>(counts[b][i]++);
+            blocks[b].col_idx[slot] = column;
+            blocks[b].values[slot] = a_hat_.values[e];
+        }
+    }
+    g.inner = std::move(blocks[0]);
+    g.halo.assign(std::make_move_iterator(blocks.begin() + 1),
+                  std::make_move_iterator(blocks.end()));
+    for (std::size_t i = 0; i < n; ++i) {
+        (boundary[i] != 0 ? g.boundary_rows : g.interior_rows).push_back(static_cast<index_t>(i));
+    }
+    return g;
+}
+
+LocalGraph build_local_graph(const GlobalCsr& a_hat, const Partition& partition, int rank) {
+    LocalGraphBuilder builder(a_hat, partition);
+    return builder.build(rank);
+}
+
+namespace {
+
+void validate_block(const HostCsr& block, index_t rows, index_t cols, const std::string& what) {
+    STRATA_CHECK(block.rows == rows && block.cols == cols, what, ": shape ", block.rows, " x ",
+                 block.cols, ", expected ", rows, " x ", cols);
+    validate(block, what.c_str());
+    for (index_t r = 0; r < block.rows; ++r) {
+        for (index_t k = block.row_ptr[static_cast<std::size_t>(r)];
+             k < block.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
+            const auto slot = static_cast<std::size_t>(k);
+            STRATA_CHECK(k == block.row_ptr[static_cast<std::size_t>(r)] ||
+                             block.col_idx[slot - 1] < block.col_idx[slot],
+                         what, ": row ", r, " columns not strictly ascending (",
+                         block.col_idx[slot - 1], " then ", block.col_idx[slot], ")");
+            STRATA_CHECK(std::isfinite(block.values[slot]), what, ": non-finite value ",
+                         block.values[slot], " in row ", r);
+        }
+    }
+}
+
+void validate_offsets(const std::vector<index_t>& offsets, std::size_t num_peers,
+                      const std::string& what) {
+    STRATA_CHECK(offsets.size() == num_peers + 1, what, ": ", offsets.size(), " offsets for ",
+                 num_peers, " peers");
+    STRATA_CHECK(offsets.front() == 0, what, ": first offset ", offsets.front(), ", expected 0");
+    for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
+        STRATA_CHECK(offsets[i] <= offsets[i + 1], what, ": not monotone at peer ", i, " (",
+                     offsets[i], " > ", offsets[i + 1], ")");
+    }
+}
+
+}  // namespace
+
+void validate_local_graph(const LocalGraph& g, const std::string& what) {
+    STRATA_CHECK(g.num_parts >= 1 && g.rank >= 0 && g.rank < g.num_parts, what, ": rank ", g.rank,
+                 " of ", g.num_parts, " parts");
+    STRATA_CHECK(g.num_owned >= 0 && g.first_owned >= 0 &&
+                     g.first_owned + g.num_owned <= g.num_global_vertices,
+                 what, ": owned range [", g.first_owned, ", ", g.first_owned + g.num_owned,
+                 ") outside [0, ", g.num_global_vertices, ")");
+    const auto n = static_cast<std::size_t>(g.num_owned);
+    STRATA_CHECK(g.owned_original.size() == n, what, ": ", g.owned_original.size(),
+                 " original ids for ", n, " owned vertices");
+    for (std::size_t i = 0; i < n; ++i) {
+        STRATA_CHECK(g.owned_original[i] >= 0 && g.owned_original[i] < g.num_global_vertices &&
+                         (i == 0 || g.owned_original[i - 1] < g.owned_original[i]),
+                     what, ": owned original id ", g.owned_original[i], " at row ", i,
+                     " out of range or not ascending");
+    }
+    const ExchangePattern& pattern = g.pattern;
+    const std::size_t num_peers = pattern.peers.size();
+    for (std::size_t i = 0; i < num_peers; ++i) {
+        const int p = pattern.peers[i];
+        STRATA_CHECK(
+            p >= 0 && p < g.num_parts && p != g.rank && (i == 0 || pattern.peers[i - 1] < p), what,
+            ": peer ", p, " at position ", i, " is out of range, this rank, or not ascending");
+    }
+    validate_offsets(pattern.send_offsets, num_peers, what + ": send offsets");
+    validate_offsets(pattern.recv_offsets, num_peers, what + ": recv offsets");
+    STRATA_CHECK(g.send_rows.size() == static_cast<std::size_t>(pattern.num_send_rows()), what,
+                 ": ", g.send_rows.size(), " send rows, pattern says ", pattern.num_send_rows());
+    for (std::size_t i = 0; i < num_peers; ++i) {
+        for (index_t k = pattern.send_offsets[i]; k < pattern.send_offsets[i + 1]; ++k) {
+            const index_t row = g.send_rows[static_cast<std::size_t>(k)];
+            STRATA_CHECK(row >= 0 && row < g.num_owned &&
+                             (k == pattern.send_offsets[i] ||
+                              g.send_rows[static_cast<std::size_t>(k) - 1] < row),
+                         what, ": send row ", row, " for peer ", pattern.peers[i],
+                         " out of range [0, ", g.num_owned, ") or not ascending");
+        }
+    }
+    STRATA_CHECK(g.halo_original.size() == static_cast<std::size_t>(pattern.num_recv_rows()), what,
+                 ": ", g.halo_original.size(), " halo ids, pattern receives ",
+                 pattern.num_recv_rows());
+    for (std::size_t i = 0; i < num_peers; ++i) {
+        for (index_t k = pattern.recv_offsets[i]; k < pattern.recv_offsets[i + 1]; ++k) {
+            const global_id id = g.halo_original[static_cast<std::size_t>(k)];
+            STRATA_CHECK(id >= 0 && id < g.num_global_vertices &&
+                             (k == pattern.recv_offsets[i] ||
+                              g.halo_original[static_cast<std::size_t>(k) - 1] < id),
+                         what, ": halo original id ", id, " from peer ", pattern.peers[i],
+                         " out of range or not ascending");
+        }
+    }
+    validate_block(g.inner, g.num_owned, g.num_owned, what + ": inner block");
+    STRATA_CHECK(g.halo.size() == num_peers, what, ": ", g.halo.size(), " halo blocks for ",
+                 num_peers, " peers");
+    std::vector<std::uint8_t> has_halo(n, 0);
+    for (std::size_t i = 0; i < num_peers; ++i) {
+        const HostCsr& block = g.halo[i];
+        validate_block(block, g.num_owned, pattern.recv_offsets[i + 1] - pattern.recv_offsets[i],
+                       what + ": halo block of peer " + std::to_string(pattern.peers[i]));
+        for (std::size_t r = 0; r < n; ++r) {
+            if (block.row_ptr[r + 1] > block.row_ptr[r]) {
+                has_halo[r] = 1;
+            }
+        }
+    }
+    STRATA_CHECK(g.boundary_rows.size() + g.interior_rows.size() == n, what, ": ",
+                 g.boundary_rows.size(), " boundary + ", g.interior_rows.size(),
+                 " interior rows for ", n, " owned rows");
+    for (auto [rows, flag] : {std::pair{&g.boundary_rows, 1}, std::pair{&g.interior_rows, 0}}) {
+        for (std::size_t k = 0; k < rows->size(); ++k) {
+            const index_t r = (*rows)[k];
+            STRATA_CHECK(r >= 0 && r < g.num_owned && (k == 0 || (*rows)[k - 1] < r) &&
+                             has_halo[static_cast<std::size_t>(r)] == flag,
+                         what, ": ", flag == 1 ? "boundary" : "interior", " row ", r,
+                         " out of range, not ascending, or misclassified");
+        }
+    }
+}
+
+}  // namespace strata

@@ -1,0 +1,75 @@
+// LocalGraph: everything one rank needs to aggregate its own rows of Â H: the inner block, one
+// halo block per peer, the exchange pattern and send lists, after part-major renumbering.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/graph_dataset.hpp"
+#include "partition/halo_plan.hpp"
+#include "partition/partition.hpp"
+#include "src/comm/communicator.hpp"
+#include "src/tensor/host_csr.hpp"
+
+namespace strata {
+
+/// Rank `rank`'s rows of Â, split by column owner. Local row i is new global id first_owned + i
+/// (original id owned_original[i]). In every CSR, columns within a row are sorted ascending.
+/// Z_owned = inner X_owned + Σ_i halo[i] X_recv(i), where X_recv(i) are the rows received from
+/// pattern.peers[i] (recv rows [recv_offsets[i], recv_offsets[i+1])).
+struct LocalGraph {
+    int rank = 0;
+    int num_parts = 1;
+    global_id num_global_vertices = 0;
+    global_id first_owned = 0;  ///< new (renumbered) id of local row 0
+    index_t num_owned = 0;
+    std::vector<global_id> owned_original;  ///< original dataset id of each owned row
+    HostCsr inner;                          ///< num_owned x num_owned: entries with an owned column
+    /// Per pattern peer i: num_owned x recv_count(i); column j = j-th row received from that peer
+    /// (the peer's vertices ordered by original id).
+    std::vector<HostCsr> halo;
+    std::vector<global_id> halo_original;  ///< original ids of all received rows, peer after peer
+    std::vector<index_t> send_rows;        ///< local owned rows to pack, peer after peer (forward)
+    ExchangePattern pattern;               ///< peers ascending; forward direction (rows of H)
+    std::vector<index_t> boundary_rows;    ///< owned rows with >= 1 halo entry (ascending)
+    std::vector<index_t> interior_rows;    ///< owned rows with none (ascending)
+};
+
+/// Builds LocalGraphs for any rank from one O(nnz) pass over Â (renumbering + halo plan), so
+/// that building all K ranks costs O(nnz) in total, not K times. Keeps references to `a_hat`
+/// and `partition`, which must outlive it.
+class LocalGraphBuilder {
+public:
+    /// `a_hat`: N x N, original ids, rows sorted ascending and unique (gcn_normalize's output).
+    /// Throws strata::Error if the partition is invalid for N or Â is malformed.
+    LocalGraphBuilder(const GlobalCsr& a_hat, const Partition& partition);
+
+    /// O(nnz of the rank's rows + its halo + its send lists). Throws strata::Error if a local
+    /// size does not fit index_t (2^31 - 1).
+    [[nodiscard]] LocalGraph build(int rank);
+
+    [[nodiscard]] const Renumbering& numbering() const { return numbering_; }
+    [[nodiscard]] const HaloPlan& plan() const { return plan_; }
+
+private:
+    const GlobalCsr& a_hat_;
+    const Partition& partition_;
+    Renumbering numbering_;
+    HaloPlan plan_;
+    std::vector<index_t> column_;      ///< N: position of a halo vertex in the rank's halo
+    std::vector<std::uint64_t> code_;  ///< N: owner << 32 | row within the owner
+};
+
+/// Rank `rank`'s LocalGraph; a_hat = gcn_normalize(graph) (same vertex ids as the graph).
+/// O(nnz) (one halo pass); use LocalGraphBuilder to build several ranks.
+[[nodiscard]] LocalGraph build_local_graph(const GlobalCsr& a_hat, const Partition& partition,
+                                           int rank);
+
+/// Checks every invariant the trainer relies on (shapes, CSR structure with sorted unique
+/// columns, finite values, peers ascending and distinct and != rank, offsets, send rows in
+/// range, ascending per peer, boundary/interior rows consistent with the halo blocks).
+/// Throws strata::Error whose message starts with `what`.
+void validate_local_graph(const LocalGraph& graph, const std::string& what);
+
+}  // namespace strata

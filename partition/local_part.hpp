@@ -1,0 +1,73 @@
+// LocalPart: a rank's LocalGraph plus its rows of features, labels and masks; building it in
+// memory, writing a whole partition directory, and reading one rank's part file back.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/graph_dataset.hpp"
+#include "partition/local_graph.hpp"
+#include "partition/partition.hpp"
+#include "partition/partition_report.hpp"
+#include "src/tensor/host_matrix.hpp"
+
+namespace strata {
+
+/// Rank `graph.rank`'s share of a dataset; rows in local order (new ids first_owned + i).
+struct LocalPart {
+    LocalGraph graph;
+    HostMatrix features;                   ///< num_owned x F
+    std::vector<index_t> labels;           ///< num_owned, -1 = unlabeled
+    std::vector<std::uint8_t> train_mask;  ///< num_owned, 0/1
+    std::vector<std::uint8_t> val_mask;
+    std::vector<std::uint8_t> test_mask;
+    std::int64_t num_classes = 0;
+    std::int64_t global_train = 0;  ///< counts over all parts
+    std::int64_t global_val = 0;
+    std::int64_t global_test = 0;
+};
+
+/// The part of `rank`: its LocalGraph (a_hat = gcn_normalize(graph)) and its vertex data.
+/// O(nnz). Throws strata::Error if shapes disagree or the partition is invalid.
+[[nodiscard]] LocalPart build_local_part(const GraphDataset& graph, const GlobalCsr& a_hat,
+                                         const Partition& partition, int rank);
+
+/// The vertex data of `graph_part.rank` (features, labels, masks, counts) attached to an
+/// already built LocalGraph. `count_splits = false` leaves global_train/val/test at 0 (they
+/// take O(N); callers attaching many parts count once).
+[[nodiscard]] LocalPart attach_vertex_data(const GraphDataset& graph, LocalGraph graph_part,
+                                           bool count_splits = true);
+
+/// The current part file format (root attribute strata_format_version of part-NNNNN.h5, and
+/// strata_format_version of partition.json).
+inline constexpr std::int64_t partition_format_version = 1;
+/// Root attribute strata_format of a part file.
+inline constexpr const char* part_format_name = "partition_part";
+
+/// "part-00003.h5".
+[[nodiscard]] std::string part_file_name(int rank);
+
+/// Writes the partition directory `out_dir` (docs/partition-format.md): partition.json and one
+/// part-NNNNN.h5 per part, built from one O(nnz) pass (LocalGraphBuilder), one part in memory
+/// at a time. Everything is written under a temporary name and renamed into place at the end,
+/// so on any error nothing is left at `out_dir`. Only graph's vertex data and sizes are read
+/// (graph.indices may be empty). Returns the report stored in partition.json (info.phases plus
+/// "build" and "write"). Throws strata::Error if `out_dir` exists and !force, its parent is
+/// not a writable directory, shapes disagree, or on any I/O failure.
+PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& a_hat,
+                                const Partition& partition, const PartitionInfo& info,
+                                const std::string& out_dir, bool force);
+
+/// Reads and validates rank `rank`'s part of the partition directory `dir`: partition.json's
+/// format and version, num_parts == expected_num_parts, the part file's attributes (format,
+/// version, part index, num_parts, partition id equal to partition.json's, owned range), every
+/// dataset's type and shape, and every LocalGraph invariant (validate_local_graph), plus the
+/// exchange counts against the other parts' in partition.json. Throws strata::Error naming the
+/// file and the first bad value.
+[[nodiscard]] LocalPart read_part(const std::string& dir, int rank, int expected_num_parts);
+
+/// partition.json of `dir`, parsed and checked (report_from_json).
+[[nodiscard]] PartitionReport read_partition_report(const std::string& dir);
+
+}  // namespace strata

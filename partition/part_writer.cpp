@@ -1,0 +1,206 @@
+// Writing a partition directory (docs/partition-format.md): partition.json and one
+// part-NNNNN.h5 per rank, built in one pass and renamed into place at the end.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "datasets/h5_file.hpp"
+#include "partition/local_part.hpp"
+#include "src/base/atomic_output.hpp"
+#include "src/base/error.hpp"
+#include "src/base/log.hpp"
+#include "src/base/timer.hpp"
+
+namespace fs = std::filesystem;
+
+namespace strata {
+namespace {
+
+/// FNV-1a 64 over a byte range, chained through `hash`.
+std::uint64_t fnv1a(std::uint64_t hash, const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < bytes; ++i) {
+        hash ^= p[i];
+        hash *= 0x100000001b3ULL;
+    }
+    return hash;
+}
+
+/// Identifies a partition: the source checksum, method, seed, K and every owner.
+std::string make_partition_id(const PartitionInfo& info, const Partition& partition) {
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    hash = fnv1a(hash, info.source_checksum.data(), info.source_checksum.size());
+    hash = fnv1a(hash, info.method.data(), info.method.size());
+    hash = fnv1a(hash, &info.seed, sizeof(info.seed));
+    hash = fnv1a(hash, &partition.num_parts, sizeof(partition.num_parts));
+    hash = fnv1a(hash, partition.owner.data(), partition.owner.size() * sizeof(int));
+    char text[20];
+    std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
+    return text;
+}
+
+template <class T>
+std::span<const T> as_span(const std::vector<T>& v) {
+    return {v.data(), v.size()};
+}
+
+std::int64_t size_of(std::size_t n) {
+    return static_cast<std::int64_t>(n);
+}
+
+void write_part_file(const std::string& path, const LocalPart& part,
+                     const std::vector<global_id>& halo_global, const PartitionReport& report) {
+    const LocalGraph& g = part.graph;
+    const auto n = static_cast<std::size_t>(g.num_owned);
+    // One CSR with local column ids: owned columns [0, n), then the halo, peer after peer.
+    std::vector<std::int64_t> row_ptr(n + 1, 0);
+    std::vector<std::int32_t> col_idx;
+    std::vector<float> values;
+    std::int64_t nnz = g.inner.nnz();
+    for (const HostCsr& block : g.halo) {
+        nnz += block.nnz();
+    }
+    col_idx.reserve(static_cast<std::size_t>(nnz));
+    values.reserve(static_cast<std::size_t>(nnz));
+    for (std::size_t r = 0; r < n; ++r) {
+        for (index_t k = g.inner.row_ptr[r]; k < g.inner.row_ptr[r + 1]; ++k) {
+            col_idx.push_back(g.inner.col_idx[static_cast<std::size_t>(k)]);
+            values.push_back(g.inner.values[static_cast<std::size_t>(k)]);
+        }
+        for (std::size_t p = 0; p < g.halo.size(); ++p) {
+            const HostCsr& block = g.halo[p];
+            const index_t base = g.num_owned + g.pattern.recv_offsets[p];
+            for (index_t k = block.row_ptr[r]; k < block.row_ptr[r + 1]; ++k) {
+                col_idx.push_back(base + block.col_idx[static_cast<std::size_t>(k)]);
+                values.push_back(block.values[static_cast<std::size_t>(k)]);
+            }
+        }
+        row_ptr[r + 1] = size_of(col_idx.size());
+    }
+    std::vector<std::int32_t> peers(g.pattern.peers.begin(), g.pattern.peers.end());
+
+    H5File file = H5File::create(path);
+    file.write_attribute("/", "strata_format", part_format_name);
+    file.write_attribute("/", "strata_format_version", partition_format_version);
+    file.write_attribute("/", "partition_id", report.partition_id);
+    file.write_attribute("/", "part", std::int64_t{g.rank});
+    file.write_attribute("/", "num_parts", std::int64_t{g.num_parts});
+    file.write_attribute("/", "num_global_vertices", g.num_global_vertices);
+    file.write_attribute("/", "first_owned", g.first_owned);
+    file.write_attribute("/", "num_owned", std::int64_t{g.num_owned});
+    file.write_attribute("/", "num_halo", size_of(g.halo_original.size()));
+    file.write_attribute("/", "num_classes", part.num_classes);
+    file.write_attribute("/", "global_train", part.global_train);
+    file.write_attribute("/", "global_val", part.global_val);
+    file.write_attribute("/", "global_test", part.global_test);
+    const std::int64_t rows = g.num_owned;
+    file.write(std::string("/owned/original_ids"), as_span(g.owned_original), {rows});
+    file.write(std::string("/adjacency/row_ptr"), as_span(row_ptr), {rows + 1});
+    file.write(std::string("/adjacency/col_idx"), as_span(col_idx), {size_of(col_idx.size())});
+    file.write(std::string("/adjacency/values"), as_span(values), {size_of(values.size())});
+    const std::int64_t halo = size_of(g.halo_original.size());
+    file.write(std::string("/halo/original_ids"), as_span(g.halo_original), {halo});
+    file.write(std::string("/halo/global_ids"), as_span(halo_global), {halo});
+    file.write(std::string("/exchange/peers"), as_span(peers), {size_of(peers.size())});
+    file.write(std::string("/exchange/send_offsets"), as_span(g.pattern.send_offsets),
+               {size_of(g.pattern.send_offsets.size())});
+    file.write(std::string("/exchange/recv_offsets"), as_span(g.pattern.recv_offsets),
+               {size_of(g.pattern.recv_offsets.size())});
+    file.write(std::string("/exchange/send_rows"), as_span(g.send_rows),
+               {size_of(g.send_rows.size())});
+    file.write(std::string("/node/features"), as_span(part.features.values),
+               {rows, part.features.cols});
+    const std::vector<std::int64_t> labels(part.labels.begin(), part.labels.end());
+    file.write(std::string("/node/labels"), as_span(labels), {rows});
+    file.write(std::string("/node/train_mask"), as_span(part.train_mask), {rows});
+    file.write(std::string("/node/val_mask"), as_span(part.val_mask), {rows});
+    file.write(std::string("/node/test_mask"), as_span(part.test_mask), {rows});
+}
+
+}  // namespace
+
+std::string part_file_name(int rank) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "part-%05d.h5", rank);
+    return name;
+}
+
+PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& a_hat,
+                                const Partition& partition, const PartitionInfo& info,
+                                const std::string& out_dir, bool force) {
+    AtomicOutput output(out_dir, force);
+    const global_id n = graph.num_vertices();
+    STRATA_CHECK(a_hat.num_rows() == n, out_dir, ": Â has ", a_hat.num_rows(),
+                 " rows but the graph has ", n, " vertices");
+    validate_partition(partition, n, out_dir + ": partition");
+    std::error_code ec;
+    fs::create_directory(output.temp_path(), ec);
+    STRATA_CHECK(!ec, output.temp_path().string(), ": cannot create directory: ", ec.message());
+
+    PartitionReport report;
+    report.info = info;
+    report.partition_id = make_partition_id(info, partition);
+    report.num_parts = partition.num_parts;
+    report.num_vertices = n;
+    report.num_edges = graph.num_edges();
+    report.nnz = a_hat.nnz();
+    report.num_features = graph.features.cols;
+    report.num_classes = graph.num_classes;
+
+    double build_seconds = 0.0;
+    double write_seconds = 0.0;
+    std::int64_t build_peak = 0;
+    std::unique_ptr<LocalGraphBuilder> builder;
+    {
+        const ScopedTimer timer(build_seconds);
+        builder = std::make_unique<LocalGraphBuilder>(a_hat, partition);
+    }
+    report.part_offsets = builder->numbering().part_offsets;
+    Progress progress("writing parts", partition.num_parts, info.progress);
+    for (int rank = 0; rank < partition.num_parts; ++rank) {
+        LocalPart part;
+        std::vector<global_id> halo_global;
+        {
+            const ScopedTimer timer(build_seconds);
+            part = attach_vertex_data(graph, builder->build(rank), rank == 0);
+            if (rank == 0) {
+                report.global_train = part.global_train;
+                report.global_val = part.global_val;
+                report.global_test = part.global_test;
+            } else {
+                part.global_train = report.global_train;
+                part.global_val = report.global_val;
+                part.global_test = report.global_test;
+            }
+            for (global_id original : part.graph.halo_original) {
+                halo_global.push_back(
+                    builder->numbering().new_id[static_cast<std::size_t>(original)]);
+            }
+            report.parts.push_back(part_stats(part.graph));
+            build_peak = std::max(build_peak, peak_rss_bytes());
+        }
+        const ScopedTimer timer(write_seconds);
+        write_part_file((output.temp_path() / part_file_name(rank)).string(), part, halo_global,
+                        report);
+        progress.update(rank + 1);
+    }
+    progress.finish();
+    builder.reset();
+    summarize(report);
+    // partition.json records the phases, so "write" ends just before it (a few KiB).
+    report.info.phases.push_back({"build", build_seconds, build_peak});
+    report.info.phases.push_back({"write", write_seconds, peak_rss_bytes()});
+    {
+        const std::string path = (output.temp_path() / "partition.json").string();
+        std::ofstream json(path);
+        json << report_to_json(report);
+        json.flush();
+        STRATA_CHECK(json.good(), path, ": write failed");
+    }
+    output.commit();
+    return report;
+}
+
+}  // namespace strata

@@ -1,0 +1,338 @@
+// CudaBackend: device memory, streams and handles, shape checks (the CPU backend's), dispatch to
+// the plain kernels of cuda_kernels.hpp, cuBLAS GEMM, and make_cuda_backend. SpMM: cuda_spmm.cpp.
+#include "src/device/cuda/cuda_backend.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "src/base/error.hpp"
+#include "src/device/counter_rng.hpp"
+#include "src/device/cuda/cuda_check.hpp"
+#include "src/device/cuda/cuda_kernels.hpp"
+
+namespace strata {
+namespace {
+
+/// What the kernels report to the host, in one device block copied back at each sync.
+struct DeviceStatus {
+    unsigned bits;  ///< kernels::StatusBit flags
+    unsigned unused;
+    cuda::kernels::LossResult loss;
+};
+
+bool overlaps(const float* a, std::size_t a_size, const float* b, std::size_t b_size) {
+    return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
+}
+
+void check_same_shape(const char* op, const char* name_a, index_t rows_a, index_t cols_a,
+                      const char* name_b, index_t rows_b, index_t cols_b) {
+    STRATA_CHECK(rows_a == rows_b && cols_a == cols_b, op, ": ", name_a, " is ", rows_a, " x ",
+                 cols_a, " but ", name_b, " is ", rows_b, " x ", cols_b);
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device) : device_(device) {
+    int count = 0;
+    STRATA_CUDA_CHECK(cudaGetDeviceCount(&count));
+    STRATA_CHECK(device >= 0 && device < count, "CudaBackend: device ", device, " does not exist (",
+                 count, " CUDA devices visible)");
+    STRATA_CUDA_CHECK(cudaSetDevice(device));
+    compute_ = cuda::make_stream();
+    comm_ = cuda::make_stream();
+
+    cusparseHandle_t sparse = nullptr;
+    STRATA_CUDA_CHECK(cusparseCreate(&sparse));
+    sparse_ = cuda::SparseHandle(sparse);
+    STRATA_CUDA_CHECK(cusparseSetStream(sparse, compute_.get()));
+
+    cublasHandle_t blas = nullptr;
+    STRATA_CUDA_CHECK(cublasCreate(&blas));
+    blas_ = cuda::BlasHandle(blas);
+    STRATA_CUDA_CHECK(cublasSetStream(blas, compute_.get()));
+    // Plain FP32 (no TF32 tensor-core rounding), host-side alpha/beta.
+    STRATA_CUDA_CHECK(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
+    STRATA_CUDA_CHECK(cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_HOST));
+
+    status_ = cuda::make_device_memory(sizeof(DeviceStatus));
+    host_status_ = cuda::make_pinned_memory(sizeof(DeviceStatus));
+    STRATA_CUDA_CHECK(cudaMemsetAsync(status_.get(), 0, sizeof(DeviceStatus), compute_.get()));
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
+}
+
+CudaBackend::~CudaBackend() {
+    (void)cudaSetDevice(device_);
+    (void)cudaStreamSynchronize(comm_.get());
+    (void)cudaStreamSynchronize(compute_.get());
+#ifndef NDEBUG
+    if (const std::int64_t live = live_.load(); live != 0) {
+        std::fprintf(stderr,
+                     "strata: CudaBackend destroyed with %lld live allocations (a Buffer outlived "
+                     "its backend)\n",
+                     static_cast<long long>(live));
+    }
+#endif
+}
+
+// --- memory ----------------------------------------------------------------------------------
+
+void* CudaBackend::allocate(std::size_t bytes) {
+    if (bytes == 0) {
+        return nullptr;
+    }
+    void* ptr = cuda::make_device_memory(bytes).release();
+    live_.fetch_add(1);
+    return ptr;
+}
+
+void CudaBackend::deallocate(void* ptr) noexcept {
+    if (ptr == nullptr) {
+        return;
+    }
+    const cudaError_t status = cudaFree(ptr);
+    if (status != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (!cuda::is_shutdown_error(status)) {
+            std::fprintf(stderr, "strata: CudaBackend::deallocate: cudaFree failed: %s\n",
+                         cudaGetErrorString(status));
+        }
+    }
+    live_.fetch_sub(1);
+}
+
+void CudaBackend::upload(void* device_dst, const void* host_src, std::size_t bytes) {
+    if (bytes == 0) {
+        return;
+    }
+    STRATA_CUDA_CHECK(
+        cudaMemcpyAsync(device_dst, host_src, bytes, cudaMemcpyHostToDevice, compute_.get()));
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
+}
+
+void CudaBackend::download(void* host_dst, const void* device_src, std::size_t bytes) {
+    if (bytes > 0) {
+        STRATA_CUDA_CHECK(
+            cudaMemcpyAsync(host_dst, device_src, bytes, cudaMemcpyDeviceToHost, compute_.get()));
+    }
+    queue_status_copy();
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
+    check_status();
+}
+
+void CudaBackend::copy(void* device_dst, const void* device_src, std::size_t bytes) {
+    if (bytes == 0 || device_dst == device_src) {
+        return;
+    }
+    STRATA_CUDA_CHECK(
+        cudaMemcpyAsync(device_dst, device_src, bytes, cudaMemcpyDeviceToDevice, compute_.get()));
+}
+
+void CudaBackend::synchronize() {
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(comm_.get()));
+    queue_status_copy();
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
+    check_status();
+}
+
+void* CudaBackend::workspace(std::size_t bytes) {
+    if (bytes > workspace_bytes_) {
+        // cudaFree of the old block waits for the kernels that may still use it.
+        workspace_.reset();
+        workspace_bytes_ = 0;
+        const std::size_t grown = bytes + bytes / 4;
+        workspace_ = cuda::make_device_memory(grown);
+        workspace_bytes_ = grown;
+    }
+    return workspace_.get();
+}
+
+unsigned* CudaBackend::status_bits() {
+    return &static_cast<DeviceStatus*>(status_.get())->bits;
+}
+
+void CudaBackend::queue_status_copy() {
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(host_status_.get(), status_.get(), sizeof(unsigned),
+                                      cudaMemcpyDeviceToHost, compute_.get()));
+}
+
+void CudaBackend::check_status() {
+    const unsigned bits = *static_cast<const unsigned*>(host_status_.get());
+    if (bits == 0) {
+        return;
+    }
+    *static_cast<unsigned*>(host_status_.get()) = 0;
+    STRATA_CUDA_CHECK(cudaMemsetAsync(status_bits(), 0, sizeof(unsigned), compute_.get()));
+    STRATA_CHECK((bits & cuda::kernels::bad_gather_row) == 0,
+                 "gather_rows: a row id was outside [0, x.rows) (found by the kernel, reported at "
+                 "the next synchronisation)");
+    STRATA_CHECK((bits & cuda::kernels::bad_scatter_row) == 0,
+                 "scatter_add_rows: a row id was outside [0, out.rows) (found by the kernel, "
+                 "reported at the next synchronisation)");
+    STRATA_FAIL("CudaBackend: unknown kernel status bits ", bits);
+}
+
+// --- dense linear algebra ----------------------------------------------------------------------
+
+void CudaBackend::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
+                       MatrixView c, float alpha, float beta) {
+    const bool trans_a = ta == Transpose::yes;
+    const bool trans_b = tb == Transpose::yes;
+    const index_t m = trans_a ? a.cols : a.rows;
+    const index_t k = trans_a ? a.rows : a.cols;
+    const index_t kb = trans_b ? b.cols : b.rows;
+    const index_t n = trans_b ? b.rows : b.cols;
+    STRATA_CHECK(k == kb, "gemm: op(a) is ", m, " x ", k, " but op(b) is ", kb, " x ", n);
+    check_same_shape("gemm", "c", c.rows, c.cols, "op(a) op(b)", m, n);
+    STRATA_CHECK(!overlaps(a.data, a.size(), c.data, c.size()) &&
+                     !overlaps(b.data, b.size(), c.data, c.size()),
+                 "gemm: c overlaps an input");
+    if (m == 0 || n == 0) {
+        return;
+    }
+    if (k == 0) {  // an empty product: cuBLAS would reject a leading dimension of 0
+        if (beta == 0.0f) {
+            STRATA_CUDA_CHECK(cuda::kernels::fill(c.data, c.size(), 0.0f, compute_.get()));
+        } else if (beta != 1.0f) {
+            STRATA_CUDA_CHECK(cuda::kernels::scale(c.data, c.size(), beta, compute_.get()));
+        }
+        return;
+    }
+    // Row-major c (m x n) is column-major cᵀ (n x m, ld n) = op(b)ᵀ op(a)ᵀ, and a row-major
+    // matrix is its own transpose in column-major order: the transpose flags carry over.
+    const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    STRATA_CUDA_CHECK(cublasSgemm(blas_.get(), op_b, op_a, n, m, k, &alpha, b.data, b.cols, a.data,
+                                  a.cols, &beta, c.data, n));
+}
+
+void CudaBackend::gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
+    check_same_shape("gather_rows", "out", out.rows, out.cols, "rows.size() x x.cols",
+                     static_cast<index_t>(rows.size()), x.cols);
+    STRATA_CUDA_CHECK(cuda::kernels::gather_rows(x.data, x.rows, x.cols, rows.data(),
+                                                 static_cast<std::int64_t>(rows.size()), out.data,
+                                                 status_bits(), compute_.get()));
+}
+
+void CudaBackend::scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
+                                   MatrixView out) {
+    check_same_shape("scatter_add_rows", "x", x.rows, x.cols, "rows.size() x out.cols",
+                     static_cast<index_t>(rows.size()), out.cols);
+    STRATA_CUDA_CHECK(cuda::kernels::scatter_add_rows(
+        x.data, x.cols, rows.data(), static_cast<std::int64_t>(rows.size()), out.data, out.rows,
+        status_bits(), compute_.get()));
+}
+
+// --- elementwise -----------------------------------------------------------------------------
+
+void CudaBackend::fill(MatrixView y, float value) {
+    STRATA_CUDA_CHECK(cuda::kernels::fill(y.data, y.size(), value, compute_.get()));
+}
+
+void CudaBackend::add_bias(MatrixView y, std::span<const float> bias) {
+    STRATA_CHECK(bias.size() == static_cast<std::size_t>(y.cols), "add_bias: bias has ",
+                 bias.size(), " entries but y has ", y.cols, " columns");
+    STRATA_CUDA_CHECK(cuda::kernels::add_bias(y.data, y.rows, y.cols, bias.data(), compute_.get()));
+}
+
+void CudaBackend::column_sums(ConstMatrixView x, std::span<float> out, float beta) {
+    STRATA_CHECK(out.size() == static_cast<std::size_t>(x.cols), "column_sums: out has ",
+                 out.size(), " entries but x has ", x.cols, " columns");
+    void* scratch = workspace(cuda::kernels::column_sums_workspace_bytes(x.rows, x.cols));
+    STRATA_CUDA_CHECK(cuda::kernels::column_sums(x.data, x.rows, x.cols, out.data(), beta, scratch,
+                                                 compute_.get()));
+}
+
+void CudaBackend::relu(ConstMatrixView x, MatrixView y) {
+    check_same_shape("relu", "x", x.rows, x.cols, "y", y.rows, y.cols);
+    STRATA_CUDA_CHECK(cuda::kernels::relu(x.data, y.data, x.size(), compute_.get()));
+}
+
+void CudaBackend::relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) {
+    check_same_shape("relu_backward", "y", y.rows, y.cols, "dy", dy.rows, dy.cols);
+    check_same_shape("relu_backward", "dy", dy.rows, dy.cols, "dx", dx.rows, dx.cols);
+    STRATA_CUDA_CHECK(
+        cuda::kernels::relu_backward(y.data, dy.data, dx.data, y.size(), compute_.get()));
+}
+
+void CudaBackend::dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
+                          std::span<const global_id> row_ids) {
+    check_same_shape("dropout", "x", x.rows, x.cols, "y", y.rows, y.cols);
+    STRATA_CHECK(row_ids.size() == static_cast<std::size_t>(x.rows), "dropout: ", row_ids.size(),
+                 " row ids for ", x.rows, " rows");
+    STRATA_CHECK(key.rate >= 0.0f && key.rate < 1.0f, "dropout: rate ", key.rate, " not in [0, 1)");
+    if (key.rate == 0.0f) {
+        copy(y.data, x.data, x.size() * sizeof(float));
+        return;
+    }
+    const std::uint64_t stream_key = dropout_stream(key.seed, key.epoch, key.layer);
+    const std::uint32_t threshold = dropout_threshold(key.rate);
+    const float scale = 1.0f / (1.0f - key.rate);  // in float, exactly as the CPU
+    STRATA_CUDA_CHECK(cuda::kernels::dropout(x.data, y.data, x.rows, x.cols, stream_key, threshold,
+                                             scale, row_ids.data(), compute_.get()));
+}
+
+// --- loss and optimizer ------------------------------------------------------------------------
+
+LossSums CudaBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
+                                            std::span<const std::uint8_t> mask, float grad_scale,
+                                            MatrixView dlogits) {
+    const auto rows = static_cast<std::size_t>(logits.rows);
+    STRATA_CHECK(labels.size() == rows && mask.size() == rows,
+                 "softmax_cross_entropy: ", labels.size(), " labels and ", mask.size(),
+                 " mask entries for ", rows, " rows");
+    if (dlogits.data != nullptr) {
+        check_same_shape("softmax_cross_entropy", "logits", logits.rows, logits.cols, "dlogits",
+                         dlogits.rows, dlogits.cols);
+    }
+    void* scratch = workspace(cuda::kernels::softmax_cross_entropy_workspace_bytes(logits.rows));
+    auto* device_status = static_cast<DeviceStatus*>(status_.get());
+    STRATA_CUDA_CHECK(cuda::kernels::softmax_cross_entropy(
+        logits.data, logits.rows, logits.cols, labels.data(), mask.data(), grad_scale, dlogits.data,
+        scratch, &device_status->loss, compute_.get()));
+    STRATA_CUDA_CHECK(cudaMemcpyAsync(host_status_.get(), status_.get(), sizeof(DeviceStatus),
+                                      cudaMemcpyDeviceToHost, compute_.get()));
+    STRATA_CUDA_CHECK(cudaStreamSynchronize(compute_.get()));
+    const cuda::kernels::LossResult result =
+        static_cast<const DeviceStatus*>(host_status_.get())->loss;
+    check_status();
+    if (result.first_bad_row >= 0) {
+        index_t label = 0;
+        download(&label, labels.data() + result.first_bad_row, sizeof(index_t));
+        STRATA_FAIL("softmax_cross_entropy: label ", label, " of row ", result.first_bad_row,
+                    " is not below the ", logits.cols, " classes");
+    }
+    LossSums sums;
+    sums.loss = result.loss;
+    sums.count = result.count;
+    sums.correct = result.correct;
+    return sums;
+}
+
+void CudaBackend::adam(std::span<float> params, std::span<const float> grads, std::span<float> m,
+                       std::span<float> v, const AdamStep& step) {
+    STRATA_CHECK(
+        grads.size() == params.size() && m.size() == params.size() && v.size() == params.size(),
+        "adam: sizes differ: params ", params.size(), ", grads ", grads.size(), ", m ", m.size(),
+        ", v ", v.size());
+    STRATA_CHECK(step.step >= 1, "adam: step ", step.step, " must be >= 1");
+    // Bias corrections exactly as src/device/cpu/cpu_adam.cpp: in double, then rounded to float.
+    const auto t = static_cast<double>(step.step);
+    cuda::kernels::AdamScalars s{};
+    s.lr = step.lr;
+    s.beta1 = step.beta1;
+    s.beta2 = step.beta2;
+    s.eps = step.eps;
+    s.weight_decay = step.weight_decay;
+    s.decoupled = step.decoupled;
+    s.correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(step.beta1), t));
+    s.correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(step.beta2), t));
+    STRATA_CUDA_CHECK(cuda::kernels::adam(params.data(), grads.data(), m.data(), v.data(),
+                                          params.size(), s, compute_.get()));
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device) {
+    return std::make_unique<CudaBackend>(device);
+}
+
+}  // namespace strata

@@ -1,0 +1,115 @@
+// CudaBackend: the Backend on one GPU (cuSPARSE SpMM, cuBLAS GEMM, plain kernels), with its
+// compute and communication streams. Only code under src/device/cuda and the NCCL communicator
+// include this header; everyone else gets it through make_cuda_backend() (src/device/backend.hpp).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "src/device/backend.hpp"
+#include "src/device/cuda/cuda_handles.hpp"
+
+namespace strata {
+
+/// Backend on CUDA device `device()`. All memory is device memory (cudaMalloc); every operation
+/// is queued on the compute stream and returns at once, except those that hand results to the
+/// host: download(), synchronize() and softmax_cross_entropy() wait for the compute stream.
+/// Formulas, shapes and error checks are those of CpuBackend; the elementwise, dropout, column-sum,
+/// loss and Adam kernels follow the CPU's operation order (dropout masks agree bit for bit).
+///
+/// Index checks that need device data (row ids of gather_rows / scatter_add_rows) are made by
+/// the kernels, which skip a bad index and raise a flag; the next download(), synchronize() or
+/// softmax_cross_entropy() throws strata::Error naming the operation.
+///
+/// Threads: use one backend from one thread. The device is made current in the constructor;
+/// a program driving several devices from one thread must call cudaSetDevice itself.
+class CudaBackend final : public Backend {
+public:
+    /// Makes `device` current, creates the two streams and the cuSPARSE/cuBLAS handles.
+    /// Throws strata::Error when there is no usable device (e.g. no driver) or `device` is out of
+    /// range.
+    explicit CudaBackend(int device);
+    CudaBackend(const CudaBackend&) = delete;
+    CudaBackend& operator=(const CudaBackend&) = delete;
+    /// Waits for both streams; debug builds report live allocations on stderr. Never throws.
+    ~CudaBackend() override;
+
+    [[nodiscard]] DeviceKind kind() const override { return DeviceKind::cuda; }
+    [[nodiscard]] int device() const { return device_; }
+    /// The stream every operation is queued on.
+    [[nodiscard]] cudaStream_t compute_stream() const { return compute_.get(); }
+    /// A second stream for communication (NcclCommunicator), ordered against the compute stream
+    /// with events only.
+    [[nodiscard]] cudaStream_t comm_stream() const { return comm_.get(); }
+    /// Allocations not yet deallocated (allocate(0) returns null and is not counted).
+    [[nodiscard]] std::int64_t live_allocations() const { return live_.load(); }
+
+    /// cudaMalloc; throws strata::Error naming the size and free memory when out of memory.
+    [[nodiscard]] void* allocate(std::size_t bytes) override;
+    /// cudaFree (which waits for the device); ignores errors at process shutdown.
+    void deallocate(void* ptr) noexcept override;
+    /// Copies on the compute stream and waits, so the host buffer may be reused on return.
+    void upload(void* device_dst, const void* host_src, std::size_t bytes) override;
+    /// Waits for the compute stream (and the copy); checks the kernels' index flags.
+    void download(void* host_dst, const void* device_src, std::size_t bytes) override;
+    /// Device-to-device copy queued on the compute stream.
+    void copy(void* device_dst, const void* device_src, std::size_t bytes) override;
+    /// Waits for the communication and compute streams; checks the kernels' index flags.
+    void synchronize() override;
+
+    /// cuSPARSE SpMM (CSR, 32-bit indices, row-major dense). Descriptors, the algorithm and the
+    /// workspace are created on the first call and cached in the matrix's plan slot.
+    void spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta) override;
+    /// cuBLAS SGEMM on the row-major matrices (computed as cᵀ = op(b)ᵀ op(a)ᵀ, column-major).
+    void gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb, MatrixView c,
+              float alpha, float beta) override;
+    void gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) override;
+    /// atomicAdd: repeated row ids are summed in no fixed order (equal to rounding).
+    void scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
+                          MatrixView out) override;
+
+    void fill(MatrixView y, float value) override;
+    void add_bias(MatrixView y, std::span<const float> bias) override;
+    /// Deterministic; bit-identical to the CPU.
+    void column_sums(ConstMatrixView x, std::span<float> out, float beta) override;
+    void relu(ConstMatrixView x, MatrixView y) override;
+    void relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) override;
+    /// Throws strata::Error unless 0 <= rate < 1. Same mask as the CPU, bit for bit.
+    void dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
+                 std::span<const global_id> row_ids) override;
+
+    /// Waits for the result. Throws strata::Error if a selected label is >= classes.
+    LossSums softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
+                                   std::span<const std::uint8_t> mask, float grad_scale,
+                                   MatrixView dlogits) override;
+    void adam(std::span<float> params, std::span<const float> grads, std::span<float> m,
+              std::span<float> v, const AdamStep& step) override;
+
+private:
+    /// A device scratch block of at least `bytes`, valid until the next call (grow-only;
+    /// growing waits for the compute stream).
+    void* workspace(std::size_t bytes);
+    /// Queues the copy of the device status block to the host mirror (compute stream).
+    void queue_status_copy();
+    /// After a compute-stream sync that followed queue_status_copy(): throws strata::Error if a
+    /// kernel flagged a bad index (and clears the flags).
+    void check_status();
+    [[nodiscard]] unsigned* status_bits();
+
+    int device_;
+    // Streams first: they are destroyed last, after the handles bound to them.
+    cuda::Stream compute_;
+    cuda::Stream comm_;
+    cuda::SparseHandle sparse_;
+    cuda::BlasHandle blas_;
+    cuda::DeviceMemory status_;       ///< DeviceStatus (cuda_backend.cpp) in device memory
+    cuda::PinnedMemory host_status_;  ///< its host mirror
+    cuda::DeviceMemory workspace_;
+    std::size_t workspace_bytes_ = 0;
+    std::atomic<std::int64_t> live_{0};
+};
+
+}  // namespace strata

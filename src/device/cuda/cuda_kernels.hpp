@@ -1,0 +1,110 @@
+// Plain CUDA launchers behind CudaBackend: raw device pointers, sizes and a stream in; no
+// framework types. Row-major float32. Each returns cudaGetLastError() after its launch (check it
+// with STRATA_CUDA_CHECK); zero sizes launch nothing. Formulas match the CPU kernels
+// (src/device/cpu/cpu_kernels.hpp) operation for operation: the .cu files are compiled with
+// -fmad=false so that no multiply-add is contracted differently from the CPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace strata::cuda::kernels {
+
+/// Bits of the backend's device status word, set by kernels that met a bad index (the element
+/// is then skipped) and reported by the host at the next synchronisation.
+enum StatusBit : unsigned {
+    bad_gather_row = 1u,   ///< gather_rows: a row id outside [0, x rows)
+    bad_scatter_row = 2u,  ///< scatter_add_rows: a row id outside [0, out rows)
+};
+
+// --- gather.cu ----------------------------------------------------------------------------------
+
+/// out[i, :] = x[rows[i], :].   x: x_rows x f, out: num_rows x f. A bad id sets bad_gather_row
+/// in *status and writes 0.
+[[nodiscard]] cudaError_t gather_rows(const float* x, std::int32_t x_rows, std::int32_t f,
+                                      const std::int32_t* rows, std::int64_t num_rows, float* out,
+                                      unsigned* status, cudaStream_t stream);
+
+/// out[rows[i], :] += x[i, :] with atomicAdd (repeated ids are summed in no fixed order).
+/// x: num_rows x f, out: out_rows x f. A bad id sets bad_scatter_row in *status.
+[[nodiscard]] cudaError_t scatter_add_rows(const float* x, std::int32_t f, const std::int32_t* rows,
+                                           std::int64_t num_rows, float* out, std::int32_t out_rows,
+                                           unsigned* status, cudaStream_t stream);
+
+// --- elementwise.cu -----------------------------------------------------------------------------
+
+/// y[0:n] = value.
+[[nodiscard]] cudaError_t fill(float* y, std::size_t n, float value, cudaStream_t stream);
+/// y[0:n] *= beta.
+[[nodiscard]] cudaError_t scale(float* y, std::size_t n, float beta, cudaStream_t stream);
+/// y[i, :] += bias[:].   y: rows x cols, bias: cols.
+[[nodiscard]] cudaError_t add_bias(float* y, std::int32_t rows, std::int32_t cols,
+                                   const float* bias, cudaStream_t stream);
+/// y[0:n] = max(x, 0).   y may alias x.
+[[nodiscard]] cudaError_t relu(const float* x, float* y, std::size_t n, cudaStream_t stream);
+/// dx[0:n] = dy ⊙ [y > 0].   dx may alias dy.
+[[nodiscard]] cudaError_t relu_backward(const float* y, const float* dy, float* dx, std::size_t n,
+                                        cudaStream_t stream);
+
+// --- column_sums.cu -----------------------------------------------------------------------------
+
+/// Device workspace bytes column_sums needs for a rows x cols input.
+[[nodiscard]] std::size_t column_sums_workspace_bytes(std::int32_t rows, std::int32_t cols);
+/// out[j] = Σ_i x[i, j] + beta out[j].   x: rows x cols, out: cols. Same fixed row chunks and
+/// double-precision order as the CPU (so the results agree bit for bit); beta == 0 never reads
+/// out. `workspace`: column_sums_workspace_bytes(rows, cols) bytes.
+[[nodiscard]] cudaError_t column_sums(const float* x, std::int32_t rows, std::int32_t cols,
+                                      float* out, float beta, void* workspace, cudaStream_t stream);
+
+// --- dropout.cu ---------------------------------------------------------------------------------
+
+/// y[i, j] = x[i, j] · scale if counter_u32(stream_key, row_ids[i], j) >= threshold, else 0.
+/// x, y: rows x cols (y may alias x), row_ids: rows. See src/device/counter_rng.hpp.
+[[nodiscard]] cudaError_t dropout(const float* x, float* y, std::int32_t rows, std::int32_t cols,
+                                  std::uint64_t stream_key, std::uint32_t threshold, float scale,
+                                  const std::int64_t* row_ids, cudaStream_t stream);
+
+// --- loss.cu ------------------------------------------------------------------------------------
+
+/// What the loss kernels return (written to device memory, read by the host after a sync).
+struct LossResult {
+    double loss;              ///< Σ loss over selected rows
+    long long count;          ///< selected rows
+    long long correct;        ///< selected rows whose argmax (lowest index on ties) is the label
+    long long first_bad_row;  ///< lowest selected row with label >= classes, or -1
+};
+
+/// Device workspace bytes softmax_cross_entropy needs for `rows` rows.
+[[nodiscard]] std::size_t softmax_cross_entropy_workspace_bytes(std::int32_t rows);
+/// Row i is selected iff mask[i] != 0 and labels[i] >= 0 (and labels[i] < classes, else it is
+/// reported in first_bad_row). Per selected row, in double: loss_i = log Σ_j exp(l_ij - max) -
+/// (l_i,label - max); dlogits[i, :] = grad_scale · (softmax - onehot), 0 for other rows (skipped
+/// when dlogits is null). Loss partials over 256-row chunks are added in row order, like the CPU.
+/// logits, dlogits: rows x classes; labels, mask: rows; *result: device memory.
+[[nodiscard]] cudaError_t softmax_cross_entropy(const float* logits, std::int32_t rows,
+                                                std::int32_t classes, const std::int32_t* labels,
+                                                const std::uint8_t* mask, float grad_scale,
+                                                float* dlogits, void* workspace, LossResult* result,
+                                                cudaStream_t stream);
+
+// --- adam.cu ------------------------------------------------------------------------------------
+
+/// Scalars of one Adam step; correction1/2 = 1 - beta^step, computed on the host as on the CPU.
+struct AdamScalars {
+    float lr;
+    float beta1;
+    float beta2;
+    float eps;
+    float weight_decay;
+    bool decoupled;
+    float correction1;
+    float correction2;
+};
+
+/// One Adam step on n parameters, formulas of src/device/cpu/cpu_adam.cpp.
+[[nodiscard]] cudaError_t adam(float* params, const float* grads, float* m, float* v, std::size_t n,
+                               const AdamScalars& s, cudaStream_t stream);
+
+}  // namespace strata::cuda::kernels

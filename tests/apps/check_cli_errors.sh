@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Bad flags to `strata train`/`strata partition`: each must exit non-zero (not from a signal)
+# with exactly one non-empty line on stderr. Usage: check_cli_errors.sh STRATA DATA_DIR
+set -u
+strata=$1
+data=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+expect_error() {
+  local what=$1
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  local lines
+  lines=$(grep -c . "$tmp/err")
+  if [ "$rc" -eq 0 ] || [ "$rc" -ge 128 ] || [ "$lines" -ne 1 ]; then
+    echo "FAIL: $what: exit $rc, $lines stderr lines:"
+    cat "$tmp/err"
+    failures=$((failures + 1))
+  else
+    echo "ok: $what: $(cat "$tmp/err")"
+  fi
+}
+expect_error "unknown flag" "$strata" train --data "$data/cora.h5" --no-such-flag
+expect_error "unknown subcommand" "$strata" frobnicate
+expect_error "missing --data" "$strata" train
+expect_error "missing file" "$strata" train --data "$tmp/missing.h5"
+expect_error "zero epochs" "$strata" train --data "$data/cora.h5" --epochs 0
+expect_error "negative hidden" "$strata" train --data "$data/cora.h5" --hidden -4
+expect_error "zero layers" "$strata" train --data "$data/cora.h5" --layers 0
+expect_error "negative lr" "$strata" train --data "$data/cora.h5" --lr -1
+expect_error "dropout 1.5" "$strata" train --data "$data/cora.h5" --dropout 1.5
+expect_error "not a number" "$strata" train --data "$data/cora.h5" --epochs ten
+expect_error "unknown model" "$strata" train --data "$data/cora.h5" --model transformer
+expect_error "metrics dir missing" "$strata" train --data "$data/cora.h5" --epochs 1 \
+  --metrics "$tmp/no/such/dir/m.jsonl"
+echo "$((12 - failures)) passed, $failures failed"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# `strata predict` after training on a 2-part partition directory of Cora: with the same K its
+# test accuracy — computed by h5py from /predictions in the ORIGINAL vertex order against
+# cora.h5's labels — equals the last epoch's test accuracy of the training run; on 1 rank with
+# the .h5 the logits agree to float rounding; /embeddings has the hidden width; a checkpoint
+# for another dataset is refused. Usage: check_predict.sh MPIEXEC STRATA DATA_DIR
+set -u
+mpiexec=$1
+strata=$(realpath "$2")
+data=$(realpath "$3")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+passed=0
+failed=0
+ok() { echo "ok: $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+run() { timeout 120 "$@"; }
+
+run "$strata" partition --data "$data/cora.h5" --parts 2 --out cora.2 >/dev/null ||
+  fail "partition exited $?"
+run "$mpiexec" -n 2 "$strata" train --data cora.2 --epochs 25 --threads 1 --seed 4 \
+  --row-normalize-features --checkpoint-dir ck --metrics m.jsonl --quiet >train.out 2>&1 ||
+  fail "train exited $?"
+run "$mpiexec" -n 2 "$strata" predict --data cora.2 --checkpoint ck --out p2.h5 --embeddings \
+  --threads 1 >p2.out 2>&1 || { fail "predict on 2 ranks exited $?"; cat p2.out; }
+run "$strata" predict --data "$data/cora.h5" --checkpoint ck/ckpt-000025.h5 --out p1.h5 \
+  --threads 1 >p1.out 2>&1 || { fail "predict on 1 rank (.h5) exited $?"; cat p1.out; }
+
+/usr/bin/python3 - "$data/cora.h5" <<'EOF' && ok "predictions match training's last evaluation; 1 rank ≈ 2 ranks; shapes" || fail "predictions check"
+import json, sys
+import h5py
+import numpy as np
+graph = h5py.File(sys.argv[1], "r")
+labels = graph["node/labels"][:]
+test = graph["node/test_mask"][:].astype(bool)
+n = labels.shape[0]
+last = json.loads(open("m.jsonl").read().splitlines()[-1])
+p2, p1 = h5py.File("p2.h5", "r"), h5py.File("p1.h5", "r")
+errors = []
+if p2["predictions"].shape != (n,) or p2["predictions"].dtype != np.int64:
+    errors.append(f"/predictions {p2['predictions'].shape} {p2['predictions'].dtype}")
+if p2["logits"].shape != (n, 7) or p2["logits"].dtype != np.float32:
+    errors.append(f"/logits {p2['logits'].shape}")
+if p2["embeddings"].shape != (n, 16) or p2["embeddings"].dtype != np.float32:
+    errors.append(f"/embeddings {p2['embeddings'].shape}")
+if "embeddings" in p1:
+    errors.append("/embeddings written without --embeddings")
+pred = p2["predictions"][:]
+if not np.array_equal(pred, np.argmax(p2["logits"][:], axis=1)):
+    errors.append("/predictions is not the argmax of /logits")
+acc = float(np.mean(pred[test] == labels[test]))
+if acc != last["test_acc"]:
+    errors.append(f"test accuracy {acc} from predictions != last epoch's {last['test_acc']}")
+if (p2["embeddings"][:] < 0).any():
+    errors.append("embeddings (after ReLU) have negative entries")
+diff = float(np.max(np.abs(p1["logits"][:] - p2["logits"][:])))
+if diff > 1e-4:
+    errors.append(f"1-rank and 2-rank logits differ by {diff}")
+print(f"test accuracy {acc:.4f} (training's last epoch {last['test_acc']:.4f}); "
+      f"max |logits(1 rank) - logits(2 ranks)| = {diff:.2e}")
+for e in errors:
+    print("  " + e)
+sys.exit(1 if errors else 0)
+EOF
+grep -q "test_accuracy=$(printf '%.4f' "$(tail -n1 m.jsonl | sed 's/.*"test_acc":\([0-9.e-]*\).*/\1/')")" p2.out &&
+  ok "predict prints the same test accuracy" || { fail "printed accuracy"; cat p2.out; }
+
+# A checkpoint is refused for another dataset (here: other features, hence other shapes).
+run "$strata" generate --nodes 300 --avg-degree 4 --features 1433 --classes 7 --out other.h5 >/dev/null
+run "$strata" predict --data other.h5 --checkpoint ck --out bad.h5 >bad.out 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && grep -q "belongs to a different dataset" bad.out && [ ! -e bad.h5 ] &&
+  ok "another dataset is refused" || { fail "other dataset: exit $rc"; cat bad.out; }
+run "$strata" predict --data "$data/cora.h5" --checkpoint ck --out p1.h5 >exists.out 2>&1 &&
+  fail "an existing --out was replaced without --force" || ok "an existing --out needs --force"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

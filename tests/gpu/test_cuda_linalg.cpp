@@ -1,0 +1,212 @@
+// CUDA backend against the CPU backend: memory, SpMM (awkward shapes, nnz = 0, empty rows, a row
+// longer than 1024 entries, f = 1, beta 0 over NaN), the cached SpMM plan, GEMM in all transpose
+// combinations, and row gather / scatter-add with repeated and bad ids.
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "src/base/error.hpp"
+#include "src/device/buffer.hpp"
+#include "src/tensor/csr_matrix.hpp"
+#include "src/tensor/dense_matrix.hpp"
+#include "tests/gpu/gpu_test_util.hpp"
+
+namespace strata {
+namespace {
+
+using Catch::Matchers::Contains;
+
+const float nan = std::numeric_limits<float>::quiet_NaN();
+
+/// y = A x + beta y0 on `backend`, downloaded.
+std::vector<float> run_spmm(Backend& backend, const HostCsr& a, const HostMatrix& x,
+                            const HostMatrix& y0, float beta) {
+    const CsrMatrix da = CsrMatrix::upload(backend, a);
+    const DenseMatrix dx = DenseMatrix::upload(backend, x);
+    DenseMatrix dy = DenseMatrix::upload(backend, y0);
+    backend.spmm(da, dx.view(), dy.view(), beta);
+    return dy.download().values;
+}
+
+/// c = alpha op(a) op(b) + beta c0 on `backend`, downloaded.
+std::vector<float> run_gemm(Backend& backend, const HostMatrix& a, Transpose ta,
+                            const HostMatrix& b, Transpose tb, const HostMatrix& c0, float alpha,
+                            float beta) {
+    const DenseMatrix da = DenseMatrix::upload(backend, a);
+    const DenseMatrix db = DenseMatrix::upload(backend, b);
+    DenseMatrix dc = DenseMatrix::upload(backend, c0);
+    backend.gemm(da.view(), ta, db.view(), tb, dc.view(), alpha, beta);
+    return dc.download().values;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA memory round-trips through upload, copy and download", "[gpu]") {
+    test::Backends b;
+    CHECK(b.gpu->kind() == DeviceKind::cuda);
+    CHECK(b.gpu->allocate(0) == nullptr);
+    std::vector<float> host(1001);
+    for (std::size_t i = 0; i < host.size(); ++i) {
+        host[i] = static_cast<float>(i) * 0.5f - 3.0f;
+    }
+    const Buffer<float> first(*b.gpu, std::span<const float>(host));
+    const Buffer<float> second = first.clone();
+    CHECK(second.download() == host);
+    b.gpu->synchronize();
+}
+
+TEST_CASE("CUDA spmm matches the CPU on awkward shapes", "[gpu]") {
+    struct Case {
+        const char* name;
+        HostCsr a;
+        index_t f;
+    };
+    const std::vector<Case> cases = {
+        {"37 x 53, f 1", test::random_csr(37, 53, 0.2, 1), 1},
+        {"200 x 150, f 33", test::random_csr(200, 150, 0.05, 2), 33},
+        {"a row of 1500 entries, f 7", test::random_csr(40, 4000, 0.001, 3, 17, 1500), 7},
+        {"a row of 3000 entries, f 130", test::random_csr(3, 3001, 0.0, 4, 1, 3000), 130},
+        {"nnz 0", test::random_csr(10, 12, 0.0, 5), 5},
+        {"0 rows", test::random_csr(0, 9, 0.5, 6), 4},
+        {"0 columns", test::random_csr(6, 0, 0.5, 7), 3},
+    };
+    test::Backends b;
+    for (const Case& c : cases) {
+        for (const float beta : {0.0f, 1.0f, 0.5f}) {
+            INFO(c.name << ", nnz " << c.a.nnz() << ", beta " << beta);
+            const HostMatrix x = test::random_matrix(c.a.cols, c.f, 11);
+            HostMatrix y0 = test::random_matrix(c.a.rows, c.f, 12);
+            if (beta == 0.0f) {
+                y0.values.assign(y0.values.size(), nan);  // beta 0 must never read y
+            }
+            const std::vector<float> want = run_spmm(*b.cpu, c.a, x, y0, beta);
+            const std::vector<float> got = run_spmm(*b.gpu, c.a, x, y0, beta);
+            CHECK(test::max_relative_difference(got, want) < 1e-5);
+        }
+    }
+}
+
+TEST_CASE("CUDA spmm caches its plan and reuses it across buffers and widths", "[gpu]") {
+    test::Backends b;
+    const HostCsr host = test::random_csr(123, 77, 0.1, 21);
+    const CsrMatrix gpu_a = CsrMatrix::upload(*b.gpu, host);
+    const CsrMatrix cpu_a = CsrMatrix::upload(*b.cpu, host);
+    CHECK(gpu_a.plan() == nullptr);
+    const SpmmPlan* first_plan = nullptr;
+    int round = 0;
+    for (const index_t f : {16, 16, 5, 16}) {
+        INFO("round " << round << ", f " << f);
+        const HostMatrix x = test::random_matrix(77, f, static_cast<std::uint32_t>(30 + round));
+        const DenseMatrix gx = DenseMatrix::upload(*b.gpu, x);
+        DenseMatrix gy(*b.gpu, 123, f);
+        b.gpu->spmm(gpu_a, gx.view(), gy.view(), 0.0f);
+        const DenseMatrix cx = DenseMatrix::upload(*b.cpu, x);
+        DenseMatrix cy(*b.cpu, 123, f);
+        b.cpu->spmm(cpu_a, cx.view(), cy.view(), 0.0f);
+        CHECK(test::max_relative_difference(gy.download().values, cy.download().values) < 1e-5);
+        REQUIRE(gpu_a.plan() != nullptr);
+        if (first_plan == nullptr) {
+            first_plan = gpu_a.plan();
+        }
+        CHECK(gpu_a.plan() == first_plan);  // one plan per matrix, whatever the width
+        ++round;
+    }
+}
+
+TEST_CASE("CUDA spmm rejects mismatched shapes like the CPU", "[gpu]") {
+    test::Backends b;
+    const CsrMatrix a = CsrMatrix::upload(*b.gpu, test::random_csr(4, 5, 0.5, 1));
+    DenseMatrix x(*b.gpu, 6, 2);
+    DenseMatrix y(*b.gpu, 4, 2);
+    REQUIRE_THROWS_WITH(b.gpu->spmm(a, x.view(), y.view(), 0.0f), Contains("x has 6 rows"));
+}
+
+TEST_CASE("CUDA gemm matches the CPU for every transpose combination", "[gpu]") {
+    test::Backends b;
+    const index_t m = 37;
+    const index_t n = 29;
+    const index_t k = 45;
+    for (const Transpose ta : {Transpose::no, Transpose::yes}) {
+        for (const Transpose tb : {Transpose::no, Transpose::yes}) {
+            for (const float beta : {0.0f, 1.3f}) {
+                INFO("ta " << (ta == Transpose::yes) << ", tb " << (tb == Transpose::yes)
+                           << ", beta " << beta);
+                const HostMatrix a = ta == Transpose::no ? test::random_matrix(m, k, 1)
+                                                         : test::random_matrix(k, m, 1);
+                const HostMatrix bm = tb == Transpose::no ? test::random_matrix(k, n, 2)
+                                                          : test::random_matrix(n, k, 2);
+                HostMatrix c0 = test::random_matrix(m, n, 3);
+                if (beta == 0.0f) {
+                    c0.values.assign(c0.values.size(), nan);
+                }
+                const auto want = run_gemm(*b.cpu, a, ta, bm, tb, c0, 0.7f, beta);
+                const auto got = run_gemm(*b.gpu, a, ta, bm, tb, c0, 0.7f, beta);
+                CHECK(test::max_relative_difference(got, want) < 1e-5);
+            }
+        }
+    }
+}
+
+TEST_CASE("CUDA gemm with an empty inner dimension scales c by beta", "[gpu]") {
+    test::Backends b;
+    const HostMatrix a(3, 0);
+    const HostMatrix bm(0, 4);
+    const HostMatrix c0 = test::random_matrix(3, 4, 9);
+    const auto got = run_gemm(*b.gpu, a, Transpose::no, bm, Transpose::no, c0, 1.0f, 0.5f);
+    const auto want = run_gemm(*b.cpu, a, Transpose::no, bm, Transpose::no, c0, 1.0f, 0.5f);
+    CHECK(test::bitwise_equal(got, want));
+    CHECK(got[5] == 0.5f * c0.values[5]);
+}
+
+TEST_CASE("CUDA gather_rows and scatter_add_rows match the CPU with repeated ids", "[gpu]") {
+    test::Backends b;
+    for (const index_t f : {1, 33}) {
+        INFO("f " << f);
+        const HostMatrix x = test::random_matrix(50, f, 4);
+        std::vector<index_t> ids;
+        for (index_t i = 0; i < 77; ++i) {
+            ids.push_back((i * 13 + 5) % 50);  // every id, several of them twice
+        }
+        const HostMatrix out0 = test::random_matrix(50, f, 5);
+        const HostMatrix packed = test::random_matrix(77, f, 6);
+        std::vector<float> gathered[2];
+        std::vector<float> scattered[2];
+        Backend* backends[2] = {b.cpu.get(), b.gpu.get()};
+        for (int k = 0; k < 2; ++k) {
+            Backend& be = *backends[k];
+            const Buffer<index_t> rows(be, std::span<const index_t>(ids));
+            const DenseMatrix dx = DenseMatrix::upload(be, x);
+            DenseMatrix dout(be, 77, f);
+            be.gather_rows(dx.view(), rows.span(), dout.view());
+            gathered[k] = dout.download().values;
+            const DenseMatrix dpacked = DenseMatrix::upload(be, packed);
+            DenseMatrix dsum = DenseMatrix::upload(be, out0);
+            be.scatter_add_rows(dpacked.view(), rows.span(), dsum.view());
+            scattered[k] = dsum.download().values;
+        }
+        CHECK(test::bitwise_equal(gathered[1], gathered[0]));
+        CHECK(test::max_relative_difference(scattered[1], scattered[0]) < 1e-6);
+    }
+}
+
+TEST_CASE("CUDA gather_rows reports an out-of-range row id at the next synchronisation", "[gpu]") {
+    test::Backends b;
+    const DenseMatrix x = DenseMatrix::upload(*b.gpu, test::random_matrix(4, 3, 1));
+    const std::vector<index_t> ids = {0, 4, 2};
+    const Buffer<index_t> rows(*b.gpu, std::span<const index_t>(ids));
+    DenseMatrix out(*b.gpu, 3, 3);
+    b.gpu->gather_rows(x.view(), rows.span(), out.view());
+    REQUIRE_THROWS_WITH(b.gpu->synchronize(), Contains("gather_rows"));
+    CHECK_NOTHROW(b.gpu->synchronize());  // the flag is cleared once reported
+
+    DenseMatrix sum(*b.gpu, 2, 3);
+    b.gpu->fill(sum.view(), 0.0f);
+    b.gpu->scatter_add_rows(out.view(), rows.span(), sum.view());
+    REQUIRE_THROWS_WITH(sum.download(), Contains("scatter_add_rows"));
+}
+
+}  // namespace strata

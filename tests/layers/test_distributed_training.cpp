@@ -1,0 +1,200 @@
+// K ranks ≡ 1 rank: the pipelined aggregation against the global Â H, and whole training runs
+// (losses per epoch, accuracies) against a one-rank run made in the same process (MPI_COMM_SELF).
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include <mpi.h>
+
+#include <catch2/catch.hpp>
+
+#include "datasets/graph_io.hpp"
+#include "datasets/normalize.hpp"
+#include "layers/model_builder.hpp"
+#include "layers/pipelined_aggregation.hpp"
+#include "layers/training_inputs.hpp"
+#include "partition/local_part.hpp"
+#include "partition/metis_partitioner.hpp"
+#include "partition/partition.hpp"
+#include "src/comm/mpi_communicator.hpp"
+#include "src/nn/trainer.hpp"
+#include "tests/support/all_ranks.hpp"
+#include "tests/support/graphs.hpp"
+#include "tests/support/matrices.hpp"
+
+using namespace strata;
+using strata::test::all_ranks;
+
+namespace {
+
+/// Rank 0 partitions, everyone receives the owners (as the trainer does).
+Partition agreed_partition(const GraphDataset& g, Communicator& comm, const std::string& method) {
+    Partition p;
+    p.num_parts = comm.size();
+    p.owner.assign(static_cast<std::size_t>(g.num_vertices()), 0);
+    if (comm.size() > 1) {
+        if (comm.rank() == 0) {
+            p = method == "metis" ? partition_metis(g, comm.size(), MetisOptions{.seed = 3})
+                                  : partition_random(g.num_vertices(), comm.size(), 3);
+        }
+        comm.broadcast(std::as_writable_bytes(std::span<int>(p.owner)), 0);
+    }
+    return p;
+}
+
+/// Σ over ranks of distinct remote in-neighbours: the analytic halo rows of one exchange.
+std::int64_t analytic_halo_rows(const GlobalCsr& a_hat, const Partition& p) {
+    std::int64_t total = 0;
+    for (int r = 0; r < p.num_parts; ++r) {
+        std::set<std::int64_t> halo;
+        for (std::int64_t v = 0; v < a_hat.num_rows(); ++v) {
+            if (p.owner[static_cast<std::size_t>(v)] != r) {
+                continue;
+            }
+            for (auto k = a_hat.indptr[static_cast<std::size_t>(v)];
+                 k < a_hat.indptr[static_cast<std::size_t>(v) + 1]; ++k) {
+                const auto u = a_hat.indices[static_cast<std::size_t>(k)];
+                if (p.owner[static_cast<std::size_t>(u)] != r) {
+                    halo.insert(u);
+                }
+            }
+        }
+        total += static_cast<std::int64_t>(halo.size());
+    }
+    return total;
+}
+
+std::vector<EpochStats> train(const GraphDataset& g, Communicator& comm, const GcnOptions& gcn,
+                              int epochs, const std::string& method) {
+    auto backend = make_cpu_backend(1);
+    const GlobalCsr a_hat = gcn_normalize(g);
+    LocalPart part = build_local_part(g, a_hat, agreed_partition(g, comm, method), comm.rank());
+    row_normalize_features(part.features);
+    TrainingInputs inputs(*backend, part);
+    Model model(*backend);
+    build_gcn(model, inputs.blocks, comm, part.features.cols,
+              static_cast<index_t>(part.num_classes), gcn);
+    model.allocate(part.graph.num_owned, part.features.cols, 17);
+    Adam adam(*backend, model.params().size(), AdamOptions{.lr = 0.01f});
+    Trainer trainer(model, adam, *backend, comm, inputs.data);
+    std::vector<EpochStats> stats;
+    for (int e = 1; e <= epochs; ++e) {
+        stats.push_back(trainer.train_epoch(e));
+    }
+    return stats;
+}
+
+bool same_run(const std::vector<EpochStats>& k, const std::vector<EpochStats>& one) {
+    bool ok = k.size() == one.size();
+    for (std::size_t e = 0; ok && e < k.size(); ++e) {
+        const double rel = std::abs(k[e].loss - one[e].loss) / std::abs(one[e].loss);
+        if (rel > 1e-5) {
+            UNSCOPED_INFO("epoch " << e + 1 << ": loss " << k[e].loss << " vs one rank "
+                                   << one[e].loss << " (relative " << rel << ")");
+            ok = false;
+        }
+    }
+    ok = ok && std::abs(k.back().train_acc - one.back().train_acc) < 1e-12 &&
+         std::abs(k.back().val_acc - one.back().val_acc) < 1e-12 &&
+         std::abs(k.back().test_acc - one.back().test_acc) < 1e-12;
+    return ok;
+}
+
+}  // namespace
+
+TEST_CASE("pipelined aggregation equals the global Â H and Âᵀ G rows on every rank",
+          "[layers][mpi]") {
+    MpiCommunicator comm;
+    const GraphDataset g = test::community_graph(90, 4, 4, 3, 21);
+    const GlobalCsr a_hat = gcn_normalize(g);
+    const Partition p = agreed_partition(g, comm, "random");
+    const LocalGraph local = build_local_graph(a_hat, p, comm.rank());
+    auto backend = make_cpu_backend(1);
+    const GraphBlocks blocks(*backend, local);
+    PipelinedAggregation aggregation(blocks, comm, 7);
+    const HostMatrix h_global = test::random_matrix(90, 7, 5);  // same on every rank
+    HostMatrix h_local(local.num_owned, 7);
+    for (index_t i = 0; i < local.num_owned; ++i) {
+        for (index_t c = 0; c < 7; ++c) {
+            h_local.at(i, c) = h_global.at(static_cast<index_t>(local.owned_original[i]), c);
+        }
+    }
+    const DenseMatrix h = DenseMatrix::upload(*backend, h_local);
+    DenseMatrix z(*backend, local.num_owned, 7);
+    DenseMatrix dh(*backend, local.num_owned, 7);
+
+    aggregation.forward(h.view(), z.view());
+    aggregation.backward(h.view(), dh.view());  // dh = Âᵀ h
+
+    const HostMatrix z_host = z.download();
+    const HostMatrix dh_host = dh.download();
+    double worst = 0.0;
+    for (index_t i = 0; i < local.num_owned; ++i) {
+        const auto v = local.owned_original[static_cast<std::size_t>(i)];
+        for (index_t c = 0; c < 7; ++c) {
+            double forward = 0.0;
+            double backward = 0.0;
+            for (std::int64_t u = 0; u < 90; ++u) {
+                for (auto k = a_hat.indptr[static_cast<std::size_t>(u)];
+                     k < a_hat.indptr[static_cast<std::size_t>(u) + 1]; ++k) {
+                    const auto col = a_hat.indices[static_cast<std::size_t>(k)];
+                    const double a = a_hat.values[static_cast<std::size_t>(k)];
+                    if (u == v) {
+                        forward += a * h_global.at(static_cast<index_t>(col), c);
+                    }
+                    if (col == v) {
+                        backward += a * h_global.at(static_cast<index_t>(u), c);
+                    }
+                }
+            }
+            worst = std::max(worst, std::abs(z_host.at(i, c) - forward));
+            worst = std::max(worst, std::abs(dh_host.at(i, c) - backward));
+        }
+    }
+    CHECK(worst < 1e-5);
+    REQUIRE(all_ranks(worst < 1e-5));
+}
+
+TEST_CASE("GCN training on K ranks equals one rank on a generated graph", "[layers][mpi]") {
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    const GraphDataset g = test::community_graph(400, 5, 5, 24, 8);
+    for (int layers : {2, 3}) {
+        const GcnOptions gcn{.layers = layers, .hidden = 16, .dropout = 0.5f, .seed = 9};
+        const auto k = train(g, world, gcn, 30, "metis");
+        const auto one = train(g, self, gcn, 30, "metis");
+        INFO("layers " << layers);
+        CHECK(same_run(k, one));
+        REQUIRE(all_ranks(same_run(k, one)));
+        CHECK(one.back().test_acc > 0.5);  // it learned something (5 classes)
+    }
+}
+
+TEST_CASE("GCN training on K ranks equals one rank on Cora", "[layers][mpi][cora]") {
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    const GraphDataset g = read_graph(std::string(STRATA_DATA_DIR) + "/cora.h5");
+    for (int layers : {2, 3}) {
+        const GcnOptions gcn{.layers = layers, .hidden = 16, .dropout = 0.5f, .seed = 4};
+        const auto k = train(g, world, gcn, 30, "metis");
+        const auto one = train(g, self, gcn, 30, "metis");
+        INFO("layers " << layers);
+        CHECK(same_run(k, one));
+        REQUIRE(all_ranks(same_run(k, one)));
+    }
+}
+
+TEST_CASE("halo bytes per epoch equal the analytic halo volume of the partition", "[layers][mpi]") {
+    MpiCommunicator world;
+    const GraphDataset g = test::community_graph(300, 4, 4, 20, 12);
+    const GcnOptions gcn{.layers = 2, .hidden = 8, .dropout = 0.0f, .seed = 1};
+    const auto stats = train(g, world, gcn, 2, "random");
+    const Partition p = agreed_partition(g, world, "random");
+    const std::int64_t rows = analytic_halo_rows(gcn_normalize(g), p);
+    // Layer 1 (20 → 8) and layer 2 (8 → 4 classes) both transform first and exchange their
+    // output width: per epoch one training forward, one backward and one evaluation forward.
+    const std::int64_t expected = rows * 4 * (3 * 8 + 3 * 4);
+
+    CHECK(stats.back().halo_bytes == expected);
+    REQUIRE(all_ranks(stats.back().halo_bytes == expected));
+}

@@ -1,0 +1,400 @@
+// Partition directories: write_partition → read_part round trips, partition.json, the report,
+// validation on read, and bad inputs (nothing left behind).
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "datasets/graph_io.hpp"
+#include "datasets/h5_file.hpp"
+#include "datasets/normalize.hpp"
+#include "partition/local_part.hpp"
+#include "partition/metis_partitioner.hpp"
+#include "partition/partition_job.hpp"
+#include "src/base/error.hpp"
+#include "tests/partition/checks.hpp"
+#include "tests/partition/fixtures.hpp"
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace strata {
+namespace {
+
+/// A fresh, empty directory removed with everything in it at the end of the test.
+class TempDir {
+public:
+    TempDir() {
+        static int counter = 0;
+        path_ = fs::temp_directory_path() / ("strata_test_partition_" + std::to_string(getpid()) +
+                                             "_" + std::to_string(counter++));
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    [[nodiscard]] std::string operator/(const std::string& name) const {
+        return (path_ / name).string();
+    }
+    /// Names of the entries of the directory.
+    [[nodiscard]] std::vector<std::string> entries() const {
+        std::vector<std::string> names;
+        for (const auto& e : fs::directory_iterator(path_)) {
+            names.push_back(e.path().filename().string());
+        }
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+
+private:
+    fs::path path_;
+};
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+}
+
+PartitionInfo info_for(const std::string& method, std::uint64_t seed) {
+    PartitionInfo info;
+    info.source_path = "cora";
+    info.source_checksum = "crc32:00000000";
+    info.method = method;
+    info.seed = seed;
+    return info;
+}
+
+/// Copies a part file dataset by dataset, letting `edit` change one dataset's values.
+template <class Edit>
+void copy_part_file(const std::string& from, const std::string& to, Edit edit) {
+    const H5File in = H5File::open(from);
+    H5File out = H5File::create(to);
+    for (const char* name : {"strata_format", "partition_id"}) {
+        out.write_attribute("/", name, in.read_string_attribute("/", name));
+    }
+    for (const char* name :
+         {"strata_format_version", "part", "num_parts", "num_global_vertices", "first_owned",
+          "num_owned", "num_halo", "num_classes", "global_train", "global_val", "global_test"}) {
+        out.write_attribute("/", name, in.read_int_attribute("/", name));
+    }
+    auto copy = [&](const std::string& path, auto tag) {
+        using T = decltype(tag);
+        H5Shape shape;
+        std::vector<T> data = in.read<T>(path, &shape);
+        edit(path, data);
+        out.write(path, std::span<const T>(data), shape);
+    };
+    for (const char* path : {"/owned/original_ids", "/adjacency/row_ptr", "/halo/original_ids",
+                             "/halo/global_ids", "/node/labels"}) {
+        copy(path, std::int64_t{});
+    }
+    for (const char* path : {"/adjacency/col_idx", "/exchange/peers", "/exchange/send_offsets",
+                             "/exchange/recv_offsets", "/exchange/send_rows"}) {
+        copy(path, std::int32_t{});
+    }
+    for (const char* path : {"/adjacency/values", "/node/features"}) {
+        copy(path, float{});
+    }
+    for (const char* path : {"/node/train_mask", "/node/val_mask", "/node/test_mask"}) {
+        copy(path, std::uint8_t{});
+    }
+}
+
+}  // namespace
+
+TEST_CASE("written parts read back equal to build_local_part for every rank", "[partition]") {
+    const GraphDataset& g = test::cora();
+    const GlobalCsr a_hat = gcn_normalize(g);
+    struct Case {
+        const char* method;
+        int k;
+    };
+    for (const Case c : {Case{"block", 1}, Case{"random", 3}, Case{"metis", 4}}) {
+        INFO(c.method << " K=" << c.k);
+        const TempDir dir;
+        const Partition p = c.method == std::string("block") ? partition_block(2708, c.k)
+                            : c.method == std::string("random")
+                                ? partition_random(2708, c.k, 1)
+                                : partition_metis(g, c.k, MetisOptions{.seed = 1});
+
+        const PartitionReport report =
+            write_partition(g, a_hat, p, info_for(c.method, 1), dir / "out", false);
+
+        for (int r = 0; r < c.k; ++r) {
+            std::string why;
+            const bool same = test::same_part(read_part(dir / "out", r, c.k),
+                                              build_local_part(g, a_hat, p, r), why);
+            INFO("rank " << r << ": " << why);
+            CHECK(same);
+        }
+        std::vector<std::string> expected{"partition.json"};
+        for (int r = 0; r < c.k; ++r) {
+            expected.push_back(part_file_name(r));
+        }
+        std::sort(expected.begin(), expected.end());
+        std::vector<std::string> files;
+        for (const auto& e : fs::directory_iterator(dir / "out")) {
+            files.push_back(e.path().filename().string());
+        }
+        std::sort(files.begin(), files.end());
+        CHECK(files == expected);
+        CHECK(dir.entries() == std::vector<std::string>{"out"});  // no temporary left
+        const PartitionReport stored = read_partition_report(dir / "out");
+        CHECK(stored.partition_id == report.partition_id);
+        CHECK(stored.num_parts == c.k);
+        CHECK(stored.communication_volume == report.communication_volume);
+        CHECK(stored.nnz == a_hat.nnz());
+        CHECK(stored.global_train == 140);
+    }
+}
+
+TEST_CASE("a part that owns no vertex is written and read back", "[partition]") {
+    const GraphDataset g = test::path_graph(4);
+    const GlobalCsr a_hat = gcn_normalize(g);
+    const Partition p{3, {0, 2, 2, 0}};  // part 1 is empty
+    const TempDir dir;
+
+    (void)write_partition(g, a_hat, p, info_for("block", 0), dir / "p", false);
+
+    const LocalPart empty = read_part(dir / "p", 1, 3);
+    CHECK(empty.graph.num_owned == 0);
+    CHECK(empty.graph.first_owned == 2);
+    CHECK(empty.graph.pattern.peers.empty());
+    CHECK(empty.features.rows == 0);
+    CHECK(empty.features.cols == 2);
+    for (int r = 0; r < 3; ++r) {
+        std::string why;
+        const bool same =
+            test::same_part(read_part(dir / "p", r, 3), build_local_part(g, a_hat, p, r), why);
+        INFO("rank " << r << ": " << why);
+        CHECK(same);
+    }
+}
+
+TEST_CASE("the report's counts are those of the local graphs", "[partition]") {
+    // Path 0-1-2-3-4-5 in blocks {0,1,2} | {3,4,5}: one row each way, 2 cut entries.
+    const GraphDataset g = test::path_graph(6);
+    const GlobalCsr a_hat = gcn_normalize(g);
+    const TempDir dir;
+
+    const PartitionReport r =
+        write_partition(g, a_hat, partition_block(6, 2), info_for("block", 0), dir / "p", false);
+
+    REQUIRE(r.parts.size() == 2);
+    CHECK(r.parts[0].num_owned == 3);
+    CHECK(r.parts[0].edges == 3 + 2 * 2 + 1);  // self loops + inner path edges + cut edge
+    CHECK(r.parts[0].halo == 1);
+    CHECK(r.parts[0].boundary == 1);
+    CHECK(r.parts[0].rows_sent == 1);
+    CHECK(r.parts[0].rows_received == 1);
+    CHECK(r.edge_cut == 2);
+    CHECK(r.communication_volume == 2);
+    CHECK(r.vertex_imbalance == Approx(1.0));
+    CHECK(r.nnz == 16);
+    CHECK(r.info.phases.size() == 2);  // build, write
+    const std::string table = format_report(r);
+    CHECK_THAT(table, Contains("edge cut: 2 of 16"));
+    CHECK_THAT(table, Contains("communication volume: 2 rows"));
+}
+
+TEST_CASE("read_part rejects a partition with another number of parts", "[partition]") {
+    const GraphDataset g = test::path_graph(6);
+    const TempDir dir;
+    (void)write_partition(g, gcn_normalize(g), partition_block(6, 3), info_for("block", 0),
+                          dir / "p", false);
+
+    REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("has 3 parts but 2 were expected"));
+    REQUIRE_THROWS_WITH(read_part(dir / "p", 3, 3), Contains("rank 3 outside"));
+    REQUIRE_THROWS_WITH(read_part(dir / "missing", 0, 3), Contains("not a directory"));
+    REQUIRE_THROWS_WITH(read_part(dir.operator/(""), 0, 3), Contains("no partition.json"));
+}
+
+TEST_CASE("read_part rejects a part file of another partition", "[partition]") {
+    const GraphDataset g = test::generated(300, 6, 4);
+    const GlobalCsr a_hat = gcn_normalize(g);
+    const TempDir dir;
+    (void)write_partition(g, a_hat, partition_random(300, 2, 1), info_for("random", 1), dir / "a",
+                          false);
+    (void)write_partition(g, a_hat, partition_random(300, 2, 2), info_for("random", 2), dir / "b",
+                          false);
+
+    fs::copy_file(dir / "b/part-00001.h5", dir / "a/part-00001.h5",
+                  fs::copy_options::overwrite_existing);
+
+    REQUIRE_NOTHROW(read_part(dir / "a", 0, 2));
+    REQUIRE_THROWS_WITH(read_part(dir / "a", 1, 2), Contains("belongs to another partition"));
+    fs::remove(dir / "a/part-00000.h5");
+    REQUIRE_THROWS_WITH(read_part(dir / "a", 0, 2), Contains("missing part file"));
+}
+
+TEST_CASE("read_part checks partition.json's format and version", "[partition]") {
+    const GraphDataset g = test::path_graph(6);
+    const TempDir dir;
+    (void)write_partition(g, gcn_normalize(g), partition_block(6, 2), info_for("block", 0),
+                          dir / "p", false);
+    const std::string json = read_text(dir / "p/partition.json");
+    const auto at = json.find("\"strata_format_version\": 1");
+    REQUIRE(at != std::string::npos);
+
+    std::string edited = json;
+    edited.replace(at, 26, "\"strata_format_version\": 2");
+    write_text(dir / "p/partition.json", edited);
+    REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("version 2 is not supported"));
+    write_text(dir / "p/partition.json", "{ not json");
+    REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("not valid JSON"));
+}
+
+TEST_CASE("read_part validates every dataset of a part file", "[partition]") {
+    const GraphDataset g = test::generated(400, 6, 5);
+    const TempDir dir;
+    (void)write_partition(g, gcn_normalize(g), partition_random(400, 2, 3), info_for("random", 3),
+                          dir / "p", false);
+    const std::string part = dir / "p/part-00001.h5";
+    const std::string good = dir / "good.h5";
+    fs::copy_file(part, good);
+    struct Corruption {
+        const char* dataset;
+        const char* message;
+    };
+    for (const Corruption c : {Corruption{"/adjacency/col_idx", "/adjacency/col_idx[0]"},
+                               Corruption{"/exchange/send_rows", "send row"},
+                               Corruption{"/node/labels", "/node/labels[0]"},
+                               Corruption{"/node/train_mask", "expected 0 or 1"},
+                               Corruption{"/halo/global_ids", "is not owned by peer"},
+                               Corruption{"/owned/original_ids", "not ascending"},
+                               Corruption{"/adjacency/values", "not finite"}}) {
+        INFO(c.dataset);
+        copy_part_file(good, part, [&](const std::string& path, auto& data) {
+            if (path == c.dataset) {
+                using T = std::decay_t<decltype(data[0])>;
+                if constexpr (std::is_same_v<T, float>) {
+                    data[0] = std::numeric_limits<float>::quiet_NaN();
+                } else if constexpr (std::is_same_v<T, std::uint8_t>) {
+                    data[0] = 7;
+                } else {
+                    data[0] = static_cast<T>(1000000);
+                }
+            }
+        });
+        REQUIRE_THROWS_WITH(read_part(dir / "p", 1, 2), Contains(c.message));
+    }
+    copy_part_file(good, part, [](const std::string&, auto&) {});
+    REQUIRE_NOTHROW(read_part(dir / "p", 1, 2));
+}
+
+TEST_CASE("write_partition refuses an existing output unless forced and leaves nothing on error",
+          "[partition]") {
+    const GraphDataset g = test::path_graph(6);
+    const GlobalCsr a_hat = gcn_normalize(g);
+    const TempDir dir;
+    fs::create_directories(dir / "p");
+    write_text(dir / "p/keep.txt", "old");
+
+    REQUIRE_THROWS_WITH(
+        write_partition(g, a_hat, partition_block(6, 2), info_for("block", 0), dir / "p", false),
+        Contains("already exists (use --force"));
+    CHECK(fs::exists(dir / "p/keep.txt"));
+    REQUIRE_THROWS_WITH(write_partition(g, a_hat, Partition{2, {0, 1, 0, 1, 0, 5}},
+                                        info_for("block", 0), dir / "q", false),
+                        Contains("owner of vertex 5"));
+    CHECK(dir.entries() == std::vector<std::string>{"p"});
+    REQUIRE_NOTHROW(
+        write_partition(g, a_hat, partition_block(6, 2), info_for("block", 0), dir / "p", true));
+    CHECK(!fs::exists(dir / "p/keep.txt"));
+    CHECK(fs::exists(dir / "p/part-00001.h5"));
+    CHECK(dir.entries() == std::vector<std::string>{"p"});
+}
+
+TEST_CASE("run_partition_job writes a partition and reports every phase", "[partition]") {
+    const TempDir dir;
+    write_graph(test::generated(1000, 8, 6), dir / "g.h5");
+    PartitionJob job;
+    job.data_path = dir / "g.h5";
+    job.out_dir = dir / "parts";
+    job.num_parts = 3;
+
+    const PartitionReport r = run_partition_job(job);
+
+    std::vector<std::string> phases;
+    for (const PhaseStat& phase : r.info.phases) {
+        phases.push_back(phase.name);
+        CHECK(phase.seconds >= 0.0);
+        CHECK(phase.peak_rss_bytes > 0);
+    }
+    CHECK(phases ==
+          std::vector<std::string>{"read", "metis", "reread", "normalize", "build", "write"});
+    CHECK(r.info.balance == std::vector<std::string>{"vertices", "edges", "train"});
+    CHECK(r.info.metis_edgecut > 0);
+    CHECK(r.info.source_checksum.rfind("crc32:", 0) == 0);
+    CHECK(r.info.source_checksum == file_checksum(dir / "g.h5"));
+    CHECK(read_part(dir / "parts", 2, 3).graph.rank == 2);
+    CHECK(dir.entries() == std::vector<std::string>{"g.h5", "parts"});
+}
+
+TEST_CASE("run_partition_job gives one clear error per bad input and leaves nothing behind",
+          "[partition]") {
+    const TempDir dir;
+    write_graph(test::path_graph(5), dir / "g.h5");
+    write_text(dir / "not.h5", "this is not HDF5");
+    fs::create_directories(dir / "exists");
+    PartitionJob job;
+    job.data_path = dir / "g.h5";
+    job.out_dir = dir / "out";
+    job.num_parts = 2;
+    auto with = [&](auto change) {
+        PartitionJob j = job;
+        change(j);
+        return j;
+    };
+
+    REQUIRE_THROWS_WITH(
+        run_partition_job(with([&](PartitionJob& j) { j.data_path = dir / "none.h5"; })),
+        Contains("none.h5"));
+    REQUIRE_THROWS_WITH(
+        run_partition_job(with([&](PartitionJob& j) { j.data_path = dir / "not.h5"; })),
+        Contains("not.h5"));
+    REQUIRE_THROWS_WITH(run_partition_job(with([](PartitionJob& j) { j.num_parts = 0; })),
+                        Contains("--parts must be >= 1, got 0"));
+    REQUIRE_THROWS_WITH(run_partition_job(with([](PartitionJob& j) { j.num_parts = 8; })),
+                        Contains("cannot split 5 vertices into 8 parts"));
+    REQUIRE_THROWS_WITH(
+        run_partition_job(with([&](PartitionJob& j) { j.out_dir = dir / "exists"; })),
+        Contains("already exists (use --force"));
+    REQUIRE_THROWS_WITH(
+        run_partition_job(with([&](PartitionJob& j) { j.out_dir = dir / "not.h5/out"; })),
+        Contains("does not exist"));
+    REQUIRE_THROWS_WITH(run_partition_job(with([](PartitionJob& j) { j.method = "spectral"; })),
+                        Contains("unknown method 'spectral'"));
+    REQUIRE_THROWS_WITH(run_partition_job(with([](PartitionJob& j) { j.seed = 1ULL << 33; })),
+                        Contains("too large for METIS"));
+    REQUIRE_THROWS_WITH(parse_balance("vertices,nodes"), Contains("unknown constraint 'nodes'"));
+    REQUIRE_THROWS_WITH(parse_balance("edges,edges"), Contains("listed twice"));
+    CHECK(parse_balance("train,vertices") == std::vector<std::string>{"train", "vertices"});
+    if (geteuid() != 0) {  // root may write anywhere
+        fs::create_directories(dir / "ro");
+        fs::permissions(dir / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+        CHECK_THROWS_WITH(
+            run_partition_job(with([&](PartitionJob& j) { j.out_dir = dir / "ro/out"; })),
+            Contains("not writable"));
+        fs::permissions(dir / "ro", fs::perms::owner_all);
+        fs::remove(dir / "ro");
+    }
+    CHECK(dir.entries() == std::vector<std::string>{"exists", "g.h5", "not.h5"});
+    CHECK(fs::is_empty(dir / "exists"));
+}
+
+}  // namespace strata
