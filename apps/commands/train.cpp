@@ -106,7 +106,8 @@ int run_train(const TrainOptions& o) {
     GcnOptions gcn = o.gcn;
     gcn.seed = o.seed;
     Model model(*backend);
-    build_gcn(model, inputs.blocks, comm, part.features.cols, static_cast<index_t>(part.num_classes), gcn);
+    build_gcn(model, inputs.blocks, comm, part.features.cols,
+              static_cast<index_t>(part.num_classes), gcn);
     model.allocate(part.graph.num_owned, part.features.cols, o.seed);
     Adam adam(*backend, model.params().size(), AdamOptions{.lr = o.lr});
     Trainer trainer(model, adam, *backend, comm, inputs.data);

@@ -1,11 +1,11 @@
 // AtomicOutput: temporary name + rename.
 #include "src/base/atomic_output.hpp"
 
-#include <unistd.h>
-
 #include <system_error>
 
 #include "src/base/error.hpp"
+
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -46,8 +46,8 @@ void AtomicOutput::commit() {
         STRATA_CHECK(!ec, final_.string(), ": cannot replace existing output: ", ec.message());
     }
     fs::rename(temp_, final_, ec);
-    STRATA_CHECK(!ec, final_.string(), ": cannot rename ", temp_.string(), " into place: ",
-                 ec.message());
+    STRATA_CHECK(!ec, final_.string(), ": cannot rename ", temp_.string(),
+                 " into place: ", ec.message());
     committed_ = true;
 }
 

@@ -9,8 +9,8 @@ namespace {
 std::string short_path(const char* file) {
     // Report repository-relative paths: strip everything up to the last top-level folder.
     std::string path(file);
-    for (const char* root : {"/src/", "/datasets/", "/partition/", "/layers/", "/apps/",
-                             "/tests/", "/bench/"}) {
+    for (const char* root :
+         {"/src/", "/datasets/", "/partition/", "/layers/", "/apps/", "/tests/", "/bench/"}) {
         if (auto pos = path.rfind(root); pos != std::string::npos) {
             return path.substr(pos + 1);
         }

@@ -35,12 +35,12 @@ std::string concat(Args&&... args) {
 }  // namespace strata
 
 /// Precondition on arguments, files or shapes; always on. The message parts are streamed.
-#define STRATA_CHECK(cond, ...)                                                             \
-    do {                                                                                    \
-        if (!(cond)) [[unlikely]] {                                                         \
+#define STRATA_CHECK(cond, ...)                                                            \
+    do {                                                                                   \
+        if (!(cond)) [[unlikely]] {                                                        \
             ::strata::detail::throw_error(::strata::detail::concat(__VA_ARGS__), __FILE__, \
-                                          __LINE__);                                        \
-        }                                                                                   \
+                                          __LINE__);                                       \
+        }                                                                                  \
     } while (false)
 
 /// Throws strata::Error unconditionally.

@@ -1,10 +1,10 @@
 // Progress lines and peak RSS.
 #include "src/base/log.hpp"
 
+#include <cstdio>
+
 #include <sys/resource.h>
 #include <unistd.h>
-
-#include <cstdio>
 
 namespace strata {
 
@@ -14,7 +14,9 @@ std::int64_t peak_rss_bytes() {
     return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
-bool stdout_is_terminal() { return isatty(STDOUT_FILENO) == 1; }
+bool stdout_is_terminal() {
+    return isatty(STDOUT_FILENO) == 1;
+}
 
 Progress::Progress(std::string label, std::int64_t total, bool enabled)
     : label_(std::move(label)),
@@ -39,8 +41,8 @@ void Progress::update(std::int64_t done) {
                     static_cast<long long>(done), static_cast<long long>(total_));
         std::fflush(stdout);
     } else if (decile > last_decile_) {
-        std::printf("%s: %d%% (%lld/%lld)\n", label_.c_str(), percent,
-                    static_cast<long long>(done), static_cast<long long>(total_));
+        std::printf("%s: %d%% (%lld/%lld)\n", label_.c_str(), percent, static_cast<long long>(done),
+                    static_cast<long long>(total_));
         std::fflush(stdout);
     }
     last_decile_ = decile;

@@ -16,7 +16,7 @@ namespace strata {
 /// Rows for peers[i] are send rows [send_offsets[i], send_offsets[i+1]) of the send matrix;
 /// rows from peers[i] land in recv rows [recv_offsets[i], recv_offsets[i+1]).
 struct ExchangePattern {
-    std::vector<int> peers;               ///< ascending rank order
+    std::vector<int> peers;                ///< ascending rank order
     std::vector<index_t> send_offsets{0};  ///< size peers+1, prefix sums of rows
     std::vector<index_t> recv_offsets{0};  ///< size peers+1
 
@@ -28,12 +28,12 @@ struct ExchangePattern {
 
 /// Traffic counters of a communicator, in bytes of payload.
 struct CommStats {
-    std::int64_t bytes_sent = 0;      ///< all payload sent (exchanges + collectives)
-    std::int64_t bytes_received = 0;  ///< all payload received (exchanges + collectives)
+    std::int64_t bytes_sent = 0;               ///< all payload sent (exchanges + collectives)
+    std::int64_t bytes_received = 0;           ///< all payload received (exchanges + collectives)
     std::int64_t exchange_bytes_sent = 0;      ///< halo-exchange payload only
     std::int64_t exchange_bytes_received = 0;  ///< halo-exchange payload only
-    std::int64_t collective_bytes = 0;  ///< payload of all-reduces/broadcasts (buffer bytes)
-    double wait_seconds = 0.0;  ///< time blocked waiting for messages or reductions
+    std::int64_t collective_bytes = 0;         ///< payload of all-reduces/broadcasts (buffer bytes)
+    double wait_seconds = 0.0;                 ///< time blocked waiting for messages or reductions
 };
 
 /// One exchange in flight. The destructor waits for outstanding requests.
@@ -66,8 +66,7 @@ public:
                                                                    ConstMatrixView send,
                                                                    MatrixView recv) = 0;
     /// In-place sum over ranks, started now, finished by wait().
-    [[nodiscard]] virtual std::unique_ptr<Reduction> start_allreduce_sum(
-        std::span<float> data) = 0;
+    [[nodiscard]] virtual std::unique_ptr<Reduction> start_allreduce_sum(std::span<float> data) = 0;
     /// Blocking in-place sums over ranks (host data).
     virtual void allreduce_sum(std::span<float> data) = 0;
     virtual void allreduce_sum(std::span<double> data) = 0;

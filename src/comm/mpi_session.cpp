@@ -1,10 +1,10 @@
 // MpiSession: initialisation with thread support for the OpenMP regions (funneled).
 #include "src/comm/mpi_session.hpp"
 
-#include <mpi.h>
-
 #include <cstdio>
 #include <cstdlib>
+
+#include <mpi.h>
 
 namespace strata {
 

@@ -27,9 +27,9 @@ struct DropoutKey {
 
 /// Sums produced by the loss kernel for the rows selected by a mask.
 struct LossSums {
-    double loss = 0.0;        ///< Σ -log softmax(logits)[label] over selected rows
-    std::int64_t count = 0;   ///< number of selected rows (mask != 0 and label >= 0)
-    std::int64_t correct = 0; ///< selected rows whose argmax equals the label
+    double loss = 0.0;         ///< Σ -log softmax(logits)[label] over selected rows
+    std::int64_t count = 0;    ///< number of selected rows (mask != 0 and label >= 0)
+    std::int64_t correct = 0;  ///< selected rows whose argmax equals the label
 };
 
 /// One Adam update (Kingma & Ba) with optional weight decay.
@@ -67,8 +67,7 @@ public:
     virtual void gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
                       MatrixView c, float alpha, float beta) = 0;
     /// out[i, :] = x[rows[i], :].   out: rows.size() x f.
-    virtual void gather_rows(ConstMatrixView x, std::span<const index_t> rows,
-                             MatrixView out) = 0;
+    virtual void gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) = 0;
     /// out[rows[i], :] += x[i, :].   x: rows.size() x f. Repeated row ids are allowed.
     virtual void scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
                                   MatrixView out) = 0;
@@ -94,8 +93,7 @@ public:
     /// returns the sums; if dlogits.data is not null, writes
     /// dlogits[i, :] = grad_scale · (softmax(logits[i, :]) - onehot(labels[i])) for selected rows
     /// and 0 for the others.   logits, dlogits: rows x classes; labels, mask: rows.
-    virtual LossSums softmax_cross_entropy(ConstMatrixView logits,
-                                           std::span<const index_t> labels,
+    virtual LossSums softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
                                            std::span<const std::uint8_t> mask, float grad_scale,
                                            MatrixView dlogits) = 0;
     /// One Adam step over a flat parameter range: m, v are its moment buffers.

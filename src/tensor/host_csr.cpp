@@ -24,8 +24,8 @@ HostCsr transpose(const HostCsr& a) {
     for (index_t r = 0; r < a.rows; ++r) {  // rows visited in order => each output row sorted
         for (index_t k = a.row_ptr[static_cast<std::size_t>(r)];
              k < a.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
-            const auto slot = static_cast<std::size_t>(next[static_cast<std::size_t>(
-                a.col_idx[static_cast<std::size_t>(k)])]++);
+            const auto slot = static_cast<std::size_t>(
+                next[static_cast<std::size_t>(a.col_idx[static_cast<std::size_t>(k)])]++);
             t.col_idx[slot] = r;
             t.values[slot] = a.values[static_cast<std::size_t>(k)];
         }
@@ -35,11 +35,12 @@ HostCsr transpose(const HostCsr& a) {
 
 void validate(const HostCsr& a, const char* what) {
     STRATA_CHECK(a.rows >= 0 && a.cols >= 0, what, ": negative shape ", a.rows, " x ", a.cols);
-    STRATA_CHECK(a.row_ptr.size() == static_cast<std::size_t>(a.rows) + 1, what,
-                 ": row_ptr has ", a.row_ptr.size(), " entries, expected rows+1 = ", a.rows + 1);
-    STRATA_CHECK(a.values.size() == a.col_idx.size(), what, ": ", a.values.size(),
-                 " values but ", a.col_idx.size(), " column ids");
-    STRATA_CHECK(a.row_ptr.front() == 0, what, ": row_ptr[0] = ", a.row_ptr.front(), ", expected 0");
+    STRATA_CHECK(a.row_ptr.size() == static_cast<std::size_t>(a.rows) + 1, what, ": row_ptr has ",
+                 a.row_ptr.size(), " entries, expected rows+1 = ", a.rows + 1);
+    STRATA_CHECK(a.values.size() == a.col_idx.size(), what, ": ", a.values.size(), " values but ",
+                 a.col_idx.size(), " column ids");
+    STRATA_CHECK(a.row_ptr.front() == 0, what, ": row_ptr[0] = ", a.row_ptr.front(),
+                 ", expected 0");
     STRATA_CHECK(static_cast<std::size_t>(a.row_ptr.back()) == a.col_idx.size(), what,
                  ": row_ptr[rows] = ", a.row_ptr.back(), ", expected nnz = ", a.col_idx.size());
     for (std::size_t r = 0; r + 1 < a.row_ptr.size(); ++r) {
@@ -47,8 +48,8 @@ void validate(const HostCsr& a, const char* what) {
                      " (", a.row_ptr[r], " > ", a.row_ptr[r + 1], ")");
     }
     for (std::size_t k = 0; k < a.col_idx.size(); ++k) {
-        STRATA_CHECK(a.col_idx[k] >= 0 && a.col_idx[k] < a.cols, what, ": column id ",
-                     a.col_idx[k], " at entry ", k, " out of range [0, ", a.cols, ")");
+        STRATA_CHECK(a.col_idx[k] >= 0 && a.col_idx[k] < a.cols, what, ": column id ", a.col_idx[k],
+                     " at entry ", k, " out of range [0, ", a.cols, ")");
     }
 }
 
