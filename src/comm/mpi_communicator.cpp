@@ -11,6 +11,7 @@
 
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
+#include "src/comm/exchange_check.hpp"
 #include "src/comm/mpi_check.hpp"
 
 namespace strata {
@@ -23,47 +24,6 @@ int checked_count(std::size_t count, const char* what) {
     STRATA_CHECK(count <= static_cast<std::size_t>(INT_MAX), what, ": ", count,
                  " elements exceed MPI's int count limit (", INT_MAX, ")");
     return static_cast<int>(count);
-}
-
-void check_offsets(const std::vector<index_t>& offsets, const char* name, std::size_t num_peers) {
-    STRATA_CHECK(offsets.size() == num_peers + 1, "exchange pattern: ", name, " has ",
-                 offsets.size(), " entries for ", num_peers, " peers (expected peers + 1)");
-    STRATA_CHECK(offsets[0] == 0, "exchange pattern: ", name, "[0] is ", offsets[0],
-                 " (expected 0)");
-    for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
-        STRATA_CHECK(offsets[i] <= offsets[i + 1], "exchange pattern: ", name,
-                     " not monotone at index ", i + 1, " (", offsets[i], " > ", offsets[i + 1],
-                     ")");
-    }
-}
-
-void check_exchange(const ExchangePattern& pattern, ConstMatrixView send, MatrixView recv, int rank,
-                    int size) {
-    const std::size_t num_peers = pattern.peers.size();
-    check_offsets(pattern.send_offsets, "send_offsets", num_peers);
-    check_offsets(pattern.recv_offsets, "recv_offsets", num_peers);
-    for (std::size_t i = 0; i < num_peers; ++i) {
-        const int peer = pattern.peers[i];
-        STRATA_CHECK(peer >= 0 && peer < size, "exchange pattern: peers[", i, "] = ", peer,
-                     " is not a rank of a communicator of size ", size);
-        STRATA_CHECK(peer != rank, "exchange pattern: peers[", i, "] = ", peer,
-                     " is this rank itself");
-        STRATA_CHECK(i == 0 || pattern.peers[i - 1] < peer, "exchange pattern: peers not strictly ",
-                     "ascending at index ", i, " (", pattern.peers[i - 1], " then ", peer, ")");
-    }
-    STRATA_CHECK(send.rows == pattern.num_send_rows(), "exchange: send matrix has ", send.rows,
-                 " rows but the pattern sends ", pattern.num_send_rows());
-    STRATA_CHECK(recv.rows == pattern.num_recv_rows(), "exchange: recv matrix has ", recv.rows,
-                 " rows but the pattern receives ", pattern.num_recv_rows());
-    STRATA_CHECK(send.cols == recv.cols, "exchange: send matrix has ", send.cols,
-                 " columns but recv matrix has ", recv.cols);
-    STRATA_CHECK(send.cols >= 0, "exchange: negative column count ", send.cols);
-    STRATA_CHECK(send.size() == 0 || send.data != nullptr, "exchange: send matrix of ", send.rows,
-                 " x ", send.cols, " has no data");
-    STRATA_CHECK(recv.size() == 0 || recv.data != nullptr, "exchange: recv matrix of ", recv.rows,
-                 " x ", recv.cols, " has no data");
-    checked_count(send.size(), "exchange: send matrix");
-    checked_count(recv.size(), "exchange: recv matrix");
 }
 
 /// Requests of one exchange. Receives are completed one by one (wait_any) so that the caller
@@ -270,6 +230,8 @@ MpiCommunicator::~MpiCommunicator() {
 std::unique_ptr<Exchange> MpiCommunicator::start_exchange(const ExchangePattern& pattern,
                                                           ConstMatrixView send, MatrixView recv) {
     check_exchange(pattern, send, recv, rank_, size_);
+    checked_count(send.size(), "exchange: send matrix");
+    checked_count(recv.size(), "exchange: recv matrix");
     auto exchange = std::make_unique<MpiExchange>(comm_, stats_, rank_, pattern);
     exchange->post(pattern, send, recv);  // on failure, the destructor waits for what was posted
     const auto sent = static_cast<std::int64_t>(send.size() * sizeof(float));

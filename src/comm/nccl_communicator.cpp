@@ -15,6 +15,7 @@
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
 #include "src/base/unique.hpp"
+#include "src/comm/exchange_check.hpp"
 #include "src/device/cuda/cuda_backend.hpp"
 #include "src/device/cuda/cuda_check.hpp"
 #include "src/device/cuda/cuda_handles.hpp"
@@ -41,45 +42,6 @@ void destroy_comm(ncclComm_t comm) noexcept {
     (void)ncclCommDestroy(comm);
 }
 using NcclComm = Unique<ncclComm_t, destroy_comm>;
-
-void check_offsets(const std::vector<index_t>& offsets, const char* name, std::size_t num_peers) {
-    STRATA_CHECK(offsets.size() == num_peers + 1, "exchange pattern: ", name, " has ",
-                 offsets.size(), " entries for ", num_peers, " peers (expected peers + 1)");
-    STRATA_CHECK(offsets[0] == 0, "exchange pattern: ", name, "[0] is ", offsets[0],
-                 " (expected 0)");
-    for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
-        STRATA_CHECK(offsets[i] <= offsets[i + 1], "exchange pattern: ", name,
-                     " not monotone at index ", i + 1, " (", offsets[i], " > ", offsets[i + 1],
-                     ")");
-    }
-}
-
-/// The same rules as MpiCommunicator::start_exchange.
-void check_exchange(const ExchangePattern& pattern, ConstMatrixView send, MatrixView recv, int rank,
-                    int size) {
-    const std::size_t num_peers = pattern.peers.size();
-    check_offsets(pattern.send_offsets, "send_offsets", num_peers);
-    check_offsets(pattern.recv_offsets, "recv_offsets", num_peers);
-    for (std::size_t i = 0; i < num_peers; ++i) {
-        const int peer = pattern.peers[i];
-        STRATA_CHECK(peer >= 0 && peer < size, "exchange pattern: peers[", i, "] = ", peer,
-                     " is not a rank of a communicator of size ", size);
-        STRATA_CHECK(peer != rank, "exchange pattern: peers[", i, "] = ", peer,
-                     " is this rank itself");
-        STRATA_CHECK(i == 0 || pattern.peers[i - 1] < peer, "exchange pattern: peers not strictly ",
-                     "ascending at index ", i, " (", pattern.peers[i - 1], " then ", peer, ")");
-    }
-    STRATA_CHECK(send.rows == pattern.num_send_rows(), "exchange: send matrix has ", send.rows,
-                 " rows but the pattern sends ", pattern.num_send_rows());
-    STRATA_CHECK(recv.rows == pattern.num_recv_rows(), "exchange: recv matrix has ", recv.rows,
-                 " rows but the pattern receives ", pattern.num_recv_rows());
-    STRATA_CHECK(send.cols == recv.cols, "exchange: send matrix has ", send.cols,
-                 " columns but recv matrix has ", recv.cols);
-    STRATA_CHECK(send.size() == 0 || send.data != nullptr, "exchange: send matrix of ", send.rows,
-                 " x ", send.cols, " has no data");
-    STRATA_CHECK(recv.size() == 0 || recv.data != nullptr, "exchange: recv matrix of ", recv.rows,
-                 " x ", recv.cols, " has no data");
-}
 
 /// Makes `compute` wait for `done` on wait(); the destructor does it too if nobody did, so
 /// later compute work can never overwrite buffers NCCL still uses.
