@@ -30,7 +30,12 @@ function(strata_add_mpi_test name)
         add_test(NAME ${name}.np${np}
                  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np}
                          ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+        # A private TMPDIR per test: concurrent mpiruns then never share Open MPI's session
+        # directory (its creation races under ctest -j).
+        set(tmp ${CMAKE_BINARY_DIR}/mpi-tmp/${name}.np${np})
+        file(MAKE_DIRECTORY ${tmp})
         set_tests_properties(${name}.np${np} PROPERTIES
-            LABELS mpi PROCESSORS ${np} TIMEOUT ${arg_TIMEOUT} ENVIRONMENT "${STRATA_MPI_ENV}")
+            LABELS mpi PROCESSORS ${np} TIMEOUT ${arg_TIMEOUT}
+            ENVIRONMENT "${STRATA_MPI_ENV};TMPDIR=${tmp}")
     endforeach()
 endfunction()
