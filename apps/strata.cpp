@@ -14,6 +14,7 @@ namespace {
 int run(int argc, char** argv) {
     CLI::App root{"strata: full-graph GNN training across many processes"};
     root.require_subcommand(1);
+    root.option_defaults()->always_capture_default();  // --help shows every default
     root.set_version_flag("--version", "strata 0.1.0");
     std::vector<strata::app::Command> commands;
     for (auto add : strata::app::all_commands()) {
