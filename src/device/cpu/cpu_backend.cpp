@@ -13,6 +13,7 @@
 
 #include "src/base/error.hpp"
 #include "src/device/cpu/cpu_kernels.hpp"
+#include "src/device/operand_checks.hpp"
 #include "src/tensor/csr_matrix.hpp"
 
 #include <sys/mman.h>
@@ -55,16 +56,6 @@ void parallel_memcpy(void* dst, const void* src, std::size_t bytes, int threads)
         const std::size_t count = std::min(huge_page_bytes, bytes - begin);
         std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, count);
     }
-}
-
-bool overlaps(const float* a, std::size_t a_size, const float* b, std::size_t b_size) {
-    return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
-}
-
-void check_same_shape(const char* op, const char* name_a, index_t rows_a, index_t cols_a,
-                      const char* name_b, index_t rows_b, index_t cols_b) {
-    STRATA_CHECK(rows_a == rows_b && cols_a == cols_b, op, ": ", name_a, " is ", rows_a, " x ",
-                 cols_a, " but ", name_b, " is ", rows_b, " x ", cols_b);
 }
 
 void check_row_ids(const char* op, std::span<const index_t> rows, index_t limit) {

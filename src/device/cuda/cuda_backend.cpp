@@ -10,6 +10,7 @@
 #include "src/device/counter_rng.hpp"
 #include "src/device/cuda/cuda_check.hpp"
 #include "src/device/cuda/cuda_kernels.hpp"
+#include "src/device/operand_checks.hpp"
 
 namespace strata {
 namespace {
@@ -20,16 +21,6 @@ struct DeviceStatus {
     unsigned unused;
     cuda::kernels::LossResult loss;
 };
-
-bool overlaps(const float* a, std::size_t a_size, const float* b, std::size_t b_size) {
-    return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
-}
-
-void check_same_shape(const char* op, const char* name_a, index_t rows_a, index_t cols_a,
-                      const char* name_b, index_t rows_b, index_t cols_b) {
-    STRATA_CHECK(rows_a == rows_b && cols_a == cols_b, op, ": ", name_a, " is ", rows_a, " x ",
-                 cols_a, " but ", name_b, " is ", rows_b, " x ", cols_b);
-}
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include "src/device/cuda/cuda_backend.hpp"
 #include "src/device/cuda/cuda_check.hpp"
 #include "src/device/cuda/cuda_kernels.hpp"
+#include "src/device/operand_checks.hpp"
 #include "src/tensor/csr_matrix.hpp"
 
 namespace strata {
@@ -17,10 +18,6 @@ namespace {
 /// Deterministic CSR algorithm suited to row-major dense matrices; CUSPARSE_SPMM_ALG_DEFAULT if
 /// this cuSPARSE does not support it for a given shape.
 constexpr cusparseSpMMAlg_t preferred_algorithm = CUSPARSE_SPMM_CSR_ALG2;
-
-bool overlaps(const float* a, std::size_t a_size, const float* b, std::size_t b_size) {
-    return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
-}
 
 cuda::DnMatDescr make_dense(index_t rows, index_t cols, const float* data) {
     cusparseDnMatDescr_t descr = nullptr;
