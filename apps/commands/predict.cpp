@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apps/commands/command.hpp"
+#include "apps/commands/device_options.hpp"
 #include "datasets/h5_file.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/checkpoint.hpp"
@@ -18,7 +19,6 @@
 #include "partition/distributed_load.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
-#include "src/comm/mpi_communicator.hpp"
 
 namespace strata::app {
 namespace {
@@ -29,7 +29,7 @@ struct PredictOptions {
     std::string out;
     bool embeddings = false;
     bool force = false;
-    int threads = 0;
+    DeviceOptions device;
 };
 
 /// Format of the predictions file (root attributes strata_format / strata_format_version).
@@ -112,9 +112,10 @@ HostMatrix gather_rows(Communicator& comm, const std::vector<global_id>& ids,
 }
 
 int run_predict(const PredictOptions& o) {
-    MpiCommunicator comm;
+    Runtime runtime = open_runtime(o.device);
+    Backend& backend = *runtime.backend;
+    Communicator& comm = *runtime.comm;
     const bool root = comm.rank() == 0;
-    auto backend = make_cpu_backend(o.threads);
 
     // Rank 0 reads (and checks) the checkpoint and the output path, everyone gets the state.
     Checkpoint checkpoint;
@@ -133,9 +134,9 @@ int run_predict(const PredictOptions& o) {
     if (checkpoint.row_normalize) {
         row_normalize_features(part.features);
     }
-    const GraphBlocks blocks(*backend, part.graph);
-    const DenseMatrix features = DenseMatrix::upload(*backend, part.features);
-    Model model(*backend);
+    const GraphBlocks blocks(backend, part.graph);
+    const DenseMatrix features = DenseMatrix::upload(backend, part.features);
+    Model model(backend);
     build_gcn(model, blocks, comm, part.features.cols, static_cast<index_t>(part.num_classes),
               checkpoint.gcn);
     model.allocate(part.graph.num_owned, part.features.cols, checkpoint.gcn.seed);
@@ -238,8 +239,7 @@ Command add_predict_command(CLI::App& root) {
     cmd->add_flag("--embeddings", o->embeddings,
                   "Also write /embeddings: the last hidden layer (input of the last GCN layer)");
     cmd->add_flag("--force", o->force, "Replace --out if it exists");
-    cmd->add_option("--threads", o->threads, "OpenMP/OpenBLAS threads per rank (0: default)")
-        ->check(CLI::NonNegativeNumber);
+    add_device_options(*cmd, o->device);
     return {cmd, [o] { return run_predict(*o); }};
 }
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/commands/command.hpp"
+#include "apps/commands/device_options.hpp"
 #include "apps/commands/train_report.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/checkpoint.hpp"
@@ -25,7 +26,6 @@
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 #include "src/base/signals.hpp"
-#include "src/comm/mpi_communicator.hpp"
 #include "src/nn/trainer.hpp"
 
 namespace strata::app {
@@ -41,7 +41,7 @@ struct TrainOptions {
     bool row_normalize = false;
     int early_stop = 0;
     std::string metrics;
-    int threads = 0;
+    DeviceOptions device;
     std::string partition_method = "metis";
     bool quiet = false;
     std::string checkpoint_dir;
@@ -92,29 +92,30 @@ std::string training_identity(const TrainOptions& o) {
 }
 
 int run_train(const TrainOptions& o) {
-    MpiCommunicator comm;
+    Runtime runtime = open_runtime(o.device);
+    Backend& backend = *runtime.backend;
+    Communicator& comm = *runtime.comm;
     const bool root = comm.rank() == 0;
-    auto backend = make_cpu_backend(o.threads);
 
     LocalPart part = load_local_part(
         o.data, comm, InMemoryPartitionOptions{.method = o.partition_method, .seed = o.seed});
     if (o.row_normalize) {
         row_normalize_features(part.features);
     }
-    TrainingInputs inputs(*backend, part);
+    TrainingInputs inputs(backend, part);
 
     GcnOptions gcn = o.gcn;
     gcn.seed = o.seed;
-    Model model(*backend);
+    Model model(backend);
     build_gcn(model, inputs.blocks, comm, part.features.cols,
               static_cast<index_t>(part.num_classes), gcn);
     model.allocate(part.graph.num_owned, part.features.cols, o.seed);
-    Adam adam(*backend, model.params().size(), AdamOptions{.lr = o.lr});
-    Trainer trainer(model, adam, *backend, comm, inputs.data);
+    Adam adam(backend, model.params().size(), AdamOptions{.lr = o.lr});
+    Trainer trainer(model, adam, backend, comm, inputs.data);
 
     RunReport report(root, o.quiet, o.metrics);
-    report.start(o.data, comm.size(), o.threads, describe(gcn), o.seed, o.epochs,
-                 part.graph.num_global_vertices);
+    report.start(o.data, comm.size(), runtime.device, runtime.comm_name, describe(gcn), o.seed,
+                 o.epochs, part.graph.num_global_vertices);
     std::optional<EpochStats> best;
     std::vector<double> val_losses;
     std::int64_t first_epoch = 1;
@@ -310,8 +311,7 @@ Command add_train_command(CLI::App& root) {
                     "Stop when val loss exceeds the mean of the last N epochs (0: off)")
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--metrics", o->metrics, "Write one JSON object per epoch to this file");
-    cmd->add_option("--threads", o->threads, "OpenMP/OpenBLAS threads per rank (0: default)")
-        ->check(CLI::NonNegativeNumber);
+    add_device_options(*cmd, o->device);
     cmd->add_option("--partition-method", o->partition_method,
                     "In-memory partitioning of a .h5 --data over the ranks")
         ->check(CLI::IsMember({"metis", "random", "block"}));

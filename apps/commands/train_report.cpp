@@ -20,14 +20,16 @@ RunReport::RunReport(bool root, bool quiet, const std::string& metrics_path)
     }
 }
 
-void RunReport::start(const std::string& data, int ranks, int threads, const std::string& model,
-                      std::uint64_t seed, int epochs, std::int64_t num_vertices) {
+void RunReport::start(const std::string& data, int ranks, const std::string& device,
+                      const std::string& comm, const std::string& model, std::uint64_t seed,
+                      int epochs, std::int64_t num_vertices) {
     if (print_) {
         std::printf(
-            "strata train: data=%s vertices=%lld ranks=%d threads/rank=%d seed=%llu "
-            "epochs=%d\nmodel: %s\n",
-            data.c_str(), static_cast<long long>(num_vertices), ranks, threads,
-            static_cast<unsigned long long>(seed), epochs, model.c_str());
+            "strata train: data=%s vertices=%lld ranks=%d seed=%llu epochs=%d\n"
+            "device (rank 0): %s; comm: %s\nmodel: %s\n",
+            data.c_str(), static_cast<long long>(num_vertices), ranks,
+            static_cast<unsigned long long>(seed), epochs, device.c_str(), comm.c_str(),
+            model.c_str());
         std::fflush(stdout);
     }
 }

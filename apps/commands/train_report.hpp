@@ -16,8 +16,10 @@ public:
     /// Only the root rank reports. `quiet`: only the final lines. `metrics_path`: JSONL file
     /// (empty: none); its directory must exist and be writable (checked here).
     RunReport(bool root, bool quiet, const std::string& metrics_path);
-    void start(const std::string& data, int ranks, int threads, const std::string& model,
-               std::uint64_t seed, int epochs, std::int64_t num_vertices);
+    /// The header: `device` as Backend::describe() says, `comm` e.g. "nccl".
+    void start(const std::string& data, int ranks, const std::string& device,
+               const std::string& comm, const std::string& model, std::uint64_t seed, int epochs,
+               std::int64_t num_vertices);
     /// On --resume from a checkpoint of `epoch`: loads the existing metrics file's lines of
     /// epochs <= `epoch` (text unchanged; later ones are dropped) so that new lines are
     /// appended after them. Returns how many lines were kept (0 without a metrics file).

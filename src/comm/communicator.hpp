@@ -1,4 +1,5 @@
-// Communicator: halo exchanges and reductions between ranks (MPI on host data; NCCL later).
+// Communicator: halo exchanges and reductions between ranks (MPI on host data; MPI staged
+// through host buffers, or NCCL, on device data).
 #pragma once
 
 #include <cstdint>
@@ -62,6 +63,10 @@ public:
 
     /// Starts sending send rows to / receiving recv rows from every peer of `pattern`;
     /// returns at once. `send`, `recv` must stay alive until the exchange is finished.
+    /// Ordering (here and in start_allreduce_sum): `send` (`data`) is read only after all work
+    /// already queued on the backend that owns it, and work queued after wait_any() returns a
+    /// peer (after wait()) sees that peer's rows (the sums): host communicators on a CPU
+    /// backend run in program order; staged and NCCL communicators synchronize or use events.
     [[nodiscard]] virtual std::unique_ptr<Exchange> start_exchange(const ExchangePattern& pattern,
                                                                    ConstMatrixView send,
                                                                    MatrixView recv) = 0;

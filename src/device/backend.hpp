@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "src/base/types.hpp"
 #include "src/tensor/matrix_view.hpp"
@@ -50,10 +51,16 @@ class Backend {
 public:
     virtual ~Backend() = default;
     [[nodiscard]] virtual DeviceKind kind() const = 0;
+    /// For reports: "cpu, 2 threads", "cuda:0, NVIDIA H200, 139 GiB".
+    [[nodiscard]] virtual std::string describe() const = 0;
 
     // --- memory ---------------------------------------------------------------------------
     [[nodiscard]] virtual void* allocate(std::size_t bytes) = 0;
     virtual void deallocate(void* ptr) noexcept = 0;
+    /// Host memory for staging transfers (e.g. MPI over a GPU backend): page-locked on CUDA so
+    /// copies run at full bus speed, ordinary aligned memory on the CPU. Null for 0 bytes.
+    [[nodiscard]] virtual void* allocate_host(std::size_t bytes) = 0;
+    virtual void deallocate_host(void* ptr) noexcept = 0;
     virtual void upload(void* device_dst, const void* host_src, std::size_t bytes) = 0;
     virtual void download(void* host_dst, const void* device_src, std::size_t bytes) = 0;
     virtual void copy(void* device_dst, const void* device_src, std::size_t bytes) = 0;
@@ -105,5 +112,11 @@ public:
 [[nodiscard]] std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
 /// The CUDA backend on `device`; throws strata::Error when built without CUDA.
 [[nodiscard]] std::unique_ptr<Backend> make_cuda_backend(int device);
+/// CUDA devices this process can use: 0 when built without CUDA, without a driver or without a
+/// device (never throws).
+[[nodiscard]] int cuda_device_count();
+/// The PCI bus id of CUDA device `device` ("0000:3b:00.0"): the same physical GPU gives the same
+/// id in every process, whatever CUDA_VISIBLE_DEVICES says. Empty without CUDA or on error.
+[[nodiscard]] std::string cuda_device_pci_id(int device);
 
 }  // namespace strata

@@ -39,9 +39,10 @@ EpochStats Trainer::train_epoch(std::int64_t epoch) {
     // backward of the layers below; the optimizer waits for all of them.
     std::vector<std::unique_ptr<Reduction>> reductions;
     const bool distributed = comm_.size() > 1;
+    // Communicators order device operations after the work already queued on the backend, so
+    // no host synchronization is needed here.
     model_.backward(dlogits_, [&](std::size_t layer) {
         if (distributed) {
-            backend_.synchronize();
             reductions.push_back(comm_.start_allreduce_sum(model_.layer_grads(layer)));
         }
     });
@@ -53,6 +54,7 @@ EpochStats Trainer::train_epoch(std::int64_t epoch) {
     std::array<double, 1> loss{train.loss};
     comm_.allreduce_sum(loss);
     stats.loss = loss[0] / static_cast<double>(data_.global_train);
+    backend_.synchronize();  // a device backend may still be running backward and Adam
     stats.train_s = watch.seconds();
     evaluate_into(stats);
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad flags to `strata train`/`strata partition`: each must exit non-zero (not from a signal)
+# Bad flags to `strata train`/`strata predict`/`strata partition`: each must exit non-zero (not from a signal)
 # with exactly one non-empty line on stderr. Usage: check_cli_errors.sh STRATA DATA_DIR
 set -u
 strata=$1
@@ -7,7 +7,9 @@ data=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
+checks=0
 expect_error() {
+  checks=$((checks + 1))
   local what=$1
   shift
   "$@" >"$tmp/out" 2>"$tmp/err"
@@ -35,5 +37,12 @@ expect_error "not a number" "$strata" train --data "$data/cora.h5" --epochs ten
 expect_error "unknown model" "$strata" train --data "$data/cora.h5" --model transformer
 expect_error "metrics dir missing" "$strata" train --data "$data/cora.h5" --epochs 1 \
   --metrics "$tmp/no/such/dir/m.jsonl"
-echo "$((12 - failures)) passed, $failures failed"
+expect_error "unknown device" "$strata" train --data "$data/cora.h5" --device gpu
+expect_error "nccl on the cpu" "$strata" train --data "$data/cora.h5" --comm nccl
+if ! nvidia-smi -L >/dev/null 2>&1; then  # no GPU here: without CUDA support, or no device
+  expect_error "cuda without a GPU" "$strata" train --data "$data/cora.h5" --device cuda
+  expect_error "predict on cuda without a GPU" "$strata" predict --data "$data/cora.h5" \
+    --checkpoint "$tmp/none.h5" --out "$tmp/p.h5" --device cuda
+fi
+echo "$((checks - failures)) passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -1,7 +1,10 @@
 // CUDA backend against the CPU backend: memory, SpMM (awkward shapes, nnz = 0, empty rows, a row
 // longer than 1024 entries, f = 1, beta 0 over NaN), the cached SpMM plan, GEMM in all transpose
-// combinations, and row gather / scatter-add with repeated and bad ids.
+// combinations, and row gather / scatter-add with repeated and bad ids; the per-width plan
+// entries and STRATA_SPMM_ALGORITHM.
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <span>
 #include <string>
@@ -11,6 +14,7 @@
 
 #include "src/base/error.hpp"
 #include "src/device/buffer.hpp"
+#include "src/device/cuda/spmm_tuning.hpp"
 #include "src/tensor/csr_matrix.hpp"
 #include "src/tensor/dense_matrix.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
@@ -31,6 +35,24 @@ std::vector<float> run_spmm(Backend& backend, const HostCsr& a, const HostMatrix
     backend.spmm(da, dx.view(), dy.view(), beta);
     return dy.download().values;
 }
+
+/// y = A x + beta y0 on `backend` with an already uploaded A (its plan is kept), downloaded.
+std::vector<float> run_spmm_on(Backend& backend, const CsrMatrix& a, const HostMatrix& x,
+                               const HostMatrix& y0, float beta) {
+    const DenseMatrix dx = DenseMatrix::upload(backend, x);
+    DenseMatrix dy = DenseMatrix::upload(backend, y0);
+    backend.spmm(a, dx.view(), dy.view(), beta);
+    return dy.download().values;
+}
+
+/// Sets STRATA_SPMM_ALGORITHM for its lifetime (unset afterwards, also when a check throws).
+class ForcedAlgorithm {
+public:
+    explicit ForcedAlgorithm(const char* name) { setenv("STRATA_SPMM_ALGORITHM", name, 1); }
+    ForcedAlgorithm(const ForcedAlgorithm&) = delete;
+    ForcedAlgorithm& operator=(const ForcedAlgorithm&) = delete;
+    ~ForcedAlgorithm() { unsetenv("STRATA_SPMM_ALGORITHM"); }
+};
 
 /// c = alpha op(a) op(b) + beta c0 on `backend`, downloaded.
 std::vector<float> run_gemm(Backend& backend, const HostMatrix& a, Transpose ta,
@@ -115,6 +137,77 @@ TEST_CASE("CUDA spmm caches its plan and reuses it across buffers and widths", "
         CHECK(gpu_a.plan() == first_plan);  // one plan per matrix, whatever the width
         ++round;
     }
+}
+
+TEST_CASE("CUDA spmm keeps one plan entry per width, chosen by measurement", "[gpu]") {
+    unsetenv("STRATA_SPMM_ALGORITHM");
+    test::Backends b;
+    const HostCsr host = test::random_csr(300, 250, 0.05, 41);
+    const CsrMatrix gpu_a = CsrMatrix::upload(*b.gpu, host);
+    const std::vector<std::string> names = {"default", "alg1", "alg2", "alg3"};
+    std::string first_choice;
+    int round = 0;
+    for (const index_t f : {7, 64, 7}) {
+        INFO("round " << round << ", f " << f);
+        for (const float beta : {0.0f, 0.5f}) {
+            const HostMatrix x =
+                test::random_matrix(250, f, static_cast<std::uint32_t>(50 + round));
+            HostMatrix y0 = test::random_matrix(300, f, 60);
+            if (beta == 0.0f) {
+                y0.values.assign(y0.values.size(), nan);
+            }
+            const auto want = run_spmm(*b.cpu, host, x, y0, beta);
+            const auto got = run_spmm_on(*b.gpu, gpu_a, x, y0, beta);
+            CHECK(test::max_relative_difference(got, want) < 1e-5);
+        }
+        const std::string chosen = chosen_spmm_algorithm(gpu_a, f);
+        CHECK(std::find(names.begin(), names.end(), chosen) != names.end());
+        if (round == 0) {
+            first_choice = chosen;
+        }
+        ++round;
+    }
+    CHECK(chosen_spmm_algorithm(gpu_a, 7) == first_choice);  // width 7 was planned once
+    CHECK(chosen_spmm_algorithm(gpu_a, 13).empty());         // never run at width 13
+}
+
+TEST_CASE("CUDA spmm with each algorithm forced by STRATA_SPMM_ALGORITHM", "[gpu]") {
+    test::Backends b;
+    const HostCsr host = test::random_csr(300, 250, 0.05, 42);
+    int supported = 0;
+    for (const char* name : {"default", "alg1", "alg2", "alg3"}) {
+        const ForcedAlgorithm forced(name);
+        const CsrMatrix gpu_a = CsrMatrix::upload(*b.gpu, host);  // a fresh plan
+        for (const index_t f : {7, 64, 7}) {
+            INFO(name << ", f " << f);
+            const HostMatrix x = test::random_matrix(250, f, 70);
+            const HostMatrix y0 = test::random_matrix(300, f, 71);
+            const auto want = run_spmm(*b.cpu, host, x, y0, 0.5f);
+            std::vector<float> got;
+            try {
+                got = run_spmm_on(*b.gpu, gpu_a, x, y0, 0.5f);
+            } catch (const Error& e) {  // allowed only as the documented refusal
+                CHECK_THAT(e.what(), Contains("does not support"));
+                WARN(name << " not supported at f " << f << ": " << e.what());
+                continue;
+            }
+            CHECK(test::max_relative_difference(got, want) < 1e-5);
+            CHECK(chosen_spmm_algorithm(gpu_a, f) == name);
+            ++supported;
+        }
+    }
+    CHECK(supported > 0);
+}
+
+TEST_CASE("CUDA spmm rejects an unknown STRATA_SPMM_ALGORITHM", "[gpu]") {
+    test::Backends b;
+    const ForcedAlgorithm forced("alg9");
+    const CsrMatrix a = CsrMatrix::upload(*b.gpu, test::random_csr(4, 5, 0.5, 1));
+    DenseMatrix x(*b.gpu, 5, 2);
+    DenseMatrix y(*b.gpu, 4, 2);
+    b.gpu->fill(x.view(), 1.0f);
+    REQUIRE_THROWS_WITH(b.gpu->spmm(a, x.view(), y.view(), 0.0f),
+                        Contains("STRATA_SPMM_ALGORITHM") && Contains("alg9"));
 }
 
 TEST_CASE("CUDA spmm rejects mismatched shapes like the CPU", "[gpu]") {

@@ -1,7 +1,10 @@
-// Multi-rank tests of MpiCommunicator: exchanges whose every value names (sender, receiver, row,
-// col), wait_any order, reversed patterns, exact byte counts, reductions and error paths.
+// Multi-rank tests of MpiCommunicator (and of StagedCommunicator over it, for the cases that run
+// on both): exchanges whose every value names (sender, receiver, row, col), wait_any order,
+// reversed patterns, exact byte counts, reductions and error paths.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -13,6 +16,8 @@
 #include "src/base/error.hpp"
 #include "src/comm/mpi_check.hpp"
 #include "src/comm/mpi_communicator.hpp"
+#include "src/comm/staged_communicator.hpp"
+#include "src/device/backend.hpp"
 #include "tests/support/all_ranks.hpp"
 
 namespace strata {
@@ -108,7 +113,7 @@ MatrixView view(std::vector<float>& v, index_t rows) {
 
 /// Runs one exchange with wait_any, checking each peer's rows the moment it is returned and that
 /// every peer index comes back exactly once, zero-receive peers first. Returns the recv buffer.
-bool exchange_and_check(MpiCommunicator& comm, const ExchangePattern& pattern,
+bool exchange_and_check(Communicator& comm, const ExchangePattern& pattern,
                         std::vector<float>& recv) {
     const int rank = comm.rank();
     const std::vector<float> send = make_send(pattern, rank);
@@ -151,7 +156,7 @@ bool exchange_and_check(MpiCommunicator& comm, const ExchangePattern& pattern,
 }
 
 /// Sends back (negated) what arrived, along the reversed pattern; the original sender checks.
-bool send_back_and_check(MpiCommunicator& comm, const ExchangePattern& pattern,
+bool send_back_and_check(Communicator& comm, const ExchangePattern& pattern,
                          const std::vector<float>& received) {
     const ExchangePattern back = pattern.reversed();
     std::vector<float> send(received.size());
@@ -175,6 +180,16 @@ bool send_back_and_check(MpiCommunicator& comm, const ExchangePattern& pattern,
     }
     return ok;
 }
+
+/// The communicators these tests run on: MPI itself, and MPI staged through a backend's
+/// buffers (StagedCommunicator on the CPU backend, where staging is a copy).
+struct PlainMpi {
+    MpiCommunicator comm;
+};
+struct StagedOnCpu {
+    std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+    StagedCommunicator comm{*cpu, std::make_unique<MpiCommunicator>()};
+};
 
 template <class F>
 bool throws_error_containing(F&& f, const std::string& part) {
@@ -235,8 +250,10 @@ TEST_CASE("a communicator built on a split communicator reduces within its group
     REQUIRE(test::all_ranks(ok));
 }
 
-TEST_CASE("a ring exchange delivers every value to the right rank, row and column", "[mpi]") {
-    MpiCommunicator comm;
+TEMPLATE_TEST_CASE("a ring exchange delivers every value to the right rank, row and column",
+                   "[mpi]", PlainMpi, StagedOnCpu) {
+    TestType fixture;
+    Communicator& comm = fixture.comm;
     const ExchangePattern pattern = ring_pattern(comm.rank(), comm.size());
     std::vector<float> recv;
 
@@ -248,8 +265,10 @@ TEST_CASE("a ring exchange delivers every value to the right rank, row and colum
     REQUIRE(test::all_ranks(forward_ok && back_ok));
 }
 
-TEST_CASE("an all-to-all exchange with uneven and empty peers returns each peer once", "[mpi]") {
-    MpiCommunicator comm;
+TEMPLATE_TEST_CASE("an all-to-all exchange with uneven and empty peers returns each peer once",
+                   "[mpi]", PlainMpi, StagedOnCpu) {
+    TestType fixture;
+    Communicator& comm = fixture.comm;
     const ExchangePattern pattern = all_to_all_pattern(comm.rank(), comm.size());
     std::vector<float> recv;
 
@@ -261,8 +280,10 @@ TEST_CASE("an all-to-all exchange with uneven and empty peers returns each peer 
     REQUIRE(test::all_ranks(forward_ok && back_ok));
 }
 
-TEST_CASE("two exchanges in flight at once each receive their own messages", "[mpi]") {
-    MpiCommunicator comm;
+TEMPLATE_TEST_CASE("two exchanges in flight at once each receive their own messages", "[mpi]",
+                   PlainMpi, StagedOnCpu) {
+    TestType fixture;
+    Communicator& comm = fixture.comm;
     const int rank = comm.rank();
     const ExchangePattern pattern = all_to_all_pattern(rank, comm.size());
     const std::vector<float> send_a = make_send(pattern, rank, /*tag=*/1);
@@ -287,8 +308,10 @@ TEST_CASE("two exchanges in flight at once each receive their own messages", "[m
     REQUIRE(test::all_ranks(ok));
 }
 
-TEST_CASE("wait_any after wait_all still returns every peer once", "[mpi]") {
-    MpiCommunicator comm;
+TEMPLATE_TEST_CASE("wait_any after wait_all still returns every peer once", "[mpi]", PlainMpi,
+                   StagedOnCpu) {
+    TestType fixture;
+    Communicator& comm = fixture.comm;
     const ExchangePattern pattern = all_to_all_pattern(comm.rank(), comm.size());
     const std::vector<float> send = make_send(pattern, comm.rank());
     std::vector<float> recv(static_cast<std::size_t>(pattern.num_recv_rows() * num_cols));
@@ -309,8 +332,10 @@ TEST_CASE("wait_any after wait_all still returns every peer once", "[mpi]") {
     REQUIRE(test::all_ranks(ok));
 }
 
-TEST_CASE("stats count exactly the payload bytes of exchanges and reductions", "[mpi]") {
-    MpiCommunicator comm;
+TEMPLATE_TEST_CASE("stats count exactly the payload bytes of exchanges and reductions", "[mpi]",
+                   PlainMpi, StagedOnCpu) {
+    TestType fixture;
+    Communicator& comm = fixture.comm;
     const int rank = comm.rank();
     const int size = comm.size();
     const ExchangePattern pattern = all_to_all_pattern(rank, size);
@@ -368,8 +393,10 @@ TEST_CASE("stats count exactly the payload bytes of exchanges and reductions", "
     REQUIRE(test::all_ranks(ok));
 }
 
-TEST_CASE("blocking reductions, broadcast and barrier give hand-checked values", "[mpi]") {
-    MpiCommunicator comm;
+TEMPLATE_TEST_CASE("blocking reductions, broadcast and barrier give hand-checked values", "[mpi]",
+                   PlainMpi, StagedOnCpu) {
+    TestType fixture;
+    Communicator& comm = fixture.comm;
     const int rank = comm.rank();
     const int p = comm.size();
     std::vector<float> f{1.0f, static_cast<float>(rank)};
@@ -400,8 +427,10 @@ TEST_CASE("blocking reductions, broadcast and barrier give hand-checked values",
     REQUIRE(test::all_ranks(ok));
 }
 
-TEST_CASE("a started all-reduce overlaps local work and then holds the global sum", "[mpi]") {
-    MpiCommunicator comm;
+TEMPLATE_TEST_CASE("a started all-reduce overlaps local work and then holds the global sum",
+                   "[mpi]", PlainMpi, StagedOnCpu) {
+    TestType fixture;
+    Communicator& comm = fixture.comm;
     const int rank = comm.rank();
     const int p = comm.size();
     constexpr std::size_t n = 10000;
@@ -562,4 +591,25 @@ TEST_CASE("an exchange abandoned by an exception does not wait for a peer that n
     CHECK(ok);
     REQUIRE(test::all_ranks(ok));
 }
+TEST_CASE("the staged communicator reuses its staging buffers across exchanges and reductions",
+          "[mpi]") {
+    StagedOnCpu fixture;
+    StagedCommunicator& comm = fixture.comm;
+    const ExchangePattern pattern = all_to_all_pattern(comm.rank(), comm.size());
+    std::vector<float> recv;
+    std::vector<float> grads(100, 1.0f);
+    bool ok = true;
+    for (int round = 0; round < 10; ++round) {
+        ok = exchange_and_check(comm, pattern, recv) && ok;
+        ok = send_back_and_check(comm, pattern, recv) && ok;
+        comm.start_allreduce_sum(grads)->wait();
+    }
+    // At most two buffers of an exchange and one of a reduction are ever lent at once.
+    INFO("rank " << comm.rank() << ": " << comm.staging_buffers() << " staging buffers");
+    ok = ok && comm.staging_buffers() <= 3;
+    ok = ok && grads[0] == std::pow(static_cast<float>(comm.size()), 10.0f);
+    CHECK(ok);
+    REQUIRE(test::all_ranks(ok));
+}
+
 }  // namespace strata

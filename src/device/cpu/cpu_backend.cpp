@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <omp.h>
@@ -80,6 +81,10 @@ CpuBackend::~CpuBackend() {
                      static_cast<long long>(live));
     }
 #endif
+}
+
+std::string CpuBackend::describe() const {
+    return "cpu, " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
 }
 
 void* CpuBackend::allocate(std::size_t bytes) {

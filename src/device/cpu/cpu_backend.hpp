@@ -23,6 +23,7 @@ public:
     ~CpuBackend() override;
 
     [[nodiscard]] DeviceKind kind() const override { return DeviceKind::cpu; }
+    [[nodiscard]] std::string describe() const override;
     [[nodiscard]] int threads() const { return threads_; }
     /// Allocations not yet deallocated (allocate(0) returns null and is not counted).
     [[nodiscard]] std::int64_t live_allocations() const { return live_.load(); }
@@ -31,6 +32,9 @@ public:
     /// Throws strata::Error when out of memory.
     [[nodiscard]] void* allocate(std::size_t bytes) override;
     void deallocate(void* ptr) noexcept override;
+    /// The same memory as allocate(): host memory is all there is.
+    [[nodiscard]] void* allocate_host(std::size_t bytes) override { return allocate(bytes); }
+    void deallocate_host(void* ptr) noexcept override { deallocate(ptr); }
     void upload(void* device_dst, const void* host_src, std::size_t bytes) override;
     void download(void* host_dst, const void* device_src, std::size_t bytes) override;
     void copy(void* device_dst, const void* device_src, std::size_t bytes) override;

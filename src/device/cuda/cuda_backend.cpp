@@ -2,9 +2,11 @@
 // the plain kernels of cuda_kernels.hpp, cuBLAS GEMM, and make_cuda_backend. SpMM: cuda_spmm.cpp.
 #include "src/device/cuda/cuda_backend.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "src/base/error.hpp"
 #include "src/device/counter_rng.hpp"
@@ -66,6 +68,18 @@ CudaBackend::~CudaBackend() {
 #endif
 }
 
+std::string CudaBackend::describe() const {
+    cudaDeviceProp properties{};
+    std::string text = "cuda:" + std::to_string(device_);
+    if (cudaGetDeviceProperties(&properties, device_) == cudaSuccess) {
+        text += std::string(", ") + properties.name + ", " +
+                std::to_string(properties.totalGlobalMem >> 30) + " GiB";
+    } else {
+        (void)cudaGetLastError();
+    }
+    return text;
+}
+
 // --- memory ----------------------------------------------------------------------------------
 
 void* CudaBackend::allocate(std::size_t bytes) {
@@ -90,6 +104,24 @@ void CudaBackend::deallocate(void* ptr) noexcept {
         }
     }
     live_.fetch_sub(1);
+}
+
+void* CudaBackend::allocate_host(std::size_t bytes) {
+    return bytes == 0 ? nullptr : cuda::make_pinned_memory(bytes).release();
+}
+
+void CudaBackend::deallocate_host(void* ptr) noexcept {
+    if (ptr == nullptr) {
+        return;
+    }
+    const cudaError_t status = cudaFreeHost(ptr);
+    if (status != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (!cuda::is_shutdown_error(status)) {
+            std::fprintf(stderr, "strata: CudaBackend::deallocate_host: cudaFreeHost failed: %s\n",
+                         cudaGetErrorString(status));
+        }
+    }
 }
 
 void CudaBackend::upload(void* device_dst, const void* host_src, std::size_t bytes) {
@@ -324,6 +356,24 @@ void CudaBackend::adam(std::span<float> params, std::span<const float> grads, st
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {
     return std::make_unique<CudaBackend>(device);
+}
+
+int cuda_device_count() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();  // no driver, or a driver older than the runtime
+        return 0;
+    }
+    return count;
+}
+
+std::string cuda_device_pci_id(int device) {
+    std::array<char, 32> id{};
+    if (cudaDeviceGetPCIBusId(id.data(), static_cast<int>(id.size()), device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return {};
+    }
+    return id.data();
 }
 
 }  // namespace strata

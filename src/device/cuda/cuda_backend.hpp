@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include <cuda_runtime_api.h>
 
@@ -38,6 +39,8 @@ public:
     ~CudaBackend() override;
 
     [[nodiscard]] DeviceKind kind() const override { return DeviceKind::cuda; }
+    /// "cuda:0, NVIDIA H200, 139 GiB".
+    [[nodiscard]] std::string describe() const override;
     [[nodiscard]] int device() const { return device_; }
     /// The stream every operation is queued on.
     [[nodiscard]] cudaStream_t compute_stream() const { return compute_.get(); }
@@ -51,6 +54,10 @@ public:
     [[nodiscard]] void* allocate(std::size_t bytes) override;
     /// cudaFree (which waits for the device); ignores errors at process shutdown.
     void deallocate(void* ptr) noexcept override;
+    /// cudaMallocHost: page-locked host memory (not counted in live_allocations()).
+    [[nodiscard]] void* allocate_host(std::size_t bytes) override;
+    /// cudaFreeHost; ignores errors at process shutdown.
+    void deallocate_host(void* ptr) noexcept override;
     /// Copies on the compute stream and waits, so the host buffer may be reused on return.
     void upload(void* device_dst, const void* host_src, std::size_t bytes) override;
     /// Waits for the compute stream (and the copy); checks the kernels' index flags.

@@ -18,6 +18,12 @@ Event make_event() {
     return Event(event);
 }
 
+Event make_timing_event() {
+    cudaEvent_t event = nullptr;
+    STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDefault));
+    return Event(event);
+}
+
 DeviceMemory make_device_memory(std::size_t bytes) {
     if (bytes == 0) {
         return DeviceMemory();

@@ -58,6 +58,8 @@ using DnMatDescr = Unique<cusparseDnMatDescr_t, detail::destroy_dn_mat>;
 [[nodiscard]] Stream make_stream();
 /// An event without timing (the cheapest kind), for ordering streams. Throws strata::Error.
 [[nodiscard]] Event make_event();
+/// An event that records time (cudaEventElapsedTime), for measurements. Throws strata::Error.
+[[nodiscard]] Event make_timing_event();
 /// `bytes` of device memory on the current device (empty for 0 bytes). Throws strata::Error
 /// naming the size when out of memory.
 [[nodiscard]] DeviceMemory make_device_memory(std::size_t bytes);

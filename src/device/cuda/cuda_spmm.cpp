@@ -1,31 +1,29 @@
 // CudaBackend::spmm, y = A x + beta y, through cuSPARSE's generic SpMM (CSR, 32-bit indices,
-// row-major dense matrices). The sparse descriptor, the chosen algorithm and the workspace are
-// built once per matrix and cached in its plan slot (CudaSpmmPlan); dense descriptors are
-// rebuilt only when the width f changes and otherwise re-pointed (cusparseDnMatSetValues).
+// row-major dense matrices; A: rows x cols, x: cols x f, y: rows x f). The matrix's plan slot
+// holds a CudaSpmmPlan: the sparse descriptor, a grow-only workspace and one entry per width f
+// (dense descriptors of x and y, re-pointed with cusparseDnMatSetValues, and the algorithm).
+// A new width times every CSR algorithm cuSPARSE accepts (spmm_algorithms.hpp) into a scratch
+// output and keeps the fastest, unless STRATA_SPMM_ALGORITHM forces one.
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "src/base/error.hpp"
 #include "src/device/cuda/cuda_backend.hpp"
 #include "src/device/cuda/cuda_check.hpp"
 #include "src/device/cuda/cuda_kernels.hpp"
+#include "src/device/cuda/spmm_algorithms.hpp"
+#include "src/device/cuda/spmm_tuning.hpp"
 #include "src/device/operand_checks.hpp"
 #include "src/tensor/csr_matrix.hpp"
 
 namespace strata {
 namespace {
 
-/// Deterministic CSR algorithm suited to row-major dense matrices; CUSPARSE_SPMM_ALG_DEFAULT if
-/// this cuSPARSE does not support it for a given shape.
-constexpr cusparseSpMMAlg_t preferred_algorithm = CUSPARSE_SPMM_CSR_ALG2;
-
-cuda::DnMatDescr make_dense(index_t rows, index_t cols, const float* data) {
-    cusparseDnMatDescr_t descr = nullptr;
-    // cuSPARSE never writes through the descriptor of x; the non-const kind can be re-pointed.
-    STRATA_CUDA_CHECK(cusparseCreateDnMat(&descr, rows, cols, cols, const_cast<float*>(data),
-                                          CUDA_R_32F, CUSPARSE_ORDER_ROW));
-    return cuda::DnMatDescr(descr);
-}
+/// Warm-up + this many timed runs per algorithm when a width is first seen.
+constexpr int timed_runs = 2;
 
 /// Everything cuSPARSE needs to run y = A x + beta y for one matrix on one backend.
 class CudaSpmmPlan final : public SpmmPlan {
@@ -47,55 +45,92 @@ public:
 
     /// y = A x + beta y on the handle's stream. x: cols x f, y: rows x f, f > 0.
     void run(cusparseHandle_t handle, ConstMatrixView x, MatrixView y, float beta) {
-        if (x.cols != width_) {
-            x_ = make_dense(x.rows, x.cols, x.data);
-            y_ = make_dense(y.rows, y.cols, y.data);
-            width_ = x.cols;
-            choose_algorithm(handle, preferred_algorithm);
-        } else {
-            STRATA_CUDA_CHECK(cusparseDnMatSetValues(x_.get(), const_cast<float*>(x.data)));
-            STRATA_CUDA_CHECK(cusparseDnMatSetValues(y_.get(), y.data));
-        }
-        cusparseStatus_t status = multiply(handle, beta);
-        if (status == CUSPARSE_STATUS_NOT_SUPPORTED && algorithm_ != CUSPARSE_SPMM_ALG_DEFAULT) {
-            // Accepted by bufferSize but refused here: fall back to the default for this width.
-            choose_algorithm(handle, CUSPARSE_SPMM_ALG_DEFAULT);
-            status = multiply(handle, beta);
+        const Entry& entry = entry_for(handle, x);
+        STRATA_CUDA_CHECK(cusparseDnMatSetValues(entry.x.get(), const_cast<float*>(x.data)));
+        STRATA_CUDA_CHECK(cusparseDnMatSetValues(entry.y.get(), y.data));
+        const cusparseStatus_t status =
+            cuda::run_spmm(handle, matrix_.get(), entry.x.get(), beta, entry.y.get(),
+                           entry.algorithm.id, workspace_.reserve(0));
+        if (cuda::refuses(status) && entry.forced) {
+            refuse_forced(entry.algorithm, entry.width);
         }
         STRATA_CUDA_CHECK(status);
+    }
+
+    /// The algorithm of width f ("" if that width has not run yet).
+    [[nodiscard]] std::string algorithm(index_t width) const {
+        for (const Entry& entry : entries_) {
+            if (entry.width == width) {
+                return entry.algorithm.name;
+            }
+        }
+        return "";
     }
 
 private:
-    cusparseStatus_t multiply(cusparseHandle_t handle, float beta) {
-        const float alpha = 1.0f;
-        return cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                            CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix_.get(), x_.get(),
-                            &beta, y_.get(), CUDA_R_32F, algorithm_, workspace_.get());
+    struct Entry {
+        index_t width = 0;
+        cuda::DnMatDescr x;
+        cuda::DnMatDescr y;
+        cuda::SpmmAlgorithm algorithm{};
+        bool forced = false;  ///< set by STRATA_SPMM_ALGORITHM rather than measured
+    };
+
+    /// The entry of width x.cols, created (and its algorithm chosen) on first use. Its y
+    /// descriptor still points at the scratch output until run() re-points it.
+    const Entry& entry_for(cusparseHandle_t handle, ConstMatrixView x) {
+        for (const Entry& entry : entries_) {
+            if (entry.width == x.cols) {
+                return entry;
+            }
+        }
+        Entry entry;
+        entry.width = x.cols;
+        entry.x = cuda::make_dense(x.rows, x.cols, x.data);
+        // Algorithms are tried on a scratch output, never on y: beta != 0 reads y.
+        const cuda::DeviceMemory scratch = cuda::make_device_memory(
+            static_cast<std::size_t>(rows_) * static_cast<std::size_t>(x.cols) * sizeof(float));
+        entry.y = cuda::make_dense(rows_, x.cols, static_cast<const float*>(scratch.get()));
+        if (const auto forced = cuda::forced_spmm_algorithm()) {
+            entry.algorithm = *forced;
+            entry.forced = true;
+            std::size_t bytes = 0;
+            const cusparseStatus_t status = cuda::spmm_buffer_size(
+                handle, matrix_.get(), entry.x.get(), entry.y.get(), forced->id, bytes);
+            if (cuda::refuses(status)) {
+                refuse_forced(*forced, x.cols);
+            }
+            STRATA_CUDA_CHECK(status);
+            workspace_.reserve(bytes);
+        } else {
+            entry.algorithm = fastest(handle, entry);
+        }
+        entries_.push_back(std::move(entry));
+        return entries_.back();  // `scratch` is freed on return (cudaFree waits for the trials)
     }
 
-    /// `wanted` if cuSPARSE supports it for these shapes, else the default; grows the workspace
-    /// to what the algorithm needs.
-    void choose_algorithm(cusparseHandle_t handle, cusparseSpMMAlg_t wanted) {
-        const float alpha = 1.0f;
-        const float beta = 0.0f;
-        std::size_t bytes = 0;
-        algorithm_ = wanted;
-        cusparseStatus_t status = cusparseSpMM_bufferSize(
-            handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
-            matrix_.get(), x_.get(), &beta, y_.get(), CUDA_R_32F, algorithm_, &bytes);
-        if (status == CUSPARSE_STATUS_NOT_SUPPORTED && algorithm_ != CUSPARSE_SPMM_ALG_DEFAULT) {
-            algorithm_ = CUSPARSE_SPMM_ALG_DEFAULT;
-            status = cusparseSpMM_bufferSize(
-                handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
-                matrix_.get(), x_.get(), &beta, y_.get(), CUDA_R_32F, algorithm_, &bytes);
+    /// The fastest algorithm cuSPARSE accepts for this width (median of the timed runs; ties
+    /// go to the earlier in spmm_algorithms()). Leaves the workspace large enough for it.
+    cuda::SpmmAlgorithm fastest(cusparseHandle_t handle, const Entry& entry) {
+        std::optional<cuda::SpmmAlgorithm> best;
+        double best_ms = 0.0;
+        for (const cuda::SpmmAlgorithm& algorithm : cuda::spmm_algorithms()) {
+            const auto ms = cuda::time_spmm(handle, matrix_.get(), entry.x.get(), entry.y.get(),
+                                            algorithm.id, timed_runs, workspace_);
+            if (ms && (!best || cuda::median(*ms) < best_ms)) {
+                best = algorithm;
+                best_ms = cuda::median(*ms);
+            }
         }
-        STRATA_CUDA_CHECK(status);
-        if (bytes > workspace_bytes_) {
-            workspace_.reset();  // cudaFree waits for SpMMs still using the old block
-            workspace_bytes_ = 0;
-            workspace_ = cuda::make_device_memory(bytes);
-            workspace_bytes_ = bytes;
-        }
+        STRATA_CHECK(best.has_value(), "spmm: cuSPARSE supports none of its CSR algorithms for A ",
+                     rows_, " x ", cols_, " (nnz ", nnz_, "), f ", entry.width);
+        return *best;
+    }
+
+    [[noreturn]] void refuse_forced(const cuda::SpmmAlgorithm& algorithm, index_t width) const {
+        STRATA_FAIL("STRATA_SPMM_ALGORITHM=", algorithm.name,
+                    ": cuSPARSE does not support this SpMM algorithm for A ", rows_, " x ", cols_,
+                    " (nnz ", nnz_, "), f ", width, " (unset it to choose by measurement)");
     }
 
     const CudaBackend* owner_;
@@ -104,12 +139,8 @@ private:
     index_t cols_;
     index_t nnz_;
     cuda::ConstSpMatDescr matrix_;
-    cuda::DnMatDescr x_;
-    cuda::DnMatDescr y_;
-    index_t width_ = -1;  ///< f of the dense descriptors; -1 before the first call
-    cusparseSpMMAlg_t algorithm_ = preferred_algorithm;
-    cuda::DeviceMemory workspace_;
-    std::size_t workspace_bytes_ = 0;
+    std::vector<Entry> entries_;     ///< one per width seen; a GCN uses a handful
+    cuda::SpmmWorkspace workspace_;  ///< at least every entry's need (grow-only)
 };
 
 }  // namespace
@@ -143,6 +174,11 @@ void CudaBackend::spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, floa
         a.set_plan(std::move(fresh));
     }
     plan->run(sparse_.get(), x, y, beta);
+}
+
+std::string chosen_spmm_algorithm(const CsrMatrix& a, index_t width) {
+    const auto* plan = dynamic_cast<const CudaSpmmPlan*>(a.plan());
+    return plan == nullptr ? "" : plan->algorithm(width);
 }
 
 }  // namespace strata

@@ -1,0 +1,65 @@
+// open_runtime: device and communicator choice per rank.
+#include "apps/commands/device_options.hpp"
+
+#include "src/base/error.hpp"
+#include "src/comm/make_communicator.hpp"
+#include "src/comm/node_rank.hpp"
+
+namespace strata::app {
+
+void add_device_options(CLI::App& cmd, DeviceOptions& options) {
+    cmd.add_option("--device", options.device,
+                   "cpu, or cuda: one GPU per rank, picked by its local rank on the node")
+        ->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd.add_option("--comm", options.comm,
+                   "mpi, nccl, or auto: nccl if --device cuda and no two ranks share a GPU, "
+                   "else mpi (staged through pinned host memory with cuda)")
+        ->check(CLI::IsMember({"auto", "mpi", "nccl"}));
+    cmd.add_option("--threads", options.threads,
+                   "OpenMP/OpenBLAS threads per rank with --device cpu (0: default)")
+        ->check(CLI::NonNegativeNumber);
+}
+
+Runtime open_runtime(const DeviceOptions& options) {
+    Runtime runtime;
+    if (options.device == "cpu") {
+        STRATA_CHECK(options.comm != "nccl", "--comm nccl needs --device cuda");
+        runtime.backend = make_cpu_backend(options.threads);
+        runtime.comm = make_communicator(*runtime.backend, CommKind::mpi);
+        runtime.device = runtime.backend->describe();
+        runtime.comm_name = "mpi";
+        return runtime;
+    }
+
+    STRATA_CHECK(options.device == "cuda", "--device: unknown device '", options.device, "'");
+    const NodeRank node = node_rank();
+    const int gpus = cuda_device_count();
+    if (gpus == 0) {
+        (void)make_cuda_backend(0);  // throws the reason: no CUDA support, no driver, no device
+        STRATA_FAIL("--device cuda: no CUDA device is visible");
+    }
+    // Every rank must pick the same communicator: whether any two ranks of a node would share
+    // a GPU is agreed on by all (physical ids, so that per-rank CUDA_VISIBLE_DEVICES, as from
+    // `srun --gpus-per-task=1`, counts as separate GPUs).
+    const int device = node.rank % gpus;
+    const bool shared_gpu = any_key_shared_on_node(cuda_device_pci_id(device));
+    CommKind kind = CommKind::mpi;
+    if (options.comm == "nccl") {
+        STRATA_CHECK(built_with_nccl(),
+                     "--comm nccl: this strata was built without NCCL; use --comm mpi");
+        STRATA_CHECK(!shared_gpu, "--comm nccl needs one GPU per rank, but ranks share a GPU (",
+                     node.size, " ranks and ", gpus,
+                     " visible GPU(s) on this node); use --comm mpi");
+        kind = CommKind::nccl;
+    } else if (options.comm == "auto" && built_with_nccl() && !shared_gpu) {
+        kind = CommKind::nccl;
+    }
+    runtime.backend = make_cuda_backend(device);
+    runtime.comm = make_communicator(*runtime.backend, kind);
+    runtime.device = runtime.backend->describe() + " (local rank " + std::to_string(node.rank) +
+                     " from " + node.source + ")";
+    runtime.comm_name = kind == CommKind::nccl ? "nccl" : "mpi, staged through pinned host memory";
+    return runtime;
+}
+
+}  // namespace strata::app

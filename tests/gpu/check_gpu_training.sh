@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `strata train --device cuda` end to end on Cora (labels gpu; exits 77 = skipped without a
+# usable GPU unless STRATA_GPU_REQUIRED=1). Usage: check_gpu_training.sh MODE MPIEXEC STRATA DATA
+#   accuracy  Kipf & Welling's recipe, seeds 1-10 on the GPU: mean >= 0.810 and min >= 0.795,
+#             the band test_cora_accuracy holds the CPU backend to.
+#   ranks     K=2 ranks sharing one GPU (--comm mpi) equal K=1 (--comm auto): every epoch's loss
+#             within 1e-5 relative, identical accuracies; K=1 with --comm mpi and --comm nccl
+#             agree the same way; the GPU run equals the CPU run within 1e-3 (rounding only);
+#             with 2+ GPUs also K=2 --comm nccl.
+set -u
+mode=$1 mpiexec=$2 strata=$3 data=$4/cora.h5
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mpirun=("$mpiexec" --map-by :OVERSUBSCRIBE)
+py=$(command -v python3 || echo /usr/bin/python3)
+
+# A usable GPU? One short run tells (it fails without CUDA support, a driver or a device).
+if ! "$strata" train --data "$data" --device cuda --epochs 1 --quiet >"$tmp/probe" 2>&1; then
+  if [ "${STRATA_GPU_REQUIRED:-0}" = 1 ]; then
+    echo "FAILED: STRATA_GPU_REQUIRED=1 but strata train --device cuda failed:"
+    cat "$tmp/probe"
+    exit 1
+  fi
+  echo "SKIPPED: no usable CUDA device: $(tail -n 1 "$tmp/probe")"
+  exit 77
+fi
+
+if [ "$mode" = accuracy ]; then
+  for seed in 1 2 3 4 5 6 7 8 9 10; do
+    "$strata" train --data "$data" --device cuda --row-normalize-features --layers 2 \
+      --hidden 16 --dropout 0.5 --weight-decay 5e-4 --lr 0.01 --epochs 200 --seed "$seed" \
+      --quiet >"$tmp/seed$seed" 2>&1 || { cat "$tmp/seed$seed"; exit 1; }
+    sed -n 's/^test_accuracy=//p' "$tmp/seed$seed"
+  done >"$tmp/accuracies"
+  "$py" - "$tmp/accuracies" <<'PY'
+import sys
+acc = [float(line) for line in open(sys.argv[1]) if line.strip()]
+mean, low = sum(acc) / len(acc), min(acc)
+print(f"cora GCN on the GPU, {len(acc)} seeds: mean {mean:.4f}, min {low:.4f}:",
+      " ".join(f"{a:.3f}" for a in acc))
+ok = len(acc) == 10 and mean >= 0.810 and low >= 0.795
+print("PASS" if ok else "FAIL: the CPU band is mean >= 0.810, min >= 0.795")
+sys.exit(0 if ok else 1)
+PY
+  exit $?
+fi
+
+[ "$mode" = ranks ] || { echo "unknown mode $mode"; exit 2; }
+run() {  # run NAME RANKS ARGS...: metrics in $tmp/NAME.jsonl
+  local name=$1 ranks=$2
+  shift 2
+  "${mpirun[@]}" -np "$ranks" "$strata" train --data "$data" --layers 3 --hidden 16 \
+    --dropout 0.5 --epochs 30 --seed 5 --metrics "$tmp/$name.jsonl" "$@" \
+    >"$tmp/$name.out" 2>&1 || { echo "FAILED: $name:"; cat "$tmp/$name.out"; return 1; }
+}
+compare() {  # compare A B TOLERANCE
+  "$py" - "$tmp/$1.jsonl" "$tmp/$2.jsonl" "$3" "$1 vs $2" <<'PY'
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+b = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+tol, what = float(sys.argv[3]), sys.argv[4]
+worst = max(abs(x["loss"] - y["loss"]) / abs(y["loss"]) for x, y in zip(a, b))
+same_acc = all(x[k] == y[k] for x, y in zip(a, b) for k in ("train_acc", "val_acc", "test_acc"))
+ok = len(a) == len(b) == 30 and worst <= tol and (same_acc or tol > 1e-5)
+print(f"{'ok' if ok else 'FAIL'}: {what}: worst relative loss difference {worst:.2e} "
+      f"(tolerance {tol:g}), accuracies {'identical' if same_acc else 'differ'}")
+sys.exit(0 if ok else 1)
+PY
+}
+failed=0
+run gpu1 1 --device cuda || exit 1
+run gpu2_mpi 2 --device cuda --comm mpi || exit 1
+run gpu1_mpi 1 --device cuda --comm mpi || exit 1
+run cpu1 1 --device cpu --threads 2 || exit 1
+compare gpu2_mpi gpu1 1e-5 || failed=1
+compare gpu1_mpi gpu1 1e-5 || failed=1
+compare gpu1 cpu1 1e-3 || failed=1
+if run gpu1_nccl 1 --device cuda --comm nccl >/dev/null; then
+  compare gpu1_nccl gpu1_mpi 1e-5 || failed=1
+else  # e.g. built without NCCL
+  echo "note: --comm nccl unavailable: $(grep -m 1 'error:' "$tmp/gpu1_nccl.out")"
+fi
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "${gpus:-0}" -ge 2 ]; then
+  run gpu2_nccl 2 --device cuda --comm nccl || exit 1
+  compare gpu2_nccl gpu1 1e-5 || failed=1
+else
+  echo "note: ${gpus:-0} GPU(s) visible to nvidia-smi: K=2 --comm nccl not checked"
+fi
+grep -h '^device\|^strata train' "$tmp/gpu2_mpi.out" "$tmp/gpu1.out" 2>/dev/null
+exit $failed
