@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "src/comm/communicator.hpp"
-#include "src/device/host_buffer.hpp"
+#include "src/device/buffer.hpp"
 
 namespace strata {
 

@@ -24,6 +24,17 @@ struct DeviceStatus {
     cuda::kernels::LossResult loss;
 };
 
+/// Frees never throw: a failure is printed, except at process shutdown.
+void report_free_failure(const char* what, cudaError_t status) noexcept {
+    if (status != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (!cuda::is_shutdown_error(status)) {
+            std::fprintf(stderr, "strata: CudaBackend::%s failed: %s\n", what,
+                         cudaGetErrorString(status));
+        }
+    }
+}
+
 }  // namespace
 
 CudaBackend::CudaBackend(int device) : device_(device) {
@@ -95,14 +106,7 @@ void CudaBackend::deallocate(void* ptr) noexcept {
     if (ptr == nullptr) {
         return;
     }
-    const cudaError_t status = cudaFree(ptr);
-    if (status != cudaSuccess) {
-        (void)cudaGetLastError();
-        if (!cuda::is_shutdown_error(status)) {
-            std::fprintf(stderr, "strata: CudaBackend::deallocate: cudaFree failed: %s\n",
-                         cudaGetErrorString(status));
-        }
-    }
+    report_free_failure("deallocate: cudaFree", cudaFree(ptr));
     live_.fetch_sub(1);
 }
 
@@ -114,14 +118,7 @@ void CudaBackend::deallocate_host(void* ptr) noexcept {
     if (ptr == nullptr) {
         return;
     }
-    const cudaError_t status = cudaFreeHost(ptr);
-    if (status != cudaSuccess) {
-        (void)cudaGetLastError();
-        if (!cuda::is_shutdown_error(status)) {
-            std::fprintf(stderr, "strata: CudaBackend::deallocate_host: cudaFreeHost failed: %s\n",
-                         cudaGetErrorString(status));
-        }
-    }
+    report_free_failure("deallocate_host: cudaFreeHost", cudaFreeHost(ptr));
 }
 
 void CudaBackend::upload(void* device_dst, const void* host_src, std::size_t bytes) {
