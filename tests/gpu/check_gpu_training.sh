@@ -4,9 +4,10 @@
 #   accuracy  Kipf & Welling's recipe, seeds 1-10 on the GPU: mean >= 0.810 and min >= 0.795,
 #             the band test_cora_accuracy holds the CPU backend to.
 #   ranks     K=2 ranks sharing one GPU (--comm mpi) equal K=1 (--comm auto): every epoch's loss
-#             within 1e-5 relative, identical accuracies; K=1 with --comm mpi and --comm nccl
-#             agree the same way; the GPU run equals the CPU run within 1e-3 (rounding only);
-#             with 2+ GPUs also K=2 --comm nccl.
+#             within 1e-5 relative, accuracies at most one vertex apart (rounding may flip an
+#             argmax; each process picks its SpMM algorithm by timing); K=1 with --comm mpi
+#             and --comm nccl agree the same way; the GPU run equals the CPU run within 1e-3
+#             (rounding only); with 2+ usable GPUs also K=2 --comm nccl.
 set -u
 mode=$1 mpiexec=$2 strata=$3 data=$4/cora.h5
 tmp=$(mktemp -d)
@@ -60,10 +61,13 @@ a = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 b = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
 tol, what = float(sys.argv[3]), sys.argv[4]
 worst = max(abs(x["loss"] - y["loss"]) / abs(y["loss"]) for x, y in zip(a, b))
-same_acc = all(x[k] == y[k] for x, y in zip(a, b) for k in ("train_acc", "val_acc", "test_acc"))
-ok = len(a) == len(b) == 30 and worst <= tol and (same_acc or tol > 1e-5)
+# Accuracies: identical, or (rounding may flip one argmax) at most one vertex of Cora's
+# 140 / 500 / 1000 train / val / test vertices apart in any epoch.
+one_vertex = {"train_acc": 1 / 140, "val_acc": 1 / 500, "test_acc": 1 / 1000}
+flips = max(abs(x[k] - y[k]) / v for x, y in zip(a, b) for k, v in one_vertex.items())
+ok = len(a) == len(b) == 30 and worst <= tol and (flips <= 1.001 or tol > 1e-5)
 print(f"{'ok' if ok else 'FAIL'}: {what}: worst relative loss difference {worst:.2e} "
-      f"(tolerance {tol:g}), accuracies {'identical' if same_acc else 'differ'}")
+      f"(tolerance {tol:g}); accuracies differ by at most {round(flips)} vertex(es)")
 sys.exit(0 if ok else 1)
 PY
 }
@@ -80,12 +84,18 @@ if run gpu1_nccl 1 --device cuda --comm nccl >/dev/null; then
 else  # e.g. built without NCCL
   echo "note: --comm nccl unavailable: $(grep -m 1 'error:' "$tmp/gpu1_nccl.out")"
 fi
+# GPUs these processes may use: nvidia-smi lists the machine's, CUDA_VISIBLE_DEVICES (Slurm, a
+# shared node) may hide some, and two ranks on one GPU make --comm nccl fail rather than skip.
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then
+  visible=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
+  [ "$visible" -lt "${gpus:-0}" ] && gpus=$visible
+fi
 if [ "${gpus:-0}" -ge 2 ]; then
   run gpu2_nccl 2 --device cuda --comm nccl || exit 1
   compare gpu2_nccl gpu1 1e-5 || failed=1
 else
-  echo "note: ${gpus:-0} GPU(s) visible to nvidia-smi: K=2 --comm nccl not checked"
+  echo "note: ${gpus:-0} usable GPU(s) (nvidia-smi, CUDA_VISIBLE_DEVICES): K=2 --comm nccl not checked"
 fi
 grep -h '^device\|^strata train' "$tmp/gpu2_mpi.out" "$tmp/gpu1.out" 2>/dev/null
 exit $failed

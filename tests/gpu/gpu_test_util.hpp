@@ -1,5 +1,5 @@
 // Helpers of the GPU tests: awkward random inputs, the same data on the CPU and CUDA backends,
-// and comparisons (bitwise and relative).
+// and comparisons (bitwise, relative, and scaled by the magnitude of the summed terms).
 #pragma once
 
 #include <algorithm>
@@ -73,6 +73,42 @@ inline double max_relative_difference(const std::vector<float>& a, const std::ve
         const double d = std::abs(static_cast<double>(a[i]) - b[i]) /
                          (std::abs(static_cast<double>(b[i])) + floor);
         worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+    }
+    return worst;
+}
+
+/// |m| elementwise (NaN stays NaN): the reference run on absolute values gives the scale of
+/// max_scaled_difference.
+inline HostMatrix abs_of(HostMatrix m) {
+    for (float& v : m.values) {
+        v = std::abs(v);
+    }
+    return m;
+}
+inline HostCsr abs_of(HostCsr a) {
+    for (float& v : a.values) {
+        v = std::abs(v);
+    }
+    return a;
+}
+
+/// max |a - b| / scale over all elements, scale[i] = Σ |terms| of element i (for y = A x + beta y0
+/// the CPU result of |A| |x| + |beta| |y0|). A float sum of n terms in any order, with or without
+/// fused multiply-adds (cuSPARSE, cuBLAS), is within about n·u·scale of the exact sum, so this
+/// does not blow up where the terms cancel, as a relative difference does. Equal elements count
+/// 0 (-0 == +0); a difference where the scale is 0 (or NaN) is infinite.
+inline double max_scaled_difference(const std::vector<float>& a, const std::vector<float>& b,
+                                    const std::vector<float>& scale) {
+    if (a.size() != b.size() || a.size() != scale.size()) {
+        return INFINITY;
+    }
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i] == b[i] || std::memcmp(&a[i], &b[i], sizeof(float)) == 0) {
+            continue;  // equal, or the same NaN
+        }
+        const double d = std::abs(static_cast<double>(a[i]) - b[i]) / scale[i];
+        worst = std::isnan(d) || !(scale[i] > 0.0f) ? INFINITY : std::max(worst, d);
     }
     return worst;
 }
