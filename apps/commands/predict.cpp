@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -69,45 +70,34 @@ std::vector<std::int64_t> argmax_rows(const HostMatrix& m) {
 
 /// Rows of every rank's `local` (its rows are the vertices `ids`) placed at their original
 /// ids on rank 0, which returns the N x cols matrix (other ranks return an empty one).
-/// Each rank broadcasts its part in turn. Throws if a vertex is missing or repeated.
+/// Throws if a vertex is missing or repeated.
 HostMatrix gather_rows(Communicator& comm, const std::vector<global_id>& ids,
                        const HostMatrix& local, global_id num_vertices) {
-    const bool root = comm.rank() == 0;
-    HostMatrix all;
-    std::vector<std::uint8_t> seen;
-    if (root) {
-        all = HostMatrix(static_cast<index_t>(num_vertices), local.cols);
-        seen.assign(static_cast<std::size_t>(num_vertices), 0);
+    const std::vector<std::byte> all_ids =
+        comm.gather(std::as_bytes(std::span<const global_id>(ids)), 0);
+    const std::vector<std::byte> all_rows =
+        comm.gather(std::as_bytes(std::span<const float>(local.values)), 0);
+    if (comm.rank() != 0) {
+        return {};
     }
-    for (int r = 0; r < comm.size(); ++r) {
-        std::array<std::int64_t, 1> count{static_cast<std::int64_t>(ids.size())};
-        comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(count)), r);
-        const bool mine = comm.rank() == r;
-        std::vector<global_id> part_ids =
-            mine ? ids : std::vector<global_id>(static_cast<std::size_t>(count[0]));
-        std::vector<float> part_rows =
-            mine ? local.values
-                 : std::vector<float>(static_cast<std::size_t>(count[0]) *
-                                      static_cast<std::size_t>(local.cols));
-        comm.broadcast(std::as_writable_bytes(std::span<global_id>(part_ids)), r);
-        comm.broadcast(std::as_writable_bytes(std::span<float>(part_rows)), r);
-        if (!root) {
-            continue;
-        }
-        for (std::size_t i = 0; i < part_ids.size(); ++i) {
-            const global_id v = part_ids[i];
-            STRATA_CHECK(v >= 0 && v < num_vertices && seen[static_cast<std::size_t>(v)] == 0,
-                         "predict: rank ", r, " returned vertex ", v,
-                         " which is out of range or already seen");
-            seen[static_cast<std::size_t>(v)] = 1;
-            std::copy_n(part_rows.begin() + static_cast<std::ptrdiff_t>(i) * local.cols, local.cols,
-                        all.row(static_cast<index_t>(v)));
-        }
+    const std::size_t count = all_ids.size() / sizeof(global_id);
+    const auto cols = static_cast<std::size_t>(local.cols);
+    STRATA_CHECK(all_rows.size() == count * cols * sizeof(float), "predict: gathered ", count,
+                 " vertex ids but ", all_rows.size() / sizeof(float), " values for ", cols,
+                 " columns");
+    HostMatrix all(static_cast<index_t>(num_vertices), local.cols);
+    std::vector<std::uint8_t> seen(static_cast<std::size_t>(num_vertices), 0);
+    for (std::size_t i = 0; i < count; ++i) {
+        global_id v = 0;
+        std::memcpy(&v, all_ids.data() + i * sizeof(global_id), sizeof(global_id));
+        STRATA_CHECK(v >= 0 && v < num_vertices && seen[static_cast<std::size_t>(v)] == 0,
+                     "predict: vertex ", v, " is out of range or was predicted twice");
+        seen[static_cast<std::size_t>(v)] = 1;
+        std::memcpy(all.row(static_cast<index_t>(v)), all_rows.data() + i * cols * sizeof(float),
+                    cols * sizeof(float));
     }
-    if (root) {
-        const auto missing = std::count(seen.begin(), seen.end(), std::uint8_t{0});
-        STRATA_CHECK(missing == 0, "predict: ", missing, " vertices were not predicted");
-    }
+    const auto missing = std::count(seen.begin(), seen.end(), std::uint8_t{0});
+    STRATA_CHECK(missing == 0, "predict: ", missing, " vertices were not predicted");
     return all;
 }
 

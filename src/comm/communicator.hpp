@@ -33,8 +33,9 @@ struct CommStats {
     std::int64_t bytes_received = 0;           ///< all payload received (exchanges + collectives)
     std::int64_t exchange_bytes_sent = 0;      ///< halo-exchange payload only
     std::int64_t exchange_bytes_received = 0;  ///< halo-exchange payload only
-    std::int64_t collective_bytes = 0;         ///< payload of all-reduces/broadcasts (buffer bytes)
-    double wait_seconds = 0.0;                 ///< time blocked waiting for messages or reductions
+    std::int64_t collective_bytes =
+        0;                      ///< payload of all-reduces/broadcasts/gathers (buffer bytes)
+    double wait_seconds = 0.0;  ///< time blocked waiting for messages or reductions
 };
 
 /// One exchange in flight. The destructor waits for outstanding requests.
@@ -79,6 +80,10 @@ public:
     virtual void allreduce_max(std::span<double> data) = 0;
     virtual void allreduce_max(std::span<std::int64_t> data) = 0;
     virtual void broadcast(std::span<std::byte> data, int root) = 0;
+    /// Rank `root` returns every rank's `data` concatenated in rank order (sizes may differ,
+    /// also 0); the other ranks return an empty vector. Host memory.
+    [[nodiscard]] virtual std::vector<std::byte> gather(std::span<const std::byte> data,
+                                                        int root) = 0;
     virtual void barrier() = 0;
 
     [[nodiscard]] virtual const CommStats& stats() const = 0;

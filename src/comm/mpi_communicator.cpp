@@ -2,6 +2,7 @@
 // halo exchanges and reductions on host memory, every call checked.
 #include "src/comm/mpi_communicator.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <deque>
 #include <exception>
@@ -19,6 +20,8 @@ namespace {
 
 /// One tag for all exchanges: ordering comes from MPI's non-overtaking rule (see the header).
 constexpr int exchange_tag = 1701;
+/// gather()'s messages, apart from any exchange in flight.
+constexpr int gather_tag = 1702;
 
 int checked_count(std::size_t count, const char* what) {
     STRATA_CHECK(count <= static_cast<std::size_t>(INT_MAX), what, ": ", count,
@@ -300,6 +303,54 @@ void MpiCommunicator::broadcast(std::span<std::byte> data, int root) {
         STRATA_MPI_CHECK(MPI_Bcast(data.data(), n, MPI_BYTE, root, comm_));
     }
     count_collective(data.size());
+}
+
+std::vector<std::byte> MpiCommunicator::gather(std::span<const std::byte> data, int root) {
+    STRATA_CHECK(root >= 0 && root < size_, "gather: root ", root,
+                 " is not a rank of a communicator of size ", size_);
+    const ScopedTimer timer(stats_.wait_seconds);
+    const auto mine = static_cast<std::int64_t>(data.size());
+    std::vector<std::int64_t> sizes(rank_ == root ? static_cast<std::size_t>(size_) : 0);
+    STRATA_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, root, comm_));
+    count_collective(data.size());
+    // One message of at most max_message_bytes_ per piece, in order (non-overtaking).
+    auto pieces = [this](std::size_t bytes, auto&& each) {
+        for (std::size_t offset = 0; offset < bytes; offset += max_message_bytes_) {
+            each(offset, static_cast<int>(std::min(max_message_bytes_, bytes - offset)));
+        }
+    };
+    if (rank_ != root) {
+        pieces(data.size(), [&](std::size_t offset, int count) {
+            STRATA_MPI_CHECK(
+                MPI_Send(data.data() + offset, count, MPI_BYTE, root, gather_tag, comm_));
+        });
+        return {};
+    }
+    std::size_t total = 0;
+    for (const std::int64_t s : sizes) {
+        total += static_cast<std::size_t>(s);
+    }
+    std::vector<std::byte> all(total);
+    std::size_t first = 0;
+    for (int r = 0; r < size_; ++r) {
+        const auto bytes = static_cast<std::size_t>(sizes[static_cast<std::size_t>(r)]);
+        if (r == root) {
+            std::copy(data.begin(), data.end(), all.begin() + static_cast<std::ptrdiff_t>(first));
+        } else {
+            pieces(bytes, [&](std::size_t offset, int count) {
+                STRATA_MPI_CHECK(MPI_Recv(all.data() + first + offset, count, MPI_BYTE, r,
+                                          gather_tag, comm_, MPI_STATUS_IGNORE));
+            });
+        }
+        first += bytes;
+    }
+    return all;
+}
+
+void MpiCommunicator::set_max_message_bytes(std::size_t bytes) {
+    STRATA_CHECK(bytes > 0 && bytes <= static_cast<std::size_t>(INT_MAX),
+                 "set_max_message_bytes: ", bytes, " is not in [1, INT_MAX]");
+    max_message_bytes_ = bytes;
 }
 
 void MpiCommunicator::barrier() {

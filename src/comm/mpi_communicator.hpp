@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include <mpi.h>
 
@@ -74,8 +75,16 @@ public:
     /// Copies `data` of rank `root` to every rank (same size everywhere). Stats as for the
     /// all-reduces, on every rank (root included).
     void broadcast(std::span<std::byte> data, int root) override;
+    /// MPI_Gather of the sizes, then point-to-point messages of at most max_message_bytes()
+    /// each (no int overflow for gathers beyond 2 GiB). Stats: each rank counts its own
+    /// contribution, as for the all-reduces.
+    [[nodiscard]] std::vector<std::byte> gather(std::span<const std::byte> data, int root) override;
     /// Adds wait time only.
     void barrier() override;
+
+    /// Largest single MPI message of gather() (1 GiB); smaller values are for tests.
+    [[nodiscard]] std::size_t max_message_bytes() const { return max_message_bytes_; }
+    void set_max_message_bytes(std::size_t bytes);
 
     [[nodiscard]] const CommStats& stats() const override { return stats_; }
     void reset_stats() override { stats_ = CommStats{}; }
@@ -89,6 +98,7 @@ private:
     int rank_ = 0;
     int size_ = 1;
     CommStats stats_;
+    std::size_t max_message_bytes_ = std::size_t{1} << 30;
 };
 
 }  // namespace strata

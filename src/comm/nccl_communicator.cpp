@@ -261,6 +261,12 @@ void NcclCommunicator::broadcast(std::span<std::byte> data, int root) {
     absorb_mpi_stats();
 }
 
+std::vector<std::byte> NcclCommunicator::gather(std::span<const std::byte> data, int root) {
+    std::vector<std::byte> all = mpi_.gather(data, root);
+    absorb_mpi_stats();
+    return all;
+}
+
 void NcclCommunicator::barrier() {
     mpi_.barrier();
     absorb_mpi_stats();

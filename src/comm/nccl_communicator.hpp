@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include <mpi.h>
 
@@ -19,8 +20,8 @@ class Backend;
 /// Communicator over NCCL, one rank per GPU, bootstrapped from an MPI communicator.
 ///
 /// Memory: start_exchange(), start_allreduce_sum() and allreduce_sum(std::span<float>) take
-/// DEVICE memory of the backend; the double/int64 all-reduces, broadcast() and barrier() take
-/// host memory and are delegated to an inner MpiCommunicator.
+/// DEVICE memory of the backend; the double/int64 all-reduces, broadcast(), gather() and barrier()
+/// take host memory and are delegated to an inner MpiCommunicator.
 ///
 /// Ordering: device operations start after all work already queued on the backend's compute
 /// stream (an event), run on its communication stream, and are finished for the compute stream
@@ -67,6 +68,7 @@ public:
     void allreduce_max(std::span<double> data) override;
     void allreduce_max(std::span<std::int64_t> data) override;
     void broadcast(std::span<std::byte> data, int root) override;
+    [[nodiscard]] std::vector<std::byte> gather(std::span<const std::byte> data, int root) override;
     void barrier() override;
 
     [[nodiscard]] const CommStats& stats() const override { return stats_; }

@@ -45,6 +45,10 @@ public:
     void allreduce_max(std::span<double> data) override { host_->allreduce_max(data); }
     void allreduce_max(std::span<std::int64_t> data) override { host_->allreduce_max(data); }
     void broadcast(std::span<std::byte> data, int root) override { host_->broadcast(data, root); }
+    [[nodiscard]] std::vector<std::byte> gather(std::span<const std::byte> data,
+                                                int root) override {
+        return host_->gather(data, root);
+    }
     void barrier() override { host_->barrier(); }
 
     [[nodiscard]] const CommStats& stats() const override { return host_->stats(); }

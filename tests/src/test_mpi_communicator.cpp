@@ -427,6 +427,52 @@ TEMPLATE_TEST_CASE("blocking reductions, broadcast and barrier give hand-checked
     REQUIRE(test::all_ranks(ok));
 }
 
+/// Rank r contributes 3r bytes (rank 0 none) of value 10r + i.
+std::vector<std::byte> gather_contribution(int rank) {
+    std::vector<std::byte> mine(static_cast<std::size_t>(3 * rank));
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+        mine[i] = static_cast<std::byte>(10 * rank + static_cast<int>(i));
+    }
+    return mine;
+}
+
+/// What the root of a gather of gather_contribution() must hold.
+bool gathered_ok(const std::vector<std::byte>& all, int rank, int root, int size) {
+    if (rank != root) {
+        return all.empty();
+    }
+    std::vector<std::byte> expected;
+    for (int r = 0; r < size; ++r) {
+        const std::vector<std::byte> part = gather_contribution(r);
+        expected.insert(expected.end(), part.begin(), part.end());
+    }
+    return all == expected;
+}
+
+TEMPLATE_TEST_CASE("gather concatenates every rank's bytes in rank order on the root only", "[mpi]",
+                   PlainMpi, StagedOnCpu) {
+    TestType fixture;
+    Communicator& comm = fixture.comm;
+    const int root = comm.size() - 1;
+    const std::vector<std::byte> mine = gather_contribution(comm.rank());
+    const bool ok = gathered_ok(comm.gather(mine, root), comm.rank(), root, comm.size()) &&
+                    gathered_ok(comm.gather(mine, 0), comm.rank(), 0, comm.size());
+    CHECK(ok);
+    REQUIRE(test::all_ranks(ok));
+}
+
+TEST_CASE("gather splits contributions larger than the message limit", "[mpi]") {
+    MpiCommunicator comm;
+    comm.set_max_message_bytes(2);  // 3r bytes: pieces of 2, 2, ... and a remainder
+    const std::vector<std::byte> mine = gather_contribution(comm.rank());
+    bool ok = gathered_ok(comm.gather(mine, 0), comm.rank(), 0, comm.size());
+    ok = ok &&
+         throws_error_containing([&] { (void)comm.gather(mine, comm.size()); }, "is not a rank");
+    ok = ok && throws_error_containing([&] { comm.set_max_message_bytes(0); }, "not in [1");
+    CHECK(ok);
+    REQUIRE(test::all_ranks(ok));
+}
+
 TEMPLATE_TEST_CASE("a started all-reduce overlaps local work and then holds the global sum",
                    "[mpi]", PlainMpi, StagedOnCpu) {
     TestType fixture;
