@@ -2,6 +2,7 @@
 // through host buffers, or NCCL, on device data).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,6 +37,20 @@ struct CommStats {
     std::int64_t collective_bytes =
         0;                      ///< payload of all-reduces/broadcasts/gathers (buffer bytes)
     double wait_seconds = 0.0;  ///< time blocked waiting for messages or reductions
+
+    /// An exchange of these payload sizes (counted when it starts).
+    void count_exchange(std::size_t sent, std::size_t received) {
+        exchange_bytes_sent += static_cast<std::int64_t>(sent);
+        exchange_bytes_received += static_cast<std::int64_t>(received);
+        bytes_sent += static_cast<std::int64_t>(sent);
+        bytes_received += static_cast<std::int64_t>(received);
+    }
+    /// A collective over a buffer of `bytes` (counted once as sent and once as received).
+    void count_collective(std::size_t bytes) {
+        collective_bytes += static_cast<std::int64_t>(bytes);
+        bytes_sent += static_cast<std::int64_t>(bytes);
+        bytes_received += static_cast<std::int64_t>(bytes);
+    }
 };
 
 /// One exchange in flight. The destructor waits for outstanding requests.

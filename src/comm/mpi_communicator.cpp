@@ -237,19 +237,14 @@ std::unique_ptr<Exchange> MpiCommunicator::start_exchange(const ExchangePattern&
     checked_count(recv.size(), "exchange: recv matrix");
     auto exchange = std::make_unique<MpiExchange>(comm_, stats_, rank_, pattern);
     exchange->post(pattern, send, recv);  // on failure, the destructor waits for what was posted
-    const auto sent = static_cast<std::int64_t>(send.size() * sizeof(float));
-    const auto received = static_cast<std::int64_t>(recv.size() * sizeof(float));
-    stats_.exchange_bytes_sent += sent;
-    stats_.exchange_bytes_received += received;
-    stats_.bytes_sent += sent;
-    stats_.bytes_received += received;
+    stats_.count_exchange(send.size() * sizeof(float), recv.size() * sizeof(float));
     return exchange;
 }
 
 std::unique_ptr<Reduction> MpiCommunicator::start_allreduce_sum(std::span<float> data) {
     auto reduction = std::make_unique<MpiReduction>(stats_);
     reduction->start(data, comm_);
-    count_collective(data.size_bytes());
+    stats_.count_collective(data.size_bytes());
     return reduction;
 }
 
@@ -260,14 +255,7 @@ void MpiCommunicator::allreduce(void* data, std::size_t count, std::size_t eleme
         const ScopedTimer timer(stats_.wait_seconds);
         STRATA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, n, type, op, comm_));
     }
-    count_collective(count * element_bytes);
-}
-
-void MpiCommunicator::count_collective(std::size_t bytes) {
-    const auto n = static_cast<std::int64_t>(bytes);
-    stats_.collective_bytes += n;
-    stats_.bytes_sent += n;
-    stats_.bytes_received += n;
+    stats_.count_collective(count * element_bytes);
 }
 
 void MpiCommunicator::allreduce_sum(std::span<float> data) {
@@ -302,7 +290,7 @@ void MpiCommunicator::broadcast(std::span<std::byte> data, int root) {
         const ScopedTimer timer(stats_.wait_seconds);
         STRATA_MPI_CHECK(MPI_Bcast(data.data(), n, MPI_BYTE, root, comm_));
     }
-    count_collective(data.size());
+    stats_.count_collective(data.size());
 }
 
 std::vector<std::byte> MpiCommunicator::gather(std::span<const std::byte> data, int root) {
@@ -312,7 +300,7 @@ std::vector<std::byte> MpiCommunicator::gather(std::span<const std::byte> data, 
     const auto mine = static_cast<std::int64_t>(data.size());
     std::vector<std::int64_t> sizes(rank_ == root ? static_cast<std::size_t>(size_) : 0);
     STRATA_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, root, comm_));
-    count_collective(data.size());
+    stats_.count_collective(data.size());
     // One message of at most max_message_bytes_ per piece, in order (non-overtaking).
     auto pieces = [this](std::size_t bytes, auto&& each) {
         for (std::size_t offset = 0; offset < bytes; offset += max_message_bytes_) {

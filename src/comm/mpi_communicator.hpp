@@ -92,7 +92,6 @@ public:
 private:
     void allreduce(void* data, std::size_t count, std::size_t element_bytes, MPI_Datatype type,
                    MPI_Op op, const char* what);
-    void count_collective(std::size_t bytes);
 
     MPI_Comm comm_ = MPI_COMM_NULL;
     int rank_ = 0;

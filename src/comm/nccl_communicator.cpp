@@ -205,22 +205,14 @@ std::unique_ptr<Exchange> NcclCommunicator::start_exchange(const ExchangePattern
     STRATA_NCCL_CHECK(ncclGroupEnd());
     auto exchange = std::make_unique<NcclExchange>(s.compute(), s.record_done(),
                                                    static_cast<int>(pattern.peers.size()));
-    const auto sent = static_cast<std::int64_t>(send.size() * sizeof(float));
-    const auto received = static_cast<std::int64_t>(recv.size() * sizeof(float));
-    stats_.exchange_bytes_sent += sent;
-    stats_.exchange_bytes_received += received;
-    stats_.bytes_sent += sent;
-    stats_.bytes_received += received;
+    stats_.count_exchange(send.size() * sizeof(float), recv.size() * sizeof(float));
     return exchange;
 }
 
 std::unique_ptr<Reduction> NcclCommunicator::start_allreduce_sum(std::span<float> data) {
     state_->allreduce(data);
     auto reduction = std::make_unique<NcclReduction>(state_->compute(), state_->record_done());
-    const auto bytes = static_cast<std::int64_t>(data.size_bytes());
-    stats_.collective_bytes += bytes;
-    stats_.bytes_sent += bytes;
-    stats_.bytes_received += bytes;
+    stats_.count_collective(data.size_bytes());
     return reduction;
 }
 
@@ -230,10 +222,7 @@ void NcclCommunicator::allreduce_sum(std::span<float> data) {
         const ScopedTimer timer(stats_.wait_seconds);
         STRATA_CUDA_CHECK(cudaStreamSynchronize(state_->stream()));
     }
-    const auto bytes = static_cast<std::int64_t>(data.size_bytes());
-    stats_.collective_bytes += bytes;
-    stats_.bytes_sent += bytes;
-    stats_.bytes_received += bytes;
+    stats_.count_collective(data.size_bytes());
 }
 
 void NcclCommunicator::allreduce_sum(std::span<double> data) {

@@ -1,11 +1,14 @@
-// Argument checks shared by every Backend implementation (shapes, aliasing), so each backend
-// reports a bad call with the same message.
+// Argument checks shared by every Backend implementation (shapes, sizes, aliasing): one
+// function per operation, so each backend rejects a bad call with the same message.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
 
-#include "src/base/error.hpp"
 #include "src/base/types.hpp"
+#include "src/device/backend.hpp"
+#include "src/tensor/matrix_view.hpp"
 
 namespace strata {
 
@@ -15,10 +18,38 @@ inline bool overlaps(const float* a, std::size_t a_size, const float* b, std::si
 }
 
 /// Throws "<op>: <name_a> is r x c but <name_b> is r' x c'" unless the shapes agree.
-inline void check_same_shape(const char* op, const char* name_a, index_t rows_a, index_t cols_a,
-                             const char* name_b, index_t rows_b, index_t cols_b) {
-    STRATA_CHECK(rows_a == rows_b && cols_a == cols_b, op, ": ", name_a, " is ", rows_a, " x ",
-                 cols_a, " but ", name_b, " is ", rows_b, " x ", cols_b);
-}
+void check_same_shape(const char* op, const char* name_a, index_t rows_a, index_t cols_a,
+                      const char* name_b, index_t rows_b, index_t cols_b);
+
+/// y = A x + beta y: x has A.cols rows, y is A.rows x x.cols, y does not overlap x.
+void check_spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y);
+
+/// c = alpha op(a) op(b) + beta c: m x k times k x n into m x n, c overlapping neither input.
+struct GemmShape {
+    index_t m = 0;
+    index_t n = 0;
+    index_t k = 0;
+    bool trans_a = false;
+    bool trans_b = false;
+};
+[[nodiscard]] GemmShape check_gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
+                                   MatrixView c);
+
+/// Shapes only: out is rows.size() x x.cols (the row ids are checked where they are readable).
+void check_gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out);
+/// Shapes only: x is rows.size() x out.cols.
+void check_scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out);
+void check_add_bias(MatrixView y, std::span<const float> bias);
+void check_column_sums(ConstMatrixView x, std::span<const float> out);
+void check_relu(ConstMatrixView x, MatrixView y);
+void check_relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx);
+/// Shapes, one row id per row, and 0 <= rate < 1.
+void check_dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
+                   std::span<const global_id> row_ids);
+/// Sizes only (labels are checked where they are readable).
+void check_softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
+                                 std::span<const std::uint8_t> mask, MatrixView dlogits);
+void check_adam(std::span<const float> params, std::span<const float> grads,
+                std::span<const float> m, std::span<const float> v, const AdamStep& step);
 
 }  // namespace strata

@@ -126,10 +126,7 @@ void CpuBackend::copy(void* device_dst, const void* device_src, std::size_t byte
 }
 
 void CpuBackend::spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta) {
-    STRATA_CHECK(x.rows == a.cols(), "spmm: A is ", a.rows(), " x ", a.cols(), " but x has ",
-                 x.rows, " rows");
-    check_same_shape("spmm", "y", y.rows, y.cols, "A x", a.rows(), x.cols);
-    STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()), "spmm: y overlaps x");
+    check_spmm(a, x, y);
     if (y.size() == 0) {
         return;
     }
@@ -146,32 +143,20 @@ void CpuBackend::spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float
 
 void CpuBackend::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
                       MatrixView c, float alpha, float beta) {
-    const bool trans_a = ta == Transpose::yes;
-    const bool trans_b = tb == Transpose::yes;
-    const index_t m = trans_a ? a.cols : a.rows;
-    const index_t k = trans_a ? a.rows : a.cols;
-    const index_t kb = trans_b ? b.cols : b.rows;
-    const index_t n = trans_b ? b.rows : b.cols;
-    STRATA_CHECK(k == kb, "gemm: op(a) is ", m, " x ", k, " but op(b) is ", kb, " x ", n);
-    check_same_shape("gemm", "c", c.rows, c.cols, "op(a) op(b)", m, n);
-    STRATA_CHECK(!overlaps(a.data, a.size(), c.data, c.size()) &&
-                     !overlaps(b.data, b.size(), c.data, c.size()),
-                 "gemm: c overlaps an input");
+    const auto [m, n, k, trans_a, trans_b] = check_gemm(a, ta, b, tb, c);
     cpu::gemm(a.data, a.cols, trans_a, b.data, b.cols, trans_b, c.data, m, n, k, alpha, beta,
               threads_);
 }
 
 void CpuBackend::gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
-    check_same_shape("gather_rows", "out", out.rows, out.cols, "rows.size() x x.cols",
-                     static_cast<index_t>(rows.size()), x.cols);
+    check_gather_rows(x, rows, out);
     check_row_ids("gather_rows", rows, x.rows);
     cpu::gather_rows(x.data, x.cols, rows.data(), rows.size(), out.data, threads_);
 }
 
 void CpuBackend::scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
                                   MatrixView out) {
-    check_same_shape("scatter_add_rows", "x", x.rows, x.cols, "rows.size() x out.cols",
-                     static_cast<index_t>(rows.size()), out.cols);
+    check_scatter_add_rows(x, rows, out);
     check_row_ids("scatter_add_rows", rows, out.rows);
     cpu::scatter_add_rows(x.data, x.cols, rows.data(), rows.size(), out.data, threads_);
 }
@@ -181,48 +166,36 @@ void CpuBackend::fill(MatrixView y, float value) {
 }
 
 void CpuBackend::add_bias(MatrixView y, std::span<const float> bias) {
-    STRATA_CHECK(bias.size() == static_cast<std::size_t>(y.cols), "add_bias: bias has ",
-                 bias.size(), " entries but y has ", y.cols, " columns");
+    check_add_bias(y, bias);
     cpu::add_bias(y.data, y.rows, y.cols, bias.data(), threads_);
 }
 
 void CpuBackend::column_sums(ConstMatrixView x, std::span<float> out, float beta) {
-    STRATA_CHECK(out.size() == static_cast<std::size_t>(x.cols), "column_sums: out has ",
-                 out.size(), " entries but x has ", x.cols, " columns");
+    check_column_sums(x, out);
     cpu::column_sums(x.data, x.rows, x.cols, out.data(), beta, threads_);
 }
 
 void CpuBackend::relu(ConstMatrixView x, MatrixView y) {
-    check_same_shape("relu", "x", x.rows, x.cols, "y", y.rows, y.cols);
+    check_relu(x, y);
     cpu::relu(x.data, y.data, x.size(), threads_);
 }
 
 void CpuBackend::relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) {
-    check_same_shape("relu_backward", "y", y.rows, y.cols, "dy", dy.rows, dy.cols);
-    check_same_shape("relu_backward", "dy", dy.rows, dy.cols, "dx", dx.rows, dx.cols);
+    check_relu_backward(y, dy, dx);
     cpu::relu_backward(y.data, dy.data, dx.data, y.size(), threads_);
 }
 
 void CpuBackend::dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
                          std::span<const global_id> row_ids) {
-    check_same_shape("dropout", "x", x.rows, x.cols, "y", y.rows, y.cols);
-    STRATA_CHECK(row_ids.size() == static_cast<std::size_t>(x.rows), "dropout: ", row_ids.size(),
-                 " row ids for ", x.rows, " rows");
-    STRATA_CHECK(key.rate >= 0.0f && key.rate < 1.0f, "dropout: rate ", key.rate, " not in [0, 1)");
+    check_dropout(x, y, key, row_ids);
     cpu::dropout(x.data, y.data, x.rows, x.cols, key, row_ids.data(), threads_);
 }
 
 LossSums CpuBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
                                            std::span<const std::uint8_t> mask, float grad_scale,
                                            MatrixView dlogits) {
+    check_softmax_cross_entropy(logits, labels, mask, dlogits);
     const auto rows = static_cast<std::size_t>(logits.rows);
-    STRATA_CHECK(labels.size() == rows && mask.size() == rows,
-                 "softmax_cross_entropy: ", labels.size(), " labels and ", mask.size(),
-                 " mask entries for ", rows, " rows");
-    if (dlogits.data != nullptr) {
-        check_same_shape("softmax_cross_entropy", "logits", logits.rows, logits.cols, "dlogits",
-                         dlogits.rows, dlogits.cols);
-    }
     for (std::size_t i = 0; i < rows; ++i) {
         STRATA_CHECK(mask[i] == 0 || labels[i] < logits.cols, "softmax_cross_entropy: label ",
                      labels[i], " of row ", i, " is not below the ", logits.cols, " classes");
@@ -233,11 +206,7 @@ LossSums CpuBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<con
 
 void CpuBackend::adam(std::span<float> params, std::span<const float> grads, std::span<float> m,
                       std::span<float> v, const AdamStep& step) {
-    STRATA_CHECK(
-        grads.size() == params.size() && m.size() == params.size() && v.size() == params.size(),
-        "adam: sizes differ: params ", params.size(), ", grads ", grads.size(), ", m ", m.size(),
-        ", v ", v.size());
-    STRATA_CHECK(step.step >= 1, "adam: step ", step.step, " must be >= 1");
+    check_adam(params, grads, m, v, step);
     cpu::adam(params.data(), grads.data(), m.data(), v.data(), params.size(), step, threads_);
 }
 

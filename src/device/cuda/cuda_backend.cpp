@@ -196,17 +196,7 @@ void CudaBackend::check_status() {
 
 void CudaBackend::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
                        MatrixView c, float alpha, float beta) {
-    const bool trans_a = ta == Transpose::yes;
-    const bool trans_b = tb == Transpose::yes;
-    const index_t m = trans_a ? a.cols : a.rows;
-    const index_t k = trans_a ? a.rows : a.cols;
-    const index_t kb = trans_b ? b.cols : b.rows;
-    const index_t n = trans_b ? b.rows : b.cols;
-    STRATA_CHECK(k == kb, "gemm: op(a) is ", m, " x ", k, " but op(b) is ", kb, " x ", n);
-    check_same_shape("gemm", "c", c.rows, c.cols, "op(a) op(b)", m, n);
-    STRATA_CHECK(!overlaps(a.data, a.size(), c.data, c.size()) &&
-                     !overlaps(b.data, b.size(), c.data, c.size()),
-                 "gemm: c overlaps an input");
+    const auto [m, n, k, trans_a, trans_b] = check_gemm(a, ta, b, tb, c);
     if (m == 0 || n == 0) {
         return;
     }
@@ -227,8 +217,7 @@ void CudaBackend::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Trans
 }
 
 void CudaBackend::gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
-    check_same_shape("gather_rows", "out", out.rows, out.cols, "rows.size() x x.cols",
-                     static_cast<index_t>(rows.size()), x.cols);
+    check_gather_rows(x, rows, out);
     STRATA_CUDA_CHECK(cuda::kernels::gather_rows(x.data, x.rows, x.cols, rows.data(),
                                                  static_cast<std::int64_t>(rows.size()), out.data,
                                                  status_bits(), compute_.get()));
@@ -236,8 +225,7 @@ void CudaBackend::gather_rows(ConstMatrixView x, std::span<const index_t> rows, 
 
 void CudaBackend::scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
                                    MatrixView out) {
-    check_same_shape("scatter_add_rows", "x", x.rows, x.cols, "rows.size() x out.cols",
-                     static_cast<index_t>(rows.size()), out.cols);
+    check_scatter_add_rows(x, rows, out);
     STRATA_CUDA_CHECK(cuda::kernels::scatter_add_rows(
         x.data, x.cols, rows.data(), static_cast<std::int64_t>(rows.size()), out.data, out.rows,
         status_bits(), compute_.get()));
@@ -250,37 +238,31 @@ void CudaBackend::fill(MatrixView y, float value) {
 }
 
 void CudaBackend::add_bias(MatrixView y, std::span<const float> bias) {
-    STRATA_CHECK(bias.size() == static_cast<std::size_t>(y.cols), "add_bias: bias has ",
-                 bias.size(), " entries but y has ", y.cols, " columns");
+    check_add_bias(y, bias);
     STRATA_CUDA_CHECK(cuda::kernels::add_bias(y.data, y.rows, y.cols, bias.data(), compute_.get()));
 }
 
 void CudaBackend::column_sums(ConstMatrixView x, std::span<float> out, float beta) {
-    STRATA_CHECK(out.size() == static_cast<std::size_t>(x.cols), "column_sums: out has ",
-                 out.size(), " entries but x has ", x.cols, " columns");
+    check_column_sums(x, out);
     void* scratch = workspace(cuda::kernels::column_sums_workspace_bytes(x.rows, x.cols));
     STRATA_CUDA_CHECK(cuda::kernels::column_sums(x.data, x.rows, x.cols, out.data(), beta, scratch,
                                                  compute_.get()));
 }
 
 void CudaBackend::relu(ConstMatrixView x, MatrixView y) {
-    check_same_shape("relu", "x", x.rows, x.cols, "y", y.rows, y.cols);
+    check_relu(x, y);
     STRATA_CUDA_CHECK(cuda::kernels::relu(x.data, y.data, x.size(), compute_.get()));
 }
 
 void CudaBackend::relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) {
-    check_same_shape("relu_backward", "y", y.rows, y.cols, "dy", dy.rows, dy.cols);
-    check_same_shape("relu_backward", "dy", dy.rows, dy.cols, "dx", dx.rows, dx.cols);
+    check_relu_backward(y, dy, dx);
     STRATA_CUDA_CHECK(
         cuda::kernels::relu_backward(y.data, dy.data, dx.data, y.size(), compute_.get()));
 }
 
 void CudaBackend::dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
                           std::span<const global_id> row_ids) {
-    check_same_shape("dropout", "x", x.rows, x.cols, "y", y.rows, y.cols);
-    STRATA_CHECK(row_ids.size() == static_cast<std::size_t>(x.rows), "dropout: ", row_ids.size(),
-                 " row ids for ", x.rows, " rows");
-    STRATA_CHECK(key.rate >= 0.0f && key.rate < 1.0f, "dropout: rate ", key.rate, " not in [0, 1)");
+    check_dropout(x, y, key, row_ids);
     if (key.rate == 0.0f) {
         copy(y.data, x.data, x.size() * sizeof(float));
         return;
@@ -297,14 +279,7 @@ void CudaBackend::dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key
 LossSums CudaBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
                                             std::span<const std::uint8_t> mask, float grad_scale,
                                             MatrixView dlogits) {
-    const auto rows = static_cast<std::size_t>(logits.rows);
-    STRATA_CHECK(labels.size() == rows && mask.size() == rows,
-                 "softmax_cross_entropy: ", labels.size(), " labels and ", mask.size(),
-                 " mask entries for ", rows, " rows");
-    if (dlogits.data != nullptr) {
-        check_same_shape("softmax_cross_entropy", "logits", logits.rows, logits.cols, "dlogits",
-                         dlogits.rows, dlogits.cols);
-    }
+    check_softmax_cross_entropy(logits, labels, mask, dlogits);
     void* scratch = workspace(cuda::kernels::softmax_cross_entropy_workspace_bytes(logits.rows));
     auto* device_status = static_cast<DeviceStatus*>(status_.get());
     STRATA_CUDA_CHECK(cuda::kernels::softmax_cross_entropy(
@@ -331,11 +306,7 @@ LossSums CudaBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<co
 
 void CudaBackend::adam(std::span<float> params, std::span<const float> grads, std::span<float> m,
                        std::span<float> v, const AdamStep& step) {
-    STRATA_CHECK(
-        grads.size() == params.size() && m.size() == params.size() && v.size() == params.size(),
-        "adam: sizes differ: params ", params.size(), ", grads ", grads.size(), ", m ", m.size(),
-        ", v ", v.size());
-    STRATA_CHECK(step.step >= 1, "adam: step ", step.step, " must be >= 1");
+    check_adam(params, grads, m, v, step);
     // Bias corrections exactly as src/device/cpu/cpu_adam.cpp: in double, then rounded to float.
     const auto t = static_cast<double>(step.step);
     cuda::kernels::AdamScalars s{};

@@ -146,11 +146,7 @@ private:
 }  // namespace
 
 void CudaBackend::spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta) {
-    STRATA_CHECK(x.rows == a.cols(), "spmm: A is ", a.rows(), " x ", a.cols(), " but x has ",
-                 x.rows, " rows");
-    STRATA_CHECK(y.rows == a.rows() && y.cols == x.cols, "spmm: y is ", y.rows, " x ", y.cols,
-                 " but A x is ", a.rows(), " x ", x.cols);
-    STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()), "spmm: y overlaps x");
+    check_spmm(a, x, y);
     if (y.size() == 0) {
         return;
     }

@@ -153,12 +153,7 @@ std::vector<SpmmAlgorithmTime> time_cusparse_spmm_algorithms(Backend& backend, c
                                                              ConstMatrixView x, MatrixView y,
                                                              int repetitions) {
     CudaBackend& device = cuda_backend(backend, "time_cusparse_spmm_algorithms");
-    STRATA_CHECK(x.rows == a.cols(), "time_cusparse_spmm_algorithms: A is ", a.rows(), " x ",
-                 a.cols(), " but x has ", x.rows, " rows");
-    STRATA_CHECK(y.rows == a.rows() && y.cols == x.cols, "time_cusparse_spmm_algorithms: y is ",
-                 y.rows, " x ", y.cols, " but A x is ", a.rows(), " x ", x.cols);
-    STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()),
-                 "time_cusparse_spmm_algorithms: y overlaps x");
+    check_spmm(a, x, y);
     STRATA_CHECK(a.nnz() > 0 && y.size() > 0, "time_cusparse_spmm_algorithms: nothing to time (A ",
                  a.rows(), " x ", a.cols(), ", nnz ", a.nnz(), ", f ", x.cols, ")");
     cusparseHandle_t raw_handle = nullptr;

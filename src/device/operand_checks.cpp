@@ -1,0 +1,97 @@
+// The argument checks of every Backend operation (operand_checks.hpp).
+#include "src/device/operand_checks.hpp"
+
+#include "src/base/error.hpp"
+#include "src/tensor/csr_matrix.hpp"
+
+namespace strata {
+
+void check_same_shape(const char* op, const char* name_a, index_t rows_a, index_t cols_a,
+                      const char* name_b, index_t rows_b, index_t cols_b) {
+    STRATA_CHECK(rows_a == rows_b && cols_a == cols_b, op, ": ", name_a, " is ", rows_a, " x ",
+                 cols_a, " but ", name_b, " is ", rows_b, " x ", cols_b);
+}
+
+void check_spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y) {
+    STRATA_CHECK(x.rows == a.cols(), "spmm: A is ", a.rows(), " x ", a.cols(), " but x has ",
+                 x.rows, " rows");
+    check_same_shape("spmm", "y", y.rows, y.cols, "A x", a.rows(), x.cols);
+    STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()), "spmm: y overlaps x");
+}
+
+GemmShape check_gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
+                     MatrixView c) {
+    GemmShape s;
+    s.trans_a = ta == Transpose::yes;
+    s.trans_b = tb == Transpose::yes;
+    s.m = s.trans_a ? a.cols : a.rows;
+    s.k = s.trans_a ? a.rows : a.cols;
+    const index_t kb = s.trans_b ? b.cols : b.rows;
+    s.n = s.trans_b ? b.rows : b.cols;
+    STRATA_CHECK(s.k == kb, "gemm: op(a) is ", s.m, " x ", s.k, " but op(b) is ", kb, " x ", s.n);
+    check_same_shape("gemm", "c", c.rows, c.cols, "op(a) op(b)", s.m, s.n);
+    STRATA_CHECK(!overlaps(a.data, a.size(), c.data, c.size()) &&
+                     !overlaps(b.data, b.size(), c.data, c.size()),
+                 "gemm: c overlaps an input");
+    return s;
+}
+
+void check_gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
+    check_same_shape("gather_rows", "out", out.rows, out.cols, "rows.size() x x.cols",
+                     static_cast<index_t>(rows.size()), x.cols);
+}
+
+void check_scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
+    check_same_shape("scatter_add_rows", "x", x.rows, x.cols, "rows.size() x out.cols",
+                     static_cast<index_t>(rows.size()), out.cols);
+}
+
+void check_add_bias(MatrixView y, std::span<const float> bias) {
+    STRATA_CHECK(bias.size() == static_cast<std::size_t>(y.cols), "add_bias: bias has ",
+                 bias.size(), " entries but y has ", y.cols, " columns");
+}
+
+void check_column_sums(ConstMatrixView x, std::span<const float> out) {
+    STRATA_CHECK(out.size() == static_cast<std::size_t>(x.cols), "column_sums: out has ",
+                 out.size(), " entries but x has ", x.cols, " columns");
+}
+
+void check_relu(ConstMatrixView x, MatrixView y) {
+    check_same_shape("relu", "x", x.rows, x.cols, "y", y.rows, y.cols);
+}
+
+void check_relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) {
+    check_same_shape("relu_backward", "y", y.rows, y.cols, "dy", dy.rows, dy.cols);
+    check_same_shape("relu_backward", "dy", dy.rows, dy.cols, "dx", dx.rows, dx.cols);
+}
+
+void check_dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
+                   std::span<const global_id> row_ids) {
+    check_same_shape("dropout", "x", x.rows, x.cols, "y", y.rows, y.cols);
+    STRATA_CHECK(row_ids.size() == static_cast<std::size_t>(x.rows), "dropout: ", row_ids.size(),
+                 " row ids for ", x.rows, " rows");
+    STRATA_CHECK(key.rate >= 0.0f && key.rate < 1.0f, "dropout: rate ", key.rate, " not in [0, 1)");
+}
+
+void check_softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
+                                 std::span<const std::uint8_t> mask, MatrixView dlogits) {
+    const auto rows = static_cast<std::size_t>(logits.rows);
+    STRATA_CHECK(labels.size() == rows && mask.size() == rows,
+                 "softmax_cross_entropy: ", labels.size(), " labels and ", mask.size(),
+                 " mask entries for ", rows, " rows");
+    if (dlogits.data != nullptr) {
+        check_same_shape("softmax_cross_entropy", "logits", logits.rows, logits.cols, "dlogits",
+                         dlogits.rows, dlogits.cols);
+    }
+}
+
+void check_adam(std::span<const float> params, std::span<const float> grads,
+                std::span<const float> m, std::span<const float> v, const AdamStep& step) {
+    STRATA_CHECK(
+        grads.size() == params.size() && m.size() == params.size() && v.size() == params.size(),
+        "adam: sizes differ: params ", params.size(), ", grads ", grads.size(), ", m ", m.size(),
+        ", v ", v.size());
+    STRATA_CHECK(step.step >= 1, "adam: step ", step.step, " must be >= 1");
+}
+
+}  // namespace strata
