@@ -26,6 +26,16 @@ struct DropoutKey {
     float rate = 0.0f;  ///< probability of dropping; kept entries are scaled by 1/(1-rate)
 };
 
+/// The activation of a fused bias_activation call.
+enum class Activation { none, relu };
+
+/// Bytes allocated through a backend (Backend::allocate), now and at most so far.
+struct MemoryStats {
+    std::int64_t bytes_in_use = 0;
+    std::int64_t peak_bytes = 0;
+    std::int64_t allocations = 0;  ///< live allocations
+};
+
 /// Sums produced by the loss kernel for the rows selected by a mask.
 struct LossSums {
     double loss = 0.0;         ///< Σ -log softmax(logits)[label] over selected rows
@@ -66,10 +76,16 @@ public:
     virtual void copy(void* device_dst, const void* device_src, std::size_t bytes) = 0;
     /// Waits for all queued work (no-op on the CPU).
     virtual void synchronize() = 0;
+    /// What allocate() handed out and did not get back (allocate_host is not counted).
+    [[nodiscard]] virtual MemoryStats memory_stats() const = 0;
 
     // --- linear algebra ---------------------------------------------------------------------
-    /// y = A x + beta y.   A: rows x cols (CSR), x: cols x f, y: rows x f.
-    virtual void spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta) = 0;
+    /// y = A[rows] x + beta y: rows [rows.first, rows.first + rows.count) of A times x.
+    /// A: m x n (CSR), x: n x f, y: rows.count x f. beta == 0 never reads y.
+    virtual void spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
+                      float beta) = 0;
+    /// y = A x + beta y over all rows of A.
+    void spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta);
     /// c = alpha op(a) op(b) + beta c.
     virtual void gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
                       MatrixView c, float alpha, float beta) = 0;
@@ -82,18 +98,24 @@ public:
     // --- elementwise ------------------------------------------------------------------------
     /// y[:] = value.
     virtual void fill(MatrixView y, float value) = 0;
-    /// y[i, :] += bias[:].   bias: y.cols.
-    virtual void add_bias(MatrixView y, std::span<const float> bias) = 0;
+    /// y = alpha x + beta y.   x, y: same shape; beta == 0 never reads y; y may alias x.
+    virtual void axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) = 0;
     /// out[j] = Σ_i x[i, j] + beta out[j].   (bias gradient)
     virtual void column_sums(ConstMatrixView x, std::span<float> out, float beta) = 0;
-    /// y = max(x, 0).   In place (y aliasing x) is allowed.
-    virtual void relu(ConstMatrixView x, MatrixView y) = 0;
-    /// dx = dy ⊙ [y > 0].   y is the forward output.
-    virtual void relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) = 0;
-    /// y = x ⊙ mask / (1 - rate), mask from `key` and the row's global id (row_ids[i]).
-    /// The same call with dy in place of x is the backward pass. In place is allowed.
-    virtual void dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
-                         std::span<const global_id> row_ids) = 0;
+    /// Fused y = dropout(act(x + bias)): bias (x.cols entries) is skipped when empty; dropout
+    /// (mask from `key` and row_ids[i], the global id of row i, kept entries scaled by
+    /// 1/(1-rate)) is skipped when key.rate == 0. x, y: rows x cols; y may alias x.
+    virtual void bias_activation(ConstMatrixView x, std::span<const float> bias, Activation act,
+                                 const DropoutKey& key, std::span<const global_id> row_ids,
+                                 MatrixView y) = 0;
+    /// The mirror: dx = dy ⊙ ∂y/∂(x + bias) + beta dx, given the forward output y. With relu,
+    /// y > 0 says both "kept by dropout" and "positive", so no mask is read or regenerated;
+    /// without relu a dropout mask is regenerated from key and row_ids (y is not read).
+    /// y, dy, dx: rows x cols; dx may alias dy; beta == 0 never reads dx.
+    virtual void bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
+                                          const DropoutKey& key,
+                                          std::span<const global_id> row_ids, MatrixView dx,
+                                          float beta) = 0;
 
     // --- loss and optimizer -------------------------------------------------------------------
     /// Softmax cross-entropy over rows with mask[i] != 0 and labels[i] >= 0:

@@ -12,10 +12,13 @@ void check_same_shape(const char* op, const char* name_a, index_t rows_a, index_
                  cols_a, " but ", name_b, " is ", rows_b, " x ", cols_b);
 }
 
-void check_spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y) {
+void check_spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y) {
+    STRATA_CHECK(rows.first >= 0 && rows.count >= 0 && rows.first <= a.rows() - rows.count,
+                 "spmm: rows [", rows.first, ", ", rows.end(), ") are not inside A's ", a.rows(),
+                 " rows");
     STRATA_CHECK(x.rows == a.cols(), "spmm: A is ", a.rows(), " x ", a.cols(), " but x has ",
                  x.rows, " rows");
-    check_same_shape("spmm", "y", y.rows, y.cols, "A x", a.rows(), x.cols);
+    check_same_shape("spmm", "y", y.rows, y.cols, "A[rows] x", rows.count, x.cols);
     STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()), "spmm: y overlaps x");
 }
 
@@ -46,9 +49,8 @@ void check_scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows, Ma
                      static_cast<index_t>(rows.size()), out.cols);
 }
 
-void check_add_bias(MatrixView y, std::span<const float> bias) {
-    STRATA_CHECK(bias.size() == static_cast<std::size_t>(y.cols), "add_bias: bias has ",
-                 bias.size(), " entries but y has ", y.cols, " columns");
+void check_axpby(ConstMatrixView x, MatrixView y) {
+    check_same_shape("axpby", "x", x.rows, x.cols, "y", y.rows, y.cols);
 }
 
 void check_column_sums(ConstMatrixView x, std::span<const float> out) {
@@ -56,21 +58,35 @@ void check_column_sums(ConstMatrixView x, std::span<const float> out) {
                  out.size(), " entries but x has ", x.cols, " columns");
 }
 
-void check_relu(ConstMatrixView x, MatrixView y) {
-    check_same_shape("relu", "x", x.rows, x.cols, "y", y.rows, y.cols);
+namespace {
+
+void check_dropout_key(const char* op, const DropoutKey& key, std::span<const global_id> row_ids,
+                       index_t rows) {
+    STRATA_CHECK(key.rate >= 0.0f && key.rate < 1.0f, op, ": dropout rate ", key.rate,
+                 " not in [0, 1)");
+    STRATA_CHECK(key.rate == 0.0f || row_ids.size() == static_cast<std::size_t>(rows), op, ": ",
+                 row_ids.size(), " row ids for ", rows, " rows");
 }
 
-void check_relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) {
-    check_same_shape("relu_backward", "y", y.rows, y.cols, "dy", dy.rows, dy.cols);
-    check_same_shape("relu_backward", "dy", dy.rows, dy.cols, "dx", dx.rows, dx.cols);
+}  // namespace
+
+void check_bias_activation(ConstMatrixView x, std::span<const float> bias, const DropoutKey& key,
+                           std::span<const global_id> row_ids, MatrixView y) {
+    check_same_shape("bias_activation", "x", x.rows, x.cols, "y", y.rows, y.cols);
+    STRATA_CHECK(bias.empty() || bias.size() == static_cast<std::size_t>(x.cols),
+                 "bias_activation: bias has ", bias.size(), " entries but x has ", x.cols,
+                 " columns");
+    check_dropout_key("bias_activation", key, row_ids, x.rows);
 }
 
-void check_dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
-                   std::span<const global_id> row_ids) {
-    check_same_shape("dropout", "x", x.rows, x.cols, "y", y.rows, y.cols);
-    STRATA_CHECK(row_ids.size() == static_cast<std::size_t>(x.rows), "dropout: ", row_ids.size(),
-                 " row ids for ", x.rows, " rows");
-    STRATA_CHECK(key.rate >= 0.0f && key.rate < 1.0f, "dropout: rate ", key.rate, " not in [0, 1)");
+void check_bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
+                                    const DropoutKey& key, std::span<const global_id> row_ids,
+                                    MatrixView dx) {
+    if (act == Activation::relu) {
+        check_same_shape("bias_activation_backward", "y", y.rows, y.cols, "dy", dy.rows, dy.cols);
+    }
+    check_same_shape("bias_activation_backward", "dy", dy.rows, dy.cols, "dx", dx.rows, dx.cols);
+    check_dropout_key("bias_activation_backward", key, row_ids, dy.rows);
 }
 
 void check_softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,

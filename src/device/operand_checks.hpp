@@ -21,8 +21,9 @@ inline bool overlaps(const float* a, std::size_t a_size, const float* b, std::si
 void check_same_shape(const char* op, const char* name_a, index_t rows_a, index_t cols_a,
                       const char* name_b, index_t rows_b, index_t cols_b);
 
-/// y = A x + beta y: x has A.cols rows, y is A.rows x x.cols, y does not overlap x.
-void check_spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y);
+/// y = A[rows] x + beta y: rows inside A, x has A.cols rows, y is rows.count x x.cols, y does not
+/// overlap x.
+void check_spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y);
 
 /// c = alpha op(a) op(b) + beta c: m x k times k x n into m x n, c overlapping neither input.
 struct GemmShape {
@@ -39,13 +40,15 @@ struct GemmShape {
 void check_gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out);
 /// Shapes only: x is rows.size() x out.cols.
 void check_scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out);
-void check_add_bias(MatrixView y, std::span<const float> bias);
+void check_axpby(ConstMatrixView x, MatrixView y);
 void check_column_sums(ConstMatrixView x, std::span<const float> out);
-void check_relu(ConstMatrixView x, MatrixView y);
-void check_relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx);
-/// Shapes, one row id per row, and 0 <= rate < 1.
-void check_dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
-                   std::span<const global_id> row_ids);
+/// Shapes, bias empty or one entry per column, one row id per row when dropping, 0 <= rate < 1.
+void check_bias_activation(ConstMatrixView x, std::span<const float> bias, const DropoutKey& key,
+                           std::span<const global_id> row_ids, MatrixView y);
+/// Shapes, one row id per row when a mask is regenerated, 0 <= rate < 1.
+void check_bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
+                                    const DropoutKey& key, std::span<const global_id> row_ids,
+                                    MatrixView dx);
 /// Sizes only (labels are checked where they are readable).
 void check_softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
                                  std::span<const std::uint8_t> mask, MatrixView dlogits);

@@ -7,6 +7,15 @@
 
 namespace strata {
 
+/// Rows [first, first + count) of a matrix: the part of a call that one chunk computes.
+struct RowRange {
+    index_t first = 0;
+    index_t count = 0;
+
+    [[nodiscard]] index_t end() const { return first + count; }
+    friend bool operator==(const RowRange&, const RowRange&) = default;
+};
+
 /// rows x cols, row-major, contiguous (leading dimension = cols). Memory belongs to a backend.
 struct MatrixView {
     float* data = nullptr;
@@ -21,6 +30,7 @@ struct MatrixView {
         return {data + static_cast<std::size_t>(first) * static_cast<std::size_t>(cols), count,
                 cols};
     }
+    [[nodiscard]] MatrixView rows_of(RowRange r) const { return row_range(r.first, r.count); }
 };
 
 struct ConstMatrixView {
@@ -39,6 +49,7 @@ struct ConstMatrixView {
         return {data + static_cast<std::size_t>(first) * static_cast<std::size_t>(cols), count,
                 cols};
     }
+    [[nodiscard]] ConstMatrixView rows_of(RowRange r) const { return row_range(r.first, r.count); }
 };
 
 enum class Transpose { no, yes };

@@ -74,7 +74,7 @@ CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_m
 
 CpuBackend::~CpuBackend() {
 #ifndef NDEBUG
-    if (const std::int64_t live = live_.load(); live != 0) {
+    if (const std::int64_t live = live_allocations(); live != 0) {
         std::fprintf(stderr,
                      "strata: CpuBackend destroyed with %lld live allocations (a Buffer outlived "
                      "its backend)\n",
@@ -102,15 +102,29 @@ void* CpuBackend::allocate(std::size_t bytes) {
         // the TLB-miss path (THP is in madvise mode). Failure only costs speed.
         (void)madvise(ptr, size, MADV_HUGEPAGE);
     }
-    live_.fetch_add(1);
+    const std::lock_guard lock(mutex_);
+    sizes_.emplace(ptr, bytes);
+    stats_.bytes_in_use += static_cast<std::int64_t>(bytes);
+    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.bytes_in_use);
+    ++stats_.allocations;
     return ptr;
 }
 
 void CpuBackend::deallocate(void* ptr) noexcept {
     if (ptr != nullptr) {
         std::free(ptr);
-        live_.fetch_sub(1);
+        const std::lock_guard lock(mutex_);
+        if (const auto it = sizes_.find(ptr); it != sizes_.end()) {
+            stats_.bytes_in_use -= static_cast<std::int64_t>(it->second);
+            --stats_.allocations;
+            sizes_.erase(it);
+        }
     }
+}
+
+MemoryStats CpuBackend::memory_stats() const {
+    const std::lock_guard lock(mutex_);
+    return stats_;
 }
 
 void CpuBackend::upload(void* device_dst, const void* host_src, std::size_t bytes) {
@@ -125,9 +139,18 @@ void CpuBackend::copy(void* device_dst, const void* device_src, std::size_t byte
     parallel_memcpy(device_dst, device_src, bytes, threads_);
 }
 
-void CpuBackend::spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta) {
-    check_spmm(a, x, y);
+void CpuBackend::spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
+                      float beta) {
+    check_spmm(a, rows, x, y);
     if (y.size() == 0) {
+        return;
+    }
+    if (rows.count != a.rows()) {  // a chunk: partition its rows now (O(threads log rows))
+        const index_t* row_ptr = a.row_ptr() + rows.first;
+        const std::vector<index_t> bounds =
+            cpu::balanced_row_bounds(row_ptr, rows.count, threads_);
+        cpu::spmm_csr(row_ptr, a.col_idx(), a.values(), rows.count, x.data, x.cols, y.data, beta,
+                      bounds.data(), threads_);
         return;
     }
     const auto* plan = dynamic_cast<const CpuSpmmPlan*>(a.plan());
@@ -165,9 +188,9 @@ void CpuBackend::fill(MatrixView y, float value) {
     cpu::fill(y.data, y.size(), value, threads_);
 }
 
-void CpuBackend::add_bias(MatrixView y, std::span<const float> bias) {
-    check_add_bias(y, bias);
-    cpu::add_bias(y.data, y.rows, y.cols, bias.data(), threads_);
+void CpuBackend::axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) {
+    check_axpby(x, y);
+    cpu::axpby(alpha, x.data, beta, y.data, x.size(), threads_);
 }
 
 void CpuBackend::column_sums(ConstMatrixView x, std::span<float> out, float beta) {
@@ -175,20 +198,21 @@ void CpuBackend::column_sums(ConstMatrixView x, std::span<float> out, float beta
     cpu::column_sums(x.data, x.rows, x.cols, out.data(), beta, threads_);
 }
 
-void CpuBackend::relu(ConstMatrixView x, MatrixView y) {
-    check_relu(x, y);
-    cpu::relu(x.data, y.data, x.size(), threads_);
+void CpuBackend::bias_activation(ConstMatrixView x, std::span<const float> bias, Activation act,
+                                 const DropoutKey& key, std::span<const global_id> row_ids,
+                                 MatrixView y) {
+    check_bias_activation(x, bias, key, row_ids, y);
+    cpu::bias_activation(x.data, bias.empty() ? nullptr : bias.data(), x.rows, x.cols, act, key,
+                         row_ids.data(), y.data, threads_);
 }
 
-void CpuBackend::relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) {
-    check_relu_backward(y, dy, dx);
-    cpu::relu_backward(y.data, dy.data, dx.data, y.size(), threads_);
-}
-
-void CpuBackend::dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
-                         std::span<const global_id> row_ids) {
-    check_dropout(x, y, key, row_ids);
-    cpu::dropout(x.data, y.data, x.rows, x.cols, key, row_ids.data(), threads_);
+void CpuBackend::bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
+                                          const DropoutKey& key,
+                                          std::span<const global_id> row_ids, MatrixView dx,
+                                          float beta) {
+    check_bias_activation_backward(y, dy, act, key, row_ids, dx);
+    cpu::bias_activation_backward(y.data, dy.data, dy.rows, dy.cols, act, key, row_ids.data(),
+                                  dx.data, beta, threads_);
 }
 
 LossSums CpuBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,

@@ -2,9 +2,10 @@
 // checks shapes and dispatches to the plain kernels of cpu_kernels.hpp.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <unordered_map>
 
 #include "src/device/backend.hpp"
 
@@ -26,7 +27,8 @@ public:
     [[nodiscard]] std::string describe() const override;
     [[nodiscard]] int threads() const { return threads_; }
     /// Allocations not yet deallocated (allocate(0) returns null and is not counted).
-    [[nodiscard]] std::int64_t live_allocations() const { return live_.load(); }
+    [[nodiscard]] std::int64_t live_allocations() const { return memory_stats().allocations; }
+    [[nodiscard]] MemoryStats memory_stats() const override;
 
     /// 64-byte aligned; blocks of 2 MiB or more are 2 MiB aligned and marked MADV_HUGEPAGE.
     /// Throws strata::Error when out of memory.
@@ -40,8 +42,11 @@ public:
     void copy(void* device_dst, const void* device_src, std::size_t bytes) override;
     void synchronize() override {}
 
-    /// Uses a row partition cached in the matrix's plan slot (recomputed if threads differ).
-    void spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta) override;
+    /// Uses a row partition cached in the matrix's plan slot (recomputed if threads differ) for
+    /// all rows; a smaller row range is partitioned on the fly.
+    using Backend::spmm;
+    void spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
+              float beta) override;
     void gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb, MatrixView c,
               float alpha, float beta) override;
     void gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) override;
@@ -49,13 +54,15 @@ public:
                           MatrixView out) override;
 
     void fill(MatrixView y, float value) override;
-    void add_bias(MatrixView y, std::span<const float> bias) override;
+    void axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) override;
     void column_sums(ConstMatrixView x, std::span<float> out, float beta) override;
-    void relu(ConstMatrixView x, MatrixView y) override;
-    void relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) override;
     /// Throws strata::Error unless 0 <= rate < 1.
-    void dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
-                 std::span<const global_id> row_ids) override;
+    void bias_activation(ConstMatrixView x, std::span<const float> bias, Activation act,
+                         const DropoutKey& key, std::span<const global_id> row_ids,
+                         MatrixView y) override;
+    void bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
+                                  const DropoutKey& key, std::span<const global_id> row_ids,
+                                  MatrixView dx, float beta) override;
 
     /// Throws strata::Error if a selected label is >= classes.
     LossSums softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
@@ -68,7 +75,9 @@ public:
 
 private:
     int threads_;
-    std::atomic<std::int64_t> live_{0};
+    mutable std::mutex mutex_;  ///< guards sizes_ and stats_ (allocation is rare: plan once)
+    std::unordered_map<void*, std::size_t> sizes_;
+    MemoryStats stats_;
 };
 
 }  // namespace strata

@@ -1,5 +1,6 @@
-// CPU elementwise kernels: fill, bias and its gradient (column sums), ReLU forward/backward and
-// counter-based dropout. Each is one OpenMP loop; small inputs run on one thread.
+// CPU elementwise kernels: fill, axpby, column sums (the bias gradient), and the fused
+// bias + activation + counter-based dropout pair. Each is one OpenMP loop; small inputs run on one
+// thread.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -35,17 +36,19 @@ void fill(float* y, std::size_t n, float value, int threads) {
     }
 }
 
-void add_bias(float* y, index_t rows, index_t cols, const float* bias, int threads) {
-    // y[i, :] += bias[:].   y: rows x cols.
-    const auto width = static_cast<std::size_t>(cols);
-    const bool parallel = go_parallel(static_cast<std::size_t>(rows) * width, threads);
-#pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
-    for (index_t i = 0; i < rows; ++i) {
-        float* __restrict yi = y + static_cast<std::size_t>(i) * width;
-#pragma omp simd
-        for (index_t j = 0; j < cols; ++j) {
-            yi[j] += bias[j];
+void axpby(float alpha, const float* x, float beta, float* y, std::size_t n, int threads) {
+    // y = alpha x + beta y elementwise; y may alias x; beta == 0 never reads y.
+    const auto count = static_cast<std::int64_t>(n);
+    if (beta == 0.0f) {
+#pragma omp parallel for simd num_threads(threads) schedule(static) if (go_parallel(n, threads))
+        for (std::int64_t i = 0; i < count; ++i) {
+            y[i] = alpha * x[i];
         }
+        return;
+    }
+#pragma omp parallel for simd num_threads(threads) schedule(static) if (go_parallel(n, threads))
+    for (std::int64_t i = 0; i < count; ++i) {
+        y[i] = alpha * x[i] + beta * y[i];
     }
 }
 
@@ -80,45 +83,81 @@ void column_sums(const float* x, index_t rows, index_t cols, float* out, float b
     }
 }
 
-void relu(const float* x, float* y, std::size_t n, int threads) {
-    // y = max(x, 0) elementwise; y may alias x.
-    const auto count = static_cast<std::int64_t>(n);
-#pragma omp parallel for simd num_threads(threads) schedule(static) if (go_parallel(n, threads))
-    for (std::int64_t i = 0; i < count; ++i) {
-        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
-    }
-}
-
-void relu_backward(const float* y, const float* dy, float* dx, std::size_t n, int threads) {
-    // dx = dy ⊙ [y > 0] elementwise; dx may alias dy.
-    const auto count = static_cast<std::int64_t>(n);
-#pragma omp parallel for simd num_threads(threads) schedule(static) if (go_parallel(n, threads))
-    for (std::int64_t i = 0; i < count; ++i) {
-        dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
-    }
-}
-
-void dropout(const float* x, float* y, index_t rows, index_t cols, const DropoutKey& key,
-             const global_id* row_ids, int threads) {
-    // y[i, j] = x[i, j] · [counter_u32(stream, row_ids[i], j) >= threshold] / (1 - rate).
+void bias_activation(const float* x, const float* bias, index_t rows, index_t cols,
+                     Activation act, const DropoutKey& key, const global_id* row_ids, float* y,
+                     int threads) {
+    // v = x[i, j] + bias[j];  v = max(v, 0) (relu);  y[i, j] = keep(i, j) ? v / (1 - rate) : 0
+    // (dropout), keep(i, j) = counter_u32(stream, row_ids[i], j) >= threshold. y may alias x.
+    // The same operations in the same order as separate bias, relu and dropout passes.
     const auto width = static_cast<std::size_t>(cols);
     const std::size_t n = static_cast<std::size_t>(rows) * width;
-    if (key.rate == 0.0f) {
-        if (x != y) {
-            std::copy(x, x + n, y);
-        }
-        return;
-    }
-    const std::uint64_t stream = dropout_stream(key.seed, key.epoch, key.layer);
+    const bool relu = act == Activation::relu;
+    const bool drop = key.rate > 0.0f;
+    const std::uint64_t stream = drop ? dropout_stream(key.seed, key.epoch, key.layer) : 0;
     const std::uint32_t threshold = dropout_threshold(key.rate);
-    const float scale = 1.0f / (1.0f - key.rate);
+    const float scale = drop ? 1.0f / (1.0f - key.rate) : 1.0f;
 #pragma omp parallel for num_threads(threads) schedule(static) if (go_parallel(n, threads))
     for (index_t i = 0; i < rows; ++i) {
-        const global_id row = row_ids[i];
         const float* xi = x + static_cast<std::size_t>(i) * width;
         float* yi = y + static_cast<std::size_t>(i) * width;
+        if (!drop) {
+#pragma omp simd
+            for (index_t j = 0; j < cols; ++j) {
+                float v = bias != nullptr ? xi[j] + bias[j] : xi[j];
+                if (relu) {
+                    v = v > 0.0f ? v : 0.0f;
+                }
+                yi[j] = v;
+            }
+            continue;
+        }
+        const global_id row = row_ids[i];
         for (index_t j = 0; j < cols; ++j) {
-            yi[j] = counter_u32(stream, row, j) >= threshold ? xi[j] * scale : 0.0f;
+            float v = bias != nullptr ? xi[j] + bias[j] : xi[j];
+            if (relu) {
+                v = v > 0.0f ? v : 0.0f;
+            }
+            yi[j] = counter_u32(stream, row, j) >= threshold ? v * scale : 0.0f;
+        }
+    }
+}
+
+void bias_activation_backward(const float* y, const float* dy, index_t rows, index_t cols,
+                              Activation act, const DropoutKey& key, const global_id* row_ids,
+                              float* dx, float beta, int threads) {
+    // g = dy[i, j] · s if y[i, j] > 0 else 0 (relu: y > 0 means kept and positive, s = 1/(1-rate)
+    // or 1); without relu g = keep(i, j) ? dy[i, j] · s : 0 (mask regenerated) or g = dy.
+    // dx = g + beta dx; dx may alias dy; beta == 0 never reads dx.
+    const auto width = static_cast<std::size_t>(cols);
+    const std::size_t n = static_cast<std::size_t>(rows) * width;
+    const bool drop = key.rate > 0.0f;
+    const float scale = drop ? 1.0f / (1.0f - key.rate) : 1.0f;
+    const bool regenerate = drop && act != Activation::relu;
+    const std::uint64_t stream = regenerate ? dropout_stream(key.seed, key.epoch, key.layer) : 0;
+    const std::uint32_t threshold = dropout_threshold(key.rate);
+#pragma omp parallel for num_threads(threads) schedule(static) if (go_parallel(n, threads))
+    for (index_t i = 0; i < rows; ++i) {
+        const std::size_t base = static_cast<std::size_t>(i) * width;
+        const float* dyi = dy + base;
+        float* dxi = dx + base;
+        if (act == Activation::relu) {
+            const float* yi = y + base;
+#pragma omp simd
+            for (index_t j = 0; j < cols; ++j) {
+                const float g = yi[j] > 0.0f ? (drop ? dyi[j] * scale : dyi[j]) : 0.0f;
+                dxi[j] = beta == 0.0f ? g : g + beta * dxi[j];
+            }
+        } else if (regenerate) {
+            const global_id row = row_ids[i];
+            for (index_t j = 0; j < cols; ++j) {
+                const float g = counter_u32(stream, row, j) >= threshold ? dyi[j] * scale : 0.0f;
+                dxi[j] = beta == 0.0f ? g : g + beta * dxi[j];
+            }
+        } else {
+#pragma omp simd
+            for (index_t j = 0; j < cols; ++j) {
+                dxi[j] = beta == 0.0f ? dyi[j] : dyi[j] + beta * dxi[j];
+            }
         }
     }
 }

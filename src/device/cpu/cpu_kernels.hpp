@@ -20,6 +20,8 @@ namespace strata::cpu {
 
 /// y = A x + beta y.  A: rows x ? CSR (row_ptr rows+1, col_idx/values nnz), x: ? x f, y: rows x f.
 /// Part p of `bounds` (parts + 1 entries) is computed by thread p. beta == 0 never reads y.
+/// row_ptr may point at row r0 of a larger matrix (its entries stay absolute offsets into
+/// col_idx/values): then y holds rows r0 .. r0 + rows of the product.
 void spmm_csr(const index_t* row_ptr, const index_t* col_idx, const float* values, index_t rows,
               const float* x, index_t f, float* y, float beta, const index_t* bounds, int parts);
 
@@ -48,24 +50,24 @@ void scatter_add_rows(const float* x, index_t f, const index_t* rows, std::size_
 /// y[0:n] = value.
 void fill(float* y, std::size_t n, float value, int threads);
 
-/// y[i, :] += bias[:].   y: rows x cols, bias: cols.
-void add_bias(float* y, index_t rows, index_t cols, const float* bias, int threads);
+/// y[0:n] = alpha x + beta y.   y may alias x; beta == 0 never reads y.
+void axpby(float alpha, const float* x, float beta, float* y, std::size_t n, int threads);
 
 /// out[j] = Σ_i x[i, j] + beta out[j].   x: rows x cols, out: cols. Summed in double over fixed
 /// row chunks, chunks added in order; beta == 0 never reads out.
 void column_sums(const float* x, index_t rows, index_t cols, float* out, float beta, int threads);
 
-/// y[0:n] = max(x, 0).   y may alias x.
-void relu(const float* x, float* y, std::size_t n, int threads);
+/// y = dropout(act(x + bias)) (Backend::bias_activation). bias may be null; key.rate == 0 skips
+/// dropout (row_ids may then be null). x, y: rows x cols; y may alias x.
+void bias_activation(const float* x, const float* bias, index_t rows, index_t cols,
+                     Activation act, const DropoutKey& key, const global_id* row_ids, float* y,
+                     int threads);
 
-/// dx[0:n] = dy ⊙ [y > 0].   dx may alias dy.
-void relu_backward(const float* y, const float* dy, float* dx, std::size_t n, int threads);
-
-/// y[i, j] = x[i, j] · keep(i, j) / (1 - rate), keep(i, j) = counter_u32(stream, row_ids[i], j)
-/// >= dropout_threshold(rate) with stream = dropout_stream(seed, epoch, layer).
-/// x, y: rows x cols, row_ids: rows. y may alias x. rate 0 copies.
-void dropout(const float* x, float* y, index_t rows, index_t cols, const DropoutKey& key,
-             const global_id* row_ids, int threads);
+/// dx = dy ⊙ ∂y/∂(x + bias) + beta dx (Backend::bias_activation_backward). y is read only for
+/// relu; the mask is regenerated only without relu. dx may alias dy; beta == 0 never reads dx.
+void bias_activation_backward(const float* y, const float* dy, index_t rows, index_t cols,
+                              Activation act, const DropoutKey& key, const global_id* row_ids,
+                              float* dx, float beta, int threads);
 
 // --- loss and optimizer (cpu_loss.cpp, cpu_adam.cpp) -----------------------------------------
 

@@ -71,9 +71,11 @@ void spmm_rows(const index_t* row_ptr, const index_t* col_idx, const float* valu
 }  // namespace
 
 std::vector<index_t> balanced_row_bounds(const index_t* row_ptr, index_t rows, int parts) {
-    // work(r) = row_ptr[r] + r is strictly increasing: part p starts at the first row whose
-    // prefix work reaches p/parts of the total.
-    const std::int64_t total = static_cast<std::int64_t>(row_ptr[rows]) + rows;
+    // work(r) = row_ptr[r] - row_ptr[0] + r is strictly increasing: part p starts at the first
+    // row whose prefix work reaches p/parts of the total. (row_ptr may point into a larger
+    // matrix's row pointers: a row range.)
+    const std::int64_t base = row_ptr[0];
+    const std::int64_t total = static_cast<std::int64_t>(row_ptr[rows]) - base + rows;
     std::vector<index_t> bounds(static_cast<std::size_t>(parts) + 1, rows);
     bounds[0] = 0;
     for (int p = 1; p < parts; ++p) {
@@ -82,7 +84,7 @@ std::vector<index_t> balanced_row_bounds(const index_t* row_ptr, index_t rows, i
         index_t hi = rows;
         while (lo < hi) {
             const index_t mid = lo + (hi - lo) / 2;
-            if (static_cast<std::int64_t>(row_ptr[mid]) + mid < target) {
+            if (static_cast<std::int64_t>(row_ptr[mid]) - base + mid < target) {
                 lo = mid + 1;
             } else {
                 hi = mid;
