@@ -1,6 +1,8 @@
-// CUDA backend against the CPU backend, exactly: fill, add_bias, relu (in place too),
-// relu_backward, column_sums (several row chunks, beta 0 over NaN) and dropout masks, which must
-// agree bit for bit because both use src/device/counter_rng.hpp.
+// CUDA backend against the CPU backend, exactly: fill, axpby (beta 0 over NaN, in place),
+// column_sums (several row chunks, beta 0 over NaN), and the fused bias_activation and its
+// backward (relu on and off, bias empty or not, dropout rate 0 and 0.5, beta 0 over NaN and 1, in
+// place) on awkward shapes (0 rows, 1 row, widths that are not multiples of 32): all must agree bit
+// for bit, the dropout masks too, because both use src/device/counter_rng.hpp.
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -34,44 +36,55 @@ std::vector<std::vector<float>> on_both(test::Backends& b, const HostMatrix& x,
     return result;
 }
 
+/// Large, scattered global row ids (as a partition's rows have): i · 7919 + 2^40.
+std::vector<global_id> global_row_ids(index_t rows) {
+    std::vector<global_id> ids(static_cast<std::size_t>(rows));
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        ids[i] = static_cast<global_id>(i) * 7919 + (global_id{1} << 40);
+    }
+    return ids;
+}
+
+struct Shape {
+    index_t rows;
+    index_t cols;
+};
+const Shape shapes[] = {{0, 37}, {1, 37}, {1, 1}, {301, 45}, {257, 1}, {70, 33}};
+
 }  // namespace
 
-TEST_CASE("CUDA fill, add_bias, relu and relu_backward equal the CPU exactly", "[gpu]") {
+TEST_CASE("CUDA fill equals the CPU exactly", "[gpu]") {
     test::Backends b;
     const HostMatrix x = test::random_matrix(301, 37, 1);
     const HostMatrix y0 = test::random_matrix(301, 37, 2);
-    const HostMatrix bias = test::random_matrix(1, 37, 3);
+    const auto r = on_both(b, x, y0, [](Backend& be, const DenseMatrix&, DenseMatrix& y) {
+        be.fill(y.view(), -2.5f);
+    });
+    CHECK(test::bitwise_equal(r[1], r[0]));
+    CHECK(r[1][300] == -2.5f);
+}
 
-    SECTION("fill") {
-        const auto r = on_both(b, x, y0, [](Backend& be, const DenseMatrix&, DenseMatrix& y) {
-            be.fill(y.view(), -2.5f);
-        });
-        CHECK(test::bitwise_equal(r[1], r[0]));
-        CHECK(r[1][300] == -2.5f);
-    }
-    SECTION("add_bias") {
-        const auto r = on_both(b, bias, y0, [](Backend& be, const DenseMatrix& bx, DenseMatrix& y) {
-            be.add_bias(y.view(), std::span<const float>(bx.data(), 37));
-        });
-        CHECK(test::bitwise_equal(r[1], r[0]));
-    }
-    SECTION("relu, out of place and in place") {
-        const auto r = on_both(b, x, y0, [](Backend& be, const DenseMatrix& dx, DenseMatrix& y) {
-            be.relu(dx.view(), y.view());
-        });
-        CHECK(test::bitwise_equal(r[1], r[0]));
-        const auto in_place = on_both(b, x, x, [](Backend& be, const DenseMatrix&, DenseMatrix& y) {
-            be.relu(y.view(), y.view());
-        });
-        CHECK(test::bitwise_equal(in_place[1], r[0]));
-    }
-    SECTION("relu_backward") {
-        const auto r = on_both(b, x, y0, [](Backend& be, const DenseMatrix& dx, DenseMatrix& dy) {
-            DenseMatrix grad(be, dy.rows(), dy.cols());
-            be.relu_backward(dx.view(), dy.view(), grad.view());
-            be.copy(dy.data(), grad.data(), dy.view().size() * sizeof(float));
-        });
-        CHECK(test::bitwise_equal(r[1], r[0]));
+TEST_CASE("CUDA axpby equals the CPU exactly, in place too", "[gpu]") {
+    test::Backends b;
+    for (const Shape s : shapes) {
+        for (const float alpha : {1.0f, -1.5f}) {
+            for (const float beta : {0.0f, 1.0f, 0.3f}) {
+                INFO(s.rows << " x " << s.cols << ", alpha " << alpha << ", beta " << beta);
+                const HostMatrix x = test::random_matrix(s.rows, s.cols, 3);
+                const HostMatrix y0 = beta == 0.0f ? HostMatrix(s.rows, s.cols, nan)  // never read
+                                                   : test::random_matrix(s.rows, s.cols, 4);
+                const auto r = on_both(
+                    b, x, y0, [alpha, beta](Backend& be, const DenseMatrix& dx, DenseMatrix& y) {
+                        be.axpby(alpha, dx.view(), beta, y.view());
+                    });
+                CHECK(test::bitwise_equal(r[1], r[0]));
+                const auto in_place = on_both(
+                    b, x, x, [alpha, beta](Backend& be, const DenseMatrix&, DenseMatrix& y) {
+                        be.axpby(alpha, y.view(), beta, y.view());
+                    });
+                CHECK(test::bitwise_equal(in_place[1], in_place[0]));
+            }
+        }
     }
 }
 
@@ -98,32 +111,117 @@ TEST_CASE("CUDA column_sums equals the CPU bit for bit", "[gpu]") {
     }
 }
 
-TEST_CASE("CUDA dropout masks are bit-identical to the CPU", "[gpu]") {
+TEST_CASE("CUDA bias_activation equals the CPU bit for bit, in place too", "[gpu]") {
+    test::Backends b;
+    for (const Shape s : shapes) {
+        const HostMatrix x = test::random_matrix(s.rows, s.cols, 11);
+        const HostMatrix bias = test::random_matrix(1, s.cols, 12);
+        const std::vector<global_id> ids = global_row_ids(s.rows);
+        for (const Activation act : {Activation::none, Activation::relu}) {
+            for (const bool with_bias : {false, true}) {
+                for (const float rate : {0.0f, 0.5f}) {
+                    INFO(s.rows << " x " << s.cols << ", relu " << (act == Activation::relu)
+                                << ", bias " << with_bias << ", rate " << rate);
+                    const DropoutKey key{.seed = 42, .epoch = 3, .layer = 1, .rate = rate};
+                    std::vector<std::vector<float>> out;
+                    std::vector<std::vector<float>> in_place;
+                    for (Backend* be : {b.cpu.get(), b.gpu.get()}) {
+                        const Buffer<global_id> row_ids(*be, std::span<const global_id>(ids));
+                        const Buffer<float> dbias(*be, std::span<const float>(bias.values));
+                        const std::span<const float> bias_span =
+                            with_bias ? dbias.span() : std::span<const float>();
+                        // Without dropout the row ids may be left out.
+                        const std::span<const global_id> id_span =
+                            rate > 0.0f ? row_ids.span() : std::span<const global_id>();
+                        const DenseMatrix dx = DenseMatrix::upload(*be, x);
+                        DenseMatrix dy = DenseMatrix::upload(*be, HostMatrix(s.rows, s.cols, nan));
+                        be->bias_activation(dx.view(), bias_span, act, key, id_span, dy.view());
+                        out.push_back(dy.download().values);
+                        DenseMatrix dz = DenseMatrix::upload(*be, x);
+                        be->bias_activation(dz.view(), bias_span, act, key, id_span, dz.view());
+                        in_place.push_back(dz.download().values);
+                    }
+                    CHECK(test::bitwise_equal(out[1], out[0]));
+                    CHECK(test::bitwise_equal(in_place[1], out[0]));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("CUDA bias_activation_backward equals the CPU bit for bit, in place too", "[gpu]") {
+    test::Backends b;
+    for (const Shape s : shapes) {
+        const HostMatrix x = test::random_matrix(s.rows, s.cols, 21);
+        const HostMatrix dy = test::random_matrix(s.rows, s.cols, 22);
+        const HostMatrix dx_old = test::random_matrix(s.rows, s.cols, 23);
+        const std::vector<global_id> ids = global_row_ids(s.rows);
+        for (const Activation act : {Activation::none, Activation::relu}) {
+            for (const float rate : {0.0f, 0.5f}) {
+                const DropoutKey key{.seed = 7, .epoch = 1, .layer = 2, .rate = rate};
+                // y: the CPU's forward output (zeros where relu or dropout cut), the same on both.
+                HostMatrix y;
+                {
+                    const Buffer<global_id> row_ids(*b.cpu, std::span<const global_id>(ids));
+                    const DenseMatrix dx = DenseMatrix::upload(*b.cpu, x);
+                    DenseMatrix dout(*b.cpu, s.rows, s.cols);
+                    b.cpu->bias_activation(dx.view(), {}, act, key, row_ids.span(), dout.view());
+                    y = dout.download();
+                }
+                for (const float beta : {0.0f, 1.0f}) {
+                    INFO(s.rows << " x " << s.cols << ", relu " << (act == Activation::relu)
+                                << ", rate " << rate << ", beta " << beta);
+                    const HostMatrix dx0 = beta == 0.0f ? HostMatrix(s.rows, s.cols, nan) : dx_old;
+                    std::vector<std::vector<float>> out;
+                    std::vector<std::vector<float>> in_place;
+                    for (Backend* be : {b.cpu.get(), b.gpu.get()}) {
+                        const Buffer<global_id> row_ids(*be, std::span<const global_id>(ids));
+                        const std::span<const global_id> id_span =
+                            rate > 0.0f ? row_ids.span() : std::span<const global_id>();
+                        const DenseMatrix dyv = DenseMatrix::upload(*be, y);
+                        // Without relu y is not read: pass none.
+                        const ConstMatrixView y_view =
+                            act == Activation::relu ? dyv.view() : ConstMatrixView{};
+                        const DenseMatrix ddy = DenseMatrix::upload(*be, dy);
+                        DenseMatrix ddx = DenseMatrix::upload(*be, dx0);
+                        be->bias_activation_backward(y_view, ddy.view(), act, key, id_span,
+                                                     ddx.view(), beta);
+                        out.push_back(ddx.download().values);
+                        if (beta == 0.0f) {  // dx aliasing dy (beta 1 would read dy as dx)
+                            DenseMatrix dz = DenseMatrix::upload(*be, dy);
+                            be->bias_activation_backward(y_view, dz.view(), act, key, id_span,
+                                                         dz.view(), 0.0f);
+                            in_place.push_back(dz.download().values);
+                        }
+                    }
+                    CHECK(test::bitwise_equal(out[1], out[0]));
+                    if (beta == 0.0f) {
+                        CHECK(test::bitwise_equal(in_place[1], out[0]));
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("CUDA dropout masks are bit-identical to the CPU at any rate", "[gpu]") {
     test::Backends b;
     const index_t rows = 300;
     const index_t cols = 45;
     const HostMatrix x = test::random_matrix(rows, cols, 5, 0.5f, 2.0f);  // no zeros in x
-    std::vector<global_id> ids(static_cast<std::size_t>(rows));
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-        ids[i] = static_cast<global_id>(i) * 7919 + (global_id{1} << 40);  // large global ids
-    }
-    for (const float rate : {0.0f, 0.1f, 0.5f, 0.9f}) {
+    const std::vector<global_id> ids = global_row_ids(rows);
+    for (const float rate : {0.1f, 0.5f, 0.9f}) {
         INFO("rate " << rate);
         const DropoutKey key{.seed = 42, .epoch = 3, .layer = 1, .rate = rate};
         std::vector<std::vector<float>> out;
-        std::vector<std::vector<float>> in_place;
         for (Backend* be : {b.cpu.get(), b.gpu.get()}) {
             const Buffer<global_id> row_ids(*be, std::span<const global_id>(ids));
             const DenseMatrix dx = DenseMatrix::upload(*be, x);
             DenseMatrix dy(*be, rows, cols);
-            be->dropout(dx.view(), dy.view(), key, row_ids.span());
+            be->bias_activation(dx.view(), {}, Activation::none, key, row_ids.span(), dy.view());
             out.push_back(dy.download().values);
-            DenseMatrix dz = DenseMatrix::upload(*be, x);
-            be->dropout(dz.view(), dz.view(), key, row_ids.span());
-            in_place.push_back(dz.download().values);
         }
         CHECK(test::bitwise_equal(out[1], out[0]));
-        CHECK(test::bitwise_equal(in_place[1], out[0]));
         std::size_t dropped = 0;
         for (const float v : out[1]) {
             dropped += v == 0.0f ? 1 : 0;
@@ -133,14 +231,21 @@ TEST_CASE("CUDA dropout masks are bit-identical to the CPU", "[gpu]") {
     }
 }
 
-TEST_CASE("CUDA dropout rejects a rate of 1 like the CPU", "[gpu]") {
+TEST_CASE("CUDA bias_activation rejects a rate of 1 and missing row ids like the CPU", "[gpu]") {
     test::Backends b;
     DenseMatrix x(*b.gpu, 2, 2);
     const std::vector<global_id> ids = {0, 1};
     const Buffer<global_id> row_ids(*b.gpu, std::span<const global_id>(ids));
-    const DropoutKey key{.seed = 1, .epoch = 0, .layer = 0, .rate = 1.0f};
-    REQUIRE_THROWS_WITH(b.gpu->dropout(x.view(), x.view(), key, row_ids.span()),
+    const DropoutKey one{.seed = 1, .epoch = 0, .layer = 0, .rate = 1.0f};
+    REQUIRE_THROWS_WITH(
+        b.gpu->bias_activation(x.view(), {}, Activation::relu, one, row_ids.span(), x.view()),
+        Contains("not in [0, 1)"));
+    REQUIRE_THROWS_WITH(b.gpu->bias_activation_backward(x.view(), x.view(), Activation::none, one,
+                                                        row_ids.span(), x.view(), 0.0f),
                         Contains("not in [0, 1)"));
+    const DropoutKey half{.seed = 1, .epoch = 0, .layer = 0, .rate = 0.5f};
+    REQUIRE_THROWS_WITH(b.gpu->bias_activation(x.view(), {}, Activation::none, half, {}, x.view()),
+                        Contains("row ids"));
 }
 
 }  // namespace strata

@@ -1,5 +1,6 @@
-// CUDA backend against the CPU backend: memory, SpMM (awkward shapes, nnz = 0, empty rows, a row
-// longer than 1024 entries, f = 1, beta 0 over NaN), the cached SpMM plan, GEMM in all transpose
+// CUDA backend against the CPU backend: memory (and memory_stats), SpMM (awkward shapes, nnz = 0,
+// empty rows, a row longer than 1024 entries, f = 1, beta 0 over NaN, row ranges), the cached SpMM
+// plan, GEMM in all transpose
 // combinations, and row gather / scatter-add with repeated and bad ids; the per-width plan
 // entries and STRATA_SPMM_ALGORITHM. SpMM and GEMM sum in another order than the CPU (and with
 // fused multiply-adds), so they are compared relative to the magnitude of the summed terms
@@ -47,6 +48,16 @@ std::vector<float> run_spmm_on(Backend& backend, const CsrMatrix& a, const HostM
     return dy.download().values;
 }
 
+/// y = A[rows] x + beta y0 on `backend` (y0: rows.count x f), downloaded.
+std::vector<float> run_spmm_rows(Backend& backend, const HostCsr& a, RowRange rows,
+                                 const HostMatrix& x, const HostMatrix& y0, float beta) {
+    const CsrMatrix da = CsrMatrix::upload(backend, a);
+    const DenseMatrix dx = DenseMatrix::upload(backend, x);
+    DenseMatrix dy = DenseMatrix::upload(backend, y0);
+    backend.spmm(da, rows, dx.view(), dy.view(), beta);
+    return dy.download().values;
+}
+
 /// Sets STRATA_SPMM_ALGORITHM for its lifetime (unset afterwards, also when a check throws).
 class ForcedAlgorithm {
 public:
@@ -83,6 +94,25 @@ TEST_CASE("CUDA memory round-trips through upload, copy and download", "[gpu]") 
     b.gpu->synchronize();
 }
 
+TEST_CASE("CUDA memory_stats counts what allocate handed out", "[gpu]") {
+    test::Backends b;
+    const MemoryStats before = b.gpu->memory_stats();
+    {
+        const Buffer<float> big(*b.gpu, 1000);
+        const Buffer<float> small(*b.gpu, 6);
+        void* host = b.gpu->allocate_host(4096);  // not counted
+        const MemoryStats during = b.gpu->memory_stats();
+        CHECK(during.allocations == before.allocations + 2);
+        CHECK(during.bytes_in_use == before.bytes_in_use + 1006 * 4);
+        CHECK(during.peak_bytes >= during.bytes_in_use);
+        b.gpu->deallocate_host(host);
+    }
+    const MemoryStats after = b.gpu->memory_stats();
+    CHECK(after.allocations == before.allocations);
+    CHECK(after.bytes_in_use == before.bytes_in_use);
+    CHECK(after.peak_bytes >= before.bytes_in_use + 1006 * 4);
+}
+
 TEST_CASE("CUDA spmm matches the CPU on awkward shapes", "[gpu]") {
     struct Case {
         const char* name;
@@ -114,6 +144,78 @@ TEST_CASE("CUDA spmm matches the CPU on awkward shapes", "[gpu]") {
             CHECK(test::max_scaled_difference(got, want, scale) < 1e-5);
         }
     }
+}
+
+TEST_CASE("CUDA spmm of a row range matches the CPU", "[gpu]") {
+    struct Case {
+        const char* name;
+        HostCsr a;
+        index_t f;
+    };
+    const std::vector<Case> cases = {
+        {"200 x 150, f 33", test::random_csr(200, 150, 0.05, 2), 33},
+        {"37 x 53, f 1", test::random_csr(37, 53, 0.2, 1), 1},
+        {"a row of 1500 entries, f 7", test::random_csr(40, 4000, 0.001, 3, 17, 1500), 7},
+        {"nnz 0", test::random_csr(10, 12, 0.0, 5), 5},
+    };
+    test::Backends b;
+    for (const Case& c : cases) {
+        const index_t m = c.a.rows;
+        // Empty (at the start, inside, at the end), the first row, the first rows, one row and a
+        // run in the middle (row 17, the long one, inside), the last row, the last rows, all but
+        // the first, all but the last, all rows (the cached cuSPARSE plan).
+        const std::vector<RowRange> ranges = {{0, 0},     {m / 2, 0}, {m, 0},         {0, 1},
+                                              {0, m / 3}, {m / 2, 1}, {m / 4, m / 2}, {m - 1, 1},
+                                              {m - 7, 7}, {1, m - 1}, {0, m - 1},     {0, m}};
+        const HostMatrix x = test::random_matrix(c.a.cols, c.f, 13);
+        for (const RowRange rows : ranges) {
+            for (const float beta : {0.0f, 1.0f, 0.5f}) {
+                INFO(c.name << ", rows [" << rows.first << ", " << rows.end() << "), beta "
+                            << beta);
+                HostMatrix y0 = test::random_matrix(rows.count, c.f, 14);
+                if (beta == 0.0f) {
+                    y0.values.assign(y0.values.size(), nan);  // beta 0 must never read y
+                }
+                const auto want = run_spmm_rows(*b.cpu, c.a, rows, x, y0, beta);
+                const auto got = run_spmm_rows(*b.gpu, c.a, rows, x, y0, beta);
+                const auto scale = run_spmm_rows(*b.cpu, test::abs_of(c.a), rows, test::abs_of(x),
+                                                 test::abs_of(y0), beta);
+                CHECK(test::max_scaled_difference(got, want, scale) < 1e-5);
+            }
+        }
+    }
+}
+
+TEST_CASE("CUDA spmm of a row range leaves the plan of the full matrix alone", "[gpu]") {
+    test::Backends b;
+    const HostCsr host = test::random_csr(90, 60, 0.1, 31);
+    const CsrMatrix gpu_a = CsrMatrix::upload(*b.gpu, host);
+    const HostMatrix x = test::random_matrix(60, 9, 32);
+    const DenseMatrix gx = DenseMatrix::upload(*b.gpu, x);
+    DenseMatrix part(*b.gpu, 30, 9);
+    b.gpu->spmm(gpu_a, RowRange{20, 30}, gx.view(), part.view(), 0.0f);
+    CHECK(gpu_a.plan() == nullptr);  // a chunk builds no plan
+    DenseMatrix full(*b.gpu, 90, 9);
+    b.gpu->spmm(gpu_a, gx.view(), full.view(), 0.0f);
+    REQUIRE(gpu_a.plan() != nullptr);
+    const SpmmPlan* plan = gpu_a.plan();
+    b.gpu->spmm(gpu_a, RowRange{20, 30}, gx.view(), part.view(), 0.0f);
+    CHECK(gpu_a.plan() == plan);
+    const std::vector<float> all = full.download().values;
+    const std::vector<float> chunk = part.download().values;
+    const std::vector<float> rows_20_to_50(all.begin() + 20 * 9, all.begin() + 50 * 9);
+    const auto scale = run_spmm_rows(*b.cpu, test::abs_of(host), RowRange{20, 30}, test::abs_of(x),
+                                     HostMatrix(30, 9), 0.0f);
+    CHECK(test::max_scaled_difference(chunk, rows_20_to_50, scale) < 1e-5);
+}
+
+TEST_CASE("CUDA spmm rejects a row range outside A like the CPU", "[gpu]") {
+    test::Backends b;
+    const CsrMatrix a = CsrMatrix::upload(*b.gpu, test::random_csr(4, 5, 0.5, 1));
+    DenseMatrix x(*b.gpu, 5, 2);
+    DenseMatrix y(*b.gpu, 2, 2);
+    REQUIRE_THROWS_WITH(b.gpu->spmm(a, RowRange{3, 2}, x.view(), y.view(), 0.0f),
+                        Contains("not inside A"));
 }
 
 TEST_CASE("CUDA spmm caches its plan and reuses it across buffers and widths", "[gpu]") {

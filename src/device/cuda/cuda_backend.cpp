@@ -2,6 +2,7 @@
 // the plain kernels of cuda_kernels.hpp, cuBLAS GEMM, and make_cuda_backend. SpMM: cuda_spmm.cpp.
 #include "src/device/cuda/cuda_backend.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -33,6 +34,16 @@ void report_free_failure(const char* what, cudaError_t status) noexcept {
                          cudaGetErrorString(status));
         }
     }
+}
+
+/// The dropout scalars of `key`, computed on the host exactly as the CPU does (scale in float).
+cuda::kernels::DropoutMask dropout_mask(const DropoutKey& key) {
+    cuda::kernels::DropoutMask mask{};
+    mask.drop = key.rate > 0.0f;
+    mask.stream_key = mask.drop ? dropout_stream(key.seed, key.epoch, key.layer) : 0;
+    mask.threshold = dropout_threshold(key.rate);
+    mask.scale = mask.drop ? 1.0f / (1.0f - key.rate) : 1.0f;
+    return mask;
 }
 
 }  // namespace
@@ -70,7 +81,7 @@ CudaBackend::~CudaBackend() {
     (void)cudaStreamSynchronize(comm_.get());
     (void)cudaStreamSynchronize(compute_.get());
 #ifndef NDEBUG
-    if (const std::int64_t live = live_.load(); live != 0) {
+    if (const std::int64_t live = live_allocations(); live != 0) {
         std::fprintf(stderr,
                      "strata: CudaBackend destroyed with %lld live allocations (a Buffer outlived "
                      "its backend)\n",
@@ -97,17 +108,34 @@ void* CudaBackend::allocate(std::size_t bytes) {
     if (bytes == 0) {
         return nullptr;
     }
-    void* ptr = cuda::make_device_memory(bytes).release();
-    live_.fetch_add(1);
-    return ptr;
+    cuda::DeviceMemory memory = cuda::make_device_memory(bytes);
+    const std::lock_guard lock(mutex_);
+    sizes_.emplace(memory.get(), bytes);  // may throw: `memory` is then freed
+    stats_.bytes_in_use += static_cast<std::int64_t>(bytes);
+    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.bytes_in_use);
+    ++stats_.allocations;
+    return memory.release();
 }
 
 void CudaBackend::deallocate(void* ptr) noexcept {
     if (ptr == nullptr) {
         return;
     }
+    {
+        // Forget the block before freeing it: no use of the pointer value after the free.
+        const std::lock_guard lock(mutex_);
+        if (const auto it = sizes_.find(ptr); it != sizes_.end()) {
+            stats_.bytes_in_use -= static_cast<std::int64_t>(it->second);
+            --stats_.allocations;
+            sizes_.erase(it);
+        }
+    }
     report_free_failure("deallocate: cudaFree", cudaFree(ptr));
-    live_.fetch_sub(1);
+}
+
+MemoryStats CudaBackend::memory_stats() const {
+    const std::lock_guard lock(mutex_);
+    return stats_;
 }
 
 void* CudaBackend::allocate_host(std::size_t bytes) {
@@ -237,9 +265,9 @@ void CudaBackend::fill(MatrixView y, float value) {
     STRATA_CUDA_CHECK(cuda::kernels::fill(y.data, y.size(), value, compute_.get()));
 }
 
-void CudaBackend::add_bias(MatrixView y, std::span<const float> bias) {
-    check_add_bias(y, bias);
-    STRATA_CUDA_CHECK(cuda::kernels::add_bias(y.data, y.rows, y.cols, bias.data(), compute_.get()));
+void CudaBackend::axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) {
+    check_axpby(x, y);
+    STRATA_CUDA_CHECK(cuda::kernels::axpby(alpha, x.data, beta, y.data, x.size(), compute_.get()));
 }
 
 void CudaBackend::column_sums(ConstMatrixView x, std::span<float> out, float beta) {
@@ -249,29 +277,27 @@ void CudaBackend::column_sums(ConstMatrixView x, std::span<float> out, float bet
                                                  compute_.get()));
 }
 
-void CudaBackend::relu(ConstMatrixView x, MatrixView y) {
-    check_relu(x, y);
-    STRATA_CUDA_CHECK(cuda::kernels::relu(x.data, y.data, x.size(), compute_.get()));
+void CudaBackend::bias_activation(ConstMatrixView x, std::span<const float> bias, Activation act,
+                                  const DropoutKey& key, std::span<const global_id> row_ids,
+                                  MatrixView y) {
+    check_bias_activation(x, bias, key, row_ids, y);
+    const cuda::kernels::DropoutMask mask = dropout_mask(key);
+    STRATA_CUDA_CHECK(cuda::kernels::bias_activation(
+        x.data, bias.empty() ? nullptr : bias.data(), x.rows, x.cols, act == Activation::relu, mask,
+        mask.drop ? row_ids.data() : nullptr, y.data, compute_.get()));
 }
 
-void CudaBackend::relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) {
-    check_relu_backward(y, dy, dx);
-    STRATA_CUDA_CHECK(
-        cuda::kernels::relu_backward(y.data, dy.data, dx.data, y.size(), compute_.get()));
-}
-
-void CudaBackend::dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
-                          std::span<const global_id> row_ids) {
-    check_dropout(x, y, key, row_ids);
-    if (key.rate == 0.0f) {
-        copy(y.data, x.data, x.size() * sizeof(float));
-        return;
-    }
-    const std::uint64_t stream_key = dropout_stream(key.seed, key.epoch, key.layer);
-    const std::uint32_t threshold = dropout_threshold(key.rate);
-    const float scale = 1.0f / (1.0f - key.rate);  // in float, exactly as the CPU
-    STRATA_CUDA_CHECK(cuda::kernels::dropout(x.data, y.data, x.rows, x.cols, stream_key, threshold,
-                                             scale, row_ids.data(), compute_.get()));
+void CudaBackend::bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
+                                           const DropoutKey& key,
+                                           std::span<const global_id> row_ids, MatrixView dx,
+                                           float beta) {
+    check_bias_activation_backward(y, dy, act, key, row_ids, dx);
+    const bool relu = act == Activation::relu;
+    // With relu, y > 0 already says "kept": the mask is regenerated only without relu.
+    const cuda::kernels::DropoutMask mask = dropout_mask(key);
+    STRATA_CUDA_CHECK(cuda::kernels::bias_activation_backward(
+        relu ? y.data : nullptr, dy.data, dy.rows, dy.cols, relu, mask,
+        mask.drop && !relu ? row_ids.data() : nullptr, dx.data, beta, compute_.get()));
 }
 
 // --- loss and optimizer ------------------------------------------------------------------------

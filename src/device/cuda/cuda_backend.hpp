@@ -3,10 +3,11 @@
 // include this header; everyone else gets it through make_cuda_backend() (src/device/backend.hpp).
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include <cuda_runtime_api.h>
 
@@ -18,8 +19,9 @@ namespace strata {
 /// Backend on CUDA device `device()`. All memory is device memory (cudaMalloc); every operation
 /// is queued on the compute stream and returns at once, except those that hand results to the
 /// host: download(), synchronize() and softmax_cross_entropy() wait for the compute stream.
-/// Formulas, shapes and error checks are those of CpuBackend; the elementwise, dropout, column-sum,
-/// loss and Adam kernels follow the CPU's operation order (dropout masks agree bit for bit).
+/// Formulas, shapes and error checks are those of CpuBackend; the elementwise, bias_activation,
+/// column-sum, loss and Adam kernels follow the CPU's operation order (dropout masks agree bit for
+/// bit).
 ///
 /// Index checks that need device data (row ids of gather_rows / scatter_add_rows) are made by
 /// the kernels, which skip a bad index and raise a flag; the next download(), synchronize() or
@@ -48,13 +50,16 @@ public:
     /// with events only.
     [[nodiscard]] cudaStream_t comm_stream() const { return comm_.get(); }
     /// Allocations not yet deallocated (allocate(0) returns null and is not counted).
-    [[nodiscard]] std::int64_t live_allocations() const { return live_.load(); }
+    [[nodiscard]] std::int64_t live_allocations() const { return memory_stats().allocations; }
+    /// What allocate() handed out and did not get back: the backend's own scratch (workspace,
+    /// status block) and cuSPARSE plans are not counted.
+    [[nodiscard]] MemoryStats memory_stats() const override;
 
     /// cudaMalloc; throws strata::Error naming the size and free memory when out of memory.
     [[nodiscard]] void* allocate(std::size_t bytes) override;
     /// cudaFree (which waits for the device); ignores errors at process shutdown.
     void deallocate(void* ptr) noexcept override;
-    /// cudaMallocHost: page-locked host memory (not counted in live_allocations()).
+    /// cudaMallocHost: page-locked host memory (not counted in memory_stats()).
     [[nodiscard]] void* allocate_host(std::size_t bytes) override;
     /// cudaFreeHost; ignores errors at process shutdown.
     void deallocate_host(void* ptr) noexcept override;
@@ -67,9 +72,12 @@ public:
     /// Waits for the communication and compute streams; checks the kernels' index flags.
     void synchronize() override;
 
-    /// cuSPARSE SpMM (CSR, 32-bit indices, row-major dense). Descriptors, the algorithm and the
-    /// workspace are created on the first call and cached in the matrix's plan slot.
-    void spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta) override;
+    /// All rows: cuSPARSE SpMM (CSR, 32-bit indices, row-major dense). Descriptors, the algorithm
+    /// and the workspace are created on the first call and cached in the matrix's plan slot.
+    /// A smaller row range (chunked execution) runs a plain kernel instead (cuda_spmm.cpp).
+    using Backend::spmm;
+    void spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
+              float beta) override;
     /// cuBLAS SGEMM on the row-major matrices (computed as cᵀ = op(b)ᵀ op(a)ᵀ, column-major).
     void gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb, MatrixView c,
               float alpha, float beta) override;
@@ -79,14 +87,18 @@ public:
                           MatrixView out) override;
 
     void fill(MatrixView y, float value) override;
-    void add_bias(MatrixView y, std::span<const float> bias) override;
+    /// Bit-identical to the CPU.
+    void axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) override;
     /// Deterministic; bit-identical to the CPU.
     void column_sums(ConstMatrixView x, std::span<float> out, float beta) override;
-    void relu(ConstMatrixView x, MatrixView y) override;
-    void relu_backward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) override;
-    /// Throws strata::Error unless 0 <= rate < 1. Same mask as the CPU, bit for bit.
-    void dropout(ConstMatrixView x, MatrixView y, const DropoutKey& key,
-                 std::span<const global_id> row_ids) override;
+    /// Throws strata::Error unless 0 <= rate < 1. Bit-identical to the CPU (same dropout mask).
+    void bias_activation(ConstMatrixView x, std::span<const float> bias, Activation act,
+                         const DropoutKey& key, std::span<const global_id> row_ids,
+                         MatrixView y) override;
+    /// Throws strata::Error unless 0 <= rate < 1. Bit-identical to the CPU.
+    void bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
+                                  const DropoutKey& key, std::span<const global_id> row_ids,
+                                  MatrixView dx, float beta) override;
 
     /// Waits for the result. Throws strata::Error if a selected label is >= classes.
     LossSums softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
@@ -116,7 +128,9 @@ private:
     cuda::PinnedMemory host_status_;  ///< its host mirror
     cuda::DeviceMemory workspace_;
     std::size_t workspace_bytes_ = 0;
-    std::atomic<std::int64_t> live_{0};
+    mutable std::mutex mutex_;  ///< guards sizes_ and stats_ (allocation is rare: plan once)
+    std::unordered_map<void*, std::size_t> sizes_;
+    MemoryStats stats_;
 };
 
 }  // namespace strata

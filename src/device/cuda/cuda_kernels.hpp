@@ -39,14 +39,9 @@ enum StatusBit : unsigned {
 [[nodiscard]] cudaError_t fill(float* y, std::size_t n, float value, cudaStream_t stream);
 /// y[0:n] *= beta.
 [[nodiscard]] cudaError_t scale(float* y, std::size_t n, float beta, cudaStream_t stream);
-/// y[i, :] += bias[:].   y: rows x cols, bias: cols.
-[[nodiscard]] cudaError_t add_bias(float* y, std::int32_t rows, std::int32_t cols,
-                                   const float* bias, cudaStream_t stream);
-/// y[0:n] = max(x, 0).   y may alias x.
-[[nodiscard]] cudaError_t relu(const float* x, float* y, std::size_t n, cudaStream_t stream);
-/// dx[0:n] = dy ⊙ [y > 0].   dx may alias dy.
-[[nodiscard]] cudaError_t relu_backward(const float* y, const float* dy, float* dx, std::size_t n,
-                                        cudaStream_t stream);
+/// y[0:n] = alpha x + beta y.   y may alias x; beta == 0 never reads y.
+[[nodiscard]] cudaError_t axpby(float alpha, const float* x, float beta, float* y, std::size_t n,
+                                cudaStream_t stream);
 
 // --- column_sums.cu -----------------------------------------------------------------------------
 
@@ -58,13 +53,44 @@ enum StatusBit : unsigned {
 [[nodiscard]] cudaError_t column_sums(const float* x, std::int32_t rows, std::int32_t cols,
                                       float* out, float beta, void* workspace, cudaStream_t stream);
 
-// --- dropout.cu ---------------------------------------------------------------------------------
+// --- bias_activation.cu -------------------------------------------------------------------------
 
-/// y[i, j] = x[i, j] · scale if counter_u32(stream_key, row_ids[i], j) >= threshold, else 0.
-/// x, y: rows x cols (y may alias x), row_ids: rows. See src/device/counter_rng.hpp.
-[[nodiscard]] cudaError_t dropout(const float* x, float* y, std::int32_t rows, std::int32_t cols,
-                                  std::uint64_t stream_key, std::uint32_t threshold, float scale,
-                                  const std::int64_t* row_ids, cudaStream_t stream);
+/// The dropout of one bias_activation(_backward) call, derived on the host from its DropoutKey
+/// exactly as the CPU does (src/device/cpu/cpu_elementwise.cpp). drop == false: no dropout
+/// (the other fields are not used).
+struct DropoutMask {
+    bool drop;                 ///< rate > 0
+    std::uint64_t stream_key;  ///< dropout_stream(seed, epoch, layer)
+    std::uint32_t threshold;   ///< dropout_threshold(rate): kept iff counter_u32(...) >= threshold
+    float scale;               ///< 1.0f / (1.0f - rate), in float
+};
+
+/// y = dropout(act(x + bias)):  v = x[i, j] + bias[j] (bias may be null);  v = max(v, 0) if relu;
+/// y[i, j] = counter_u32(stream_key, row_ids[i], j) >= threshold ? v · scale : 0 if mask.drop,
+/// else v.   x, y: rows x cols (y may alias x), row_ids: rows (may be null without dropout).
+[[nodiscard]] cudaError_t bias_activation(const float* x, const float* bias, std::int32_t rows,
+                                          std::int32_t cols, bool relu, const DropoutMask& mask,
+                                          const std::int64_t* row_ids, float* y,
+                                          cudaStream_t stream);
+/// dx = g + beta dx:  g = y > 0 ? (mask.drop ? dy · scale : dy) : 0 if relu (y is the forward
+/// output; no mask is regenerated); g = keep(i, j) ? dy · scale : 0 without relu when mask.drop;
+/// g = dy otherwise.   y (read only with relu), dy, dx: rows x cols (dx may alias dy), row_ids:
+/// rows (read only without relu when mask.drop). beta == 0 never reads dx.
+[[nodiscard]] cudaError_t bias_activation_backward(const float* y, const float* dy,
+                                                   std::int32_t rows, std::int32_t cols, bool relu,
+                                                   const DropoutMask& mask,
+                                                   const std::int64_t* row_ids, float* dx,
+                                                   float beta, cudaStream_t stream);
+
+// --- spmm_rows.cu -------------------------------------------------------------------------------
+
+/// y = A[first : first + count] x + beta y without cuSPARSE (a row range; row_ptr is A's whole
+/// row-pointer array, its offsets absolute).   x: ? x f, y: count x f, not overlapping x. Terms
+/// are added in entry order; beta == 0 never reads y.
+[[nodiscard]] cudaError_t spmm_csr_rows(const std::int32_t* row_ptr, const std::int32_t* col_idx,
+                                        const float* values, std::int32_t first, std::int32_t count,
+                                        const float* x, std::int32_t f, float* y, float beta,
+                                        cudaStream_t stream);
 
 // --- loss.cu ------------------------------------------------------------------------------------
 

@@ -1,9 +1,19 @@
-// CudaBackend::spmm, y = A x + beta y, through cuSPARSE's generic SpMM (CSR, 32-bit indices,
-// row-major dense matrices; A: rows x cols, x: cols x f, y: rows x f). The matrix's plan slot
+// CudaBackend::spmm, y = A[rows] x + beta y (A: m x n CSR, 32-bit indices; x: n x f, y:
+// rows.count x f, row-major). All rows go through cuSPARSE's generic SpMM; the matrix's plan slot
 // holds a CudaSpmmPlan: the sparse descriptor, a grow-only workspace and one entry per width f
 // (dense descriptors of x and y, re-pointed with cusparseDnMatSetValues, and the algorithm).
 // A new width times every CSR algorithm cuSPARSE accepts (spmm_algorithms.hpp) into a scratch
 // output and keeps the fastest, unless STRATA_SPMM_ALGORITHM forces one.
+//
+// A smaller row range (chunked execution, rare) runs the plain kernel of spmm_rows.cu instead.
+// Why not a cuSPARSE descriptor of the slice (rows.count rows, row offsets a.row_ptr() +
+// rows.first, col_idx / values unchanged)? Its offsets would stay absolute, so the first one is
+// not 0, and cuSPARSE documents neither that this is allowed nor how the slice's nnz (which it
+// takes as a parameter and may use to split the work, e.g. merge-path CSR_ALG3) relates to the
+// offsets; shifting col_idx / values by row_ptr[first] instead would need rebased offsets (a copy
+// of the slice's row pointers minus row_ptr[first]) and a synchronous download of two offsets
+// for nnz. The kernel reads A's own row pointers at first + r, needs neither, and is exactly the
+// CPU's formula (cpu::spmm_csr with row_ptr + first).
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -145,9 +155,16 @@ private:
 
 }  // namespace
 
-void CudaBackend::spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta) {
-    check_spmm(a, x, y);
+void CudaBackend::spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
+                       float beta) {
+    check_spmm(a, rows, x, y);
     if (y.size() == 0) {
+        return;
+    }
+    if (rows.first != 0 || rows.count != a.rows()) {  // a chunk: no plan (see the top comment)
+        STRATA_CUDA_CHECK(cuda::kernels::spmm_csr_rows(a.row_ptr(), a.col_idx(), a.values(),
+                                                       rows.first, rows.count, x.data, x.cols,
+                                                       y.data, beta, compute_.get()));
         return;
     }
     if (a.nnz() == 0) {  // nothing to multiply: y = beta y without cuSPARSE
