@@ -1,62 +1,6 @@
-// main(): MPI session, subcommand dispatch, top-level error handling (one line, then abort).
-#include <cstdio>
-#include <exception>
-#include <vector>
-
-#include <CLI/CLI.hpp>
-
+// The `strata` program: every subcommand of commands/registry.cpp.
 #include "apps/commands/command.hpp"
-#include "src/base/error.hpp"
-#include "src/comm/mpi_session.hpp"
-
-namespace {
-
-int run(int argc, char** argv) {
-    CLI::App root{"strata: full-graph GNN training across many processes"};
-    root.require_subcommand(1);
-    root.option_defaults()->always_capture_default();  // --help shows every default
-    root.set_version_flag("--version", "strata 0.1.0");
-    std::vector<strata::app::Command> commands;
-    for (auto add : strata::app::all_commands()) {
-        commands.push_back(add(root));
-    }
-    try {
-        root.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) {  // --help, --version
-            return root.exit(e);
-        }
-        std::fprintf(stderr, "strata: error: %s (see --help)\n", e.what());
-        return 2;
-    }
-    for (auto& command : commands) {
-        if (command.cli->parsed()) {
-            return command.run();
-        }
-    }
-    return 2;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
-    strata::MpiSession mpi(argc, argv);
-    try {
-        return run(argc, argv);
-    } catch (const strata::Error& e) {
-        // One line: the user's message and where it was raised. An error on one rank ends
-        // the whole job (MPI_Abort), never a hang in a collective.
-        const std::string line = e.message() + " [" + e.where() + "]";
-        if (mpi.world_size() == 1) {
-            std::fprintf(stderr, "strata: error: %s\n", line.c_str());
-            return 1;
-        }
-        mpi.abort(line.c_str());
-    } catch (const std::exception& e) {
-        if (mpi.world_size() == 1) {
-            std::fprintf(stderr, "strata: error: %s\n", e.what());
-            return 1;
-        }
-        mpi.abort(e.what());
-    }
+    return strata::app::strata_main(argc, argv, strata::app::all_commands());
 }

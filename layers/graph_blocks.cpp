@@ -11,7 +11,6 @@ GraphBlocks::GraphBlocks(Backend& backend, const LocalGraph& graph)
       pattern_(graph.pattern),
       reversed_(graph.pattern.reversed()),
       inner_(CsrMatrix::upload(backend, graph.inner)),
-      inner_t_(CsrMatrix::upload(backend, transpose(graph.inner))),
       send_rows_(backend, std::span<const index_t>(graph.send_rows)),
       row_ids_(backend, std::span<const global_id>(graph.owned_original)) {
     STRATA_CHECK(graph.halo.size() == graph.pattern.peers.size(), "LocalGraph: ", graph.halo.size(),
@@ -19,10 +18,26 @@ GraphBlocks::GraphBlocks(Backend& backend, const LocalGraph& graph)
     STRATA_CHECK(graph.send_rows.size() == static_cast<std::size_t>(pattern_.num_send_rows()),
                  "LocalGraph: ", graph.send_rows.size(), " send rows, pattern says ",
                  pattern_.num_send_rows());
+    if (!is_symmetric(graph.inner)) {
+        inner_t_ = CsrMatrix::upload(backend, transpose(graph.inner));
+    }
     for (const HostCsr& block : graph.halo) {
         halo_.push_back(CsrMatrix::upload(backend, block));
         halo_t_.push_back(CsrMatrix::upload(backend, transpose(block)));
     }
+}
+
+std::vector<MemoryLine> GraphBlocks::planned_lines(const LocalGraph& graph) {
+    std::int64_t bytes = csr_bytes(graph.inner.rows, graph.inner.nnz());
+    if (!is_symmetric(graph.inner)) {
+        bytes += csr_bytes(graph.inner.cols, graph.inner.nnz());
+    }
+    for (const HostCsr& block : graph.halo) {
+        bytes += csr_bytes(block.rows, block.nnz()) + csr_bytes(block.cols, block.nnz());
+    }
+    bytes += static_cast<std::int64_t>(graph.send_rows.size() * sizeof(index_t) +
+                                       graph.owned_original.size() * sizeof(global_id));
+    return {{"graph blocks (Â and transposes, send rows, row ids)", bytes}};
 }
 
 }  // namespace strata

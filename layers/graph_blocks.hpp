@@ -1,18 +1,22 @@
 // GraphBlocks: a rank's LocalGraph uploaded to a backend once (inner block, one halo block per
-// peer, their transposes, send rows, row ids), shared by every layer that aggregates.
+// peer, their transposes, send rows, row ids), shared by every aggregation.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "partition/local_graph.hpp"
 #include "src/device/buffer.hpp"
+#include "src/nn/executor.hpp"
 #include "src/tensor/csr_matrix.hpp"
 
 namespace strata {
 
 class GraphBlocks {
 public:
-    /// Uploads everything and builds the transposed blocks (plan once).
+    /// Uploads everything and builds the transposed blocks (plan once). A symmetric inner block
+    /// (Â of an undirected graph restricted to owned rows and columns) is its own transpose and
+    /// is stored once.
     GraphBlocks(Backend& backend, const LocalGraph& graph);
 
     [[nodiscard]] Backend& backend() const { return backend_; }
@@ -20,7 +24,8 @@ public:
     [[nodiscard]] const ExchangePattern& pattern() const { return pattern_; }
     [[nodiscard]] const ExchangePattern& reversed_pattern() const { return reversed_; }
     [[nodiscard]] const CsrMatrix& inner() const { return inner_; }
-    [[nodiscard]] const CsrMatrix& inner_t() const { return inner_t_; }
+    [[nodiscard]] const CsrMatrix& inner_t() const { return inner_t_ ? *inner_t_ : inner_; }
+    [[nodiscard]] bool inner_symmetric() const { return !inner_t_.has_value(); }
     [[nodiscard]] const CsrMatrix& halo(std::size_t peer) const { return halo_[peer]; }
     [[nodiscard]] const CsrMatrix& halo_t(std::size_t peer) const { return halo_t_[peer]; }
     /// Local rows to pack for the forward exchange, peer after peer (backend memory).
@@ -28,13 +33,16 @@ public:
     /// Original (dataset) id of each owned row: the key of dropout masks (backend memory).
     [[nodiscard]] std::span<const global_id> row_ids() const { return row_ids_.span(); }
 
+    /// What the constructor allocates for `graph`, computed from its sizes alone.
+    [[nodiscard]] static std::vector<MemoryLine> planned_lines(const LocalGraph& graph);
+
 private:
     Backend& backend_;
     index_t num_owned_ = 0;
     ExchangePattern pattern_;
     ExchangePattern reversed_;
     CsrMatrix inner_;
-    CsrMatrix inner_t_;
+    std::optional<CsrMatrix> inner_t_;  ///< absent when the inner block is symmetric
     std::vector<CsrMatrix> halo_;
     std::vector<CsrMatrix> halo_t_;
     Buffer<index_t> send_rows_;

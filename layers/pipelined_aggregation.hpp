@@ -1,34 +1,44 @@
-// PipelinedAggregation: Z = Â H for this rank's rows, overlapping the halo exchange with the
-// inner SpMM (and the reverse for backward). The schedule lives here, apart from the layers.
+// PipelinedAggregation: the full-graph executor's GraphOperator. Z = Â H for this rank's rows,
+// overlapping the halo exchange with the inner SpMM (and the reverse for backward). The
+// schedule lives here, apart from the ops; its exchange buffers are the caller's scratch.
 #pragma once
 
 #include "layers/graph_blocks.hpp"
 #include "src/comm/communicator.hpp"
-#include "src/tensor/dense_matrix.hpp"
+#include "src/nn/graph_operator.hpp"
 
 namespace strata {
 
-class PipelinedAggregation {
+class PipelinedAggregation final : public GraphOperator {
 public:
-    /// Sizes the send/receive buffers for `width` feature columns (plan once).
-    PipelinedAggregation(const GraphBlocks& blocks, Communicator& comm, index_t width);
+    /// `blocks` and `comm` must outlive it.
+    PipelinedAggregation(const GraphBlocks& blocks, Communicator& comm);
 
-    /// z = Â h.   h, z: num_owned x width.
-    /// pack boundary rows → start exchange → z = A_inner h → z += A_halo[p] h_p per arrival.
-    void forward(ConstMatrixView h, MatrixView z);
-    /// dh = Âᵀ dz.   dz, dh: num_owned x width.
-    /// g_p = A_halo[p]ᵀ dz → start reversed exchange → dh = A_innerᵀ dz →
-    /// dh[send rows of p] += received g from p, per arrival.
-    void backward(ConstMatrixView dz, MatrixView dh);
+    [[nodiscard]] index_t num_rows() const override { return blocks_.num_owned(); }
+    [[nodiscard]] std::int64_t nnz() const override;
+    /// (send rows + received rows) x width: the packed boundary rows and the peers' rows.
+    [[nodiscard]] std::size_t workspace_floats(index_t width) const override;
 
-    [[nodiscard]] index_t width() const { return width_; }
+    /// z[rows] = (Â h)[rows].   All rows: pack boundary rows → start exchange →
+    /// z = A_inner h → z += A_halo[p] h_p per arrival. A partial range is computed from the
+    /// inner block alone and needs a rank without peers (chunks across ranks belong to a
+    /// layer-pipelined executor, which keeps its own halo rows).
+    void forward(ConstMatrixView h, MatrixView z, RowRange rows, std::span<float> workspace,
+                 ExchangePurpose purpose) override;
+    /// dh[rows] = (Âᵀ dz)[rows] + beta dh[rows].   All rows: g_p = A_halo[p]ᵀ dz →
+    /// start reversed exchange → dh = A_innerᵀ dz + beta dh → dh[send rows of p] += received g
+    /// from p, per arrival. A partial range needs a rank without peers, as forward.
+    void backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
+                  std::span<float> workspace) override;
+
+    [[nodiscard]] HaloBytes bytes_sent() const override { return sent_; }
 
 private:
+    [[nodiscard]] bool whole(RowRange rows) const;
+
     const GraphBlocks& blocks_;
     Communicator& comm_;
-    index_t width_;
-    DenseMatrix send_;  ///< forward: packed rows for peers; backward: received gradients
-    DenseMatrix recv_;  ///< forward: rows from peers; backward: gradients for peers
+    HaloBytes sent_;
 };
 
 }  // namespace strata

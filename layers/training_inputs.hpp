@@ -1,22 +1,32 @@
 // TrainingInputs: a rank's LocalPart uploaded once to a backend — graph blocks, features,
-// labels and masks — in the form Model/Trainer consume.
+// labels and masks — and the views an executor reads (TrainingData).
 #pragma once
+
+#include <vector>
 
 #include "layers/graph_blocks.hpp"
 #include "partition/local_part.hpp"
-#include "src/nn/trainer.hpp"
+#include "src/nn/executor.hpp"
+#include "src/tensor/dense_matrix.hpp"
 
 namespace strata {
 
-/// Not movable: `data.features` points at `features`.
 struct TrainingInputs {
+    /// Uploads everything; `part` may be released afterwards (nothing points into it).
     TrainingInputs(Backend& backend, const LocalPart& part);
-    TrainingInputs(const TrainingInputs&) = delete;
-    TrainingInputs& operator=(const TrainingInputs&) = delete;
+
+    /// Views for an executor (valid while this object lives).
+    [[nodiscard]] TrainingData data() const;
+    /// What the constructor allocates for `part`, computed from its sizes alone.
+    [[nodiscard]] static std::vector<MemoryLine> planned_lines(const LocalPart& part);
 
     GraphBlocks blocks;
     DenseMatrix features;  ///< num_owned x F
-    TrainData data;
+    Buffer<index_t> labels;
+    Buffer<std::uint8_t> train_mask;
+    Buffer<std::uint8_t> val_mask;
+    Buffer<std::uint8_t> test_mask;
+    std::int64_t global_train = 0;
 };
 
 }  // namespace strata

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "training/fit.hpp"
 
 namespace strata::app {
 
@@ -14,16 +17,26 @@ struct Command {
     std::function<int()> run;  ///< returns the exit code; throws strata::Error on bad input
 };
 
-using AddCommand = Command (*)(CLI::App& root);
+using AddCommand = std::function<Command(CLI::App& root)>;
 
 /// Every subcommand, in --help order (commands/registry.cpp).
-const std::vector<AddCommand>& all_commands();
+[[nodiscard]] std::vector<AddCommand> all_commands();
+
+/// main() of a strata program with these subcommands: MPI session, parsing, dispatch, and an
+/// escaped error turned into one line (and MPI_Abort with several ranks). apps/strata.cpp.
+int strata_main(int argc, char** argv, const std::vector<AddCommand>& commands);
+
+/// What a test build adds to `strata train` (tests/apps/strata_testing.cpp): hooks that run
+/// before the others at every epoch (fault injection). The production program has none.
+struct TrainExtensions {
+    std::function<std::vector<std::unique_ptr<FitHook>>(int rank)> hooks;
+};
 
 Command add_info_command(CLI::App& root);
 Command add_convert_command(CLI::App& root);
 Command add_generate_command(CLI::App& root);
 Command add_partition_command(CLI::App& root);
-Command add_train_command(CLI::App& root);
+Command add_train_command(CLI::App& root, TrainExtensions extensions = {});
 Command add_predict_command(CLI::App& root);
 
 }  // namespace strata::app

@@ -1,6 +1,7 @@
 // `strata predict`: the predicted class and logits (optionally the last hidden layer) of every
-// vertex from a checkpoint, in evaluation mode; rank 0 gathers the rows in the original vertex
-// order and writes one HDF5 file (docs/checkpoints.md).
+// vertex from a checkpoint's best weights (the model whose accuracy `strata train` reported), in
+// evaluation mode; rank 0 gathers the rows in the original vertex order and writes one HDF5 file
+// (docs/checkpoints.md).
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -15,9 +16,12 @@
 #include "apps/commands/device_options.hpp"
 #include "datasets/h5_file.hpp"
 #include "datasets/normalize.hpp"
-#include "layers/checkpoint.hpp"
-#include "layers/model_builder.hpp"
+#include "layers/gcn_model.hpp"
+#include "layers/pipelined_aggregation.hpp"
+#include "layers/training_inputs.hpp"
 #include "partition/distributed_load.hpp"
+#include "src/nn/full_graph_executor.hpp"
+#include "training/checkpoint.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 
@@ -124,38 +128,42 @@ int run_predict(const PredictOptions& o) {
     if (checkpoint.row_normalize) {
         row_normalize_features(part.features);
     }
-    const GraphBlocks blocks(backend, part.graph);
-    const DenseMatrix features = DenseMatrix::upload(backend, part.features);
-    Model model(backend);
-    build_gcn(model, blocks, comm, part.features.cols, static_cast<index_t>(part.num_classes),
-              checkpoint.gcn);
-    model.allocate(part.graph.num_owned, part.features.cols, checkpoint.gcn.seed);
+    const TrainingInputs inputs(backend, part);
+    const std::string embedding = o.embeddings ? gcn_embedding_tensor(checkpoint.gcn) : "";
+    STRATA_CHECK(!o.embeddings || !embedding.empty(), "--embeddings: the model has ",
+                 checkpoint.gcn.layers, " GCN layer(s); the last hidden layer needs at least 2");
+    ModelGraph graph = build_gcn(part.features.cols, static_cast<index_t>(part.num_classes),
+                                 checkpoint.gcn);
+    ModelParameters parameters(backend, graph, checkpoint.gcn.seed);
     if (root) {
         const CheckpointIdentity current{
             .model = model_identity(checkpoint.gcn, checkpoint.row_normalize),
-            .parameters = parameter_summary(model),
+            .parameters = parameters.summary(),
             .dataset = data_identity(o.data),
             .partition = {},  // any K and split may predict
             .training = {}};
         check_identity(checkpoint, current, IdentityCheck::model_and_dataset, checkpoint_path);
     }
-    model.upload_params(checkpoint.params);
+    parameters.upload(checkpoint.best_params);
+    PipelinedAggregation aggregation(inputs.blocks, comm);
+    ExecutorOptions options{.training = false};
+    if (o.embeddings) {
+        options.evaluation_outputs.push_back(embedding);
+    }
+    FullGraphExecutor executor(backend, comm, graph, parameters, aggregation, inputs.data(),
+                               options);
 
     // Evaluation mode: no dropout.
-    const DenseMatrix& logits_dev = model.forward(features, LayerContext{.training = false});
-    const HostMatrix logits = logits_dev.download();
+    (void)executor.evaluate();
+    HostMatrix logits(part.graph.num_owned, graph.tensor(graph.output()).cols);
+    backend.download(logits.values.data(),
+                     executor.evaluation_output(graph.tensor(graph.output()).name).data,
+                     logits.values.size() * sizeof(float));
     std::optional<HostMatrix> hidden;
     if (o.embeddings) {
-        std::size_t last_gcn = model.num_layers();
-        for (std::size_t i = 0; i < model.num_layers(); ++i) {
-            if (model.layer(i).name() == "gcn") {
-                last_gcn = i;
-            }
-        }
-        STRATA_CHECK(last_gcn != model.num_layers() && last_gcn > 0 && checkpoint.gcn.layers > 1,
-                     "--embeddings: the model has ", checkpoint.gcn.layers,
-                     " GCN layer(s); the last hidden layer needs at least 2");
-        hidden = model.layer_output(last_gcn - 1).download();
+        const ConstMatrixView h = executor.evaluation_output(embedding);
+        hidden = HostMatrix(h.rows, h.cols);
+        backend.download(hidden->values.data(), h.data, h.size() * sizeof(float));
     }
 
     // Accuracy of these predictions on the dataset's masks (summed over ranks).
@@ -188,6 +196,8 @@ int run_predict(const PredictOptions& o) {
             file.write_attribute("/", "strata_format_version", predictions_format_version);
             file.write_attribute("/", "checkpoint", checkpoint_path);
             file.write_attribute("/", "epoch", checkpoint.epoch);
+            file.write_attribute("/", "best_epoch",
+                                 checkpoint.best ? checkpoint.best->epoch : checkpoint.epoch);
             file.write_attribute("/", "model", checkpoint.identity.model);
             file.write_attribute("/", "dataset", checkpoint.identity.dataset);
             file.write<std::int64_t>("/predictions", predictions, {n});
@@ -201,10 +211,13 @@ int run_predict(const PredictOptions& o) {
             return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
         };
         std::printf(
-            "strata predict: %lld vertices, %d classes, checkpoint %s (epoch %lld) -> %s\n"
+            "strata predict: %lld vertices, %d classes, checkpoint %s (epoch %lld, best weights of "
+            "epoch %lld) -> %s\n"
             "train_accuracy=%.4f val_accuracy=%.4f test_accuracy=%.4f\n",
             static_cast<long long>(n), static_cast<int>(all_logits.cols), checkpoint_path.c_str(),
-            static_cast<long long>(checkpoint.epoch), o.out.c_str(), ratio(counts[0], counts[1]),
+            static_cast<long long>(checkpoint.epoch),
+            static_cast<long long>(checkpoint.best ? checkpoint.best->epoch : checkpoint.epoch),
+            o.out.c_str(), ratio(counts[0], counts[1]),
             ratio(counts[2], counts[3]), ratio(counts[4], counts[5]));
         std::fflush(stdout);
     }

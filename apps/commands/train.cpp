@@ -1,32 +1,30 @@
-// `strata train`: wiring only — args → backend → communicator → local part → model → trainer,
-// plus checkpoints (--checkpoint-dir, --resume) and the graceful stop on SIGTERM/SIGINT.
+// `strata train`: argument parsing and wiring — runtime → local part → model graph →
+// executor → optimizer → fit with its hooks (report, metrics, best weights, early stopping,
+// signal stop, checkpoints; --resume restores them).
+#include <malloc.h>
+
 #include <algorithm>
 #include <array>
-#include <chrono>
-#include <cmath>
-#include <csignal>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "apps/commands/command.hpp"
 #include "apps/commands/device_options.hpp"
 #include "apps/commands/train_report.hpp"
 #include "datasets/normalize.hpp"
-#include "layers/checkpoint.hpp"
-#include "layers/model_builder.hpp"
+#include "layers/gcn_model.hpp"
+#include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/distributed_load.hpp"
-#include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
-#include "src/base/signals.hpp"
-#include "src/nn/trainer.hpp"
+#include "src/nn/full_graph_executor.hpp"
+#include "training/best_tracker.hpp"
+#include "training/checkpointer.hpp"
+#include "training/early_stopping.hpp"
+#include "training/metrics_writer.hpp"
+#include "training/signal_stop.hpp"
 
 namespace strata::app {
 namespace {
@@ -40,6 +38,10 @@ struct TrainOptions {
     std::uint64_t seed = 0;
     bool row_normalize = false;
     int early_stop = 0;
+    int patience = 0;
+    int eval_every = 1;
+    std::string select_by = "val_acc";
+    std::string recompute = "none";
     std::string metrics;
     DeviceOptions device;
     std::string partition_method = "metis";
@@ -47,94 +49,103 @@ struct TrainOptions {
     std::string checkpoint_dir;
     int checkpoint_every = 10;
     bool resume = false;
-    std::string inject_failure;  // "rank:epoch", hidden: for testing the abort path
-    std::string inject_signal;   // "rank:epoch", hidden: raise SIGTERM after that epoch
-    int epoch_sleep_ms = 0;      // hidden: slows epochs down (tests that signal a running job)
 };
 
-/// Parses a hidden "RANK:EPOCH" test option.
-std::pair<int, int> rank_epoch(const std::string& spec, const char* option) {
-    const auto colon = spec.find(':');
-    STRATA_CHECK(colon != std::string::npos, option, ": expected RANK:EPOCH, got '", spec, "'");
-    return {std::atoi(spec.substr(0, colon).c_str()), std::atoi(spec.substr(colon + 1).c_str())};
-}
-
-/// Throws on rank `r` at epoch `e` when --inject-failure r:e (or STRATA_INJECT_FAILURE) says so.
-void maybe_inject_failure(const std::string& spec, int rank, int epoch) {
-    if (spec.empty()) {
-        return;
-    }
-    const auto [r, e] = rank_epoch(spec, "--inject-failure");
-    STRATA_CHECK(!(r == rank && e == epoch), "injected failure on rank ", rank, " at epoch ", epoch,
-                 " (--inject-failure ", spec, ")");
-}
-
-/// Sends SIGTERM to this process on rank `r` after epoch `e` (--inject-signal r:e): a
-/// deterministic stand-in for `scancel --signal=TERM` in tests.
-void maybe_inject_signal(const std::string& spec, int rank, int epoch) {
-    if (spec.empty()) {
-        return;
-    }
-    const auto [r, e] = rank_epoch(spec, "--inject-signal");
-    if (r == rank && e == epoch) {
-        std::raise(SIGTERM);
-    }
-}
-
 /// Options that change the training trajectory (beyond the model itself), for the checkpoint
-/// identity: a resumed run must use the same ones to continue the same run.
+/// identity: a resumed run must use the same ones to continue the same run. --recompute is not
+/// one: it changes memory and time, not the result.
 std::string training_identity(const TrainOptions& o) {
-    std::array<char, 200> text{};
+    std::array<char, 300> text{};
     std::snprintf(text.data(), text.size(),
-                  "adam lr %.9g, seed %llu, early-stop %d, row-normalize-features %d", o.lr,
-                  static_cast<unsigned long long>(o.seed), o.early_stop, o.row_normalize ? 1 : 0);
+                  "adam lr %.9g, seed %llu, early-stop %d, patience %d, eval-every %d, select-by "
+                  "%s, row-normalize-features %d",
+                  o.lr, static_cast<unsigned long long>(o.seed), o.early_stop, o.patience,
+                  o.eval_every, o.select_by.c_str(), o.row_normalize ? 1 : 0);
     return text.data();
 }
 
-int run_train(const TrainOptions& o) {
+/// The run's memory plan: this rank's lines, and the totals reduced over ranks.
+MemoryPlanSummary summarize(std::vector<MemoryLine> lines, index_t owned, Communicator& comm) {
+    MemoryPlanSummary summary;
+    std::int64_t total = 0;
+    for (const MemoryLine& line : lines) {
+        total += line.bytes;
+    }
+    std::array<double, 2> maxima{static_cast<double>(total),
+                                 static_cast<double>(total) / std::max<double>(1.0, owned)};
+    comm.allreduce_max(maxima);
+    summary.lines = std::move(lines);
+    summary.total_bytes = static_cast<std::int64_t>(maxima[0]);
+    summary.bytes_per_vertex = maxima[1];
+    return summary;
+}
+
+int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
     Runtime runtime = open_runtime(o.device);
     Backend& backend = *runtime.backend;
     Communicator& comm = *runtime.comm;
     const bool root = comm.rank() == 0;
+    const Recompute recompute = *parse_recompute(o.recompute);
+    const Selection selection = parse_selection(o.select_by);
 
-    LocalPart part = load_local_part(
-        o.data, comm, InMemoryPartitionOptions{.method = o.partition_method, .seed = o.seed});
-    if (o.row_normalize) {
-        row_normalize_features(part.features);
+    // Data: uploaded once, then the host copy is released (its bytes would otherwise stay for
+    // the whole run next to the backend's).
+    std::unique_ptr<TrainingInputs> inputs;
+    std::vector<MemoryLine> lines;
+    index_t features = 0;
+    index_t classes = 0;
+    index_t owned = 0;
+    global_id vertices = 0;
+    {
+        LocalPart part = load_local_part(
+            o.data, comm, InMemoryPartitionOptions{.method = o.partition_method, .seed = o.seed});
+        if (o.row_normalize) {
+            row_normalize_features(part.features);
+        }
+        lines = TrainingInputs::planned_lines(part);
+        inputs = std::make_unique<TrainingInputs>(backend, part);
+        features = part.features.cols;
+        classes = static_cast<index_t>(part.num_classes);
+        owned = part.graph.num_owned;
+        vertices = part.graph.num_global_vertices;
     }
-    TrainingInputs inputs(backend, part);
+    (void)malloc_trim(0);
 
     GcnOptions gcn = o.gcn;
     gcn.seed = o.seed;
-    Model model(backend);
-    build_gcn(model, inputs.blocks, comm, part.features.cols,
-              static_cast<index_t>(part.num_classes), gcn);
-    model.allocate(part.graph.num_owned, part.features.cols, o.seed);
-    Adam adam(backend, model.params().size(), AdamOptions{.lr = o.lr});
-    Trainer trainer(model, adam, backend, comm, inputs.data);
+    ModelGraph graph = build_gcn(features, classes, gcn);
+    PipelinedAggregation aggregation(inputs->blocks, comm);
+    ModelParameters parameters(backend, graph, o.seed);
+    FullGraphExecutor executor(backend, comm, graph, parameters, aggregation, inputs->data(),
+                               ExecutorOptions{.recompute = recompute});
+    Adam adam(backend, parameters.size(), AdamOptions{.lr = o.lr});
+    BestTracker best(backend, parameters, selection);
+    for (const MemoryLine& line : executor.memory_plan()) {
+        lines.push_back(line);
+    }
+    lines.push_back({"optimizer state", Adam::planned_bytes(parameters.size())});
+    lines.push_back({"best weights", BestTracker::planned_bytes(parameters.size())});
+    const MemoryPlanSummary memory = summarize(lines, owned, comm);
 
-    RunReport report(root, o.quiet, o.metrics);
+    RunReport report(root, o.quiet);
     report.start(o.data, comm.size(), runtime.device, runtime.comm_name, describe(gcn), o.seed,
-                 o.epochs, part.graph.num_global_vertices);
-    std::optional<EpochStats> best;
-    std::vector<double> val_losses;
-    std::int64_t first_epoch = 1;
-    bool early_stopped = false;
+                 o.epochs, vertices, memory, to_string(recompute));
 
-    // Checkpoints: rank 0 reads and writes them (parameters are replicated); resuming
-    // broadcasts rank 0's checkpoint to every rank.
+    FitState state;
+    state.epochs = o.epochs;
     std::optional<CheckpointDir> checkpoints;
-    Checkpoint state;  // identity, config and progress; params filled at each save
+    Checkpoint base;  // identity and how to rebuild; filled with the state at each save
     if (!o.checkpoint_dir.empty()) {
         checkpoints.emplace(o.checkpoint_dir);
-        state.gcn = gcn;
-        state.row_normalize = o.row_normalize;
-        state.partition_method = o.partition_method;
-        state.dataset_path = o.data;
+        base.gcn = gcn;
+        base.row_normalize = o.row_normalize;
+        base.partition_method = o.partition_method;
+        base.dataset_path = o.data;
+        base.selection = selection;
         if (root) {
-            state.identity = {
+            base.identity = {
                 .model = model_identity(gcn, o.row_normalize),
-                .parameters = parameter_summary(model),
+                .parameters = parameters.summary(),
                 .dataset = data_identity(o.data),
                 .partition = partition_identity(o.data, comm.size(), o.partition_method, o.seed),
                 .training = training_identity(o)};
@@ -148,7 +159,7 @@ int run_train(const TrainOptions& o) {
                 for (const auto& skipped : newest->skipped) {
                     report.warn("skipping unreadable checkpoint " + skipped);
                 }
-                check_identity(newest->checkpoint, state.identity, IdentityCheck::all,
+                check_identity(newest->checkpoint, base.identity, IdentityCheck::all,
                                newest->path.string());
                 loaded = std::move(newest->checkpoint);
                 found[0] = 1;
@@ -166,18 +177,7 @@ int run_train(const TrainOptions& o) {
         comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(found)), 0);
         if (found[0] != 0) {
             broadcast_checkpoint(loaded, comm, 0);
-            model.upload_params(loaded.params);
-            adam.set_state(loaded.optimizer_state);
-            best = loaded.best;
-            val_losses = loaded.val_losses;
-            early_stopped = loaded.early_stopped;
-            first_epoch = loaded.epoch + 1;
-            const std::int64_t kept = report.resume_metrics(loaded.epoch);
-            if (!o.metrics.empty() && kept != loaded.epoch) {
-                report.warn(o.metrics + ": kept " + std::to_string(kept) +
-                            " metrics lines of epochs <= " + std::to_string(loaded.epoch) +
-                            " (expected " + std::to_string(loaded.epoch) + ")");
-            }
+            restore(loaded, parameters, adam, best, state);
         }
     } else if (root && checkpoints) {
         const auto existing = checkpoints->list();
@@ -186,108 +186,67 @@ int run_train(const TrainOptions& o) {
                      "); pass --resume to continue that run, or use another --checkpoint-dir");
     }
 
-    // The whole state after `epoch`, written by rank 0 (the others go on and meet it at the
-    // next collective).
-    auto save_checkpoint = [&](std::int64_t epoch) {
-        if (!checkpoints || !root) {
-            return;
-        }
-        state.epoch = epoch;
-        state.early_stopped = early_stopped;
-        state.params = model.download_params();
-        state.optimizer_state = adam.state();
-        state.best = best;
-        state.val_losses = val_losses;
-        checkpoints->save(state);
-        report.save_metrics();  // the metrics file matches the newest checkpoint
-    };
-
-    if (early_stopped || first_epoch > o.epochs) {
-        STRATA_CHECK(best.has_value(), "internal error: resumed checkpoint has no best epoch");
+    MetricsWriter metrics(o.metrics, root, state.epoch,
+                          MetricsContext{.planned_bytes = memory.total_bytes,
+                                         .planned_bytes_per_vertex = memory.bytes_per_vertex});
+    if (!o.metrics.empty() && state.epoch > 0 && metrics.kept() != state.epoch) {
+        report.warn(o.metrics + ": kept " + std::to_string(metrics.kept()) +
+                    " metrics records of epochs <= " + std::to_string(state.epoch) +
+                    " (expected " + std::to_string(state.epoch) + ")");
+    }
+    if (state.early_stopped || state.epoch >= state.epochs) {
         report.note("training is already complete (" +
-                        std::string(early_stopped ? "early stop" : "all epochs") + " at epoch " +
-                        std::to_string(first_epoch - 1) + "); nothing to do",
+                        std::string(state.early_stopped ? "early stop" : "all epochs") +
+                        " at epoch " + std::to_string(state.epoch) + "); nothing to do",
                     /*even_if_quiet=*/true);
-        report.finish(*best);
+        report.finish(state.best);
         return 0;
     }
 
-    // After SIGTERM/SIGINT every rank must reach the next epoch boundary within a few epoch
-    // times; one that does not is blocked on a dead peer, and the watchdog ends it.
-    StopSignals signals;
-    auto boundary = std::chrono::steady_clock::now();
-    std::chrono::milliseconds longest_epoch{0};
-    for (auto epoch = static_cast<int>(first_epoch); epoch <= o.epochs; ++epoch) {
-        maybe_inject_failure(o.inject_failure, comm.rank(), epoch);
-        const EpochStats stats = trainer.train_epoch(epoch);
-        STRATA_CHECK(std::isfinite(stats.loss), "training diverged: loss is ", stats.loss,
-                     " at epoch ", epoch, " (try a smaller --lr)");
-        report.epoch(stats);
-        if (!best || stats.val_acc > best->val_acc) {
-            best = stats;
-        }
-        // Kipf & Welling's criterion: stop when the validation loss exceeds the mean of the
-        // previous `early_stop` epochs.
-        if (o.early_stop > 0 && static_cast<int>(val_losses.size()) >= o.early_stop) {
-            double mean = 0.0;
-            for (auto it = val_losses.end() - o.early_stop; it != val_losses.end(); ++it) {
-                mean += *it;
-            }
-            mean /= o.early_stop;
-            if (stats.val_loss > mean) {
-                report.note("early stop at epoch " + std::to_string(epoch));
-                early_stopped = true;
-                save_checkpoint(epoch);
-                break;
-            }
-        }
-        val_losses.push_back(stats.val_loss);
-        if (o.epoch_sleep_ms > 0) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(o.epoch_sleep_ms));
-        }
-        maybe_inject_signal(o.inject_signal, comm.rank(), epoch);
-
-        // Every rank stops at the same epoch boundary if any rank got SIGTERM/SIGINT.
-        // A signal during the last epoch changes nothing: the run is complete.
-        std::array<std::int64_t, 1> stop{signals.received()};
-        comm.allreduce_max(stop);
-        if (stop[0] != 0) {
-            signals.acknowledge();  // every rank is alive and has seen the stop
-        }
-        const auto now = std::chrono::steady_clock::now();
-        longest_epoch = std::max(
-            longest_epoch, std::chrono::duration_cast<std::chrono::milliseconds>(now - boundary));
-        boundary = now;
-        signals.set_grace(
-            std::max<std::chrono::milliseconds>(std::chrono::seconds(5), 4 * longest_epoch));
-        const bool last = epoch == o.epochs;
-        const bool stopping = stop[0] != 0 && !last;
-        if (stopping || last || (o.checkpoint_every > 0 && epoch % o.checkpoint_every == 0)) {
-            save_checkpoint(epoch);
-        }
-        if (stopping) {
-            report.save_metrics();  // also without --checkpoint-dir
-            const std::string where = checkpoints
-                                          ? "checkpoint " + checkpoints->path_for(epoch).string() +
-                                                " written; rerun with --resume to continue"
-                                          : "no --checkpoint-dir, so this progress is lost";
-            report.note("strata train: stopped by " +
-                            std::string(signal_name(static_cast<int>(stop[0]))) + " after epoch " +
-                            std::to_string(epoch) + " of " + std::to_string(o.epochs) + ": " +
-                            where,
-                        /*even_if_quiet=*/true);
-            comm.barrier();  // rank 0 has written the checkpoint before anyone exits
-            return 0;
-        }
+    std::vector<std::unique_ptr<FitHook>> owned_hooks;
+    if (extensions.hooks) {
+        owned_hooks = extensions.hooks(comm.rank());
     }
-    report.finish(*best);
+    WindowEarlyStop window(o.early_stop);
+    PatienceStop patience(o.patience);
+    SignalStop signals(comm);
+    std::optional<Checkpointer> checkpointer;
+    if (checkpoints) {
+        checkpointer.emplace(*checkpoints, o.checkpoint_every, root, base, parameters, adam, best);
+    }
+    std::vector<FitHook*> hooks;
+    for (auto& hook : owned_hooks) {
+        hooks.push_back(hook.get());
+    }
+    // Order matters: the best weights before early stopping reads them, every stop decision
+    // before the checkpointer saves, the report and the metrics record first.
+    for (FitHook* hook : std::initializer_list<FitHook*>{&report, &metrics, &best, &window,
+                                                         &patience, &signals}) {
+        hooks.push_back(hook);
+    }
+    if (checkpointer) {
+        hooks.push_back(&*checkpointer);
+    }
+    fit(FitContext{executor, adam, parameters, backend, comm}, FitOptions{.eval_every = o.eval_every},
+        hooks, state);
+
+    if (state.stop_signal != 0) {
+        const std::string where =
+            checkpoints ? "checkpoint " + checkpoints->path_for(state.epoch).string() +
+                              " written; rerun with --resume to continue"
+                        : "no --checkpoint-dir, so this progress is lost";
+        report.note("strata train: " + state.stop_reason + ": " + where, /*even_if_quiet=*/true);
+        comm.barrier();  // rank 0 has written the checkpoint before anyone exits
+        return 0;
+    }
+    report.finish(state.best);
     comm.barrier();
     return 0;
 }
 
 }  // namespace
 
-Command add_train_command(CLI::App& root) {
+Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     auto o = std::make_shared<TrainOptions>();
     CLI::App* cmd =
         root.add_subcommand("train", "Train a GNN full-batch (run under mpirun/srun for K ranks)");
@@ -307,10 +266,24 @@ Command add_train_command(CLI::App& root) {
     cmd->add_option("--seed", o->seed, "Seed of initialization, dropout and partitioning");
     cmd->add_flag("--row-normalize-features", o->row_normalize,
                   "Divide each feature row by its sum (Kipf & Welling preprocessing)");
+    cmd->add_option("--recompute", o->recompute,
+                    "What backward recomputes instead of keeping: none (fastest), aggregation "
+                    "(never keep an aggregation's output), all (keep only layer inputs)")
+        ->check(CLI::IsMember({"none", "aggregation", "all"}));
+    cmd->add_option("--eval-every", o->eval_every,
+                    "Evaluate every N epochs (and at the last epoch)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--select-by", o->select_by,
+                    "Which evaluated epoch is best (reported, checkpointed, served by predict)")
+        ->check(CLI::IsMember({"val_acc", "val_loss"}));
     cmd->add_option("--early-stop", o->early_stop,
-                    "Stop when val loss exceeds the mean of the last N epochs (0: off)")
+                    "Stop when val loss exceeds the mean of the last N evaluations (0: off)")
         ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--metrics", o->metrics, "Write one JSON object per epoch to this file");
+    cmd->add_option("--patience", o->patience,
+                    "Stop after N evaluations without a better --select-by value (0: off)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--metrics", o->metrics,
+                    "Append one JSON object per epoch to this file (flushed as it happens)");
     add_device_options(*cmd, o->device);
     cmd->add_option("--partition-method", o->partition_method,
                     "In-memory partitioning of a .h5 --data over the ranks")
@@ -325,16 +298,7 @@ Command add_train_command(CLI::App& root) {
                   "Continue from the newest valid checkpoint in --checkpoint-dir (if there is "
                   "none, start at epoch 1)")
         ->needs(cmd->get_option("--checkpoint-dir"));
-    cmd->add_option("--inject-failure", o->inject_failure)
-        ->group("")
-        ->envname("STRATA_INJECT_FAILURE");
-    cmd->add_option("--inject-signal", o->inject_signal)
-        ->group("")
-        ->envname("STRATA_INJECT_SIGNAL");
-    cmd->add_option("--epoch-sleep-ms", o->epoch_sleep_ms)
-        ->group("")
-        ->envname("STRATA_EPOCH_SLEEP_MS");
-    return {cmd, [o] { return run_train(*o); }};
+    return {cmd, [o, extensions] { return run_train(*o, extensions); }};
 }
 
 }  // namespace strata::app

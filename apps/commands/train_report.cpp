@@ -1,87 +1,57 @@
-// RunReport: human lines and JSONL metrics.
+// RunReport: human lines.
 #include "apps/commands/train_report.hpp"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-
-#include <nlohmann/json.hpp>
-
-#include "src/base/atomic_output.hpp"
-#include "src/base/error.hpp"
 
 namespace strata::app {
 
-RunReport::RunReport(bool root, bool quiet, const std::string& metrics_path)
-    : print_(root && !quiet), root_(root) {
-    if (root && !metrics_path.empty()) {
-        metrics_path_ = metrics_path;
-        const AtomicOutput probe(metrics_path_, /*overwrite=*/true);  // fails fast if unwritable
-    }
-}
+RunReport::RunReport(bool root, bool quiet) : print_(root && !quiet), root_(root) {}
 
 void RunReport::start(const std::string& data, int ranks, const std::string& device,
                       const std::string& comm, const std::string& model, std::uint64_t seed,
-                      int epochs, std::int64_t num_vertices) {
-    if (print_) {
-        std::printf(
-            "strata train: data=%s vertices=%lld ranks=%d seed=%llu epochs=%d\n"
-            "device (rank 0): %s; comm: %s\nmodel: %s\n",
-            data.c_str(), static_cast<long long>(num_vertices), ranks,
-            static_cast<unsigned long long>(seed), epochs, device.c_str(), comm.c_str(),
-            model.c_str());
-        std::fflush(stdout);
+                      int epochs, std::int64_t num_vertices, const MemoryPlanSummary& memory,
+                      const std::string& recompute) {
+    if (!print_) {
+        return;
     }
+    std::printf(
+        "strata train: data=%s vertices=%lld ranks=%d seed=%llu epochs=%d\n"
+        "device (rank 0): %s; comm: %s\nmodel: %s\n",
+        data.c_str(), static_cast<long long>(num_vertices), ranks,
+        static_cast<unsigned long long>(seed), epochs, device.c_str(), comm.c_str(),
+        model.c_str());
+    std::printf("memory plan: %.0f bytes/vertex, %.1f MB per rank (largest rank), recompute %s:",
+                memory.bytes_per_vertex, static_cast<double>(memory.total_bytes) / 1e6,
+                recompute.c_str());
+    const char* sep = " ";
+    for (const MemoryLine& line : memory.lines) {
+        std::printf("%s%s %.1f MB", sep, line.what.c_str(), static_cast<double>(line.bytes) / 1e6);
+        sep = ", ";
+    }
+    std::printf(" (rank 0)\n");
+    std::fflush(stdout);
 }
 
-std::int64_t RunReport::resume_metrics(std::int64_t epoch) {
-    metrics_lines_.clear();
-    std::error_code ec;
-    if (metrics_path_.empty() || !std::filesystem::exists(metrics_path_, ec)) {
-        return 0;
-    }
-    std::ifstream in(metrics_path_);
-    STRATA_CHECK(in.good(), metrics_path_, ": cannot open for reading");
-    std::string line;
-    while (std::getline(in, line)) {
-        const nlohmann::json parsed =
-            nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("epoch") ||
-            !parsed["epoch"].is_number_integer()) {
-            continue;  // e.g. a line cut short by a crash
-        }
-        if (parsed["epoch"].get<std::int64_t>() <= epoch) {
-            metrics_lines_.push_back(line);
-        }
-    }
-    return static_cast<std::int64_t>(metrics_lines_.size());
-}
-
-void RunReport::epoch(const EpochStats& s) {
+void RunReport::end_epoch(const EpochStats& s, FitState& state) {
     if (print_) {
-        std::printf(
-            "epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f  time %.1f ms "
-            "(wait %.1f ms)  halo %.2f MB\n",
-            static_cast<long long>(s.epoch), s.loss, s.train_acc, s.val_acc, s.test_acc,
-            s.epoch_s * 1e3, s.wait_s * 1e3, static_cast<double>(s.halo_bytes) / 1e6);
+        if (s.evaluated) {
+            std::printf("epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f", 
+                        static_cast<long long>(s.epoch), s.loss, s.train_acc, s.val_acc,
+                        s.test_acc);
+        } else {
+            std::printf("epoch %4lld  loss %.4f  (not evaluated)", static_cast<long long>(s.epoch),
+                        s.loss);
+        }
+        std::printf("  time %.1f ms (wait %.1f ms)  halo %.2f MB", s.epoch_s * 1e3, s.wait_s * 1e3,
+                    static_cast<double>(s.halo_bytes) / 1e6);
+        if (s.recompute_halo_bytes > 0) {
+            std::printf(" (+%.2f MB recomputing)", static_cast<double>(s.recompute_halo_bytes) / 1e6);
+        }
+        std::printf("\n");
         std::fflush(stdout);
     }
-    if (!metrics_path_.empty()) {
-        const nlohmann::json line = {{"epoch", s.epoch},
-                                     {"loss", s.loss},
-                                     {"train_acc", s.train_acc},
-                                     {"val_acc", s.val_acc},
-                                     {"test_acc", s.test_acc},
-                                     {"val_loss", s.val_loss},
-                                     {"epoch_s", s.epoch_s},
-                                     {"train_s", s.train_s},
-                                     {"eval_s", s.eval_s},
-                                     {"compute_s", s.compute_s},
-                                     {"wait_s", s.wait_s},
-                                     {"halo_bytes", s.halo_bytes},
-                                     {"allreduce_bytes", s.allreduce_bytes},
-                                     {"peak_rss_bytes", s.peak_rss_bytes}};
-        metrics_lines_.push_back(line.dump());
+    if (state.early_stopped && state.stopping()) {
+        note(state.stop_reason);
     }
 }
 
@@ -99,28 +69,11 @@ void RunReport::warn(const std::string& text) {
     }
 }
 
-void RunReport::save_metrics() {
-    if (metrics_path_.empty()) {
-        return;
-    }
-    AtomicOutput out(metrics_path_, /*overwrite=*/true);
-    {
-        std::ofstream stream(out.temp_path());
-        STRATA_CHECK(stream.good(), metrics_path_, ": cannot open for writing");
-        for (const std::string& line : metrics_lines_) {
-            stream << line << '\n';
-        }
-        stream.close();
-        STRATA_CHECK(stream.good(), metrics_path_, ": write failed");
-    }
-    out.commit();
-}
-
-void RunReport::finish(const EpochStats& best) {
-    save_metrics();
-    if (root_) {
-        std::printf("best epoch %lld: val_accuracy=%.4f\ntest_accuracy=%.4f\n",
-                    static_cast<long long>(best.epoch), best.val_acc, best.test_acc);
+void RunReport::finish(const std::optional<EpochStats>& best) {
+    if (root_ && best) {
+        std::printf("best epoch %lld: val_accuracy=%.4f val_loss=%.4f\ntest_accuracy=%.4f\n",
+                    static_cast<long long>(best->epoch), best->val_acc, best->val_loss,
+                    best->test_acc);
         std::fflush(stdout);
     }
 }

@@ -60,12 +60,13 @@ void check_column_sums(ConstMatrixView x, std::span<const float> out) {
 
 namespace {
 
+/// `needs_ids`: the call computes a mask (forward, or backward without relu).
 void check_dropout_key(const char* op, const DropoutKey& key, std::span<const global_id> row_ids,
-                       index_t rows) {
+                       index_t rows, bool needs_ids) {
     STRATA_CHECK(key.rate >= 0.0f && key.rate < 1.0f, op, ": dropout rate ", key.rate,
                  " not in [0, 1)");
-    STRATA_CHECK(key.rate == 0.0f || row_ids.size() == static_cast<std::size_t>(rows), op, ": ",
-                 row_ids.size(), " row ids for ", rows, " rows");
+    STRATA_CHECK(key.rate == 0.0f || !needs_ids || row_ids.size() == static_cast<std::size_t>(rows),
+                 op, ": ", row_ids.size(), " row ids for ", rows, " rows");
 }
 
 }  // namespace
@@ -76,7 +77,7 @@ void check_bias_activation(ConstMatrixView x, std::span<const float> bias, const
     STRATA_CHECK(bias.empty() || bias.size() == static_cast<std::size_t>(x.cols),
                  "bias_activation: bias has ", bias.size(), " entries but x has ", x.cols,
                  " columns");
-    check_dropout_key("bias_activation", key, row_ids, x.rows);
+    check_dropout_key("bias_activation", key, row_ids, x.rows, true);
 }
 
 void check_bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
@@ -86,7 +87,7 @@ void check_bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activ
         check_same_shape("bias_activation_backward", "y", y.rows, y.cols, "dy", dy.rows, dy.cols);
     }
     check_same_shape("bias_activation_backward", "dy", dy.rows, dy.cols, "dx", dx.rows, dx.cols);
-    check_dropout_key("bias_activation_backward", key, row_ids, dy.rows);
+    check_dropout_key("bias_activation_backward", key, row_ids, dy.rows, act != Activation::relu);
 }
 
 void check_softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,

@@ -45,7 +45,7 @@ void check_column_sums(ConstMatrixView x, std::span<const float> out);
 /// Shapes, bias empty or one entry per column, one row id per row when dropping, 0 <= rate < 1.
 void check_bias_activation(ConstMatrixView x, std::span<const float> bias, const DropoutKey& key,
                            std::span<const global_id> row_ids, MatrixView y);
-/// Shapes, one row id per row when a mask is regenerated, 0 <= rate < 1.
+/// Shapes, one row id per row when a mask is regenerated (dropout without relu), 0 <= rate < 1.
 void check_bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
                                     const DropoutKey& key, std::span<const global_id> row_ids,
                                     MatrixView dx);

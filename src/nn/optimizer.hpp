@@ -39,6 +39,10 @@ public:
     [[nodiscard]] std::vector<float> state() const override;
     void set_state(std::span<const float> state) override;
     [[nodiscard]] std::int64_t steps() const { return steps_; }
+    /// Bytes the constructor allocates for `num_params` parameters (the two moments).
+    [[nodiscard]] static std::int64_t planned_bytes(std::size_t num_params) {
+        return static_cast<std::int64_t>(2 * num_params * sizeof(float));
+    }
 
 private:
     Backend& backend_;

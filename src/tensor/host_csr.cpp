@@ -1,6 +1,8 @@
 // Host CSR helpers: transpose (counting sort by column) and validation.
 #include "src/tensor/host_csr.hpp"
 
+#include <algorithm>
+
 #include <cstddef>
 
 #include "src/base/error.hpp"
@@ -51,6 +53,32 @@ void validate(const HostCsr& a, const char* what) {
         STRATA_CHECK(a.col_idx[k] >= 0 && a.col_idx[k] < a.cols, what, ": column id ", a.col_idx[k],
                      " at entry ", k, " out of range [0, ", a.cols, ")");
     }
+}
+
+bool is_symmetric(const HostCsr& a) {
+    if (a.rows != a.cols) {
+        return false;
+    }
+    for (index_t r = 0; r < a.rows; ++r) {
+        for (index_t k = a.row_ptr[static_cast<std::size_t>(r)];
+             k < a.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
+            const index_t c = a.col_idx[static_cast<std::size_t>(k)];
+            const auto begin = a.col_idx.begin() + a.row_ptr[static_cast<std::size_t>(c)];
+            const auto end = a.col_idx.begin() + a.row_ptr[static_cast<std::size_t>(c) + 1];
+            const auto it = std::lower_bound(begin, end, r);
+            if (it == end || *it != r ||
+                a.values[static_cast<std::size_t>(it - a.col_idx.begin())] !=
+                    a.values[static_cast<std::size_t>(k)]) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+std::int64_t csr_bytes(index_t rows, std::int64_t nnz) {
+    return static_cast<std::int64_t>(sizeof(index_t)) * (rows + 1) +
+           static_cast<std::int64_t>(sizeof(index_t) + sizeof(float)) * nnz;
 }
 
 }  // namespace strata

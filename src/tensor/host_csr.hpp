@@ -1,6 +1,7 @@
 // HostCsr: a plain CSR matrix in host memory with 32-bit local indices, and host-side helpers.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "src/base/types.hpp"
@@ -21,6 +22,13 @@ struct HostCsr {
 
 /// Aᵀ, cols x rows, rows of the result sorted by column id. O(nnz + rows + cols).
 [[nodiscard]] HostCsr transpose(const HostCsr& a);
+
+/// Whether A = Aᵀ exactly (square, same structure, bit-equal values). Columns within each row
+/// must be sorted. O(nnz log(max row length)).
+[[nodiscard]] bool is_symmetric(const HostCsr& a);
+
+/// Bytes CsrMatrix::upload(a) allocates: row pointers, column ids and values.
+[[nodiscard]] std::int64_t csr_bytes(index_t rows, std::int64_t nnz);
 
 /// Checks the structural invariants (row_ptr monotone from 0 to nnz, ids in [0, cols),
 /// sizes agree); throws strata::Error naming `what` and the first bad entry.

@@ -111,8 +111,10 @@ void* CpuBackend::allocate(std::size_t bytes) {
 }
 
 void CpuBackend::deallocate(void* ptr) noexcept {
-    if (ptr != nullptr) {
-        std::free(ptr);
+    if (ptr == nullptr) {
+        return;
+    }
+    {
         const std::lock_guard lock(mutex_);
         if (const auto it = sizes_.find(ptr); it != sizes_.end()) {
             stats_.bytes_in_use -= static_cast<std::int64_t>(it->second);
@@ -120,6 +122,21 @@ void CpuBackend::deallocate(void* ptr) noexcept {
             sizes_.erase(it);
         }
     }
+    std::free(ptr);
+}
+
+void* CpuBackend::allocate_host(std::size_t bytes) {
+    if (bytes == 0) {
+        return nullptr;
+    }
+    void* ptr = std::aligned_alloc(cache_line_bytes, round_up(bytes, cache_line_bytes));
+    STRATA_CHECK(ptr != nullptr, "CpuBackend::allocate_host: out of memory allocating ", bytes,
+                 " bytes");
+    return ptr;
+}
+
+void CpuBackend::deallocate_host(void* ptr) noexcept {
+    std::free(ptr);
 }
 
 MemoryStats CpuBackend::memory_stats() const {

@@ -34,9 +34,9 @@ public:
     /// Throws strata::Error when out of memory.
     [[nodiscard]] void* allocate(std::size_t bytes) override;
     void deallocate(void* ptr) noexcept override;
-    /// The same memory as allocate(): host memory is all there is.
-    [[nodiscard]] void* allocate_host(std::size_t bytes) override { return allocate(bytes); }
-    void deallocate_host(void* ptr) noexcept override { deallocate(ptr); }
+    /// Host memory is all there is: 64-byte aligned, not counted in memory_stats().
+    [[nodiscard]] void* allocate_host(std::size_t bytes) override;
+    void deallocate_host(void* ptr) noexcept override;
     void upload(void* device_dst, const void* host_src, std::size_t bytes) override;
     void download(void* host_dst, const void* device_src, std::size_t bytes) override;
     void copy(void* device_dst, const void* device_src, std::size_t bytes) override;

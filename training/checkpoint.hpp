@@ -1,7 +1,8 @@
-// Checkpoints of a training run (docs/checkpoints.md): parameters, optimizer state, epoch,
-// best-so-far and early-stop history, plus the identity (model, dataset, partition, training
-// options) a resumed run or `strata predict` must match. One HDF5 file per checkpoint, written
-// atomically; a CheckpointDir keeps the newest ones and falls back past a corrupt one.
+// Checkpoints of a training run (docs/checkpoints.md): the last state (weights, optimizer,
+// epoch, history: what --resume needs) and the best weights so far (what `strata predict`
+// serves), plus the identity (model, dataset, partition, training options) a resumed run or
+// predict must match. One HDF5 file per checkpoint, written atomically; a CheckpointDir keeps
+// the newest ones and falls back past a corrupt one.
 #pragma once
 
 #include <cstdint>
@@ -11,21 +12,22 @@
 #include <utility>
 #include <vector>
 
-#include "layers/model_builder.hpp"
+#include "layers/gcn_model.hpp"
 #include "src/comm/communicator.hpp"
-#include "src/nn/model.hpp"
-#include "src/nn/trainer.hpp"
+#include "training/fit.hpp"
 
 namespace strata {
 
 /// Root attribute strata_format_version of a checkpoint file (strata_format = "checkpoint").
-inline constexpr std::int64_t checkpoint_format_version = 1;
+/// 1: last weights only (earlier strata; refused with a message saying what to do);
+/// 2: last state + best weights + evaluation history.
+inline constexpr std::int64_t checkpoint_format_version = 2;
 
 /// What a checkpoint belongs to. Every field is an exact string; check_identity names the
 /// first one that differs.
 struct CheckpointIdentity {
-    std::string model;       ///< describe(GcnOptions): "gcn, 2 layers, hidden 16, ..."
-    std::string parameters;  ///< parameter_summary(model): "gcn.weight 1433x16, ..."
+    std::string model;       ///< model_identity(): "gcn, 2 layers, hidden 16, ..."
+    std::string parameters;  ///< ModelParameters::summary(): "gcn0.linear.weight 1433x16, ..."
     std::string dataset;     ///< data_identity(): checksum of the graph file ("crc32:...")
     std::string partition;   ///< partition_identity(): how the vertices were split over ranks
     std::string training;    ///< options that change the trajectory (optimizer, lr, seed, ...)
@@ -45,22 +47,21 @@ struct Checkpoint {
     GcnOptions gcn;
     bool row_normalize = false;
     std::string partition_method = "metis";
-    std::string dataset_path;    ///< informational only (paths differ between machines)
-    std::int64_t epoch = 0;      ///< completed epochs (>= 1)
-    bool early_stopped = false;  ///< the run ended by early stopping: nothing left to resume
-    std::vector<float> params;   ///< Model::download_params()
+    std::string dataset_path;            ///< informational only (paths differ between machines)
+    std::int64_t epoch = 0;              ///< completed epochs (>= 1)
+    bool early_stopped = false;          ///< ended by early stopping: nothing left to resume
+    std::vector<float> params;           ///< the last epoch's weights (ModelParameters order)
     std::vector<float> optimizer_state;  ///< Optimizer::state()
-    /// Best validation epoch so far. Only epoch, loss, train/val/test accuracy and val_loss are
+    Selection selection = Selection::val_acc;  ///< what "best" means (--select-by)
+    std::vector<float> best_params;      ///< weights of the best evaluated epoch
+    /// The best evaluated epoch: only epoch, loss, train/val/test accuracy and val_loss are
     /// stored (timings and byte counts are not).
     std::optional<EpochStats> best;
-    std::vector<double> val_losses;  ///< validation loss of each epoch (early-stop history)
+    std::vector<EvalRecord> history;  ///< every evaluated epoch (early stopping reads it)
 };
 
 /// describe(gcn) plus ", row-normalized features" when the input rows were normalized.
 [[nodiscard]] std::string model_identity(const GcnOptions& gcn, bool row_normalize);
-
-/// "gcn.weight 1433x16, gcn.bias 1x16, ..." — names and shapes of every parameter tensor.
-[[nodiscard]] std::string parameter_summary(const Model& model);
 
 /// Identity of `--data`: for a graph file, "crc32:..." of its bytes; for a partition directory,
 /// the source checksum recorded in its partition.json (so a checkpoint trained on a partition
@@ -80,8 +81,9 @@ struct Checkpoint {
 void write_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint);
 
 /// Reads `path` and verifies its format, version, shapes and the checksum of every array.
-/// Throws strata::Error naming the file and the problem: not HDF5 / truncated, a missing or
-/// mistyped dataset or attribute, a checksum mismatch.
+/// Throws strata::Error naming the file and the problem: not HDF5 / truncated, an older or
+/// newer format version (with what to do), a missing or mistyped dataset or attribute, a
+/// checksum mismatch.
 [[nodiscard]] Checkpoint read_checkpoint(const std::filesystem::path& path);
 
 /// Throws strata::Error "<what>: written for <field> '<stored>', but this run has '<current>'"
@@ -89,8 +91,7 @@ void write_checkpoint(const std::filesystem::path& path, const Checkpoint& check
 void check_identity(const Checkpoint& checkpoint, const CheckpointIdentity& current,
                     IdentityCheck which, const std::string& what);
 
-/// Copies rank `root`'s gcn, row_normalize, epoch, early_stopped, params, optimizer_state, best
-/// and val_losses to every rank (the strings stay as they are on the other ranks). Collective.
+/// Copies rank `root`'s checkpoint (every field) to every rank. Collective.
 void broadcast_checkpoint(Checkpoint& checkpoint, Communicator& comm, int root);
 
 /// A directory of checkpoints "ckpt-<epoch, 6+ digits>.h5" (one training run).

@@ -1,6 +1,6 @@
 // Checkpoint files (HDF5 through H5File), identity checks, broadcast, and the checkpoint
 // directory (listing, pruning, falling back past a corrupt newest file).
-#include "layers/checkpoint.hpp"
+#include "training/checkpoint.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,6 +9,7 @@
 #include <regex>
 #include <span>
 #include <system_error>
+#include <type_traits>
 
 #include "datasets/h5_file.hpp"
 #include "partition/local_part.hpp"
@@ -46,6 +47,7 @@ EpochStats unpack_best(std::span<const double> v) {
     EpochStats s;
     s.epoch = static_cast<std::int64_t>(v[0]);
     s.loss = v[1];
+    s.evaluated = true;
     s.train_acc = v[2];
     s.val_acc = v[3];
     s.test_acc = v[4];
@@ -90,17 +92,6 @@ const std::regex& temporary_name() {
 
 std::string model_identity(const GcnOptions& gcn, bool row_normalize) {
     return describe(gcn) + (row_normalize ? ", row-normalized features" : "");
-}
-
-std::string parameter_summary(const Model& model) {
-    std::string out;
-    for (const Parameter& p : model.parameters()) {
-        if (!out.empty()) {
-            out += ", ";
-        }
-        out += p.name + " " + std::to_string(p.value.rows) + "x" + std::to_string(p.value.cols);
-    }
-    return out;
 }
 
 std::string data_identity(const std::string& data_path) {
@@ -156,9 +147,21 @@ void write_checkpoint(const fs::path& path, const Checkpoint& c) {
         file.write_attribute("/", "dataset", c.identity.dataset);
         file.write_attribute("/", "partition", c.identity.partition);
         file.write_attribute("/", "training", c.identity.training);
+        file.write_attribute("/", "select_by", std::string(to_string(c.selection)));
         write_with_checksum(file, "/model/params", c.params);
         write_with_checksum(file, "/optimizer/state", c.optimizer_state);
-        write_with_checksum(file, "/progress/val_losses", c.val_losses);
+        write_with_checksum(file, "/best/params", c.best_params);
+        std::vector<std::int64_t> epochs;
+        std::vector<double> val_losses;
+        std::vector<double> val_accs;
+        for (const EvalRecord& r : c.history) {
+            epochs.push_back(r.epoch);
+            val_losses.push_back(r.val_loss);
+            val_accs.push_back(r.val_acc);
+        }
+        write_with_checksum(file, "/progress/eval_epochs", epochs);
+        write_with_checksum(file, "/progress/val_losses", val_losses);
+        write_with_checksum(file, "/progress/val_accs", val_accs);
         if (c.best) {
             const auto best = pack_best(*c.best);
             write_with_checksum(file, "/progress/best",
@@ -175,8 +178,14 @@ Checkpoint read_checkpoint(const fs::path& path) {
     STRATA_CHECK(format == "checkpoint", name, ": strata_format is '", format,
                  "', expected 'checkpoint'");
     const std::int64_t version = file.read_int_attribute("/", "strata_format_version");
+    STRATA_CHECK(version != 1, name,
+                 ": checkpoint format version 1, written by an older strata, holds only the last "
+                 "epoch's weights; this strata reads version ", checkpoint_format_version,
+                 ", which also keeps the best-validation weights that `strata predict` serves: "
+                 "train again with this strata (a new --checkpoint-dir)");
     STRATA_CHECK(version == checkpoint_format_version, name, ": strata_format_version ", version,
-                 " is not supported (this strata reads version ", checkpoint_format_version, ")");
+                 " is not supported (this strata reads version ", checkpoint_format_version,
+                 "; it was written by a newer strata)");
     Checkpoint c;
     c.epoch = file.read_int_attribute("/", "epoch");
     STRATA_CHECK(c.epoch >= 1, name, ": epoch ", c.epoch, " (expected >= 1)");
@@ -204,9 +213,21 @@ Checkpoint read_checkpoint(const fs::path& path) {
     c.identity.dataset = file.read_string_attribute("/", "dataset");
     c.identity.partition = file.read_string_attribute("/", "partition");
     c.identity.training = file.read_string_attribute("/", "training");
+    c.selection = parse_selection(file.read_string_attribute("/", "select_by"));
     c.params = read_verified<float>(file, "/model/params");
     c.optimizer_state = read_verified<float>(file, "/optimizer/state");
-    c.val_losses = read_verified<double>(file, "/progress/val_losses");
+    c.best_params = read_verified<float>(file, "/best/params");
+    STRATA_CHECK(c.best_params.size() == c.params.size(), name, ": /best/params has ",
+                 c.best_params.size(), " values but /model/params has ", c.params.size());
+    const auto epochs = read_verified<std::int64_t>(file, "/progress/eval_epochs");
+    const auto val_losses = read_verified<double>(file, "/progress/val_losses");
+    const auto val_accs = read_verified<double>(file, "/progress/val_accs");
+    STRATA_CHECK(epochs.size() == val_losses.size() && epochs.size() == val_accs.size(), name,
+                 ": /progress/eval_epochs, val_losses and val_accs have ", epochs.size(), ", ",
+                 val_losses.size(), " and ", val_accs.size(), " entries");
+    for (std::size_t i = 0; i < epochs.size(); ++i) {
+        c.history.push_back({epochs[i], val_losses[i], val_accs[i]});
+    }
     if (file.exists("/progress/best")) {
         const std::vector<double> best = read_verified<double>(file, "/progress/best");
         STRATA_CHECK(best.size() == best_fields, name, ": /progress/best has ", best.size(),
@@ -241,48 +262,95 @@ void check_identity(const Checkpoint& checkpoint, const CheckpointIdentity& curr
     }
 }
 
-void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
-    // Scalars and sizes first, then the arrays.
-    std::array<std::int64_t, 11> header{c.epoch,
-                                        c.early_stopped ? 1 : 0,
-                                        static_cast<std::int64_t>(c.params.size()),
-                                        static_cast<std::int64_t>(c.optimizer_state.size()),
-                                        static_cast<std::int64_t>(c.val_losses.size()),
-                                        c.gcn.layers,
-                                        c.gcn.hidden,
-                                        c.gcn.decay_all_layers ? 1 : 0,
-                                        c.gcn.bias ? 1 : 0,
-                                        static_cast<std::int64_t>(c.gcn.seed),
-                                        c.row_normalize ? 1 : 0};
-    comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(header)), root);
-    // [dropout, weight_decay, has_best, best fields...]
-    std::array<double, best_fields + 3> reals{c.gcn.dropout, c.gcn.weight_decay, 0.0};
-    if (c.best) {
-        reals[2] = 1.0;
-        const auto packed = pack_best(*c.best);
-        std::copy(packed.begin(), packed.end(), reals.begin() + 3);
+namespace {
+
+/// Flat bytes of a checkpoint, for the broadcast (the same fields as the file).
+class Packer {
+public:
+    template <class T>
+    void put(const T& value) requires std::is_trivially_copyable_v<T> {
+        const auto* p = reinterpret_cast<const std::byte*>(&value);
+        bytes_.insert(bytes_.end(), p, p + sizeof(T));
     }
-    comm.broadcast(std::as_writable_bytes(std::span<double>(reals)), root);
-    c.epoch = header[0];
-    c.early_stopped = header[1] != 0;
-    c.params.resize(static_cast<std::size_t>(header[2]));
-    c.optimizer_state.resize(static_cast<std::size_t>(header[3]));
-    c.val_losses.resize(static_cast<std::size_t>(header[4]));
-    c.gcn.layers = static_cast<int>(header[5]);
-    c.gcn.hidden = static_cast<index_t>(header[6]);
-    c.gcn.decay_all_layers = header[7] != 0;
-    c.gcn.bias = header[8] != 0;
-    c.gcn.seed = static_cast<std::uint64_t>(header[9]);
-    c.row_normalize = header[10] != 0;
-    c.gcn.dropout = static_cast<float>(reals[0]);
-    c.gcn.weight_decay = static_cast<float>(reals[1]);
-    comm.broadcast(std::as_writable_bytes(std::span<float>(c.params)), root);
-    comm.broadcast(std::as_writable_bytes(std::span<float>(c.optimizer_state)), root);
-    comm.broadcast(std::as_writable_bytes(std::span<double>(c.val_losses)), root);
-    if (reals[2] != 0.0) {
-        c.best = unpack_best(std::span<const double>(reals).subspan(3));
-    } else {
+    template <class T>
+    void put(const std::vector<T>& values) {
+        put(values.size());
+        const auto raw = std::as_bytes(std::span<const T>(values));
+        bytes_.insert(bytes_.end(), raw.begin(), raw.end());
+    }
+    void put(const std::string& text) { put(std::vector<char>(text.begin(), text.end())); }
+    std::vector<std::byte>& bytes() { return bytes_; }
+
+private:
+    std::vector<std::byte> bytes_;
+};
+
+class Unpacker {
+public:
+    explicit Unpacker(std::span<const std::byte> bytes) : bytes_(bytes) {}
+    template <class T>
+    void get(T& value) requires std::is_trivially_copyable_v<T> {
+        STRATA_CHECK(pos_ + sizeof(T) <= bytes_.size(), "broadcast checkpoint: short message");
+        std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
+        pos_ += sizeof(T);
+    }
+    template <class T>
+    void get(std::vector<T>& values) {
+        std::size_t n = 0;
+        get(n);
+        STRATA_CHECK(pos_ + n * sizeof(T) <= bytes_.size(), "broadcast checkpoint: short message");
+        values.resize(n);
+        std::memcpy(values.data(), bytes_.data() + pos_, n * sizeof(T));
+        pos_ += n * sizeof(T);
+    }
+    void get(std::string& text) {
+        std::vector<char> chars;
+        get(chars);
+        text.assign(chars.begin(), chars.end());
+    }
+
+private:
+    std::span<const std::byte> bytes_;
+    std::size_t pos_ = 0;
+};
+
+template <class Archive, class C>
+void fields(Archive& a, C& c) {
+    a(c.identity.model, c.identity.parameters, c.identity.dataset, c.identity.partition,
+      c.identity.training, c.gcn, c.row_normalize, c.partition_method, c.dataset_path, c.epoch,
+      c.early_stopped, c.params, c.optimizer_state, c.selection, c.best_params, c.history);
+}
+
+}  // namespace
+
+void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
+    std::vector<std::byte> bytes;
+    if (comm.rank() == root) {
+        Packer packer;
+        auto put = [&](const auto&... values) { (packer.put(values), ...); };
+        fields(put, c);
+        packer.put(c.best.has_value());
+        if (c.best) {
+            packer.put(pack_best(*c.best));
+        }
+        bytes = std::move(packer.bytes());
+    }
+    std::array<std::int64_t, 1> size{static_cast<std::int64_t>(bytes.size())};
+    comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(size)), root);
+    bytes.resize(static_cast<std::size_t>(size[0]));
+    comm.broadcast(bytes, root);
+    if (comm.rank() != root) {
+        Unpacker unpacker(bytes);
+        auto get = [&](auto&... values) { (unpacker.get(values), ...); };
+        fields(get, c);
+        bool has_best = false;
+        unpacker.get(has_best);
         c.best.reset();
+        if (has_best) {
+            std::array<double, best_fields> packed{};
+            unpacker.get(packed);
+            c.best = unpack_best(packed);
+        }
     }
 }
 

@@ -1,0 +1,44 @@
+// AggregateOp: delegates to the GraphOperator the executor lends.
+#include "layers/aggregate_op.hpp"
+
+#include "src/base/error.hpp"
+
+namespace strata {
+namespace {
+
+GraphOperator& operator_of(const OpContext& context) {
+    STRATA_CHECK(context.graph != nullptr, "aggregate: the executor lent no graph operator");
+    return *context.graph;
+}
+
+}  // namespace
+
+std::string AggregateOp::describe() const {
+    return "aggregate gcn (D^-1/2 (A+I) D^-1/2)";
+}
+
+std::size_t AggregateOp::forward_workspace(const WorkspaceQuery& query) const {
+    return query.graph == nullptr ? 0 : query.graph->workspace_floats(query.input_cols[0]);
+}
+
+std::size_t AggregateOp::backward_workspace(const WorkspaceQuery& query) const {
+    // input_cols, not output_cols: a folded backward (execution_plan.hpp) asks at dy's width.
+    return query.graph == nullptr ? 0 : query.graph->workspace_floats(query.input_cols[0]);
+}
+
+void AggregateOp::forward(const OpContext& context, const ForwardArgs& args) {
+    operator_of(context).forward(
+        args.x[0], args.y, args.rows, args.workspace,
+        context.recompute ? ExchangePurpose::recompute : ExchangePurpose::forward);
+}
+
+void AggregateOp::backward(const OpContext& context, const BackwardArgs& args) {
+    if (args.modes[0] == GradMode::skip) {
+        return;
+    }
+    operator_of(context).backward(args.dy, args.dx[0], args.rows,
+                                  args.modes[0] == GradMode::accumulate ? 1.0f : 0.0f,
+                                  args.workspace);
+}
+
+}  // namespace strata

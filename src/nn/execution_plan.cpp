@@ -1,0 +1,586 @@
+// The planner: schedules (forward, loss, backward with folds and recomputations), lifetimes,
+// in-place aliases, and offsets in one arena.
+#include "src/nn/execution_plan.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <map>
+#include <set>
+
+#include "src/base/error.hpp"
+
+namespace strata {
+namespace {
+
+constexpr std::size_t alignment_floats = 16;  // 64 bytes
+
+std::size_t aligned(std::size_t floats) {
+    return (floats + alignment_floats - 1) / alignment_floats * alignment_floats;
+}
+
+/// A buffer during planning; in-place aliases point at the instance whose memory they share.
+struct Instance {
+    std::size_t floats = 0;
+    index_t cols = 0;
+    int first = 0;
+    int last = 0;
+    int parent = -1;
+    std::string label;
+};
+
+// Planning-time references: >= 0 an instance, -1 none, <= -2 model input k as -(k + 2).
+constexpr int no_ref = -1;
+int input_ref(int k) {
+    return -(k + 2);
+}
+bool is_input_ref(int ref) {
+    return ref <= -2;
+}
+
+/// Instances and steps of one schedule, and its conversion into slots.
+class ScheduleBuilder {
+public:
+    explicit ScheduleBuilder(const ModelGraph& graph) : graph_(graph) {}
+
+    int add(std::size_t floats, index_t cols, int first, std::string label) {
+        instances_.push_back({floats, cols, first, first, -1, std::move(label)});
+        return static_cast<int>(instances_.size()) - 1;
+    }
+    int root(int i) {
+        while (instances_[static_cast<std::size_t>(i)].parent >= 0) {
+            i = instances_[static_cast<std::size_t>(i)].parent;
+        }
+        return i;
+    }
+    Instance& at(int ref) { return instances_[static_cast<std::size_t>(root(ref))]; }
+    /// The reference is read or written at `step`: its lifetime reaches there.
+    void use(int ref, int step) {
+        if (ref >= 0) {
+            Instance& i = at(ref);
+            i.last = std::max(i.last, step);
+        }
+    }
+    /// `from` (which starts where `into` ends) shares into's memory from now on.
+    void alias(int into, int from) {
+        const int r = root(into);
+        const int f = root(from);
+        if (r == f) {
+            return;
+        }
+        Instance& target = instances_[static_cast<std::size_t>(r)];
+        const Instance& source = instances_[static_cast<std::size_t>(f)];
+        target.last = std::max(target.last, source.last);
+        target.label += " = " + source.label;
+        instances_[static_cast<std::size_t>(f)].parent = r;
+    }
+    [[nodiscard]] int last_use(int ref) { return at(ref).last; }
+
+    std::vector<PlanStep> steps;
+
+    /// Offsets (greedy by size), slots, and references turned into slot indices.
+    Schedule finish(int loss_step) {
+        Schedule schedule;
+        const auto& inputs = graph_.inputs();
+        for (std::size_t k = 0; k < inputs.size(); ++k) {
+            schedule.slots.push_back({static_cast<int>(k), 0, 0, graph_.tensor(inputs[k]).cols,
+                                      "input " + graph_.tensor(inputs[k]).name});
+        }
+        std::vector<int> roots;
+        for (int i = 0; i < static_cast<int>(instances_.size()); ++i) {
+            if (instances_[static_cast<std::size_t>(i)].parent < 0) {
+                roots.push_back(i);
+            }
+        }
+        std::vector<int> order = roots;
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+            const Instance& x = instances_[static_cast<std::size_t>(a)];
+            const Instance& y = instances_[static_cast<std::size_t>(b)];
+            return x.floats != y.floats ? x.floats > y.floats : x.first < y.first;
+        });
+        std::vector<std::size_t> offset(instances_.size(), 0);
+        std::vector<int> placed;
+        for (const int i : order) {
+            const Instance& me = instances_[static_cast<std::size_t>(i)];
+            const std::size_t size = aligned(me.floats);
+            std::vector<std::pair<std::size_t, std::size_t>> busy;  // [offset, end) in my lifetime
+            for (const int p : placed) {
+                const Instance& other = instances_[static_cast<std::size_t>(p)];
+                if (other.first <= me.last && me.first <= other.last) {
+                    busy.emplace_back(offset[static_cast<std::size_t>(p)],
+                                      offset[static_cast<std::size_t>(p)] + aligned(other.floats));
+                }
+            }
+            std::sort(busy.begin(), busy.end());
+            std::size_t candidate = 0;
+            for (const auto& [begin, end] : busy) {
+                if (candidate + size <= begin) {
+                    break;
+                }
+                candidate = std::max(candidate, end);
+            }
+            offset[static_cast<std::size_t>(i)] = candidate;
+            schedule.arena_floats = std::max(schedule.arena_floats, candidate + size);
+            placed.push_back(i);
+        }
+        std::vector<int> slot_of(instances_.size(), -1);
+        for (const int i : roots) {
+            const Instance& me = instances_[static_cast<std::size_t>(i)];
+            slot_of[static_cast<std::size_t>(i)] = static_cast<int>(schedule.slots.size());
+            schedule.slots.push_back(
+                {-1, offset[static_cast<std::size_t>(i)], me.floats, me.cols, me.label});
+            if (loss_step >= 0 && me.first < loss_step && me.last > loss_step) {
+                schedule.kept_floats += me.floats;
+            }
+        }
+        auto slot = [&](int ref) {
+            if (ref == no_ref) {
+                return -1;
+            }
+            if (is_input_ref(ref)) {
+                return -ref - 2;
+            }
+            return slot_of[static_cast<std::size_t>(root(ref))];
+        };
+        for (PlanStep& step : steps) {
+            for (int& r : step.x) {
+                r = slot(r);
+            }
+            for (int& r : step.dx) {
+                r = slot(r);
+            }
+            step.y = slot(step.y);
+            step.dy = slot(step.dy);
+            step.workspace = slot(step.workspace);
+            step.folded_grad = slot(step.folded_grad);
+        }
+        schedule.steps = std::move(steps);
+        return schedule;
+    }
+
+private:
+    const ModelGraph& graph_;
+    std::vector<Instance> instances_;
+};
+
+/// Shapes and flags both schedules need.
+struct GraphFacts {
+    std::vector<bool> needs_grad;        ///< per tensor
+    std::vector<bool> backward_needed;   ///< per node
+    std::vector<bool> has_params;        ///< per node
+};
+
+GraphFacts facts_of(const ModelGraph& graph) {
+    GraphFacts f;
+    f.needs_grad.assign(graph.tensors().size(), false);
+    f.backward_needed.assign(static_cast<std::size_t>(graph.num_nodes()), false);
+    f.has_params.assign(static_cast<std::size_t>(graph.num_nodes()), false);
+    for (int n = 0; n < graph.num_nodes(); ++n) {
+        const Node& node = graph.node(n);
+        const bool params = !node.op->parameter_specs(graph.input_cols(n)).empty();
+        bool inputs = false;
+        for (const TensorId t : node.inputs) {
+            inputs = inputs || f.needs_grad[static_cast<std::size_t>(t)];
+        }
+        f.has_params[static_cast<std::size_t>(n)] = params;
+        f.backward_needed[static_cast<std::size_t>(n)] = params || inputs;
+        f.needs_grad[static_cast<std::size_t>(node.output)] = params || inputs;
+    }
+    return f;
+}
+
+WorkspaceQuery query(const ModelGraph& graph, const PlanOptions& options, int n,
+                     const std::vector<index_t>& cols, std::span<const GradMode> modes = {}) {
+    return WorkspaceQuery{.rows = options.rows,
+                          .input_cols = cols,
+                          .output_cols = graph.tensor(graph.node(n).output).cols,
+                          .graph = options.graph,
+                          .modes = modes};
+}
+
+std::size_t matrix_floats(index_t rows, index_t cols) {
+    return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+}
+
+/// Forward steps of every node into `b`; returns the value reference of every tensor.
+/// `evaluation`: ops that are the identity outside training get no step (their output is their
+/// input).
+std::vector<int> plan_forward(const ModelGraph& graph, const PlanOptions& options,
+                              ScheduleBuilder& b, bool evaluation = false) {
+    std::vector<int> value(graph.tensors().size(), no_ref);
+    const auto& inputs = graph.inputs();
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        value[static_cast<std::size_t>(inputs[k])] = input_ref(static_cast<int>(k));
+    }
+    for (int n = 0; n < graph.num_nodes(); ++n) {
+        const Node& node = graph.node(n);
+        if (evaluation && node.op->identity_in_evaluation()) {
+            value[static_cast<std::size_t>(node.output)] =
+                value[static_cast<std::size_t>(node.inputs[0])];
+            continue;
+        }
+        const int s = static_cast<int>(b.steps.size());
+        PlanStep step;
+        step.kind = StepKind::forward;
+        step.node = n;
+        for (const TensorId t : node.inputs) {
+            step.x.push_back(value[static_cast<std::size_t>(t)]);
+            b.use(step.x.back(), s);
+        }
+        const index_t cols = graph.tensor(node.output).cols;
+        step.y = b.add(matrix_floats(options.rows, cols), cols, s, "value " + node.name);
+        value[static_cast<std::size_t>(node.output)] = step.y;
+        const std::vector<index_t> in_cols = graph.input_cols(n);
+        if (const std::size_t ws = node.op->forward_workspace(query(graph, options, n, in_cols));
+            ws > 0) {
+            step.workspace = b.add(ws, 0, s, "scratch " + node.name);
+        }
+        b.steps.push_back(std::move(step));
+    }
+    return value;
+}
+
+/// In-place outputs: a node's output takes its input 0's memory when that input is read for
+/// the last time by this very step (so no later reader, backward included, sees it change).
+void alias_in_place(const ModelGraph& graph, ScheduleBuilder& b) {
+    for (std::size_t s = 0; s < b.steps.size(); ++s) {
+        const PlanStep& step = b.steps[s];
+        if (step.kind != StepKind::forward && step.kind != StepKind::recompute) {
+            continue;
+        }
+        const Op& op = *graph.node(step.node).op;
+        if (!op.in_place() || step.x.empty() || step.x[0] < 0) {
+            continue;
+        }
+        if (b.last_use(step.x[0]) == static_cast<int>(s)) {
+            b.alias(step.x[0], step.y);
+        }
+    }
+}
+
+class TrainingPlanner {
+public:
+    TrainingPlanner(const ModelGraph& graph, const PlanOptions& options)
+        : graph_(graph), options_(options), facts_(facts_of(graph)), b_(graph) {}
+
+    Schedule plan(std::vector<PairChoice>& pairs, std::vector<std::string>& recomputed) {
+        choose_pairs(pairs);
+        value_ = plan_forward(graph_, options_, b_);
+        recomputed_ref_.assign(graph_.tensors().size(), no_ref);
+        grad_.assign(graph_.tensors().size(), no_ref);
+
+        // Loss: logits -> dlogits.
+        const TensorId out = graph_.output();
+        const int loss_step = static_cast<int>(b_.steps.size());
+        PlanStep loss;
+        loss.kind = StepKind::loss;
+        loss.y = value_[static_cast<std::size_t>(out)];
+        b_.use(loss.y, loss_step);
+        const index_t out_cols = graph_.tensor(out).cols;
+        loss.dy = b_.add(matrix_floats(options_.rows, out_cols), out_cols, loss_step,
+                         "grad " + graph_.tensor(out).name);
+        grad_[static_cast<std::size_t>(out)] = loss.dy;
+        b_.steps.push_back(std::move(loss));
+
+        for (int n = graph_.num_nodes() - 1; n >= 0; --n) {
+            if (!facts_.backward_needed[static_cast<std::size_t>(n)] || folded_into_.count(n) != 0) {
+                continue;
+            }
+            plan_backward(n);
+        }
+        alias_in_place(graph_, b_);
+        for (const TensorId t : recomputed_names_) {
+            recomputed.push_back(graph_.tensor(t).name);
+        }
+        return b_.finish(loss_step);
+    }
+
+private:
+    [[nodiscard]] TensorId input(int n, int i) const {
+        return graph_.node(n).inputs[static_cast<std::size_t>(i)];
+    }
+    [[nodiscard]] int producer(TensorId t) const { return graph_.tensor(t).producer; }
+    [[nodiscard]] index_t cols(TensorId t) const { return graph_.tensor(t).cols; }
+
+    /// Whether the mode lets backward recompute t rather than keep it.
+    [[nodiscard]] bool recomputable(TensorId t) const {
+        const int p = producer(t);
+        if (p < 0 || t == graph_.output()) {
+            return false;
+        }
+        if (forced_recompute_.count(t) != 0) {
+            return true;
+        }
+        switch (options_.recompute) {
+            case Recompute::none:
+                return false;
+            case Recompute::aggregation:
+                return graph_.node(p).op->kind() == OpKind::aggregate;
+            case Recompute::all:
+                return !graph_.tensor(t).layer_input;
+        }
+        return false;
+    }
+
+    /// Decides, for each linear whose input z is an aggregation's output read by nothing else,
+    /// whether backward keeps z, folds the aggregation into the linear's backward, or
+    /// recomputes z. Cheapest sparse work first (widths of the SpMMs backward adds), then less
+    /// memory kept.
+    void choose_pairs(std::vector<PairChoice>& pairs) {
+        std::set<TensorId> needed_elsewhere;
+        std::vector<std::pair<int, int>> candidates;  // (aggregate, linear)
+        for (int n = 0; n < graph_.num_nodes(); ++n) {
+            if (!facts_.backward_needed[static_cast<std::size_t>(n)]) {
+                continue;
+            }
+            const Node& node = graph_.node(n);
+            if (node.op->kind() == OpKind::linear) {
+                const TensorId z = node.inputs[0];
+                const int a = producer(z);
+                const auto readers = graph_.consumers(z);
+                const auto& extra = options_.evaluation_outputs;
+                if (a >= 0 && graph_.node(a).op->kind() == OpKind::aggregate &&
+                    readers.size() == 1 && z != graph_.output() &&
+                    std::find(extra.begin(), extra.end(), z) == extra.end()) {
+                    candidates.emplace_back(a, n);
+                    continue;
+                }
+            }
+            const Saves saves = node.op->saves();
+            for (const int i : saves.inputs) {
+                needed_elsewhere.insert(node.inputs[static_cast<std::size_t>(i)]);
+            }
+            if (saves.output) {
+                needed_elsewhere.insert(node.output);
+            }
+        }
+        for (const auto& [a, l] : candidates) {
+            const TensorId x = input(a, 0);
+            const TensorId z = input(l, 0);
+            const index_t in = cols(z);
+            const index_t out = cols(graph_.node(l).output);
+            const bool dx = facts_.needs_grad[static_cast<std::size_t>(x)];
+            const bool x_free = producer(x) < 0 || (needed_elsewhere.count(x) != 0 && !recomputable(x));
+            struct Option {
+                char strategy;
+                std::int64_t spmm;
+                std::int64_t memory;
+            };
+            std::vector<Option> options;
+            if (options_.recompute == Recompute::none) {
+                options.push_back({'k', dx ? in : 0, in});
+            }
+            options.push_back({'f', out, x_free ? 0 : in});
+            if (options_.recompute != Recompute::none) {
+                options.push_back({'r', in + (dx ? in : 0), x_free ? 0 : in});
+            }
+            const Option best = *std::min_element(
+                options.begin(), options.end(), [](const Option& p, const Option& q) {
+                    return p.spmm != q.spmm ? p.spmm < q.spmm : p.memory < q.memory;
+                });
+            pairs.push_back({a, l, best.strategy});
+            if (best.strategy == 'f') {
+                folded_into_[a] = l;
+                fold_[l] = a;
+            } else if (best.strategy == 'r') {
+                forced_recompute_.insert(z);
+            }
+        }
+    }
+
+    /// A reference to t's value readable at the next step, recomputing it (and what it needs)
+    /// first when the plan does not keep it. The caller extends the lifetime with use().
+    int ensure(TensorId t) {
+        if (!recomputable(t)) {
+            return value_[static_cast<std::size_t>(t)];
+        }
+        int& ref = recomputed_ref_[static_cast<std::size_t>(t)];
+        if (ref != no_ref) {
+            return ref;
+        }
+        const int p = producer(t);
+        const Node& node = graph_.node(p);
+        PlanStep step;
+        step.kind = StepKind::recompute;
+        step.node = p;
+        for (const TensorId u : node.inputs) {
+            step.x.push_back(ensure(u));
+        }
+        const int s = static_cast<int>(b_.steps.size());
+        for (const int r : step.x) {
+            b_.use(r, s);
+        }
+        step.y = b_.add(matrix_floats(options_.rows, cols(t)), cols(t), s,
+                        "recomputed " + node.name);
+        const std::vector<index_t> in_cols = graph_.input_cols(p);
+        if (const std::size_t ws = node.op->forward_workspace(query(graph_, options_, p, in_cols));
+            ws > 0) {
+            step.workspace = b_.add(ws, 0, s, "scratch " + node.name);
+        }
+        ref = step.y;
+        recomputed_names_.push_back(t);
+        b_.steps.push_back(std::move(step));
+        return ref;
+    }
+
+    /// dx slot and mode of gradient target t written at step s (in place over dy if allowed).
+    std::pair<int, GradMode> gradient_target(TensorId t, int s, bool in_place_over, int dy) {
+        if (!facts_.needs_grad[static_cast<std::size_t>(t)]) {
+            return {no_ref, GradMode::skip};
+        }
+        int& g = grad_[static_cast<std::size_t>(t)];
+        if (g != no_ref) {
+            b_.use(g, s);
+            return {g, GradMode::accumulate};
+        }
+        if (in_place_over) {
+            g = dy;
+        } else {
+            g = b_.add(matrix_floats(options_.rows, cols(t)), cols(t), s,
+                       "grad " + graph_.tensor(t).name);
+        }
+        b_.use(g, s);
+        return {g, GradMode::overwrite};
+    }
+
+    void plan_backward(int n) {
+        const Node& node = graph_.node(n);
+        PlanStep step;
+        step.kind = StepKind::backward;
+        step.node = n;
+        step.x.assign(node.inputs.size(), no_ref);
+        const auto fold = fold_.find(n);
+        if (fold != fold_.end()) {
+            step.folded = fold->second;
+            step.x[0] = ensure(input(fold->second, 0));
+        } else {
+            const Saves saves = node.op->saves();
+            for (const int i : saves.inputs) {
+                step.x[static_cast<std::size_t>(i)] = ensure(input(n, i));
+            }
+            if (saves.output) {
+                step.y = ensure(node.output);
+            }
+        }
+        const int s = static_cast<int>(b_.steps.size());
+        for (const int r : step.x) {
+            b_.use(r, s);
+        }
+        b_.use(step.y, s);
+        step.dy = grad_[static_cast<std::size_t>(node.output)];
+        STRATA_CHECK(step.dy != no_ref, "plan: no gradient reaches ", node.name);
+        b_.use(step.dy, s);
+        const bool in_place = node.op->in_place() && fold == fold_.end();
+        for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+            const TensorId target = fold != fold_.end() ? input(fold->second, 0) : node.inputs[i];
+            const auto [ref, mode] = gradient_target(target, s, in_place && i == 0, step.dy);
+            step.dx.push_back(ref);
+            step.modes.push_back(mode);
+        }
+        std::vector<index_t> in_cols = graph_.input_cols(n);
+        std::size_t ws = 0;
+        if (fold != fold_.end()) {
+            const int a = fold->second;
+            const index_t out = cols(node.output);
+            step.folded_grad =
+                b_.add(matrix_floats(options_.rows, out), out, s, "scratch Âᵀ dy " + node.name);
+            in_cols[0] = cols(input(a, 0));
+            const std::vector<index_t> agg_cols{out};
+            const std::vector<GradMode> overwrite{GradMode::overwrite};
+            ws = std::max(graph_.node(a).op->backward_workspace(
+                              query(graph_, options_, a, agg_cols, overwrite)),
+                          node.op->backward_workspace(query(graph_, options_, n, in_cols, step.modes)));
+        } else {
+            ws = node.op->backward_workspace(query(graph_, options_, n, in_cols, step.modes));
+        }
+        if (ws > 0) {
+            step.workspace = b_.add(ws, 0, s, "scratch " + node.name);
+        }
+        b_.steps.push_back(std::move(step));
+    }
+
+    const ModelGraph& graph_;
+    const PlanOptions& options_;
+    GraphFacts facts_;
+    ScheduleBuilder b_;
+    std::vector<int> value_;
+    std::vector<int> recomputed_ref_;
+    std::vector<int> grad_;
+    std::vector<TensorId> recomputed_names_;
+    std::map<int, int> folded_into_;  ///< aggregate -> linear
+    std::map<int, int> fold_;         ///< linear -> aggregate
+    std::set<TensorId> forced_recompute_;
+};
+
+Schedule plan_evaluation(const ModelGraph& graph, const PlanOptions& options) {
+    ScheduleBuilder b(graph);
+    const std::vector<int> value = plan_forward(graph, options, b, /*evaluation=*/true);
+    const int last = static_cast<int>(b.steps.size()) - 1;
+    b.use(value[static_cast<std::size_t>(graph.output())], last);
+    for (const TensorId t : options.evaluation_outputs) {
+        b.use(value[static_cast<std::size_t>(t)], last);
+    }
+    alias_in_place(graph, b);
+    return b.finish(-1);
+}
+
+}  // namespace
+
+const char* to_string(Recompute mode) {
+    switch (mode) {
+        case Recompute::none:
+            return "none";
+        case Recompute::aggregation:
+            return "aggregation";
+        case Recompute::all:
+            return "all";
+    }
+    return "?";
+}
+
+std::optional<Recompute> parse_recompute(const std::string& text) {
+    for (const Recompute m : {Recompute::none, Recompute::aggregation, Recompute::all}) {
+        if (text == to_string(m)) {
+            return m;
+        }
+    }
+    return std::nullopt;
+}
+
+ExecutionPlan::ExecutionPlan(Schedule training, Schedule evaluation, std::vector<PairChoice> pairs,
+                             std::vector<std::string> recomputed, const PlanOptions& options)
+    : training_(std::move(training)),
+      evaluation_(std::move(evaluation)),
+      pairs_(std::move(pairs)),
+      recomputed_(std::move(recomputed)),
+      rows_(options.rows),
+      mode_(options.recompute) {}
+
+std::size_t ExecutionPlan::arena_floats() const {
+    return std::max(training_.arena_floats, evaluation_.arena_floats);
+}
+
+ExecutionPlan plan_execution(const ModelGraph& graph, const PlanOptions& options) {
+    STRATA_CHECK(options.rows >= 0, "plan: ", options.rows, " rows");
+    (void)graph.output();
+    for (const Node& node : graph.nodes()) {
+        STRATA_CHECK(node.op->kind() != OpKind::aggregate || options.graph != nullptr, "plan: ",
+                     node.name, " aggregates but no graph operator was given");
+    }
+    for (const TensorId t : options.evaluation_outputs) {
+        STRATA_CHECK(t >= 0 && t < static_cast<TensorId>(graph.tensors().size()) &&
+                         graph.tensor(t).producer >= 0,
+                     "plan: evaluation output ", t, " is not a node's output");
+    }
+    std::vector<PairChoice> pairs;
+    std::vector<std::string> recomputed;
+    Schedule training;
+    if (options.training) {
+        TrainingPlanner planner(graph, options);
+        training = planner.plan(pairs, recomputed);
+    }
+    Schedule evaluation = plan_evaluation(graph, options);
+    return ExecutionPlan(std::move(training), std::move(evaluation), std::move(pairs),
+                         std::move(recomputed), options);
+}
+
+}  // namespace strata

@@ -1,0 +1,60 @@
+// Executor: drives a model's training step and evaluation, between the model (ops, parameters)
+// and the training loop (training/fit.hpp). The full-graph executor
+// (full_graph_executor.hpp) is exact; a layer-pipelined executor can sit beside it without
+// touching models or the loop.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "src/nn/graph_operator.hpp"
+#include "src/tensor/matrix_view.hpp"
+
+namespace strata {
+
+/// This rank's rows of the data a model trains on, in backend memory. Views only: the owner
+/// (e.g. layers/training_inputs.hpp) outlives the executor.
+struct TrainingData {
+    std::vector<ConstMatrixView> inputs;        ///< one per ModelGraph input, num_rows x cols
+    std::span<const index_t> labels;            ///< num_rows, -1 = unlabeled
+    std::span<const std::uint8_t> train_mask;   ///< num_rows, 0/1
+    std::span<const std::uint8_t> val_mask;
+    std::span<const std::uint8_t> test_mask;
+    std::span<const global_id> row_ids;         ///< original id of each row (dropout keys)
+    std::int64_t global_train = 0;              ///< training vertices over all ranks
+};
+
+/// Global metrics of one evaluation (identical on every rank).
+struct Evaluation {
+    double train_acc = 0.0;
+    double val_acc = 0.0;
+    double test_acc = 0.0;
+    double train_loss = 0.0;
+    double val_loss = 0.0;
+    double test_loss = 0.0;
+};
+
+/// One line of a memory plan: what is held and how many bytes (this rank).
+struct MemoryLine {
+    std::string what;
+    std::int64_t bytes = 0;
+};
+
+class Executor {
+public:
+    virtual ~Executor() = default;
+    /// Forward (dropout keyed by `epoch`), loss over the training mask, backward. On return the
+    /// parameter gradients are complete and summed over ranks; the parameters are unchanged.
+    /// Returns the mean training loss over all ranks.
+    virtual double train_step(std::int64_t epoch) = 0;
+    /// Forward without dropout and without keeping anything for backward; global metrics.
+    virtual Evaluation evaluate() = 0;
+    /// What this executor allocated, planned before allocating (its lines of the run's plan).
+    [[nodiscard]] virtual std::vector<MemoryLine> memory_plan() const = 0;
+    /// Halo payload sent so far by this rank, by purpose (recomputation counted apart).
+    [[nodiscard]] virtual HaloBytes halo_bytes() const = 0;
+};
+
+}  // namespace strata

@@ -1,0 +1,69 @@
+// FullGraphExecutor: the exact executor. Every step runs over all owned rows; aggregations go
+// through a GraphOperator (the pipelined halo exchange); buffers come from one arena laid out
+// by the ExecutionPlan; each node's weight-gradient all-reduce starts as soon as its backward is
+// done and overlaps the backward of the nodes below.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "src/comm/communicator.hpp"
+#include "src/device/buffer.hpp"
+#include "src/nn/execution_plan.hpp"
+#include "src/nn/executor.hpp"
+#include "src/nn/model_parameters.hpp"
+
+namespace strata {
+
+struct ExecutorOptions {
+    Recompute recompute = Recompute::none;
+    /// Tensors (by name) evaluate() keeps for evaluation_output(), e.g. embeddings.
+    std::vector<std::string> evaluation_outputs{};
+    /// false: inference only (`strata predict`): no training schedule, no arena for it, and
+    /// train_step() throws.
+    bool training = true;
+};
+
+class FullGraphExecutor final : public Executor {
+public:
+    /// Plans and allocates the arena once. `graph`, `parameters`, `gcn` and the data's owner
+    /// must outlive the executor. Throws strata::Error if the data does not fit the graph
+    /// (input count or widths, row counts) or, when training, the training set is empty.
+    FullGraphExecutor(Backend& backend, Communicator& comm, ModelGraph& graph,
+                      ModelParameters& parameters, GraphOperator& gcn, TrainingData data,
+                      const ExecutorOptions& options);
+
+    double train_step(std::int64_t epoch) override;
+    Evaluation evaluate() override;
+    [[nodiscard]] std::vector<MemoryLine> memory_plan() const override;
+    [[nodiscard]] HaloBytes halo_bytes() const override { return gcn_.bytes_sent(); }
+
+    [[nodiscard]] const ExecutionPlan& plan() const { return plan_; }
+    /// After evaluate(): the model output (logits) or a tensor named in evaluation_outputs,
+    /// num_rows x cols, valid until the next call.
+    [[nodiscard]] ConstMatrixView evaluation_output(const std::string& name) const;
+
+    /// Bytes of the arena and of parameters + gradients a graph would take: what the
+    /// constructor allocates (for plans made before anything is allocated).
+    [[nodiscard]] static std::vector<MemoryLine> planned_lines(const ExecutionPlan& plan,
+                                                               std::size_t num_parameters);
+
+private:
+    MatrixView view(const Schedule& schedule, int slot);
+    std::span<float> scratch(const Schedule& schedule, int slot);
+    void run_forward(const Schedule& schedule, const PlanStep& step, const OpContext& context);
+    void run_backward(const Schedule& schedule, const PlanStep& step, const OpContext& context);
+
+    Backend& backend_;
+    Communicator& comm_;
+    ModelGraph& graph_;
+    ModelParameters& parameters_;
+    GraphOperator& gcn_;
+    TrainingData data_;
+    ExecutionPlan plan_;
+    Buffer<float> arena_;
+    std::vector<std::pair<TensorId, int>> evaluation_slots_;  ///< tensor -> slot of evaluation
+};
+
+}  // namespace strata

@@ -1,0 +1,38 @@
+// Checkpointer: the hook that writes a checkpoint every N epochs, at the last epoch and when the
+// run stops (early stop, signal); and restore(), its inverse for --resume.
+#pragma once
+
+#include "src/nn/model_parameters.hpp"
+#include "src/nn/optimizer.hpp"
+#include "training/best_tracker.hpp"
+#include "training/checkpoint.hpp"
+#include "training/fit.hpp"
+
+namespace strata {
+
+class Checkpointer final : public FitHook {
+public:
+    /// `base` carries the identity and how to rebuild the model; rank `root` writes (the
+    /// parameters are replicated), the others only take part in nothing (no collective here).
+    Checkpointer(CheckpointDir dir, int every, bool root, Checkpoint base,
+                 ModelParameters& parameters, Optimizer& optimizer, const BestTracker& best);
+
+    void end_epoch(const EpochStats& stats, FitState& state) override;
+    [[nodiscard]] const CheckpointDir& dir() const { return dir_; }
+
+private:
+    CheckpointDir dir_;
+    int every_;
+    bool root_;
+    Checkpoint state_;
+    ModelParameters& parameters_;
+    Optimizer& optimizer_;
+    const BestTracker& best_;
+};
+
+/// Puts a (broadcast) checkpoint's state back: weights, optimizer, best weights, and the loop's
+/// state (epoch, best epoch, history, early stop).
+void restore(const Checkpoint& checkpoint, ModelParameters& parameters, Optimizer& optimizer,
+             BestTracker& best, FitState& state);
+
+}  // namespace strata

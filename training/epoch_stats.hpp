@@ -1,0 +1,38 @@
+// EpochStats: what one epoch of training produced, global over ranks (identical on every rank),
+// the record the training loop's hooks, the metrics file and checkpoints share.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace strata {
+
+struct EpochStats {
+    std::int64_t epoch = 0;
+    double loss = 0.0;       ///< mean cross-entropy over training vertices (training forward)
+    bool evaluated = false;  ///< whether the fields below up to val_loss were measured
+    double train_acc = 0.0;
+    double val_acc = 0.0;
+    double test_acc = 0.0;
+    double val_loss = 0.0;
+    double epoch_s = 0.0;    ///< training step + evaluation, max over ranks
+    double train_s = 0.0;    ///< training step (forward, backward, update), max over ranks
+    double eval_s = 0.0;     ///< evaluation forward pass and metrics, max over ranks
+    double wait_s = 0.0;     ///< time blocked on communication, max over ranks
+    double compute_s = 0.0;  ///< epoch_s - wait_s of the slowest rank
+    std::int64_t halo_bytes = 0;            ///< halo payload (forward + backward), all ranks
+    std::int64_t recompute_halo_bytes = 0;  ///< halo payload re-sent to recompute, all ranks
+    std::int64_t allreduce_bytes = 0;       ///< all-reduce payload, summed over ranks
+    std::int64_t peak_rss_bytes = 0;        ///< max over ranks
+};
+
+/// Which evaluated epoch is "best" (`--select-by`).
+enum class Selection { val_acc, val_loss };
+
+[[nodiscard]] const char* to_string(Selection selection);
+/// Throws strata::Error unless `text` is "val_acc" or "val_loss".
+[[nodiscard]] Selection parse_selection(const std::string& text);
+/// Whether `candidate` beats `best` (strictly: the first of equal epochs stays best).
+[[nodiscard]] bool better(Selection selection, const EpochStats& candidate, const EpochStats& best);
+
+}  // namespace strata

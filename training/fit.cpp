@@ -1,0 +1,82 @@
+// fit: one epoch at a time, global figures, hooks.
+#include "training/fit.hpp"
+
+#include <array>
+#include <cmath>
+
+#include "src/base/error.hpp"
+#include "src/base/log.hpp"
+#include "src/base/timer.hpp"
+
+namespace strata {
+
+bool evaluation_due(std::int64_t epoch, std::int64_t epochs, int eval_every) {
+    return epoch == epochs || (eval_every > 0 && epoch % eval_every == 0);
+}
+
+void fit(const FitContext& context, const FitOptions& options, std::span<FitHook* const> hooks,
+         FitState& state) {
+    STRATA_CHECK(options.eval_every >= 1, "--eval-every must be at least 1, got ",
+                 options.eval_every);
+    Communicator& comm = context.comm;
+    while (state.epoch < state.epochs && !state.stopping()) {
+        const std::int64_t epoch = state.epoch + 1;
+        for (FitHook* hook : hooks) {
+            hook->begin_epoch(epoch);
+        }
+        const CommStats before = comm.stats();
+        const HaloBytes halo_before = context.executor.halo_bytes();
+        EpochStats stats;
+        stats.epoch = epoch;
+        Stopwatch watch;
+        stats.loss = context.executor.train_step(epoch);
+        context.optimizer.step(context.parameters.all());
+        context.backend.synchronize();  // a device may still be running backward and the update
+        stats.train_s = watch.seconds();
+        STRATA_CHECK(std::isfinite(stats.loss), "training diverged: loss is ", stats.loss,
+                     " at epoch ", epoch, " (try a smaller --lr)");
+        if (evaluation_due(epoch, state.epochs, options.eval_every)) {
+            const Evaluation e = context.executor.evaluate();
+            stats.evaluated = true;
+            stats.train_acc = e.train_acc;
+            stats.val_acc = e.val_acc;
+            stats.test_acc = e.test_acc;
+            stats.val_loss = e.val_loss;
+        }
+        stats.epoch_s = watch.seconds();
+        stats.eval_s = stats.epoch_s - stats.train_s;
+
+        const CommStats after = comm.stats();
+        const HaloBytes halo_after = context.executor.halo_bytes();
+        stats.wait_s = after.wait_seconds - before.wait_seconds;
+        std::array<std::int64_t, 3> bytes{
+            (halo_after.forward - halo_before.forward) + (halo_after.backward - halo_before.backward),
+            halo_after.recompute - halo_before.recompute,
+            after.collective_bytes - before.collective_bytes};
+        std::array<double, 5> maxima{stats.epoch_s, stats.wait_s, stats.epoch_s - stats.wait_s,
+                                     stats.train_s, stats.eval_s};
+        std::array<std::int64_t, 1> rss{peak_rss_bytes()};
+        comm.allreduce_sum(bytes);
+        comm.allreduce_max(maxima);
+        comm.allreduce_max(rss);
+        stats.halo_bytes = bytes[0];
+        stats.recompute_halo_bytes = bytes[1];
+        stats.allreduce_bytes = bytes[2];
+        stats.epoch_s = maxima[0];
+        stats.wait_s = maxima[1];
+        stats.compute_s = maxima[2];
+        stats.train_s = maxima[3];
+        stats.eval_s = maxima[4];
+        stats.peak_rss_bytes = rss[0];
+
+        state.epoch = epoch;
+        if (stats.evaluated) {
+            state.history.push_back({epoch, stats.val_loss, stats.val_acc});
+        }
+        for (FitHook* hook : hooks) {
+            hook->end_epoch(stats, state);
+        }
+    }
+}
+
+}  // namespace strata

@@ -1,0 +1,106 @@
+// MetricsWriter: append + flush per epoch; atomic rewrite once on resume.
+#include "training/metrics_writer.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "src/base/atomic_output.hpp"
+#include "src/base/error.hpp"
+
+namespace strata {
+
+std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
+    nlohmann::json line = {{"schema_version", metrics_schema_version},
+                           {"epoch", s.epoch},
+                           {"loss", s.loss},
+                           {"evaluated", s.evaluated}};
+    if (s.evaluated) {
+        line["train_acc"] = s.train_acc;
+        line["val_acc"] = s.val_acc;
+        line["test_acc"] = s.test_acc;
+        line["val_loss"] = s.val_loss;
+    }
+    line["epoch_s"] = s.epoch_s;
+    line["train_s"] = s.train_s;
+    line["eval_s"] = s.eval_s;
+    line["compute_s"] = s.compute_s;
+    line["wait_s"] = s.wait_s;
+    line["halo_bytes"] = s.halo_bytes;
+    line["recompute_halo_bytes"] = s.recompute_halo_bytes;
+    line["allreduce_bytes"] = s.allreduce_bytes;
+    line["peak_rss_bytes"] = s.peak_rss_bytes;
+    line["planned_bytes"] = context.planned_bytes;
+    line["planned_bytes_per_vertex"] = context.planned_bytes_per_vertex;
+    return line.dump();
+}
+
+std::vector<std::string> read_metrics_records(const std::string& path) {
+    std::vector<std::string> records;
+    std::ifstream in(path);
+    STRATA_CHECK(in.good(), path, ": cannot open for reading");
+    std::string line;
+    while (std::getline(in, line)) {
+        const nlohmann::json parsed =
+            nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (!parsed.is_discarded() && parsed.is_object() && parsed.contains("epoch") &&
+            parsed["epoch"].is_number_integer()) {
+            records.push_back(line);
+        }
+    }
+    return records;
+}
+
+MetricsWriter::MetricsWriter(std::string path, bool active, std::int64_t resume_epoch,
+                             MetricsContext context)
+    : context_(context) {
+    if (!active || path.empty()) {
+        return;
+    }
+    path_ = std::move(path);
+    std::error_code ec;
+    if (resume_epoch > 0 && std::filesystem::exists(path_, ec)) {
+        std::vector<std::string> keep;
+        for (std::string& record : read_metrics_records(path_)) {
+            if (nlohmann::json::parse(record)["epoch"].get<std::int64_t>() <= resume_epoch) {
+                keep.push_back(std::move(record));
+            }
+        }
+        kept_ = static_cast<std::int64_t>(keep.size());
+        AtomicOutput out(path_, /*overwrite=*/true);
+        {
+            std::ofstream stream(out.temp_path());
+            STRATA_CHECK(stream.good(), path_, ": cannot open for writing");
+            for (const std::string& record : keep) {
+                stream << record << '\n';
+            }
+            stream.close();
+            STRATA_CHECK(stream.good(), path_, ": write failed");
+        }
+        out.commit();
+        file_ = std::fopen(path_.c_str(), "a");
+    } else {
+        file_ = std::fopen(path_.c_str(), "w");
+    }
+    STRATA_CHECK(file_ != nullptr, path_, ": cannot open the metrics file for writing");
+}
+
+MetricsWriter::~MetricsWriter() {
+    if (file_ != nullptr) {
+        (void)std::fclose(file_);
+    }
+}
+
+void MetricsWriter::end_epoch(const EpochStats& stats, FitState& state) {
+    (void)state;
+    if (file_ == nullptr) {
+        return;
+    }
+    const std::string record = metrics_record(stats, context_) + "\n";
+    STRATA_CHECK(std::fwrite(record.data(), 1, record.size(), file_) == record.size() &&
+                     std::fflush(file_) == 0,
+                 path_, ": writing the metrics record of epoch ", stats.epoch, " failed");
+}
+
+}  // namespace strata

@@ -1,0 +1,56 @@
+// MetricsWriter: the JSONL metrics file (docs/training.md), one object per epoch, appended and
+// flushed as each epoch ends, so a crash loses nothing already printed and `tail -f` follows
+// the run. This file owns the metrics schema; later features add fields and bump the version.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "training/fit.hpp"
+
+namespace strata {
+
+/// "schema_version" of every record. 1: the unversioned records of earlier strata; 2: versioned
+/// records with `evaluated`, `recompute_halo_bytes`, `planned_bytes`,
+/// `planned_bytes_per_vertex` (accuracies only on evaluated epochs).
+inline constexpr int metrics_schema_version = 2;
+
+/// Constant fields every record carries.
+struct MetricsContext {
+    std::int64_t planned_bytes = 0;  ///< the run's memory plan on the largest rank
+    double planned_bytes_per_vertex = 0.0;
+};
+
+class MetricsWriter final : public FitHook {
+public:
+    /// Active only when `active` (rank 0) and `path` is not empty. Creates or truncates `path`;
+    /// with `resume_epoch` > 0 instead rewrites it once, atomically, with the records of epochs
+    /// <= resume_epoch (records that do not parse — a line cut short by a crash — are dropped),
+    /// then appends. Throws strata::Error if the file cannot be written.
+    MetricsWriter(std::string path, bool active, std::int64_t resume_epoch,
+                  MetricsContext context);
+    MetricsWriter(const MetricsWriter&) = delete;
+    MetricsWriter& operator=(const MetricsWriter&) = delete;
+    ~MetricsWriter() override;
+
+    void end_epoch(const EpochStats& stats, FitState& state) override;
+    /// Records kept from the existing file on resume.
+    [[nodiscard]] std::int64_t kept() const { return kept_; }
+
+private:
+    std::string path_;
+    MetricsContext context_;
+    std::FILE* file_ = nullptr;
+    std::int64_t kept_ = 0;
+};
+
+/// One metrics record (no newline).
+[[nodiscard]] std::string metrics_record(const EpochStats& stats, const MetricsContext& context);
+
+/// The records of a metrics file that parse as JSON objects with an integer "epoch", in file
+/// order (a trailing partial line is skipped).
+[[nodiscard]] std::vector<std::string> read_metrics_records(const std::string& path);
+
+}  // namespace strata
