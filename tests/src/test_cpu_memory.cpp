@@ -1,5 +1,6 @@
-// Tests of CPU backend memory (alignment, huge-page blocks, live count), Buffer move semantics,
-// DenseMatrix/CsrMatrix upload and download, and the CUDA stub.
+// Tests of CPU backend memory (alignment, huge-page blocks, live count, memory_stats), Buffer
+// move semantics, DenseMatrix/CsrMatrix upload and download, and the CUDA stub.
+#include <cstddef>
 #include <cstdint>
 #include <numeric>
 #include <vector>
@@ -44,6 +45,112 @@ TEST_CASE("allocating zero bytes gives null and is not counted", "[device]") {
     CHECK(backend.live_allocations() == 0);
     backend.deallocate(nullptr);
     CHECK(backend.live_allocations() == 0);
+}
+
+TEST_CASE("memory_stats counts allocate and deallocate exactly, in requested bytes", "[device]") {
+    CpuBackend backend(1);
+    const MemoryStats fresh = backend.memory_stats();
+
+    void* a = backend.allocate(100);  // not a multiple of the 64-byte alignment
+    void* b = backend.allocate(1000);
+    const MemoryStats two_live = backend.memory_stats();
+    backend.deallocate(a);
+    const MemoryStats one_live = backend.memory_stats();
+    void* c = backend.allocate(50);
+    const MemoryStats below_peak = backend.memory_stats();
+    backend.deallocate(b);
+    backend.deallocate(c);
+    const MemoryStats none_live = backend.memory_stats();
+
+    CHECK(fresh.bytes_in_use == 0);
+    CHECK(fresh.peak_bytes == 0);
+    CHECK(fresh.allocations == 0);
+    CHECK(two_live.bytes_in_use == 1100);
+    CHECK(two_live.peak_bytes == 1100);
+    CHECK(two_live.allocations == 2);
+    CHECK(one_live.bytes_in_use == 1000);
+    CHECK(one_live.peak_bytes == 1100);
+    CHECK(one_live.allocations == 1);
+    CHECK(below_peak.bytes_in_use == 1050);
+    CHECK(below_peak.peak_bytes == 1100);
+    CHECK(below_peak.allocations == 2);
+    CHECK(none_live.bytes_in_use == 0);
+    CHECK(none_live.peak_bytes == 1100);
+    CHECK(none_live.allocations == 0);
+}
+
+TEST_CASE("memory_stats counts a huge-page block by its requested size", "[device]") {
+    CpuBackend backend(1);
+    const std::size_t bytes = (3u << 20) + 1;  // rounded up to 4 MiB inside
+
+    void* p = backend.allocate(bytes);
+    const MemoryStats live = backend.memory_stats();
+    backend.deallocate(p);
+
+    CHECK(live.bytes_in_use == static_cast<std::int64_t>(bytes));
+    CHECK(live.peak_bytes == static_cast<std::int64_t>(bytes));
+    CHECK(backend.memory_stats().bytes_in_use == 0);
+}
+
+TEST_CASE("memory_stats does not count allocate(0)", "[device]") {
+    CpuBackend backend(1);
+
+    void* p = backend.allocate(0);
+    const MemoryStats stats = backend.memory_stats();
+    backend.deallocate(p);
+
+    CHECK(stats.bytes_in_use == 0);
+    CHECK(stats.peak_bytes == 0);
+    CHECK(stats.allocations == 0);
+}
+
+TEST_CASE("memory_stats does not count allocate_host", "[device]") {
+    CpuBackend backend(1);
+
+    void* p = backend.allocate_host(4096);
+    const MemoryStats while_live = backend.memory_stats();
+    backend.deallocate_host(p);
+    const MemoryStats after = backend.memory_stats();
+
+    CHECK(p != nullptr);
+    CHECK(while_live.bytes_in_use == 0);
+    CHECK(while_live.peak_bytes == 0);
+    CHECK(while_live.allocations == 0);
+    CHECK(after.allocations == 0);
+}
+
+TEST_CASE("memory_stats follows a Buffer from construction to destruction", "[device]") {
+    CpuBackend backend(1);
+    MemoryStats live;
+
+    {
+        const Buffer<float> buffer(backend, 10);
+        const HostBuffer<float> staging(backend, 1000);  // staging memory: not counted
+        live = backend.memory_stats();
+    }
+    const MemoryStats after = backend.memory_stats();
+
+    CHECK(live.bytes_in_use == 40);
+    CHECK(live.allocations == 1);
+    CHECK(after.bytes_in_use == 0);
+    CHECK(after.peak_bytes == 40);
+    CHECK(after.allocations == 0);
+}
+
+TEST_CASE("CsrMatrix upload allocates csr_bytes(rows, nnz)", "[device]") {
+    CpuBackend backend(1);
+    HostCsr host;  // [[1, 0, 2], [0, 0, 0], [0, -1, 0.5]]
+    host.rows = 3;
+    host.cols = 3;
+    host.row_ptr = {0, 2, 2, 4};
+    host.col_idx = {0, 2, 1, 2};
+    host.values = {1.0f, 2.0f, -1.0f, 0.5f};
+
+    const CsrMatrix m = CsrMatrix::upload(backend, host);
+
+    // 4 row pointers, 4 column ids, 4 values: 16 + 16 + 16 bytes
+    CHECK(backend.memory_stats().bytes_in_use == 48);
+    CHECK(backend.memory_stats().bytes_in_use == csr_bytes(3, 4));
 }
 
 TEST_CASE("make_cpu_backend gives a cpu backend", "[device]") {

@@ -1,4 +1,4 @@
-// Tests of the host CSR helpers: transpose and validate.
+// Tests of the host CSR helpers: transpose, is_symmetric, csr_bytes and validate.
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -18,6 +18,17 @@ HostCsr two_by_three() {
     a.row_ptr = {0, 2, 3};
     a.col_idx = {1, 2, 0};
     a.values = {1, 2, 3};
+    return a;
+}
+
+/// [[2, 1, 0], [1, 0, 3], [0, 3, 5]]
+HostCsr symmetric_3x3() {
+    HostCsr a;
+    a.rows = 3;
+    a.cols = 3;
+    a.row_ptr = {0, 2, 4, 6};
+    a.col_idx = {0, 1, 0, 2, 1, 2};
+    a.values = {2, 1, 1, 3, 3, 5};
     return a;
 }
 
@@ -56,6 +67,66 @@ TEST_CASE("transpose of an empty matrix has empty rows", "[tensor]") {
 
     CHECK(t.row_ptr == std::vector<index_t>{0, 0, 0, 0});
     CHECK(t.nnz() == 0);
+}
+
+TEST_CASE("is_symmetric accepts a symmetric 3x3 matrix", "[tensor]") {
+    const HostCsr a = symmetric_3x3();
+
+    CHECK(is_symmetric(a));
+}
+
+TEST_CASE("is_symmetric rejects the same structure with a different mirrored value", "[tensor]") {
+    HostCsr a = symmetric_3x3();
+    a.values = {2, 1, 1.5f, 3, 3, 5};  // A[1][0] = 1.5 but A[0][1] = 1
+
+    CHECK_FALSE(is_symmetric(a));
+}
+
+TEST_CASE("is_symmetric rejects an entry whose mirror is missing", "[tensor]") {
+    HostCsr a;  // [[2, 1, 0], [1, 0, 3], [0, 0, 5]]: A[1][2] has no A[2][1]
+    a.rows = 3;
+    a.cols = 3;
+    a.row_ptr = {0, 2, 4, 5};
+    a.col_idx = {0, 1, 0, 2, 2};
+    a.values = {2, 1, 1, 3, 5};
+    HostCsr lower = a;  // the mirror case: A[2][1] present, A[1][2] missing
+    lower.row_ptr = {0, 2, 3, 5};
+    lower.col_idx = {0, 1, 0, 1, 2};
+    lower.values = {2, 1, 1, 3, 5};
+
+    CHECK_FALSE(is_symmetric(a));
+    CHECK_FALSE(is_symmetric(lower));
+}
+
+TEST_CASE("is_symmetric rejects a rectangular matrix", "[tensor]") {
+    HostCsr a;  // [[1, 0, 0], [0, 1, 0]]: symmetric-looking entries, but 2 x 3
+    a.rows = 2;
+    a.cols = 3;
+    a.row_ptr = {0, 1, 2};
+    a.col_idx = {0, 1};
+    a.values = {1, 1};
+
+    CHECK_FALSE(is_symmetric(a));
+    CHECK_FALSE(is_symmetric(two_by_three()));
+}
+
+TEST_CASE("is_symmetric accepts empty matrices", "[tensor]") {
+    HostCsr no_entries;
+    no_entries.rows = 3;
+    no_entries.cols = 3;
+    no_entries.row_ptr = {0, 0, 0, 0};
+
+    CHECK(is_symmetric(HostCsr{}));
+    CHECK(is_symmetric(no_entries));
+}
+
+TEST_CASE("csr_bytes counts row pointers, column ids and values", "[tensor]") {
+    // 4 (rows + 1) + 4 nnz + 4 nnz
+    CHECK(csr_bytes(3, 4) == 48);
+    CHECK(csr_bytes(0, 0) == 4);
+    CHECK(csr_bytes(2, 0) == 12);
+    // past 2^31: 4 · 1000001 + 8 · 3e9
+    CHECK(csr_bytes(1000000, 3000000000LL) == 24004000004LL);
 }
 
 TEST_CASE("validate accepts a well-formed matrix", "[tensor]") {
