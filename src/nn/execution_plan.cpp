@@ -28,6 +28,16 @@ struct Instance {
     std::string label;
 };
 
+// Lifetimes are measured in positions: step s spans positions 2s (its first phase) and 2s + 1
+// (its second phase). Only a folded backward uses the phases apart: the aggregation's part
+// (dy, scratch) ends with the first, so the linear's dx may take their memory in the second.
+int begin_of(int step) {
+    return 2 * step;
+}
+int end_of(int step) {
+    return 2 * step + 1;
+}
+
 // Planning-time references: >= 0 an instance, -1 none, <= -2 model input k as -(k + 2).
 constexpr int no_ref = -1;
 int input_ref(int k) {
@@ -42,9 +52,16 @@ class ScheduleBuilder {
 public:
     explicit ScheduleBuilder(const ModelGraph& graph) : graph_(graph) {}
 
+    /// A buffer written from position `first` on.
     int add(std::size_t floats, index_t cols, int first, std::string label) {
         instances_.push_back({floats, cols, first, first, -1, std::move(label)});
         return static_cast<int>(instances_.size()) - 1;
+    }
+    /// A buffer written by step s (alive for the whole step).
+    int add_at(int s, std::size_t floats, index_t cols, std::string label) {
+        const int i = add(floats, cols, begin_of(s), std::move(label));
+        use_at(i, end_of(s));
+        return i;
     }
     int root(int i) {
         while (instances_[static_cast<std::size_t>(i)].parent >= 0) {
@@ -53,11 +70,13 @@ public:
         return i;
     }
     Instance& at(int ref) { return instances_[static_cast<std::size_t>(root(ref))]; }
-    /// The reference is read or written at `step`: its lifetime reaches there.
-    void use(int ref, int step) {
+    /// The reference is read or written during step s: its lifetime reaches the step's end.
+    void use(int ref, int s) { use_at(ref, end_of(s)); }
+    /// ... until position `position` only.
+    void use_at(int ref, int position) {
         if (ref >= 0) {
             Instance& i = at(ref);
-            i.last = std::max(i.last, step);
+            i.last = std::max(i.last, position);
         }
     }
     /// `from` (which starts where `into` ends) shares into's memory from now on.
@@ -128,7 +147,7 @@ public:
             slot_of[static_cast<std::size_t>(i)] = static_cast<int>(schedule.slots.size());
             schedule.slots.push_back(
                 {-1, offset[static_cast<std::size_t>(i)], me.floats, me.cols, me.label});
-            if (loss_step >= 0 && me.first < loss_step && me.last > loss_step) {
+            if (loss_step >= 0 && me.first < begin_of(loss_step) && me.last > end_of(loss_step)) {
                 schedule.kept_floats += me.floats;
             }
         }
@@ -227,12 +246,12 @@ std::vector<int> plan_forward(const ModelGraph& graph, const PlanOptions& option
             b.use(step.x.back(), s);
         }
         const index_t cols = graph.tensor(node.output).cols;
-        step.y = b.add(matrix_floats(options.rows, cols), cols, s, "value " + node.name);
+        step.y = b.add_at(s, matrix_floats(options.rows, cols), cols, "value " + node.name);
         value[static_cast<std::size_t>(node.output)] = step.y;
         const std::vector<index_t> in_cols = graph.input_cols(n);
         if (const std::size_t ws = node.op->forward_workspace(query(graph, options, n, in_cols));
             ws > 0) {
-            step.workspace = b.add(ws, 0, s, "scratch " + node.name);
+            step.workspace = b.add_at(s, ws, 0, "scratch " + node.name);
         }
         b.steps.push_back(std::move(step));
     }
@@ -251,7 +270,7 @@ void alias_in_place(const ModelGraph& graph, ScheduleBuilder& b) {
         if (!op.in_place() || step.x.empty() || step.x[0] < 0) {
             continue;
         }
-        if (b.last_use(step.x[0]) == static_cast<int>(s)) {
+        if (b.last_use(step.x[0]) == end_of(static_cast<int>(s))) {
             b.alias(step.x[0], step.y);
         }
     }
@@ -276,8 +295,8 @@ public:
         loss.y = value_[static_cast<std::size_t>(out)];
         b_.use(loss.y, loss_step);
         const index_t out_cols = graph_.tensor(out).cols;
-        loss.dy = b_.add(matrix_floats(options_.rows, out_cols), out_cols, loss_step,
-                         "grad " + graph_.tensor(out).name);
+        loss.dy = b_.add_at(loss_step, matrix_floats(options_.rows, out_cols), out_cols,
+                            "grad " + graph_.tensor(out).name);
         grad_[static_cast<std::size_t>(out)] = loss.dy;
         b_.steps.push_back(std::move(loss));
 
@@ -409,12 +428,12 @@ private:
         for (const int r : step.x) {
             b_.use(r, s);
         }
-        step.y = b_.add(matrix_floats(options_.rows, cols(t)), cols(t), s,
-                        "recomputed " + node.name);
+        step.y = b_.add_at(s, matrix_floats(options_.rows, cols(t)), cols(t),
+                           "recomputed " + node.name);
         const std::vector<index_t> in_cols = graph_.input_cols(p);
         if (const std::size_t ws = node.op->forward_workspace(query(graph_, options_, p, in_cols));
             ws > 0) {
-            step.workspace = b_.add(ws, 0, s, "scratch " + node.name);
+            step.workspace = b_.add_at(s, ws, 0, "scratch " + node.name);
         }
         ref = step.y;
         recomputed_names_.push_back(t);
@@ -422,8 +441,10 @@ private:
         return ref;
     }
 
-    /// dx slot and mode of gradient target t written at step s (in place over dy if allowed).
-    std::pair<int, GradMode> gradient_target(TensorId t, int s, bool in_place_over, int dy) {
+    /// dx slot and mode of gradient target t written from position `first` to the end of step
+    /// s (in place over dy if allowed).
+    std::pair<int, GradMode> gradient_target(TensorId t, int s, int first, bool in_place_over,
+                                             int dy) {
         if (!facts_.needs_grad[static_cast<std::size_t>(t)]) {
             return {no_ref, GradMode::skip};
         }
@@ -435,7 +456,7 @@ private:
         if (in_place_over) {
             g = dy;
         } else {
-            g = b_.add(matrix_floats(options_.rows, cols(t)), cols(t), s,
+            g = b_.add(matrix_floats(options_.rows, cols(t)), cols(t), first,
                        "grad " + graph_.tensor(t).name);
         }
         b_.use(g, s);
@@ -462,38 +483,45 @@ private:
             }
         }
         const int s = static_cast<int>(b_.steps.size());
+        const bool folded = fold != fold_.end();
+        // A folded step's first phase reads dy and the scratch (G = Âᵀ dy), its second x and G
+        // (the linear's backward); dx is written in the second only.
         for (const int r : step.x) {
             b_.use(r, s);
         }
         b_.use(step.y, s);
         step.dy = grad_[static_cast<std::size_t>(node.output)];
         STRATA_CHECK(step.dy != no_ref, "plan: no gradient reaches ", node.name);
-        b_.use(step.dy, s);
-        const bool in_place = node.op->in_place() && fold == fold_.end();
+        b_.use_at(step.dy, folded ? begin_of(s) : end_of(s));
+        const bool in_place = node.op->in_place() && !folded;
         for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-            const TensorId target = fold != fold_.end() ? input(fold->second, 0) : node.inputs[i];
-            const auto [ref, mode] = gradient_target(target, s, in_place && i == 0, step.dy);
+            const TensorId target = folded ? input(fold->second, 0) : node.inputs[i];
+            const auto [ref, mode] = gradient_target(target, s, folded ? end_of(s) : begin_of(s),
+                                                     in_place && i == 0, step.dy);
             step.dx.push_back(ref);
             step.modes.push_back(mode);
         }
         std::vector<index_t> in_cols = graph_.input_cols(n);
-        std::size_t ws = 0;
-        if (fold != fold_.end()) {
+        if (folded) {
             const int a = fold->second;
             const index_t out = cols(node.output);
-            step.folded_grad =
-                b_.add(matrix_floats(options_.rows, out), out, s, "scratch Âᵀ dy " + node.name);
+            step.folded_grad = b_.add_at(s, matrix_floats(options_.rows, out), out,
+                                         "scratch Âᵀ dy " + node.name);
             in_cols[0] = cols(input(a, 0));
             const std::vector<index_t> agg_cols{out};
             const std::vector<GradMode> overwrite{GradMode::overwrite};
-            ws = std::max(graph_.node(a).op->backward_workspace(
-                              query(graph_, options_, a, agg_cols, overwrite)),
-                          node.op->backward_workspace(query(graph_, options_, n, in_cols, step.modes)));
-        } else {
-            ws = node.op->backward_workspace(query(graph_, options_, n, in_cols, step.modes));
-        }
-        if (ws > 0) {
-            step.workspace = b_.add(ws, 0, s, "scratch " + node.name);
+            const std::size_t agg_ws = graph_.node(a).op->backward_workspace(
+                query(graph_, options_, a, agg_cols, overwrite));
+            const std::size_t lin_ws =
+                node.op->backward_workspace(query(graph_, options_, n, in_cols, step.modes));
+            STRATA_CHECK(lin_ws == 0, "plan: ", node.name, " needs backward scratch; it cannot be folded");
+            if (agg_ws > 0) {
+                step.workspace = b_.add(agg_ws, 0, begin_of(s), "scratch " + graph_.node(a).name);
+            }
+        } else if (const std::size_t ws = node.op->backward_workspace(
+                       query(graph_, options_, n, in_cols, step.modes));
+                   ws > 0) {
+            step.workspace = b_.add_at(s, ws, 0, "scratch " + node.name);
         }
         b_.steps.push_back(std::move(step));
     }

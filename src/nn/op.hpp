@@ -69,7 +69,7 @@ struct WorkspaceQuery {
     std::span<const index_t> input_cols;
     index_t output_cols = 0;
     const GraphOperator* graph = nullptr;
-    std::span<const GradMode> modes;  ///< backward only
+    std::span<const GradMode> modes{};  ///< backward only
 };
 
 class Op {

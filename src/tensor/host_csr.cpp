@@ -77,7 +77,7 @@ bool is_symmetric(const HostCsr& a) {
 }
 
 std::int64_t csr_bytes(index_t rows, std::int64_t nnz) {
-    return static_cast<std::int64_t>(sizeof(index_t)) * (rows + 1) +
+    return static_cast<std::int64_t>(sizeof(index_t)) * (static_cast<std::int64_t>(rows) + 1) +
            static_cast<std::int64_t>(sizeof(index_t) + sizeof(float)) * nnz;
 }
 

@@ -23,8 +23,8 @@ struct HostCsr {
 /// Aᵀ, cols x rows, rows of the result sorted by column id. O(nnz + rows + cols).
 [[nodiscard]] HostCsr transpose(const HostCsr& a);
 
-/// Whether A = Aᵀ exactly (square, same structure, bit-equal values). Columns within each row
-/// must be sorted. O(nnz log(max row length)).
+/// Whether A = Aᵀ exactly (square, same structure, mirrored values equal as floats). Columns
+/// within each row must be sorted and in range (validate() first). O(nnz log(max row length)).
 [[nodiscard]] bool is_symmetric(const HostCsr& a);
 
 /// Bytes CsrMatrix::upload(a) allocates: row pointers, column ids and values.

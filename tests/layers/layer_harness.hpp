@@ -1,8 +1,10 @@
-// Test harness: a one-rank LocalGraph of a small graph, and finite-difference checks of a
-// layer's backward against its forward.
+// Test harness for ops and models on one rank (MPI_COMM_SELF): a small graph uploaded with its
+// aggregation operator, finite-difference checks of an op's backward against its forward, and
+// a model trained through the FullGraphExecutor with its parameters reachable from the test.
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -10,29 +12,135 @@
 
 #include "datasets/normalize.hpp"
 #include "layers/graph_blocks.hpp"
-#include "partition/local_graph.hpp"
+#include "layers/pipelined_aggregation.hpp"
+#include "layers/training_inputs.hpp"
+#include "partition/local_part.hpp"
 #include "partition/partition.hpp"
 #include "src/comm/mpi_communicator.hpp"
-#include "src/nn/layer.hpp"
+#include "src/nn/full_graph_executor.hpp"
 #include "tests/support/graphs.hpp"
 #include "tests/support/matrices.hpp"
 
 namespace strata::test {
 
-/// Everything a layer needs on one rank (MPI_COMM_SELF), for a small community graph.
+/// Everything an op needs on one rank, for a small community graph (directed on request:
+/// then Âᵀ != Â and the transposed blocks are exercised).
 struct OneRankGraph {
     std::unique_ptr<Backend> backend = make_cpu_backend(1);
     MpiCommunicator comm{MPI_COMM_SELF};
     GraphDataset graph;
-    LocalGraph local;
-    std::unique_ptr<GraphBlocks> blocks;
+    LocalPart part;
+    std::unique_ptr<TrainingInputs> inputs;
+    std::unique_ptr<PipelinedAggregation> aggregation;
 
-    explicit OneRankGraph(std::int64_t n = 12, index_t features = 5) {
-        graph = community_graph(n, 3, 3, features, 7);
-        local = build_local_graph(gcn_normalize(graph), partition_block(n, 1), 0);
-        blocks = std::make_unique<GraphBlocks>(*backend, local);
+    explicit OneRankGraph(std::int64_t n = 12, index_t features = 5, bool directed = false) {
+        graph = community_graph(n, 3, 3, features, 7, directed);
+        part = build_local_part(graph, gcn_normalize(graph), partition_block(n, 1), 0);
+        inputs = std::make_unique<TrainingInputs>(*backend, part);
+        aggregation = std::make_unique<PipelinedAggregation>(inputs->blocks, comm);
+    }
+    [[nodiscard]] index_t rows() const { return part.graph.num_owned; }
+    [[nodiscard]] OpContext context(bool training, std::uint64_t epoch = 3) {
+        return OpContext{.backend = *backend,
+                         .graph = aggregation.get(),
+                         .row_ids = inputs->blocks.row_ids(),
+                         .training = training,
+                         .epoch = epoch};
     }
 };
+
+/// Parameters of one op in their own buffers (random values, zero gradients), bound to it.
+struct OpParameters {
+    std::vector<Buffer<float>> values;
+    std::vector<Buffer<float>> grads;
+    std::vector<Parameter> views;
+
+    OpParameters(Op& op, Backend& backend, std::span<const index_t> input_cols,
+                 std::uint64_t seed = 11) {
+        for (const auto& spec : op.parameter_specs(input_cols)) {
+            const HostMatrix init = random_matrix(spec.rows, spec.cols, seed++);
+            values.emplace_back(backend, std::span<const float>(init.values));
+            const std::vector<float> zeros(init.values.size(), 0.0f);
+            grads.emplace_back(backend, std::span<const float>(zeros));
+            views.push_back({spec.name,
+                             {values.back().data(), spec.rows, spec.cols},
+                             {grads.back().data(), spec.rows, spec.cols},
+                             0.0f});
+        }
+        op.bind_parameters(views);
+    }
+};
+
+/// Runs one op forward and backward on host matrices (all rows, or chunk by chunk).
+struct OpRun {
+    std::vector<HostMatrix> y;             ///< one per run
+    std::vector<HostMatrix> dx;            ///< gradient of each input
+    std::vector<std::vector<float>> dparams;  ///< gradient of each parameter
+};
+
+/// y = op(x); dx = J_op(x)ᵀ dy (mode overwrite, or accumulate onto `dx_start` when given);
+/// parameter gradients from zero. `chunks` > 1 runs forward and backward over that many row
+/// ranges in turn.
+inline OpRun run_op(Op& op, OneRankGraph& g, const std::vector<HostMatrix>& x,
+                    const HostMatrix& dy_host, bool training, int chunks = 1,
+                    const std::vector<HostMatrix>* dx_start = nullptr, std::uint64_t seed = 11) {
+    Backend& backend = *g.backend;
+    const index_t rows = x[0].rows;
+    std::vector<index_t> cols;
+    for (const auto& m : x) {
+        cols.push_back(m.cols);
+    }
+    const index_t out = op.output_cols(cols);
+    OpParameters params(op, backend, cols, seed);
+    std::vector<DenseMatrix> xd;
+    std::vector<ConstMatrixView> xv;
+    for (const auto& m : x) {
+        xd.push_back(DenseMatrix::upload(backend, m));
+    }
+    for (const auto& m : xd) {
+        xv.push_back(m.view());
+    }
+    DenseMatrix y(backend, rows, out);
+    const DenseMatrix dy = DenseMatrix::upload(backend, dy_host);
+    std::vector<DenseMatrix> dx;
+    std::vector<MatrixView> dxv;
+    std::vector<GradMode> modes;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        dx.push_back(dx_start != nullptr ? DenseMatrix::upload(backend, (*dx_start)[i])
+                                         : DenseMatrix(backend, rows, x[i].cols));
+        modes.push_back(dx_start != nullptr ? GradMode::accumulate : GradMode::overwrite);
+    }
+    for (auto& m : dx) {
+        dxv.push_back(m.view());
+    }
+    const WorkspaceQuery fq{.rows = rows, .input_cols = cols, .output_cols = out,
+                            .graph = g.aggregation.get()};
+    const WorkspaceQuery bq{.rows = rows, .input_cols = cols, .output_cols = out,
+                            .graph = g.aggregation.get(), .modes = modes};
+    Buffer<float> fws(backend, std::max<std::size_t>(1, op.forward_workspace(fq)));
+    Buffer<float> bws(backend, std::max<std::size_t>(1, op.backward_workspace(bq)));
+    const OpContext context = g.context(training);
+    const index_t step = (rows + chunks - 1) / chunks;
+    for (index_t first = 0; first < rows; first += step) {
+        const RowRange r{first, std::min(step, rows - first)};
+        op.forward(context, ForwardArgs{.x = xv, .y = y.view(), .rows = r,
+                                        .workspace = fws.span()});
+    }
+    for (index_t first = 0; first < rows; first += step) {
+        const RowRange r{first, std::min(step, rows - first)};
+        op.backward(context, BackwardArgs{.x = xv, .y = y.view(), .dy = dy.view(), .dx = dxv,
+                                          .modes = modes, .rows = r, .workspace = bws.span()});
+    }
+    OpRun run;
+    run.y.push_back(y.download());
+    for (const auto& m : dx) {
+        run.dx.push_back(m.download());
+    }
+    for (const auto& b : params.grads) {
+        run.dparams.push_back(b.download());
+    }
+    return run;
+}
 
 /// Result of comparing analytic and central finite-difference derivatives.
 struct GradientCheck {
@@ -40,85 +148,128 @@ struct GradientCheck {
     int checked = 0;
 };
 
-/// L(x, θ) = Σ r ⊙ layer(x): checks dL/dx (when `check_input`) and dL/dθ for every parameter.
-inline GradientCheck check_layer_gradients(Layer& layer, Backend& backend, const HostMatrix& x_host,
-                                           bool training, bool check_input = true) {
-    const index_t rows = x_host.rows;
-    const index_t out_cols = layer.output_cols(x_host.cols);
-    // Parameters: random values, zero gradients, in one buffer each.
-    const auto specs = layer.parameter_specs(x_host.cols);
-    std::vector<Buffer<float>> values;
-    std::vector<Buffer<float>> grads;
-    std::vector<Parameter> params;
-    std::uint64_t seed = 11;
-    for (const auto& spec : specs) {
-        const HostMatrix init = random_matrix(spec.rows, spec.cols, seed++);
-        values.emplace_back(backend, std::span<const float>(init.values));
-        const std::vector<float> zeros(init.values.size(), 0.0f);
-        grads.emplace_back(backend, std::span<const float>(zeros));
-        params.push_back({spec.name,
-                          {values.back().data(), spec.rows, spec.cols},
-                          {grads.back().data(), spec.rows, spec.cols},
-                          0.0f});
+/// L(x, θ) = Σ r ⊙ op(x): checks dL/dx for every input and dL/dθ for every parameter.
+inline GradientCheck check_op_gradients(Op& op, OneRankGraph& g, std::vector<HostMatrix> x,
+                                        bool training, float eps = 1e-2f) {
+    std::vector<index_t> cols;
+    for (const auto& m : x) {
+        cols.push_back(m.cols);
     }
-    layer.bind_parameters(params);
-    const HostMatrix r = random_matrix(rows, out_cols, 99);
-    const LayerContext context{.training = training, .epoch = 3};
-
-    DenseMatrix x = DenseMatrix::upload(backend, x_host);
-    DenseMatrix y(backend, rows, out_cols);
-    auto loss = [&]() {
-        layer.forward(x, y, context);
-        const HostMatrix out = y.download();
+    const HostMatrix r = random_matrix(x[0].rows, op.output_cols(cols), 99);
+    const OpRun analytic = run_op(op, g, x, r, training);
+    auto loss = [&](const std::vector<HostMatrix>& inputs, std::uint64_t seed) {
+        const HostMatrix y = run_op(op, g, inputs, r, training, 1, nullptr, seed).y[0];
         double sum = 0.0;
-        for (std::size_t i = 0; i < out.values.size(); ++i) {
-            sum += static_cast<double>(out.values[i]) * r.values[i];
+        for (std::size_t i = 0; i < y.values.size(); ++i) {
+            sum += static_cast<double>(y.values[i]) * r.values[i];
         }
         return sum;
     };
-    (void)loss();
-    const DenseMatrix dy = DenseMatrix::upload(backend, r);
-    DenseMatrix dx(backend, rows, x_host.cols);
-    layer.backward(dy, check_input ? &dx : nullptr);
-
     GradientCheck result;
-    const float eps = 1e-2f;
-    auto compare = [&](double analytic, double numeric) {
-        result.worst_error = std::max(
-            result.worst_error, std::abs(analytic - numeric) / std::max(1.0, std::abs(numeric)));
+    auto compare = [&](double a, double numeric) {
+        result.worst_error =
+            std::max(result.worst_error, std::abs(a - numeric) / std::max(1.0, std::abs(numeric)));
         ++result.checked;
     };
-    if (check_input) {
-        const HostMatrix analytic = dx.download();
-        HostMatrix probe = x_host;
-        for (std::size_t i = 0; i < probe.values.size(); ++i) {
-            const float saved = probe.values[i];
-            probe.values[i] = saved + eps;
-            x = DenseMatrix::upload(backend, probe);
-            const double plus = loss();
-            probe.values[i] = saved - eps;
-            x = DenseMatrix::upload(backend, probe);
-            const double minus = loss();
-            probe.values[i] = saved;
-            compare(analytic.values[i], (plus - minus) / (2.0 * eps));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        for (std::size_t k = 0; k < x[i].values.size(); ++k) {
+            const float saved = x[i].values[k];
+            x[i].values[k] = saved + eps;
+            const double plus = loss(x, 11);
+            x[i].values[k] = saved - eps;
+            const double minus = loss(x, 11);
+            x[i].values[k] = saved;
+            compare(analytic.dx[i].values[k], (plus - minus) / (2.0 * eps));
         }
-        x = DenseMatrix::upload(backend, x_host);
     }
-    for (std::size_t p = 0; p < params.size(); ++p) {
-        const std::vector<float> analytic = grads[p].download();
-        std::vector<float> host = values[p].download();
-        for (std::size_t i = 0; i < host.size(); ++i) {
-            const float saved = host[i];
-            host[i] = saved + eps;
-            backend.upload(values[p].data(), host.data(), host.size() * sizeof(float));
-            const double plus = loss();
-            host[i] = saved - eps;
-            backend.upload(values[p].data(), host.data(), host.size() * sizeof(float));
-            const double minus = loss();
-            host[i] = saved;
-            backend.upload(values[p].data(), host.data(), host.size() * sizeof(float));
-            compare(analytic[i], (plus - minus) / (2.0 * eps));
+    // Parameters: run_op draws them from seeds 11, 12, ...; perturb through a wrapper seed is
+    // not possible, so rebuild them here with the same values and perturb one at a time.
+    Backend& backend = *g.backend;
+    OpParameters params(op, backend, cols, 11);
+    for (std::size_t p = 0; p < params.values.size(); ++p) {
+        std::vector<float> host = params.values[p].download();
+        for (std::size_t k = 0; k < host.size(); ++k) {
+            auto probe = [&](float value) {
+                host[k] = value;
+                backend.upload(params.values[p].data(), host.data(), host.size() * sizeof(float));
+                // Forward only, with these parameters bound.
+                std::vector<DenseMatrix> xd;
+                std::vector<ConstMatrixView> xv;
+                for (const auto& m : x) {
+                    xd.push_back(DenseMatrix::upload(backend, m));
+                }
+                for (const auto& m : xd) {
+                    xv.push_back(m.view());
+                }
+                DenseMatrix y(backend, x[0].rows, r.cols);
+                const WorkspaceQuery q{.rows = x[0].rows, .input_cols = cols,
+                                       .output_cols = r.cols, .graph = g.aggregation.get()};
+                Buffer<float> ws(backend, std::max<std::size_t>(1, op.forward_workspace(q)));
+                op.forward(g.context(training), ForwardArgs{.x = xv, .y = y.view(),
+                                                            .rows = {0, x[0].rows},
+                                                            .workspace = ws.span()});
+                const HostMatrix out = y.download();
+                double sum = 0.0;
+                for (std::size_t i = 0; i < out.values.size(); ++i) {
+                    sum += static_cast<double>(out.values[i]) * r.values[i];
+                }
+                return sum;
+            };
+            const float saved = host[k];
+            const double plus = probe(saved + eps);
+            const double minus = probe(saved - eps);
+            host[k] = saved;
+            backend.upload(params.values[p].data(), host.data(), host.size() * sizeof(float));
+            compare(analytic.dparams[p][k], (plus - minus) / (2.0 * eps));
         }
+    }
+    return result;
+}
+
+/// A model, its parameters, the executor and its data on one rank.
+struct OneRankModel {
+    OneRankGraph& g;
+    ModelGraph graph;
+    std::unique_ptr<ModelParameters> parameters;
+    std::unique_ptr<FullGraphExecutor> executor;
+
+    OneRankModel(OneRankGraph& graph_data, ModelGraph model, Recompute recompute,
+                 std::uint64_t seed = 3)
+        : g(graph_data), graph(std::move(model)) {
+        parameters = std::make_unique<ModelParameters>(*g.backend, graph, seed);
+        executor = std::make_unique<FullGraphExecutor>(
+            *g.backend, g.comm, graph, *parameters, *g.aggregation, g.inputs->data(),
+            ExecutorOptions{.recompute = recompute});
+    }
+    /// Mean training loss at `epoch` (dropout keyed by it); fills the gradients.
+    double loss(std::int64_t epoch = 1) { return executor->train_step(epoch); }
+};
+
+/// Finite differences of the model's mean training loss against its parameters' gradients.
+inline GradientCheck check_model_gradients(OneRankModel& m, float eps = 1e-3f) {
+    (void)m.loss();
+    const std::vector<float> grads = [&] {
+        std::vector<float> host(m.parameters->size());
+        m.g.backend->download(host.data(), m.parameters->grads().data(),
+                              host.size() * sizeof(float));
+        return host;
+    }();
+    std::vector<float> params = m.parameters->download();
+    GradientCheck result;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        const float saved = params[i];
+        params[i] = saved + eps;
+        m.parameters->upload(params);
+        const double plus = m.loss();
+        params[i] = saved - eps;
+        m.parameters->upload(params);
+        const double minus = m.loss();
+        params[i] = saved;
+        m.parameters->upload(params);
+        const double numeric = (plus - minus) / (2.0 * eps);
+        result.worst_error = std::max(
+            result.worst_error, std::abs(grads[i] - numeric) / std::max(1.0, std::abs(numeric)));
+        ++result.checked;
     }
     return result;
 }

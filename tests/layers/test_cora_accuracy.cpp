@@ -9,12 +9,14 @@
 
 #include "datasets/graph_io.hpp"
 #include "datasets/normalize.hpp"
-#include "layers/model_builder.hpp"
+#include "layers/gcn_model.hpp"
+#include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/local_part.hpp"
 #include "partition/partition.hpp"
 #include "src/comm/mpi_communicator.hpp"
-#include "src/nn/trainer.hpp"
+#include "src/nn/full_graph_executor.hpp"
+#include "src/nn/optimizer.hpp"
 #include "tests/support/all_ranks.hpp"
 
 using namespace strata;
@@ -27,21 +29,23 @@ double cora_test_accuracy(const GraphDataset& g, const GlobalCsr& a_hat, std::ui
     auto backend = make_cpu_backend(1);
     LocalPart part = build_local_part(g, a_hat, partition_block(g.num_vertices(), 1), 0);
     row_normalize_features(part.features);
-    TrainingInputs inputs(*backend, part);
+    const TrainingInputs inputs(*backend, part);
+    PipelinedAggregation aggregation(inputs.blocks, self);
     const GcnOptions gcn{
         .layers = 2, .hidden = 16, .dropout = 0.5f, .weight_decay = 5e-4f, .seed = seed};
-    Model model(*backend);
-    build_gcn(model, inputs.blocks, self, part.features.cols,
-              static_cast<index_t>(part.num_classes), gcn);
-    model.allocate(part.graph.num_owned, part.features.cols, seed);
-    Adam adam(*backend, model.params().size(), AdamOptions{.lr = 0.01f});
-    Trainer trainer(model, adam, *backend, self, inputs.data);
-    EpochStats best;
+    ModelGraph graph = build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
+    ModelParameters parameters(*backend, graph, seed);
+    FullGraphExecutor executor(*backend, self, graph, parameters, aggregation, inputs.data(),
+                               ExecutorOptions{});
+    Adam adam(*backend, parameters.size(), AdamOptions{.lr = 0.01f});
+    Evaluation best;
     best.val_acc = -1.0;
     for (int epoch = 1; epoch <= 200; ++epoch) {
-        const EpochStats stats = trainer.train_epoch(epoch);
-        if (stats.val_acc > best.val_acc) {
-            best = stats;
+        (void)executor.train_step(epoch);
+        adam.step(parameters.all());
+        const Evaluation e = executor.evaluate();
+        if (e.val_acc > best.val_acc) {
+            best = e;
         }
     }
     return best.test_acc;

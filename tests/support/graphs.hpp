@@ -1,4 +1,6 @@
-// Small deterministic graphs for tests: a community graph with learnable labels.
+// Small deterministic graphs for tests: a community graph with learnable labels, symmetric or
+// directed. Use the directed one wherever a transpose matters: on a symmetric graph Âᵀ = Â, so
+// a swapped transpose passes every test.
 #pragma once
 
 #include <algorithm>
@@ -16,7 +18,7 @@ namespace strata::test {
 /// per vertex (80% inside the community), features = one-hot-ish class signal + noise,
 /// masks: 30% train, 30% val, 40% test. Symmetric, no self loops. Deterministic in `seed`.
 inline GraphDataset community_graph(std::int64_t n, int classes, int degree, index_t features,
-                                    std::uint64_t seed) {
+                                    std::uint64_t seed, bool directed = false) {
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<std::int64_t> any(0, n - 1);
     std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -32,13 +34,15 @@ inline GraphDataset community_graph(std::int64_t n, int classes, int degree, ind
                 }
             }
             if (u != v && u >= 0) {
-                adj[static_cast<std::size_t>(v)].insert(u);
-                adj[static_cast<std::size_t>(u)].insert(v);
+                adj[static_cast<std::size_t>(v)].insert(u);  // u -> v: u is an in-neighbour of v
+                if (!directed) {
+                    adj[static_cast<std::size_t>(u)].insert(v);
+                }
             }
         }
     }
     GraphDataset g;
-    g.name = "community";
+    g.name = directed ? "directed community" : "community";
     g.num_classes = classes;
     g.indptr.assign(1, 0);
     for (const auto& neighbours : adj) {
@@ -62,6 +66,13 @@ inline GraphDataset community_graph(std::int64_t n, int classes, int degree, ind
         (r < 0.3 ? g.train_mask : r < 0.6 ? g.val_mask : g.test_mask)[i] = 1;
     }
     return g;
+}
+
+/// The shared directed fixture: `n` vertices, each with about `degree` in-edges and no mirror
+/// edge for most of them (so Âᵀ != Â), otherwise like community_graph.
+inline GraphDataset directed_graph(std::int64_t n, int classes, int degree, index_t features,
+                                   std::uint64_t seed) {
+    return community_graph(n, classes, degree, features, seed, /*directed=*/true);
 }
 
 }  // namespace strata::test

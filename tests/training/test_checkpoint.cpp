@@ -1,6 +1,7 @@
-// Checkpoints: file round trip, keeping the newest two, detecting corrupt and truncated files
-// (falling back to the previous one), refusing another model/dataset/partition, broadcasting,
-// and training resumed from a checkpoint ≡ an uninterrupted run, bit for bit (same K).
+// Checkpoints: file round trip (last state, best weights, history), format 1 refused with what
+// to do, keeping the newest two, detecting corrupt and truncated files (falling back to the
+// previous one), refusing another model/dataset/partition, broadcasting, and a run stopped and
+// resumed through fit ≡ an uninterrupted run, bit for bit (same K).
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -9,16 +10,22 @@
 
 #include <catch2/catch.hpp>
 
+#include "datasets/h5_file.hpp"
 #include "datasets/normalize.hpp"
-#include "layers/checkpoint.hpp"
-#include "layers/model_builder.hpp"
+#include "layers/gcn_model.hpp"
+#include "layers/pipelined_aggregation.hpp"
+#include "layers/training_inputs.hpp"
 #include "partition/local_part.hpp"
 #include "partition/partition.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/mpi_communicator.hpp"
+#include "src/nn/full_graph_executor.hpp"
 #include "src/nn/optimizer.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
+#include "training/best_tracker.hpp"
+#include "training/checkpoint.hpp"
+#include "training/checkpointer.hpp"
 
 #include <unistd.h>
 
@@ -47,7 +54,7 @@ struct TempDir {
 Checkpoint sample_checkpoint(std::int64_t epoch) {
     Checkpoint c;
     c.identity = {.model = "gcn, 2 layers, hidden 4",
-                  .parameters = "gcn.weight 3x4",
+                  .parameters = "gcn0.linear.weight 3x4",
                   .dataset = "crc32:0badf00d",
                   .partition = "in memory, 1 part",
                   .training = "adam lr 0.01, seed 7"};
@@ -66,6 +73,8 @@ Checkpoint sample_checkpoint(std::int64_t epoch) {
     // A recognisable byte pattern (found again in the file by the corruption test).
     c.params = {1.5f, -2.25f, 3e-8f, 1234.5f, 0.1f, -0.0f, 7.0f, static_cast<float>(epoch)};
     c.optimizer_state = {0.5f, 0.25f, 0.125f, static_cast<float>(epoch)};
+    c.selection = Selection::val_loss;
+    c.best_params = {9.5f, -8.25f, 7e-9f, 6.5f, 0.2f, 0.0f, -7.0f, static_cast<float>(epoch)};
     EpochStats best;
     best.epoch = epoch - 1;
     best.loss = 0.6931471805599453;
@@ -73,8 +82,9 @@ Checkpoint sample_checkpoint(std::int64_t epoch) {
     best.val_acc = 0.8;
     best.test_acc = 0.7;
     best.val_loss = 1.0 / 3.0;
+    best.evaluated = true;
     c.best = best;
-    c.val_losses = {2.0, 1.5, 1.0 / 3.0};
+    c.history = {{1, 2.0, 0.5}, {3, 1.5, 0.75}, {epoch - 1, 1.0 / 3.0, 0.8}};
     return c;
 }
 
@@ -98,7 +108,7 @@ void corrupt_bytes(const fs::path& file, const std::vector<float>& pattern) {
 
 }  // namespace
 
-TEST_CASE("a checkpoint file reads back exactly what was written", "[layers][checkpoint]") {
+TEST_CASE("a checkpoint file reads back exactly what was written", "[training][checkpoint]") {
     TempDir dir("roundtrip");
     const Checkpoint c = sample_checkpoint(6);
     write_checkpoint(dir.path / "c.h5", c);
@@ -122,17 +132,37 @@ TEST_CASE("a checkpoint file reads back exactly what was written", "[layers][che
     CHECK(r.early_stopped);
     CHECK(same_bits(r.params, c.params));  // -0.0f and 3e-8f included
     CHECK(same_bits(r.optimizer_state, c.optimizer_state));
+    CHECK(same_bits(r.best_params, c.best_params));
+    CHECK(r.selection == Selection::val_loss);
     REQUIRE(r.best.has_value());
     CHECK(r.best->epoch == 5);
     CHECK(r.best->loss == 0.6931471805599453);
     CHECK(r.best->val_acc == 0.8);
     CHECK(r.best->val_loss == 1.0 / 3.0);
-    CHECK(r.val_losses == std::vector<double>{2.0, 1.5, 1.0 / 3.0});
+    REQUIRE(r.history.size() == 3);
+    CHECK(r.history[1].epoch == 3);
+    CHECK(r.history[1].val_loss == 1.5);
+    CHECK(r.history[1].val_acc == 0.75);
+    CHECK(r.history[2].val_loss == 1.0 / 3.0);
     // No temporary is left next to it.
     CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
 }
 
-TEST_CASE("a checkpoint directory keeps the newest two, ordered by epoch", "[layers][checkpoint]") {
+TEST_CASE("a format 1 checkpoint is refused with what to do", "[training][checkpoint]") {
+    TempDir dir("v1");
+    {
+        H5File file = H5File::create((dir.path / "old.h5").string());
+        file.write_attribute("/", "strata_format", std::string("checkpoint"));
+        file.write_attribute("/", "strata_format_version", std::int64_t{1});
+    }
+
+    CHECK_THROWS_WITH(read_checkpoint(dir.path / "old.h5"),
+                      Contains("old.h5: checkpoint format version 1") &&
+                          Contains("holds only the last epoch's weights") &&
+                          Contains("train again with this strata"));
+}
+
+TEST_CASE("a checkpoint directory keeps the newest two, ordered by epoch", "[training][checkpoint]") {
     TempDir dir("keep");
     CheckpointDir ckpts(dir.path / "run");
     CHECK(ckpts.list().empty());
@@ -152,7 +182,7 @@ TEST_CASE("a checkpoint directory keeps the newest two, ordered by epoch", "[lay
 }
 
 TEST_CASE("a corrupt or truncated newest checkpoint is reported and the previous one is used",
-          "[layers][checkpoint]") {
+          "[training][checkpoint]") {
     TempDir dir("corrupt");
     CheckpointDir ckpts(dir.path);
     ckpts.save(sample_checkpoint(4));
@@ -192,7 +222,7 @@ TEST_CASE("a corrupt or truncated newest checkpoint is reported and the previous
 }
 
 TEST_CASE("a checkpoint of another model, dataset or partition is refused, naming the field",
-          "[layers][checkpoint]") {
+          "[training][checkpoint]") {
     const Checkpoint c = sample_checkpoint(3);
     CHECK_NOTHROW(check_identity(c, c.identity, IdentityCheck::all, "c.h5"));
 
@@ -218,7 +248,7 @@ TEST_CASE("a checkpoint of another model, dataset or partition is refused, namin
                       Contains("different training options"));
 }
 
-TEST_CASE("broadcast_checkpoint gives every rank rank 0's state", "[layers][checkpoint][mpi]") {
+TEST_CASE("broadcast_checkpoint gives every rank rank 0's state", "[training][checkpoint][mpi]") {
     MpiCommunicator comm;
     Checkpoint c;
     if (comm.rank() == 0) {
@@ -228,7 +258,12 @@ TEST_CASE("broadcast_checkpoint gives every rank rank 0's state", "[layers][chec
     const Checkpoint want = sample_checkpoint(8);
     const bool ok = c.epoch == 8 && c.early_stopped && same_bits(c.params, want.params) &&
                     same_bits(c.optimizer_state, want.optimizer_state) &&
-                    c.val_losses == want.val_losses && c.best.has_value() && c.best->epoch == 7 &&
+                    same_bits(c.best_params, want.best_params) &&
+                    c.selection == Selection::val_loss && c.history.size() == 3 &&
+                    c.history[2].val_loss == 1.0 / 3.0 && c.identity.model == want.identity.model &&
+                    c.identity.training == want.identity.training &&
+                    c.partition_method == "random" && c.dataset_path == "data/g.h5" &&
+                    c.best.has_value() && c.best->epoch == 7 &&
                     c.best->val_loss == 1.0 / 3.0 && c.gcn.layers == 3 && c.gcn.hidden == 5 &&
                     c.gcn.dropout == 0.25f && !c.gcn.bias && c.gcn.decay_all_layers &&
                     c.gcn.seed == 0xfedcba9876543210ULL && c.row_normalize;
@@ -237,43 +272,61 @@ TEST_CASE("broadcast_checkpoint gives every rank rank 0's state", "[layers][chec
 
 namespace {
 
-/// Everything one rank needs to train the GCN on a small generated graph.
+/// Everything one rank needs to train the GCN on a small generated graph through fit.
 class Run {
 public:
     Run(Communicator& comm, const GraphDataset& g, const Partition& p, const GcnOptions& gcn)
-        : backend_(make_cpu_backend(1)),
+        : comm_(comm),
+          backend_(make_cpu_backend(1)),
           part_(build_local_part(g, gcn_normalize(g), p, comm.rank())),
-          blocks_(*backend_, part_.graph),
-          features_(DenseMatrix::upload(*backend_, part_.features)),
-          data_{.features = &features_,
-                .labels = Buffer<index_t>(*backend_, std::span<const index_t>(part_.labels)),
-                .train_mask = Buffer<std::uint8_t>(*backend_,
-                                                   std::span<const std::uint8_t>(part_.train_mask)),
-                .val_mask =
-                    Buffer<std::uint8_t>(*backend_, std::span<const std::uint8_t>(part_.val_mask)),
-                .test_mask =
-                    Buffer<std::uint8_t>(*backend_, std::span<const std::uint8_t>(part_.test_mask)),
-                .global_train = part_.global_train},
-          model_(*backend_) {
-        build_gcn(model_, blocks_, comm, part_.features.cols,
-                  static_cast<index_t>(part_.num_classes), gcn);
-        model_.allocate(part_.graph.num_owned, part_.features.cols, gcn.seed);
-        adam_ = std::make_unique<Adam>(*backend_, model_.params().size(), AdamOptions{.lr = 0.02f});
-        trainer_ = std::make_unique<Trainer>(model_, *adam_, *backend_, comm, data_);
+          inputs_(*backend_, part_),
+          aggregation_(inputs_.blocks, comm),
+          graph_(build_gcn(part_.features.cols, static_cast<index_t>(part_.num_classes), gcn)),
+          parameters_(*backend_, graph_, gcn.seed),
+          executor_(*backend_, comm, graph_, parameters_, aggregation_, inputs_.data(),
+                    ExecutorOptions{}),
+          adam_(*backend_, parameters_.size(), AdamOptions{.lr = 0.02f}),
+          best_(*backend_, parameters_, Selection::val_acc) {}
+
+    /// Epochs state.epoch + 1 .. `until` (of a run of `total`), recording each epoch's stats;
+    /// `hooks` run after the best tracker.
+    std::vector<EpochStats> fit_until(FitState& state, std::int64_t until, std::int64_t total,
+                                      std::vector<FitHook*> hooks = {}) {
+        struct Stopper final : FitHook {  // first: the checkpointer sees the stop
+            std::int64_t until = 0;
+            void end_epoch(const EpochStats&, FitState& s) override {
+                if (s.epoch == until && !s.last_epoch()) {
+                    s.stop_reason = "test stop";
+                }
+            }
+        } stopper;
+        stopper.until = until;
+        struct Recorder final : FitHook {
+            std::vector<EpochStats> seen;
+            void end_epoch(const EpochStats& stats, FitState&) override { seen.push_back(stats); }
+        } recorder;
+        std::vector<FitHook*> all{&stopper, &best_};
+        all.insert(all.end(), hooks.begin(), hooks.end());
+        all.push_back(&recorder);
+        state.epochs = total;
+        fit(FitContext{executor_, adam_, parameters_, *backend_, comm_}, FitOptions{}, all, state);
+        return recorder.seen;
     }
-    Model& model() { return model_; }
-    Adam& adam() { return *adam_; }
-    EpochStats epoch(std::int64_t e) { return trainer_->train_epoch(e); }
+    ModelParameters& parameters() { return parameters_; }
+    Adam& adam() { return adam_; }
+    BestTracker& best() { return best_; }
 
 private:
+    Communicator& comm_;
     std::unique_ptr<Backend> backend_;
     LocalPart part_;
-    GraphBlocks blocks_;
-    DenseMatrix features_;
-    TrainData data_;
-    Model model_;
-    std::unique_ptr<Adam> adam_;
-    std::unique_ptr<Trainer> trainer_;
+    TrainingInputs inputs_;
+    PipelinedAggregation aggregation_;
+    ModelGraph graph_;
+    ModelParameters parameters_;
+    FullGraphExecutor executor_;
+    Adam adam_;
+    BestTracker best_;
 };
 
 bool same_stats(const EpochStats& a, const EpochStats& b) {
@@ -284,8 +337,8 @@ bool same_stats(const EpochStats& a, const EpochStats& b) {
 
 }  // namespace
 
-TEST_CASE("training resumed from a checkpoint equals an uninterrupted run bit for bit",
-          "[layers][checkpoint][mpi]") {
+TEST_CASE("a run stopped, checkpointed and resumed through fit equals an uninterrupted run",
+          "[training][checkpoint][mpi]") {
     MpiCommunicator comm;
     const GraphDataset g = test::community_graph(240, 4, 5, 12, 31);
     const Partition p = comm.size() == 1 ? partition_block(g.num_vertices(), 1)
@@ -298,51 +351,52 @@ TEST_CASE("training resumed from a checkpoint equals an uninterrupted run bit fo
     constexpr int stop = 5;
 
     Run uninterrupted(comm, g, p, gcn);
-    std::vector<EpochStats> want;
-    for (int e = 1; e <= total; ++e) {
-        want.push_back(uninterrupted.epoch(e));
-    }
+    FitState whole;
+    const std::vector<EpochStats> want = uninterrupted.fit_until(whole, total, total);
 
-    // Interrupted after `stop` epochs: rank 0 writes, reads back and broadcasts.
+    // Interrupted after `stop` epochs: the checkpointer (rank 0) writes; rank 0 reads back and
+    // broadcasts; restore() puts the state back into a fresh run.
     TempDir dir("resume");
-    Checkpoint state;
     {
         Run first(comm, g, p, gcn);
-        for (int e = 1; e <= stop; ++e) {
-            first.epoch(e);
-        }
-        if (comm.rank() == 0) {
-            state.epoch = stop;
-            state.params = first.model().download_params();
-            state.optimizer_state = first.adam().state();
-            write_checkpoint(dir.path / "c.h5", state);
-            state = read_checkpoint(dir.path / "c.h5");
-        }
+        Checkpointer checkpointer(CheckpointDir(dir.path), 0, comm.rank() == 0, Checkpoint{},
+                                  first.parameters(), first.adam(), first.best());
+        FitState state;
+        (void)first.fit_until(state, stop, total, {&checkpointer});
     }
-    broadcast_checkpoint(state, comm, 0);
+    Checkpoint loaded;
+    if (comm.rank() == 0) {
+        auto newest = CheckpointDir(dir.path).load_newest();
+        REQUIRE(newest.has_value());
+        loaded = std::move(newest->checkpoint);
+    }
+    broadcast_checkpoint(loaded, comm, 0);
     Run resumed(comm, g, p, gcn);
-    resumed.model().upload_params(state.params);
-    resumed.adam().set_state(state.optimizer_state);
-    bool ok = state.epoch == stop;
-    for (int e = stop + 1; e <= total; ++e) {
-        const EpochStats s = resumed.epoch(e);
-        if (!same_stats(s, want[static_cast<std::size_t>(e - 1)])) {
-            UNSCOPED_INFO("epoch " << e << ": loss " << s.loss << " vs uninterrupted "
-                                   << want[static_cast<std::size_t>(e - 1)].loss);
+    FitState state;
+    restore(loaded, resumed.parameters(), resumed.adam(), resumed.best(), state);
+    bool ok = state.epoch == stop && state.best.has_value();
+    const std::vector<EpochStats> got = resumed.fit_until(state, total, total);
+    ok = ok && got.size() == static_cast<std::size_t>(total - stop);
+    for (std::size_t i = 0; ok && i < got.size(); ++i) {
+        if (!same_stats(got[i], want[static_cast<std::size_t>(stop) + i])) {
+            UNSCOPED_INFO("epoch " << got[i].epoch << ": loss " << got[i].loss
+                                   << " vs uninterrupted " << want[stop + i].loss);
             ok = false;
         }
     }
     ok = ok &&
-         same_bits(resumed.model().download_params(), uninterrupted.model().download_params()) &&
-         same_bits(resumed.adam().state(), uninterrupted.adam().state());
+         same_bits(resumed.parameters().download(), uninterrupted.parameters().download()) &&
+         same_bits(resumed.adam().state(), uninterrupted.adam().state()) &&
+         same_bits(resumed.best().download(), uninterrupted.best().download()) &&
+         state.best->epoch == whole.best->epoch && state.history.size() == whole.history.size();
     CHECK(all_ranks(ok));
 
     // The test has teeth: resuming without the optimizer state does not give the same run.
     Run forgetful(comm, g, p, gcn);
-    forgetful.model().upload_params(state.params);
-    for (int e = stop + 1; e <= total; ++e) {
-        forgetful.epoch(e);
-    }
-    CHECK(all_ranks(
-        !same_bits(forgetful.model().download_params(), uninterrupted.model().download_params())));
+    forgetful.parameters().upload(loaded.params);
+    FitState forgot;
+    forgot.epoch = stop;
+    (void)forgetful.fit_until(forgot, total, total);
+    CHECK(all_ranks(!same_bits(forgetful.parameters().download(),
+                               uninterrupted.parameters().download())));
 }
