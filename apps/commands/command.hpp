@@ -19,9 +19,6 @@ struct Command {
 
 using AddCommand = std::function<Command(CLI::App& root)>;
 
-/// Every subcommand, in --help order (commands/registry.cpp).
-[[nodiscard]] std::vector<AddCommand> all_commands();
-
 /// main() of a strata program with these subcommands: MPI session, parsing, dispatch, and an
 /// escaped error turned into one line (and MPI_Abort with several ranks). apps/strata.cpp.
 int strata_main(int argc, char** argv, const std::vector<AddCommand>& commands);
@@ -31,6 +28,9 @@ int strata_main(int argc, char** argv, const std::vector<AddCommand>& commands);
 struct TrainExtensions {
     std::function<std::vector<std::unique_ptr<FitHook>>(int rank)> hooks;
 };
+
+/// Every subcommand, in --help order (commands/registry.cpp); `train` gets the extensions.
+[[nodiscard]] std::vector<AddCommand> all_commands(TrainExtensions train_extensions = {});
 
 Command add_info_command(CLI::App& root);
 Command add_convert_command(CLI::App& root);

@@ -19,6 +19,7 @@
 #include "layers/training_inputs.hpp"
 #include "partition/distributed_load.hpp"
 #include "src/base/error.hpp"
+#include "src/base/log.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "training/best_tracker.hpp"
 #include "training/checkpointer.hpp"
@@ -65,18 +66,21 @@ std::string training_identity(const TrainOptions& o) {
 }
 
 /// The run's memory plan: this rank's lines, and the totals reduced over ranks.
-MemoryPlanSummary summarize(std::vector<MemoryLine> lines, index_t owned, Communicator& comm) {
+MemoryPlanSummary summarize(std::vector<MemoryLine> lines, index_t owned,
+                            std::int64_t baseline, Communicator& comm) {
     MemoryPlanSummary summary;
     std::int64_t total = 0;
     for (const MemoryLine& line : lines) {
         total += line.bytes;
     }
-    std::array<double, 2> maxima{static_cast<double>(total),
-                                 static_cast<double>(total) / std::max<double>(1.0, owned)};
+    std::array<double, 3> maxima{static_cast<double>(total),
+                                 static_cast<double>(total) / std::max<double>(1.0, owned),
+                                 static_cast<double>(baseline)};
     comm.allreduce_max(maxima);
     summary.lines = std::move(lines);
     summary.total_bytes = static_cast<std::int64_t>(maxima[0]);
     summary.bytes_per_vertex = maxima[1];
+    summary.baseline_rss_bytes = static_cast<std::int64_t>(maxima[2]);
     return summary;
 }
 
@@ -87,6 +91,7 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
     const bool root = comm.rank() == 0;
     const Recompute recompute = *parse_recompute(o.recompute);
     const Selection selection = parse_selection(o.select_by);
+    const std::int64_t baseline = current_rss_bytes();  // MPI, BLAS, the program: before any data
 
     // Data: uploaded once, then the host copy is released (its bytes would otherwise stay for
     // the whole run next to the backend's).
@@ -125,7 +130,7 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
     }
     lines.push_back({"optimizer state", Adam::planned_bytes(parameters.size())});
     lines.push_back({"best weights", BestTracker::planned_bytes(parameters.size())});
-    const MemoryPlanSummary memory = summarize(lines, owned, comm);
+    const MemoryPlanSummary memory = summarize(lines, owned, baseline, comm);
 
     RunReport report(root, o.quiet);
     report.start(o.data, comm.size(), runtime.device, runtime.comm_name, describe(gcn), o.seed,
@@ -188,7 +193,8 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
 
     MetricsWriter metrics(o.metrics, root, state.epoch,
                           MetricsContext{.planned_bytes = memory.total_bytes,
-                                         .planned_bytes_per_vertex = memory.bytes_per_vertex});
+                                         .planned_bytes_per_vertex = memory.bytes_per_vertex,
+                                         .baseline_rss_bytes = memory.baseline_rss_bytes});
     if (!o.metrics.empty() && state.epoch > 0 && metrics.kept() != state.epoch) {
         report.warn(o.metrics + ": kept " + std::to_string(metrics.kept()) +
                     " metrics records of epochs <= " + std::to_string(state.epoch) +

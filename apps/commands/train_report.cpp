@@ -28,7 +28,8 @@ void RunReport::start(const std::string& data, int ranks, const std::string& dev
         std::printf("%s%s %.1f MB", sep, line.what.c_str(), static_cast<double>(line.bytes) / 1e6);
         sep = ", ";
     }
-    std::printf(" (rank 0)\n");
+    std::printf(" (rank 0); process baseline %.1f MB\n",
+                static_cast<double>(memory.baseline_rss_bytes) / 1e6);
     std::fflush(stdout);
 }
 

@@ -17,6 +17,7 @@ struct MemoryPlanSummary {
     std::vector<MemoryLine> lines;        ///< this rank's lines
     std::int64_t total_bytes = 0;         ///< max over ranks
     double bytes_per_vertex = 0.0;        ///< max over ranks of total / owned vertices
+    std::int64_t baseline_rss_bytes = 0;  ///< max over ranks: resident before loading the data
 };
 
 class RunReport final : public FitHook {

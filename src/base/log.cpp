@@ -14,6 +14,19 @@ std::int64_t peak_rss_bytes() {
     return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
+std::int64_t current_rss_bytes() {
+    // /proc/self/statm: size resident shared text lib data dt, in pages.
+    std::FILE* statm = std::fopen("/proc/self/statm", "r");
+    if (statm == nullptr) {
+        return 0;
+    }
+    long long size = 0;
+    long long resident = 0;
+    const int read = std::fscanf(statm, "%lld %lld", &size, &resident);
+    std::fclose(statm);
+    return read == 2 ? resident * static_cast<std::int64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
 bool stdout_is_terminal() {
     return isatty(STDOUT_FILENO) == 1;
 }

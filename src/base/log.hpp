@@ -8,6 +8,8 @@ namespace strata {
 
 /// Peak resident set size of this process so far, in bytes (getrusage).
 [[nodiscard]] std::int64_t peak_rss_bytes();
+/// Resident set size now, in bytes (/proc/self/statm; 0 where unavailable).
+[[nodiscard]] std::int64_t current_rss_bytes();
 
 /// Whether stdout is a terminal: long steps then redraw one line with '\r', else print
 /// plain lines (as under Slurm or when piped).

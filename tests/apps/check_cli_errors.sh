@@ -39,6 +39,21 @@ expect_error "metrics dir missing" "$strata" train --data "$data/cora.h5" --epoc
   --metrics "$tmp/no/such/dir/m.jsonl"
 expect_error "unknown device" "$strata" train --data "$data/cora.h5" --device gpu
 expect_error "nccl on the cpu" "$strata" train --data "$data/cora.h5" --comm nccl
+expect_error "unknown recompute mode" "$strata" train --data "$data/cora.h5" --recompute some
+expect_error "zero eval-every" "$strata" train --data "$data/cora.h5" --eval-every 0
+expect_error "unknown select-by" "$strata" train --data "$data/cora.h5" --select-by test_acc
+# Test-only fault injection is not in the production program: neither as a flag nor from the
+# environment (the run below trains normally).
+expect_error "no fault-injection flag" "$strata" train --data "$data/cora.h5" --inject-failure 0:1
+checks=$((checks + 1))
+if STRATA_INJECT_FAILURE=0:1 STRATA_INJECT_SIGNAL=0:1 "$strata" train --data "$data/cora.h5" \
+  --epochs 2 --quiet >"$tmp/out" 2>"$tmp/err" && grep -q test_accuracy= "$tmp/out"; then
+  echo "ok: STRATA_INJECT_* do nothing to the production program"
+else
+  echo "FAIL: the production program reacted to STRATA_INJECT_*"
+  cat "$tmp/err"
+  failures=$((failures + 1))
+fi
 if ! nvidia-smi -L >/dev/null 2>&1; then  # no GPU here: without CUDA support, or no device
   expect_error "cuda without a GPU" "$strata" train --data "$data/cora.h5" --device cuda
   expect_error "predict on cuda without a GPU" "$strata" predict --data "$data/cora.h5" \

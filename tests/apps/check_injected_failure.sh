@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # An exception on one rank must end the whole mpirun job quickly (MPI_Abort), not hang.
-# Usage: check_injected_failure.sh MPIEXEC STRATA DATA_DIR
+# Usage: check_injected_failure.sh MPIEXEC STRATA_TESTING DATA_DIR (the test build of strata:
+# STRATA_INJECT_FAILURE makes rank 1 throw at epoch 3)
 set -u
 mpiexec=$1
 strata=$2
 data=$3
 start=$(date +%s%N)
-timeout 60 "$mpiexec" -n 2 "$strata" train --data "$data/cora.h5" --epochs 50 --threads 1 \
-  --inject-failure 1:3 >/dev/null 2>"${TMPDIR:-/tmp}/strata-inject.err"
+STRATA_INJECT_FAILURE=1:3 timeout 60 "$mpiexec" -n 2 "$strata" train --data "$data/cora.h5" \
+  --epochs 50 --threads 1 >/dev/null 2>"${TMPDIR:-/tmp}/strata-inject.err"
 rc=$?
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 echo "mpirun exit $rc after ${elapsed_ms} ms"

@@ -3,7 +3,7 @@
 # rank 1 only) and resumed ends exactly as an uninterrupted run (metrics and final checkpoint,
 # bit for bit); a truncated newest checkpoint is reported and the previous one used; another
 # model or a non-empty directory without --resume is refused; resuming a finished run is a no-op.
-# Usage: check_resume.sh MPIEXEC STRATA DATA_DIR
+# Usage: check_resume.sh MPIEXEC STRATA_TESTING DATA_DIR (the test build: STRATA_INJECT_SIGNAL)
 set -u
 mpiexec=$1
 strata=$(realpath "$2")
@@ -45,7 +45,7 @@ train full full.jsonl >full.out 2>&1 || fail "uninterrupted run exited $?"
   fail "checkpoint files: $(ls full | tr '\n' ' ')"
 
 # SIGTERM on rank 1 after epoch 10: both ranks stop there, checkpoint, exit 0.
-train part part.jsonl --inject-signal 1:10 >stop.out 2>&1
+STRATA_INJECT_SIGNAL=1:10 train part part.jsonl >stop.out 2>&1
 rc=$?
 if [ "$rc" -eq 0 ] && grep -q "stopped by SIGTERM after epoch 10 of 30: checkpoint part/ckpt-000010.h5 written" stop.out &&
   [ -f part/ckpt-000010.h5 ] && [ "$(wc -l <part.jsonl)" -eq 10 ]; then

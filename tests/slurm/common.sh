@@ -46,11 +46,13 @@ release_requeued() {  # release_requeued JOB: true once it was requeued and rele
   return 0
 }
 
-# PIDs of the `strata` processes of job JOB with rank (SLURM_PROCID) RANK, from /proc.
+# PIDs of the `strata` (or test build `strata-testing`) processes of job JOB with rank
+# (SLURM_PROCID) RANK, from /proc.
 rank_pids() {  # rank_pids JOB RANK
-  local p
+  local p comm
   for p in /proc/[0-9]*; do
-    [ "$(cat "$p/comm" 2>/dev/null)" = strata ] || continue
+    comm=$(cat "$p/comm" 2>/dev/null)
+    [ "$comm" = strata ] || [ "$comm" = strata-testing ] || continue
     tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$1" || continue
     tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=$2" || continue
     echo "${p#/proc/}"
