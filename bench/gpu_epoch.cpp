@@ -1,9 +1,10 @@
 // bench_gpu_epoch: one GCN training epoch on one GPU (or the CPU, to test the program) on a
 // generated graph, prepared exactly as `strata train --data G.h5` prepares it for one rank
-// (gcn_normalize → build_local_part → TrainingInputs → build_gcn → Trainer with Adam); then our
-// SpMM on Â (N x N) at two widths against every cuSPARSE CSR algorithm. Optionally writes the
-// graph as .npy files for the PyTorch Geometric baseline (bench/gpu_epoch_pyg.py, driven by
-// bench/gpu_epoch). Progress on stderr; figures in --json.
+// (gcn_normalize → build_local_part → TrainingInputs → build_gcn → ModelParameters →
+// PipelinedAggregation → FullGraphExecutor, Adam), each epoch timed as `strata train`'s fit loop
+// times it; then our SpMM on Â (N x N) at two widths against every cuSPARSE CSR algorithm.
+// Optionally writes the graph as .npy files for the PyTorch Geometric baseline
+// (bench/gpu_epoch_pyg.py, driven by bench/gpu_epoch). Progress on stderr; figures in --json.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -22,7 +23,8 @@
 #include "bench/npy.hpp"
 #include "datasets/generate.hpp"
 #include "datasets/normalize.hpp"
-#include "layers/model_builder.hpp"
+#include "layers/gcn_model.hpp"
+#include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/local_part.hpp"
 #include "src/base/atomic_output.hpp"
@@ -32,8 +34,9 @@
 #include "src/comm/mpi_communicator.hpp"
 #include "src/comm/mpi_session.hpp"
 #include "src/device/cuda/spmm_tuning.hpp"
+#include "src/nn/full_graph_executor.hpp"
+#include "src/nn/model_parameters.hpp"
 #include "src/nn/optimizer.hpp"
-#include "src/nn/trainer.hpp"
 
 namespace strata {
 namespace {
@@ -219,45 +222,53 @@ int run(const Options& o) {
     gcn.dropout = 0.5f;
     gcn.weight_decay = 5e-4f;
     gcn.seed = o.seed;
-    Model model(*backend);
-    build_gcn(model, inputs.blocks, comm, part.features.cols,
-              static_cast<index_t>(part.num_classes), gcn);
-    model.allocate(part.graph.num_owned, part.features.cols, o.seed);
-    Adam adam(*backend, model.params().size(), AdamOptions{.lr = 0.01f});
-    Trainer trainer(model, adam, *backend, comm, inputs.data);
+    ModelGraph graph = build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
+    PipelinedAggregation aggregation(inputs.blocks, comm);
+    ModelParameters parameters(*backend, graph, o.seed);
+    FullGraphExecutor executor(*backend, comm, graph, parameters, aggregation, inputs.data(),
+                               ExecutorOptions{});
+    Adam adam(*backend, parameters.size(), AdamOptions{.lr = 0.01f});
     report["model"] = describe(gcn) + ", adam lr 0.01";
 
-    // EpochStats.train_s: forward, loss, backward and Adam, the device synchronized at the end
-    // (the figure comparable to PyG's training step); the epoch adds the evaluation pass.
+    // train_s: the training step as `strata train` times it (fit's EpochStats.train_s):
+    // train_step (forward, loss, backward, gradients all-reduced) + adam.step, the device
+    // synchronized at the end — the figure comparable to PyG's training step. stats_epoch_s adds
+    // evaluate() on the same watch (fit's EpochStats.epoch_s when it evaluates every epoch);
+    // epoch_s is that span ended by one more device synchronization.
     std::vector<double> train_s;
     std::vector<double> epoch_s;
     json epochs = json::array();
     for (int e = 1; e <= o.warmup + o.epochs; ++e) {
         backend->synchronize();
         Stopwatch epoch_watch;
-        const EpochStats stats = trainer.train_epoch(e);
+        const double loss = executor.train_step(e);
+        adam.step(parameters.all());
+        backend->synchronize();
+        const double step = epoch_watch.seconds();
+        const Evaluation evaluation = executor.evaluate();
+        const double step_epoch = epoch_watch.seconds();
         backend->synchronize();
         const double wall = epoch_watch.seconds();
         const bool warm = e > o.warmup;
         if (warm) {
-            train_s.push_back(stats.train_s);
+            train_s.push_back(step);
             epoch_s.push_back(wall);
         }
         epochs.push_back({{"epoch", e},
-                          {"loss", stats.loss},
-                          {"train_s", stats.train_s},
+                          {"loss", loss},
+                          {"train_s", step},
                           {"epoch_s", wall},
-                          {"stats_epoch_s", stats.epoch_s},
+                          {"stats_epoch_s", step_epoch},
                           {"warmup", !warm}});
         note("epoch " + std::to_string(e) + (warm ? "" : " (warm-up)") + ": loss " +
-             fixed(stats.loss, 4) + ", train_s " + fixed(stats.train_s) + ", epoch " + fixed(wall) +
-             " s, train acc " + fixed(stats.train_acc));
+             fixed(loss, 4) + ", train_s " + fixed(step) + ", epoch " + fixed(wall) +
+             " s, train acc " + fixed(evaluation.train_acc));
     }
     std::vector<double> eval_s;
     for (int r = 0; r < 3; ++r) {
         backend->synchronize();
         Stopwatch eval_watch;
-        (void)trainer.evaluate();
+        (void)executor.evaluate();
         backend->synchronize();
         eval_s.push_back(eval_watch.seconds());
     }
