@@ -25,6 +25,7 @@
 #include "training/checkpointer.hpp"
 #include "training/early_stopping.hpp"
 #include "training/metrics_writer.hpp"
+#include "training/resume.hpp"
 #include "training/signal_stop.hpp"
 
 namespace strata::app {
@@ -157,38 +158,12 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
         }
     }
     if (o.resume) {
-        std::array<std::int64_t, 1> found{0};
-        Checkpoint loaded;
-        if (root) {
-            if (auto newest = checkpoints->load_newest()) {
-                for (const auto& skipped : newest->skipped) {
-                    report.warn("skipping unreadable checkpoint " + skipped);
-                }
-                check_identity(newest->checkpoint, base.identity, IdentityCheck::all,
-                               newest->path.string());
-                loaded = std::move(newest->checkpoint);
-                found[0] = 1;
-                for (const auto& moved : checkpoints->set_aside_newer_than(loaded.epoch)) {
-                    report.warn("renamed to " + moved.filename().string());
-                }
-                report.note("resuming from " + newest->path.string() + " (epoch " +
-                                std::to_string(loaded.epoch) + ")",
-                            /*even_if_quiet=*/true);
-            } else {
-                report.note("no checkpoint in " + o.checkpoint_dir + ": starting at epoch 1",
-                            /*even_if_quiet=*/true);
-            }
-        }
-        comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(found)), 0);
-        if (found[0] != 0) {
-            broadcast_checkpoint(loaded, comm, 0);
-            restore(loaded, parameters, adam, best, state);
-        }
+        (void)resume(*checkpoints, base.identity, comm, parameters, adam, best, state,
+                     [&](const std::string& text, bool warning) {
+                         warning ? report.warn(text) : report.note(text, /*even_if_quiet=*/true);
+                     });
     } else if (root && checkpoints) {
-        const auto existing = checkpoints->list();
-        STRATA_CHECK(existing.empty(), o.checkpoint_dir, ": already holds checkpoints (",
-                     existing.back().second.filename().string(),
-                     "); pass --resume to continue that run, or use another --checkpoint-dir");
+        refuse_existing_checkpoints(*checkpoints);
     }
 
     MetricsWriter metrics(o.metrics, root, state.epoch,
