@@ -96,13 +96,11 @@ void BiasActivationOp::backward(const OpContext& context, const BackwardArgs& ar
     const DropoutKey k = key(context);
     const auto first = static_cast<std::size_t>(args.rows.first);
     const auto count = static_cast<std::size_t>(args.rows.count);
-    const std::span<const global_id> ids =
-        k.rate > 0.0f && options_.activation != Activation::relu
-            ? context.row_ids.subspan(first, count)
-            : std::span<const global_id>{};
-    const ConstMatrixView y = options_.activation == Activation::relu
-                                  ? args.y.rows_of(args.rows)
-                                  : ConstMatrixView{};
+    const std::span<const global_id> ids = k.rate > 0.0f && options_.activation != Activation::relu
+                                               ? context.row_ids.subspan(first, count)
+                                               : std::span<const global_id>{};
+    const ConstMatrixView y =
+        options_.activation == Activation::relu ? args.y.rows_of(args.rows) : ConstMatrixView{};
     const ConstMatrixView dy = args.dy.rows_of(args.rows);
     if (!bias_) {
         backend.bias_activation_backward(y, dy, options_.activation, k, ids,

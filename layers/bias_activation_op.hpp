@@ -13,8 +13,8 @@ namespace strata {
 struct BiasActivationOptions {
     bool bias = false;
     Activation activation = Activation::none;
-    float dropout = 0.0f;         ///< rate; 0 = none
-    std::uint64_t seed = 0;       ///< dropout stream
+    float dropout = 0.0f;          ///< rate; 0 = none
+    std::uint64_t seed = 0;        ///< dropout stream
     std::uint64_t dropout_id = 0;  ///< the `layer` of the dropout key
 };
 

@@ -21,9 +21,9 @@ ModelGraph build_gcn(index_t in_features, index_t num_classes, const GcnOptions&
     if (options.dropout > 0.0f) {
         h = g.add("gcn0.dropout",
                   std::make_unique<BiasActivationOp>(
-                      in_features, BiasActivationOptions{.dropout = options.dropout,
-                                                         .seed = options.seed,
-                                                         .dropout_id = 0}),
+                      in_features,
+                      BiasActivationOptions{
+                          .dropout = options.dropout, .seed = options.seed, .dropout_id = 0}),
                   {h});
     }
     index_t in = in_features;

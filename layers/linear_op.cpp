@@ -41,8 +41,8 @@ void LinearOp::backward(const OpContext& context, const BackwardArgs& args) {
                  1.0f, 1.0f);
     if (args.modes[0] != GradMode::skip) {
         const float beta = args.modes[0] == GradMode::accumulate ? 1.0f : 0.0f;
-        backend.gemm(dy, Transpose::no, weight_.value, Transpose::yes, args.dx[0].rows_of(args.rows),
-                     1.0f, beta);
+        backend.gemm(dy, Transpose::no, weight_.value, Transpose::yes,
+                     args.dx[0].rows_of(args.rows), 1.0f, beta);
     }
 }
 

@@ -180,7 +180,8 @@ Checkpoint read_checkpoint(const fs::path& path) {
     const std::int64_t version = file.read_int_attribute("/", "strata_format_version");
     STRATA_CHECK(version != 1, name,
                  ": checkpoint format version 1, written by an older strata, holds only the last "
-                 "epoch's weights; this strata reads version ", checkpoint_format_version,
+                 "epoch's weights; this strata reads version ",
+                 checkpoint_format_version,
                  ", which also keeps the best-validation weights that `strata predict` serves: "
                  "train again with this strata (a new --checkpoint-dir)");
     STRATA_CHECK(version == checkpoint_format_version, name, ": strata_format_version ", version,

@@ -53,7 +53,7 @@ struct Checkpoint {
     std::vector<float> params;           ///< the last epoch's weights (ModelParameters order)
     std::vector<float> optimizer_state;  ///< Optimizer::state()
     Selection selection = Selection::val_acc;  ///< what "best" means (--select-by)
-    std::vector<float> best_params;      ///< weights of the best evaluated epoch
+    std::vector<float> best_params;            ///< weights of the best evaluated epoch
     /// The best evaluated epoch: only epoch, loss, train/val/test accuracy and val_loss are
     /// stored (timings and byte counts are not).
     std::optional<EpochStats> best;

@@ -15,8 +15,8 @@ Checkpointer::Checkpointer(CheckpointDir dir, int every, bool root, Checkpoint b
       best_(best) {}
 
 void Checkpointer::end_epoch(const EpochStats& stats, FitState& state) {
-    const bool due = (every_ > 0 && stats.epoch % every_ == 0) || state.last_epoch() ||
-                     state.stopping();
+    const bool due =
+        (every_ > 0 && stats.epoch % every_ == 0) || state.last_epoch() || state.stopping();
     if (!root_ || !due) {
         return;
     }

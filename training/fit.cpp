@@ -49,10 +49,10 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         const CommStats after = comm.stats();
         const HaloBytes halo_after = context.executor.halo_bytes();
         stats.wait_s = after.wait_seconds - before.wait_seconds;
-        std::array<std::int64_t, 3> bytes{
-            (halo_after.forward - halo_before.forward) + (halo_after.backward - halo_before.backward),
-            halo_after.recompute - halo_before.recompute,
-            after.collective_bytes - before.collective_bytes};
+        std::array<std::int64_t, 3> bytes{(halo_after.forward - halo_before.forward) +
+                                              (halo_after.backward - halo_before.backward),
+                                          halo_after.recompute - halo_before.recompute,
+                                          after.collective_bytes - before.collective_bytes};
         std::array<double, 5> maxima{stats.epoch_s, stats.wait_s, stats.epoch_s - stats.wait_s,
                                      stats.train_s, stats.eval_s};
         std::array<std::int64_t, 1> rss{peak_rss_bytes()};

@@ -26,13 +26,13 @@ struct EvalRecord {
 
 /// What the loop and its hooks share; a checkpoint stores it and a resume restores it.
 struct FitState {
-    std::int64_t epoch = 0;       ///< last completed epoch (0 before the first)
-    std::int64_t epochs = 0;      ///< the last epoch of the run
+    std::int64_t epoch = 0;           ///< last completed epoch (0 before the first)
+    std::int64_t epochs = 0;          ///< the last epoch of the run
     std::optional<EpochStats> best;   ///< set by BestTracker
     std::vector<EvalRecord> history;  ///< every evaluated epoch, appended before the hooks run
-    bool early_stopped = false;   ///< set by an early-stopping hook
-    std::string stop_reason;      ///< non-empty: a hook asked to stop after this epoch
-    int stop_signal = 0;          ///< the signal that stopped the run (SignalStop), else 0
+    bool early_stopped = false;       ///< set by an early-stopping hook
+    std::string stop_reason;          ///< non-empty: a hook asked to stop after this epoch
+    int stop_signal = 0;              ///< the signal that stopped the run (SignalStop), else 0
 
     [[nodiscard]] bool stopping() const { return !stop_reason.empty(); }
     [[nodiscard]] bool last_epoch() const { return epoch >= epochs; }

@@ -30,8 +30,7 @@ public:
     /// with `resume_epoch` > 0 instead rewrites it once, atomically, with the records of epochs
     /// <= resume_epoch (records that do not parse — a line cut short by a crash — are dropped),
     /// then appends. Throws strata::Error if the file cannot be written.
-    MetricsWriter(std::string path, bool active, std::int64_t resume_epoch,
-                  MetricsContext context);
+    MetricsWriter(std::string path, bool active, std::int64_t resume_epoch, MetricsContext context);
     MetricsWriter(const MetricsWriter&) = delete;
     MetricsWriter& operator=(const MetricsWriter&) = delete;
     ~MetricsWriter() override;

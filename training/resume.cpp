@@ -9,8 +9,8 @@
 namespace strata {
 
 bool resume(const CheckpointDir& dir, const CheckpointIdentity& identity, Communicator& comm,
-            ModelParameters& parameters, Optimizer& optimizer, BestTracker& best,
-            FitState& state, const Say& say) {
+            ModelParameters& parameters, Optimizer& optimizer, BestTracker& best, FitState& state,
+            const Say& say) {
     std::array<std::int64_t, 1> found{0};
     Checkpoint loaded;
     if (comm.rank() == 0) {
@@ -18,8 +18,7 @@ bool resume(const CheckpointDir& dir, const CheckpointIdentity& identity, Commun
             for (const auto& skipped : newest->skipped) {
                 say("skipping unreadable checkpoint " + skipped, true);
             }
-            check_identity(newest->checkpoint, identity, IdentityCheck::all,
-                           newest->path.string());
+            check_identity(newest->checkpoint, identity, IdentityCheck::all, newest->path.string());
             loaded = std::move(newest->checkpoint);
             found[0] = 1;
             for (const auto& moved : dir.set_aside_newer_than(loaded.epoch)) {

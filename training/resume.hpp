@@ -18,8 +18,8 @@ using Say = std::function<void(const std::string& text, bool warning)>;
 /// found (none: the run starts at epoch 1). Throws strata::Error if the checkpoint belongs to
 /// another run or none of several files is readable.
 bool resume(const CheckpointDir& dir, const CheckpointIdentity& identity, Communicator& comm,
-            ModelParameters& parameters, Optimizer& optimizer, BestTracker& best,
-            FitState& state, const Say& say);
+            ModelParameters& parameters, Optimizer& optimizer, BestTracker& best, FitState& state,
+            const Say& say);
 
 /// Without --resume: throws strata::Error if `dir` already holds checkpoints (they would be
 /// mixed with this run's). Rank 0 only.

@@ -20,10 +20,10 @@
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/distributed_load.hpp"
-#include "src/nn/full_graph_executor.hpp"
-#include "training/checkpoint.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
+#include "src/nn/full_graph_executor.hpp"
+#include "training/checkpoint.hpp"
 
 namespace strata::app {
 namespace {
@@ -132,8 +132,8 @@ int run_predict(const PredictOptions& o) {
     const std::string embedding = o.embeddings ? gcn_embedding_tensor(checkpoint.gcn) : "";
     STRATA_CHECK(!o.embeddings || !embedding.empty(), "--embeddings: the model has ",
                  checkpoint.gcn.layers, " GCN layer(s); the last hidden layer needs at least 2");
-    ModelGraph graph = build_gcn(part.features.cols, static_cast<index_t>(part.num_classes),
-                                 checkpoint.gcn);
+    ModelGraph graph =
+        build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), checkpoint.gcn);
     ModelParameters parameters(backend, graph, checkpoint.gcn.seed);
     if (root) {
         const CheckpointIdentity current{
@@ -217,8 +217,8 @@ int run_predict(const PredictOptions& o) {
             static_cast<long long>(n), static_cast<int>(all_logits.cols), checkpoint_path.c_str(),
             static_cast<long long>(checkpoint.epoch),
             static_cast<long long>(checkpoint.best ? checkpoint.best->epoch : checkpoint.epoch),
-            o.out.c_str(), ratio(counts[0], counts[1]),
-            ratio(counts[2], counts[3]), ratio(counts[4], counts[5]));
+            o.out.c_str(), ratio(counts[0], counts[1]), ratio(counts[2], counts[3]),
+            ratio(counts[4], counts[5]));
         std::fflush(stdout);
     }
     comm.barrier();

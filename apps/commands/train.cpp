@@ -1,8 +1,6 @@
 // `strata train`: argument parsing and wiring — runtime → local part → model graph →
 // executor → optimizer → fit with its hooks (report, metrics, best weights, early stopping,
 // signal stop, checkpoints; --resume restores them).
-#include <malloc.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -27,6 +25,8 @@
 #include "training/metrics_writer.hpp"
 #include "training/resume.hpp"
 #include "training/signal_stop.hpp"
+
+#include <malloc.h>
 
 namespace strata::app {
 namespace {
@@ -67,8 +67,8 @@ std::string training_identity(const TrainOptions& o) {
 }
 
 /// The run's memory plan: this rank's lines, and the totals reduced over ranks.
-MemoryPlanSummary summarize(std::vector<MemoryLine> lines, index_t owned,
-                            std::int64_t baseline, Communicator& comm) {
+MemoryPlanSummary summarize(std::vector<MemoryLine> lines, index_t owned, std::int64_t baseline,
+                            Communicator& comm) {
     MemoryPlanSummary summary;
     std::int64_t total = 0;
     for (const MemoryLine& line : lines) {
@@ -172,8 +172,8 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
                                          .baseline_rss_bytes = memory.baseline_rss_bytes});
     if (!o.metrics.empty() && state.epoch > 0 && metrics.kept() != state.epoch) {
         report.warn(o.metrics + ": kept " + std::to_string(metrics.kept()) +
-                    " metrics records of epochs <= " + std::to_string(state.epoch) +
-                    " (expected " + std::to_string(state.epoch) + ")");
+                    " metrics records of epochs <= " + std::to_string(state.epoch) + " (expected " +
+                    std::to_string(state.epoch) + ")");
     }
     if (state.early_stopped || state.epoch >= state.epochs) {
         report.note("training is already complete (" +
@@ -201,21 +201,21 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
     }
     // Order matters: the best weights before early stopping reads them, every stop decision
     // before the checkpointer saves, the report and the metrics record first.
-    for (FitHook* hook : std::initializer_list<FitHook*>{&report, &metrics, &best, &window,
-                                                         &patience, &signals}) {
+    for (FitHook* hook :
+         std::initializer_list<FitHook*>{&report, &metrics, &best, &window, &patience, &signals}) {
         hooks.push_back(hook);
     }
     if (checkpointer) {
         hooks.push_back(&*checkpointer);
     }
-    fit(FitContext{executor, adam, parameters, backend, comm}, FitOptions{.eval_every = o.eval_every},
-        hooks, state);
+    fit(FitContext{executor, adam, parameters, backend, comm},
+        FitOptions{.eval_every = o.eval_every}, hooks, state);
 
     if (state.stop_signal != 0) {
-        const std::string where =
-            checkpoints ? "checkpoint " + checkpoints->path_for(state.epoch).string() +
-                              " written; rerun with --resume to continue"
-                        : "no --checkpoint-dir, so this progress is lost";
+        const std::string where = checkpoints ? "checkpoint " +
+                                                    checkpoints->path_for(state.epoch).string() +
+                                                    " written; rerun with --resume to continue"
+                                              : "no --checkpoint-dir, so this progress is lost";
         report.note("strata train: " + state.stop_reason + ": " + where, /*even_if_quiet=*/true);
         comm.barrier();  // rank 0 has written the checkpoint before anyone exits
         return 0;

@@ -18,8 +18,7 @@ void RunReport::start(const std::string& data, int ranks, const std::string& dev
         "strata train: data=%s vertices=%lld ranks=%d seed=%llu epochs=%d\n"
         "device (rank 0): %s; comm: %s\nmodel: %s\n",
         data.c_str(), static_cast<long long>(num_vertices), ranks,
-        static_cast<unsigned long long>(seed), epochs, device.c_str(), comm.c_str(),
-        model.c_str());
+        static_cast<unsigned long long>(seed), epochs, device.c_str(), comm.c_str(), model.c_str());
     std::printf("memory plan: %.0f bytes/vertex, %.1f MB per rank (largest rank), recompute %s:",
                 memory.bytes_per_vertex, static_cast<double>(memory.total_bytes) / 1e6,
                 recompute.c_str());
@@ -36,7 +35,7 @@ void RunReport::start(const std::string& data, int ranks, const std::string& dev
 void RunReport::end_epoch(const EpochStats& s, FitState& state) {
     if (print_) {
         if (s.evaluated) {
-            std::printf("epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f", 
+            std::printf("epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f",
                         static_cast<long long>(s.epoch), s.loss, s.train_acc, s.val_acc,
                         s.test_acc);
         } else {
@@ -46,7 +45,8 @@ void RunReport::end_epoch(const EpochStats& s, FitState& state) {
         std::printf("  time %.1f ms (wait %.1f ms)  halo %.2f MB", s.epoch_s * 1e3, s.wait_s * 1e3,
                     static_cast<double>(s.halo_bytes) / 1e6);
         if (s.recompute_halo_bytes > 0) {
-            std::printf(" (+%.2f MB recomputing)", static_cast<double>(s.recompute_halo_bytes) / 1e6);
+            std::printf(" (+%.2f MB recomputing)",
+                        static_cast<double>(s.recompute_halo_bytes) / 1e6);
         }
         std::printf("\n");
         std::fflush(stdout);

@@ -113,9 +113,8 @@ public:
     /// without relu a dropout mask is regenerated from key and row_ids (y is not read).
     /// y, dy, dx: rows x cols; dx may alias dy; beta == 0 never reads dx.
     virtual void bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
-                                          const DropoutKey& key,
-                                          std::span<const global_id> row_ids, MatrixView dx,
-                                          float beta) = 0;
+                                          const DropoutKey& key, std::span<const global_id> row_ids,
+                                          MatrixView dx, float beta) = 0;
 
     // --- loss and optimizer -------------------------------------------------------------------
     /// Softmax cross-entropy over rows with mask[i] != 0 and labels[i] >= 0:

@@ -3,8 +3,8 @@
 #include "src/nn/execution_plan.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "src/base/error.hpp"
@@ -183,9 +183,9 @@ private:
 
 /// Shapes and flags both schedules need.
 struct GraphFacts {
-    std::vector<bool> needs_grad;        ///< per tensor
-    std::vector<bool> backward_needed;   ///< per node
-    std::vector<bool> has_params;        ///< per node
+    std::vector<bool> needs_grad;       ///< per tensor
+    std::vector<bool> backward_needed;  ///< per node
+    std::vector<bool> has_params;       ///< per node
 };
 
 GraphFacts facts_of(const ModelGraph& graph) {
@@ -301,7 +301,8 @@ public:
         b_.steps.push_back(std::move(loss));
 
         for (int n = graph_.num_nodes() - 1; n >= 0; --n) {
-            if (!facts_.backward_needed[static_cast<std::size_t>(n)] || folded_into_.count(n) != 0) {
+            if (!facts_.backward_needed[static_cast<std::size_t>(n)] ||
+                folded_into_.count(n) != 0) {
                 continue;
             }
             plan_backward(n);
@@ -378,7 +379,8 @@ private:
             const index_t in = cols(z);
             const index_t out = cols(graph_.node(l).output);
             const bool dx = facts_.needs_grad[static_cast<std::size_t>(x)];
-            const bool x_free = producer(x) < 0 || (needed_elsewhere.count(x) != 0 && !recomputable(x));
+            const bool x_free =
+                producer(x) < 0 || (needed_elsewhere.count(x) != 0 && !recomputable(x));
             struct Option {
                 char strategy;
                 std::int64_t spmm;
@@ -428,8 +430,8 @@ private:
         for (const int r : step.x) {
             b_.use(r, s);
         }
-        step.y = b_.add_at(s, matrix_floats(options_.rows, cols(t)), cols(t),
-                           "recomputed " + node.name);
+        step.y =
+            b_.add_at(s, matrix_floats(options_.rows, cols(t)), cols(t), "recomputed " + node.name);
         const std::vector<index_t> in_cols = graph_.input_cols(p);
         if (const std::size_t ws = node.op->forward_workspace(query(graph_, options_, p, in_cols));
             ws > 0) {
@@ -505,8 +507,8 @@ private:
         if (folded) {
             const int a = fold->second;
             const index_t out = cols(node.output);
-            step.folded_grad = b_.add_at(s, matrix_floats(options_.rows, out), out,
-                                         "scratch Âᵀ dy " + node.name);
+            step.folded_grad =
+                b_.add_at(s, matrix_floats(options_.rows, out), out, "scratch Âᵀ dy " + node.name);
             in_cols[0] = cols(input(a, 0));
             const std::vector<index_t> agg_cols{out};
             const std::vector<GradMode> overwrite{GradMode::overwrite};
@@ -514,12 +516,13 @@ private:
                 query(graph_, options_, a, agg_cols, overwrite));
             const std::size_t lin_ws =
                 node.op->backward_workspace(query(graph_, options_, n, in_cols, step.modes));
-            STRATA_CHECK(lin_ws == 0, "plan: ", node.name, " needs backward scratch; it cannot be folded");
+            STRATA_CHECK(lin_ws == 0, "plan: ", node.name,
+                         " needs backward scratch; it cannot be folded");
             if (agg_ws > 0) {
                 step.workspace = b_.add(agg_ws, 0, begin_of(s), "scratch " + graph_.node(a).name);
             }
-        } else if (const std::size_t ws = node.op->backward_workspace(
-                       query(graph_, options_, n, in_cols, step.modes));
+        } else if (const std::size_t ws =
+                       node.op->backward_workspace(query(graph_, options_, n, in_cols, step.modes));
                    ws > 0) {
             step.workspace = b_.add_at(s, ws, 0, "scratch " + node.name);
         }
@@ -591,8 +594,8 @@ ExecutionPlan plan_execution(const ModelGraph& graph, const PlanOptions& options
     STRATA_CHECK(options.rows >= 0, "plan: ", options.rows, " rows");
     (void)graph.output();
     for (const Node& node : graph.nodes()) {
-        STRATA_CHECK(node.op->kind() != OpKind::aggregate || options.graph != nullptr, "plan: ",
-                     node.name, " aggregates but no graph operator was given");
+        STRATA_CHECK(node.op->kind() != OpKind::aggregate || options.graph != nullptr,
+                     "plan: ", node.name, " aggregates but no graph operator was given");
     }
     for (const TensorId t : options.evaluation_outputs) {
         STRATA_CHECK(t >= 0 && t < static_cast<TensorId>(graph.tensors().size()) &&

@@ -34,11 +34,11 @@ enum class StepKind {
 
 /// A tensor's place: a model input (the executor's data) or floats of the arena.
 struct Slot {
-    int input = -1;           ///< index into ModelGraph::inputs() when >= 0
-    std::size_t offset = 0;   ///< arena offset, in floats (64-byte aligned)
-    std::size_t floats = 0;   ///< size
-    index_t cols = 0;         ///< columns of a rows x cols matrix; 0 for scratch
-    std::string label;        ///< "value gcn0.linear", "grad t3", "scratch gcn1.aggregate"
+    int input = -1;          ///< index into ModelGraph::inputs() when >= 0
+    std::size_t offset = 0;  ///< arena offset, in floats (64-byte aligned)
+    std::size_t floats = 0;  ///< size
+    index_t cols = 0;        ///< columns of a rows x cols matrix; 0 for scratch
+    std::string label;       ///< "value gcn0.linear", "grad t3", "scratch gcn1.aggregate"
 };
 
 struct PlanStep {
@@ -49,13 +49,13 @@ struct PlanStep {
     /// linear's backward with input x and gradient G: dW += xᵀ G, dx = G Wᵀ. z is neither kept
     /// nor recomputed, and the folded node has no step of its own.
     int folded = -1;
-    std::vector<int> x;  ///< slot of each input (backward: only those read, else -1)
-    int y = -1;          ///< output slot (backward: only when read, else -1; loss: logits)
-    int dy = -1;         ///< backward: gradient of the output; loss: dlogits
-    std::vector<int> dx;            ///< backward: slot of each input's gradient, or -1
-    std::vector<GradMode> modes;    ///< backward: per input
-    int workspace = -1;             ///< scratch slot, or -1
-    int folded_grad = -1;           ///< commuted backward: the slot of G (rows x output cols)
+    std::vector<int> x;           ///< slot of each input (backward: only those read, else -1)
+    int y = -1;                   ///< output slot (backward: only when read, else -1; loss: logits)
+    int dy = -1;                  ///< backward: gradient of the output; loss: dlogits
+    std::vector<int> dx;          ///< backward: slot of each input's gradient, or -1
+    std::vector<GradMode> modes;  ///< backward: per input
+    int workspace = -1;           ///< scratch slot, or -1
+    int folded_grad = -1;         ///< commuted backward: the slot of G (rows x output cols)
 };
 
 struct Schedule {
@@ -74,11 +74,11 @@ struct PairChoice {
 };
 
 struct PlanOptions {
-    index_t rows = 0;                           ///< owned rows
+    index_t rows = 0;  ///< owned rows
     Recompute recompute = Recompute::none;
-    const GraphOperator* graph = nullptr;       ///< exchange scratch sizes
-    std::vector<TensorId> evaluation_outputs{}; ///< kept to the end of evaluation besides output
-    bool training = true;                       ///< false: plan the evaluation only (inference)
+    const GraphOperator* graph = nullptr;        ///< exchange scratch sizes
+    std::vector<TensorId> evaluation_outputs{};  ///< kept to the end of evaluation besides output
+    bool training = true;                        ///< false: plan the evaluation only (inference)
 };
 
 class ExecutionPlan {

@@ -17,13 +17,13 @@ namespace strata {
 /// This rank's rows of the data a model trains on, in backend memory. Views only: the owner
 /// (e.g. layers/training_inputs.hpp) outlives the executor.
 struct TrainingData {
-    std::vector<ConstMatrixView> inputs;        ///< one per ModelGraph input, num_rows x cols
-    std::span<const index_t> labels;            ///< num_rows, -1 = unlabeled
-    std::span<const std::uint8_t> train_mask;   ///< num_rows, 0/1
+    std::vector<ConstMatrixView> inputs;       ///< one per ModelGraph input, num_rows x cols
+    std::span<const index_t> labels;           ///< num_rows, -1 = unlabeled
+    std::span<const std::uint8_t> train_mask;  ///< num_rows, 0/1
     std::span<const std::uint8_t> val_mask;
     std::span<const std::uint8_t> test_mask;
-    std::span<const global_id> row_ids;         ///< original id of each row (dropout keys)
-    std::int64_t global_train = 0;              ///< training vertices over all ranks
+    std::span<const global_id> row_ids;  ///< original id of each row (dropout keys)
+    std::int64_t global_train = 0;       ///< training vertices over all ranks
 };
 
 /// Global metrics of one evaluation (identical on every rank).

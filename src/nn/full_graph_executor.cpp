@@ -85,11 +85,11 @@ void FullGraphExecutor::run_forward(const Schedule& schedule, const PlanStep& st
     for (const int slot : step.x) {
         x.push_back(view(schedule, slot));
     }
-    graph_.node(step.node).op->forward(context, ForwardArgs{.x = x,
-                                                            .y = view(schedule, step.y),
-                                                            .rows = {0, plan_.rows()},
-                                                            .workspace =
-                                                                scratch(schedule, step.workspace)});
+    graph_.node(step.node).op->forward(context,
+                                       ForwardArgs{.x = x,
+                                                   .y = view(schedule, step.y),
+                                                   .rows = {0, plan_.rows()},
+                                                   .workspace = scratch(schedule, step.workspace)});
 }
 
 void FullGraphExecutor::run_backward(const Schedule& schedule, const PlanStep& step,

@@ -42,7 +42,9 @@ public:
     void mark_layer_input(TensorId tensor);
 
     [[nodiscard]] const std::vector<TensorInfo>& tensors() const { return tensors_; }
-    [[nodiscard]] const TensorInfo& tensor(TensorId t) const { return tensors_.at(static_cast<std::size_t>(t)); }
+    [[nodiscard]] const TensorInfo& tensor(TensorId t) const {
+        return tensors_.at(static_cast<std::size_t>(t));
+    }
     [[nodiscard]] const std::vector<Node>& nodes() const { return nodes_; }
     [[nodiscard]] Node& node(int n) { return nodes_.at(static_cast<std::size_t>(n)); }
     [[nodiscard]] const Node& node(int n) const { return nodes_.at(static_cast<std::size_t>(n)); }

@@ -2,7 +2,6 @@
 #include "src/tensor/host_csr.hpp"
 
 #include <algorithm>
-
 #include <cstddef>
 
 #include "src/base/error.hpp"

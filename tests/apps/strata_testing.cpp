@@ -26,8 +26,7 @@ std::pair<int, std::int64_t> rank_epoch(const char* name) {
     const std::string spec(value);
     const auto colon = spec.find(':');
     STRATA_CHECK(colon != std::string::npos, name, ": expected RANK:EPOCH, got '", spec, "'");
-    return {std::atoi(spec.substr(0, colon).c_str()),
-            std::atoll(spec.substr(colon + 1).c_str())};
+    return {std::atoi(spec.substr(0, colon).c_str()), std::atoll(spec.substr(colon + 1).c_str())};
 }
 
 class FaultInjection final : public strata::FitHook {

@@ -73,8 +73,8 @@ struct OpParameters {
 
 /// Runs one op forward and backward on host matrices (all rows, or chunk by chunk).
 struct OpRun {
-    std::vector<HostMatrix> y;             ///< one per run
-    std::vector<HostMatrix> dx;            ///< gradient of each input
+    std::vector<HostMatrix> y;                ///< one per run
+    std::vector<HostMatrix> dx;               ///< gradient of each input
     std::vector<std::vector<float>> dparams;  ///< gradient of each parameter
 };
 
@@ -113,23 +113,31 @@ inline OpRun run_op(Op& op, OneRankGraph& g, const std::vector<HostMatrix>& x,
     for (auto& m : dx) {
         dxv.push_back(m.view());
     }
-    const WorkspaceQuery fq{.rows = rows, .input_cols = cols, .output_cols = out,
-                            .graph = g.aggregation.get()};
-    const WorkspaceQuery bq{.rows = rows, .input_cols = cols, .output_cols = out,
-                            .graph = g.aggregation.get(), .modes = modes};
+    const WorkspaceQuery fq{
+        .rows = rows, .input_cols = cols, .output_cols = out, .graph = g.aggregation.get()};
+    const WorkspaceQuery bq{.rows = rows,
+                            .input_cols = cols,
+                            .output_cols = out,
+                            .graph = g.aggregation.get(),
+                            .modes = modes};
     Buffer<float> fws(backend, std::max<std::size_t>(1, op.forward_workspace(fq)));
     Buffer<float> bws(backend, std::max<std::size_t>(1, op.backward_workspace(bq)));
     const OpContext context = g.context(training);
     const index_t step = (rows + chunks - 1) / chunks;
     for (index_t first = 0; first < rows; first += step) {
         const RowRange r{first, std::min(step, rows - first)};
-        op.forward(context, ForwardArgs{.x = xv, .y = y.view(), .rows = r,
-                                        .workspace = fws.span()});
+        op.forward(context,
+                   ForwardArgs{.x = xv, .y = y.view(), .rows = r, .workspace = fws.span()});
     }
     for (index_t first = 0; first < rows; first += step) {
         const RowRange r{first, std::min(step, rows - first)};
-        op.backward(context, BackwardArgs{.x = xv, .y = y.view(), .dy = dy.view(), .dx = dxv,
-                                          .modes = modes, .rows = r, .workspace = bws.span()});
+        op.backward(context, BackwardArgs{.x = xv,
+                                          .y = y.view(),
+                                          .dy = dy.view(),
+                                          .dx = dxv,
+                                          .modes = modes,
+                                          .rows = r,
+                                          .workspace = bws.span()});
     }
     OpRun run;
     run.y.push_back(y.download());
@@ -202,12 +210,15 @@ inline GradientCheck check_op_gradients(Op& op, OneRankGraph& g, std::vector<Hos
                     xv.push_back(m.view());
                 }
                 DenseMatrix y(backend, x[0].rows, r.cols);
-                const WorkspaceQuery q{.rows = x[0].rows, .input_cols = cols,
-                                       .output_cols = r.cols, .graph = g.aggregation.get()};
+                const WorkspaceQuery q{.rows = x[0].rows,
+                                       .input_cols = cols,
+                                       .output_cols = r.cols,
+                                       .graph = g.aggregation.get()};
                 Buffer<float> ws(backend, std::max<std::size_t>(1, op.forward_workspace(q)));
-                op.forward(g.context(training), ForwardArgs{.x = xv, .y = y.view(),
-                                                            .rows = {0, x[0].rows},
-                                                            .workspace = ws.span()});
+                op.forward(
+                    g.context(training),
+                    ForwardArgs{
+                        .x = xv, .y = y.view(), .rows = {0, x[0].rows}, .workspace = ws.span()});
                 const HostMatrix out = y.download();
                 double sum = 0.0;
                 for (std::size_t i = 0; i < out.values.size(); ++i) {
@@ -237,9 +248,9 @@ struct OneRankModel {
                  std::uint64_t seed = 3)
         : g(graph_data), graph(std::move(model)) {
         parameters = std::make_unique<ModelParameters>(*g.backend, graph, seed);
-        executor = std::make_unique<FullGraphExecutor>(
-            *g.backend, g.comm, graph, *parameters, *g.aggregation, g.inputs->data(),
-            ExecutorOptions{.recompute = recompute});
+        executor = std::make_unique<FullGraphExecutor>(*g.backend, g.comm, graph, *parameters,
+                                                       *g.aggregation, g.inputs->data(),
+                                                       ExecutorOptions{.recompute = recompute});
     }
     /// Mean training loss at `epoch` (dropout keyed by it); fills the gradients.
     double loss(std::int64_t epoch = 1) { return executor->train_step(epoch); }

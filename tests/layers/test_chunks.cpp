@@ -42,8 +42,11 @@ TEST_CASE("every op run over row chunks equals the whole-rows run", "[layers]") 
     OneRankGraph g(37, 6, /*directed=*/true);  // 37 rows: chunks of unequal size
     LinearOp linear(6, 5, 0.0f);
     AggregateOp aggregate;
-    BiasActivationOp act(6, BiasActivationOptions{.bias = true, .activation = Activation::relu,
-                                                  .dropout = 0.5f, .seed = 3, .dropout_id = 1});
+    BiasActivationOp act(6, BiasActivationOptions{.bias = true,
+                                                  .activation = Activation::relu,
+                                                  .dropout = 0.5f,
+                                                  .seed = 3,
+                                                  .dropout_id = 1});
     BiasActivationOp drop(6, BiasActivationOptions{.dropout = 0.5f, .seed = 3});
     AddOp add;
     const std::vector<std::pair<Op*, int>> ops{
@@ -53,8 +56,8 @@ TEST_CASE("every op run over row chunks equals the whole-rows run", "[layers]") 
         for (int i = 0; i < inputs; ++i) {
             x.push_back(random_matrix(37, 6, 50 + static_cast<std::uint64_t>(i)));
         }
-        const HostMatrix dy =
-            random_matrix(37, op->output_cols(std::vector<index_t>(static_cast<std::size_t>(inputs), 6)), 60);
+        const HostMatrix dy = random_matrix(
+            37, op->output_cols(std::vector<index_t>(static_cast<std::size_t>(inputs), 6)), 60);
         const OpRun whole = run_op(*op, g, x, dy, /*training=*/true);
         for (const int chunks : {2, 3, 5, 37}) {
             INFO(op->describe() << ", " << chunks << " chunks");

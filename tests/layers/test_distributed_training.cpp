@@ -87,8 +87,7 @@ std::vector<EpochResult> train_on(Backend& backend, const GraphDataset& g, Commu
     row_normalize_features(part.features);
     const TrainingInputs inputs(backend, part);
     PipelinedAggregation aggregation(inputs.blocks, comm);
-    ModelGraph graph =
-        build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
+    ModelGraph graph = build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
     ModelParameters parameters(backend, graph, 17);
     FullGraphExecutor executor(backend, comm, graph, parameters, aggregation, inputs.data(),
                                ExecutorOptions{.recompute = recompute});
@@ -231,8 +230,7 @@ TEST_CASE("GCN training on K ranks equals one rank on a generated graph", "[laye
     }
 }
 
-TEST_CASE("every recompute mode on K ranks equals one rank on a directed graph",
-          "[layers][mpi]") {
+TEST_CASE("every recompute mode on K ranks equals one rank on a directed graph", "[layers][mpi]") {
     // 12 -> 32 -> 32 -> 4: layer 0 aggregates first (kept, or recomputed with a re-exchange),
     // layer 1 folds its aggregation into the linear's backward; the directed graph makes every
     // transposed block matter.
@@ -249,8 +247,7 @@ TEST_CASE("every recompute mode on K ranks equals one rank on a directed graph",
     }
 }
 
-TEST_CASE("recomputing an aggregation re-exchanges its halo rows, counted apart",
-          "[layers][mpi]") {
+TEST_CASE("recomputing an aggregation re-exchanges its halo rows, counted apart", "[layers][mpi]") {
     MpiCommunicator world;
     const GraphDataset g = test::community_graph(300, 4, 4, 12, 12);
     const GcnOptions gcn{.layers = 3, .hidden = 32, .dropout = 0.0f, .seed = 1};

@@ -69,8 +69,8 @@ std::string replay(const Schedule& schedule) {
     };
     for (std::size_t i = 0; i < schedule.steps.size(); ++i) {
         const PlanStep& step = schedule.steps[i];
-        const std::string where = "step " + std::to_string(i) + " (node " +
-                                  std::to_string(step.node) + "): ";
+        const std::string where =
+            "step " + std::to_string(i) + " (node " + std::to_string(step.node) + "): ";
         auto read = [&](int slot, const char* what) {
             return intact(slot) ? std::string()
                                 : where + what + " slot " + std::to_string(slot) + " (" +
@@ -146,10 +146,11 @@ ModelGraph residual_model() {
     const TensorId t = graph.add("lin0", std::make_unique<LinearOp>(9, 12, 0.0f), {x});
     const TensorId a = graph.add("agg", std::make_unique<AggregateOp>(), {t});
     const TensorId s = graph.add("sum", std::make_unique<AddOp>(), {a, t});
-    const TensorId h = graph.add(
-        "act", std::make_unique<BiasActivationOp>(
-                   12, BiasActivationOptions{.bias = true, .activation = Activation::relu}),
-        {s});
+    const TensorId h =
+        graph.add("act",
+                  std::make_unique<BiasActivationOp>(
+                      12, BiasActivationOptions{.bias = true, .activation = Activation::relu}),
+                  {s});
     graph.mark_layer_input(h);
     const TensorId y = graph.add("lin1", std::make_unique<LinearOp>(12, 4, 0.0f), {h});
     graph.set_output(graph.add(
@@ -159,8 +160,8 @@ ModelGraph residual_model() {
 
 ExecutionPlan plan_gcn(index_t features, int layers, index_t hidden, Recompute mode,
                        index_t rows = 1000) {
-    const ModelGraph graph = build_gcn(
-        features, 5, GcnOptions{.layers = layers, .hidden = hidden, .dropout = 0.5f});
+    const ModelGraph graph =
+        build_gcn(features, 5, GcnOptions{.layers = layers, .hidden = hidden, .dropout = 0.5f});
     SizesOnly sizes(rows);
     PlanOptions options;
     options.rows = rows;
@@ -282,10 +283,9 @@ TEST_CASE("every recompute mode gives the same losses to 1e-6", "[plan]") {
     OneRankGraph g(300, 24, /*directed=*/true);
     std::vector<std::vector<double>> losses;
     for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
-        OneRankModel m(g,
-                       build_gcn(24, 3, GcnOptions{.layers = 3, .hidden = 32, .dropout = 0.5f,
-                                                   .seed = 4}),
-                       mode);
+        OneRankModel m(
+            g, build_gcn(24, 3, GcnOptions{.layers = 3, .hidden = 32, .dropout = 0.5f, .seed = 4}),
+            mode);
         Adam adam(*g.backend, m.parameters->size(), AdamOptions{.lr = 0.01f});
         std::vector<double> run;
         for (int epoch = 1; epoch <= 8; ++epoch) {

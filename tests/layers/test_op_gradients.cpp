@@ -112,8 +112,11 @@ TEST_CASE("every op's backward adds onto an existing gradient with +=", "[layers
     OneRankGraph g(12, 5, /*directed=*/true);
     LinearOp linear(4, 3, 0.0f);
     AggregateOp aggregate;
-    BiasActivationOp act(4, BiasActivationOptions{.bias = true, .activation = Activation::relu,
-                                                  .dropout = 0.3f, .seed = 2, .dropout_id = 1});
+    BiasActivationOp act(4, BiasActivationOptions{.bias = true,
+                                                  .activation = Activation::relu,
+                                                  .dropout = 0.3f,
+                                                  .seed = 2,
+                                                  .dropout_id = 1});
     BiasActivationOp drop(4, BiasActivationOptions{.dropout = 0.3f, .seed = 2});
     AddOp add;
     const std::vector<std::pair<Op*, int>> ops{
@@ -125,9 +128,8 @@ TEST_CASE("every op's backward adds onto an existing gradient with +=", "[layers
             x.push_back(away_from_zero(random_matrix(12, 4, 20 + static_cast<std::uint64_t>(i))));
             start.push_back(random_matrix(12, 4, 30 + static_cast<std::uint64_t>(i)));
         }
-        const HostMatrix dy = random_matrix(12, op->output_cols(std::vector<index_t>(
-                                                   static_cast<std::size_t>(inputs), 4)),
-                                            40);
+        const HostMatrix dy = random_matrix(
+            12, op->output_cols(std::vector<index_t>(static_cast<std::size_t>(inputs), 4)), 40);
 
         const auto fresh = run_op(*op, g, x, dy, true);
         const auto added = run_op(*op, g, x, dy, true, 1, &start);
@@ -135,9 +137,9 @@ TEST_CASE("every op's backward adds onto an existing gradient with +=", "[layers
         double worst = 0.0;
         for (std::size_t i = 0; i < x.size(); ++i) {
             for (std::size_t k = 0; k < start[i].values.size(); ++k) {
-                worst = std::max<double>(worst, std::abs(added.dx[i].values[k] -
-                                                         (start[i].values[k] +
-                                                          fresh.dx[i].values[k])));
+                worst = std::max<double>(
+                    worst,
+                    std::abs(added.dx[i].values[k] - (start[i].values[k] + fresh.dx[i].values[k])));
             }
         }
         INFO(op->describe());
@@ -152,10 +154,13 @@ TEST_CASE("the training loss gradient of a GCN matches finite differences in eve
     // (transform first), with dropout, on a directed graph.
     OneRankGraph g(16, 5, /*directed=*/true);
     for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
-        OneRankModel m(g,
-                       build_gcn(5, 3, GcnOptions{.layers = 3, .hidden = 8, .dropout = 0.3f,
-                                                  .weight_decay = 0.0f, .seed = 5}),
-                       mode);
+        OneRankModel m(
+            g,
+            build_gcn(
+                5, 3,
+                GcnOptions{
+                    .layers = 3, .hidden = 8, .dropout = 0.3f, .weight_decay = 0.0f, .seed = 5}),
+            mode);
         INFO("recompute " << to_string(mode));
 
         const auto check = check_model_gradients(m);
@@ -174,14 +179,16 @@ TEST_CASE("a tensor read by two ops gets the sum of both gradients", "[layers]")
         const TensorId t = graph.add("lin0", std::make_unique<LinearOp>(5, 6, 0.0f), {x});
         const TensorId a = graph.add("agg", std::make_unique<AggregateOp>(), {t});
         const TensorId s = graph.add("sum", std::make_unique<AddOp>(), {a, t});
-        const TensorId h = graph.add(
-            "act", std::make_unique<BiasActivationOp>(
-                       6, BiasActivationOptions{.bias = true, .activation = Activation::relu}),
-            {s});
+        const TensorId h =
+            graph.add("act",
+                      std::make_unique<BiasActivationOp>(
+                          6, BiasActivationOptions{.bias = true, .activation = Activation::relu}),
+                      {s});
         graph.mark_layer_input(h);
         const TensorId y = graph.add("lin1", std::make_unique<LinearOp>(6, 3, 0.0f), {h});
         graph.set_output(graph.add(
-            "out", std::make_unique<BiasActivationOp>(3, BiasActivationOptions{.bias = true}), {y}));
+            "out", std::make_unique<BiasActivationOp>(3, BiasActivationOptions{.bias = true}),
+            {y}));
         OneRankModel m(g, std::move(graph), mode);
         INFO("recompute " << to_string(mode));
 

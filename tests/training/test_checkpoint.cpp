@@ -162,7 +162,8 @@ TEST_CASE("a format 1 checkpoint is refused with what to do", "[training][checkp
                           Contains("train again with this strata"));
 }
 
-TEST_CASE("a checkpoint directory keeps the newest two, ordered by epoch", "[training][checkpoint]") {
+TEST_CASE("a checkpoint directory keeps the newest two, ordered by epoch",
+          "[training][checkpoint]") {
     TempDir dir("keep");
     CheckpointDir ckpts(dir.path / "run");
     CHECK(ckpts.list().empty());
@@ -256,17 +257,16 @@ TEST_CASE("broadcast_checkpoint gives every rank rank 0's state", "[training][ch
     }
     broadcast_checkpoint(c, comm, 0);
     const Checkpoint want = sample_checkpoint(8);
-    const bool ok = c.epoch == 8 && c.early_stopped && same_bits(c.params, want.params) &&
-                    same_bits(c.optimizer_state, want.optimizer_state) &&
-                    same_bits(c.best_params, want.best_params) &&
-                    c.selection == Selection::val_loss && c.history.size() == 3 &&
-                    c.history[2].val_loss == 1.0 / 3.0 && c.identity.model == want.identity.model &&
-                    c.identity.training == want.identity.training &&
-                    c.partition_method == "random" && c.dataset_path == "data/g.h5" &&
-                    c.best.has_value() && c.best->epoch == 7 &&
-                    c.best->val_loss == 1.0 / 3.0 && c.gcn.layers == 3 && c.gcn.hidden == 5 &&
-                    c.gcn.dropout == 0.25f && !c.gcn.bias && c.gcn.decay_all_layers &&
-                    c.gcn.seed == 0xfedcba9876543210ULL && c.row_normalize;
+    const bool ok =
+        c.epoch == 8 && c.early_stopped && same_bits(c.params, want.params) &&
+        same_bits(c.optimizer_state, want.optimizer_state) &&
+        same_bits(c.best_params, want.best_params) && c.selection == Selection::val_loss &&
+        c.history.size() == 3 && c.history[2].val_loss == 1.0 / 3.0 &&
+        c.identity.model == want.identity.model && c.identity.training == want.identity.training &&
+        c.partition_method == "random" && c.dataset_path == "data/g.h5" && c.best.has_value() &&
+        c.best->epoch == 7 && c.best->val_loss == 1.0 / 3.0 && c.gcn.layers == 3 &&
+        c.gcn.hidden == 5 && c.gcn.dropout == 0.25f && !c.gcn.bias && c.gcn.decay_all_layers &&
+        c.gcn.seed == 0xfedcba9876543210ULL && c.row_normalize;
     CHECK(all_ranks(ok));
 }
 
@@ -384,8 +384,7 @@ TEST_CASE("a run stopped, checkpointed and resumed through fit equals an uninter
             ok = false;
         }
     }
-    ok = ok &&
-         same_bits(resumed.parameters().download(), uninterrupted.parameters().download()) &&
+    ok = ok && same_bits(resumed.parameters().download(), uninterrupted.parameters().download()) &&
          same_bits(resumed.adam().state(), uninterrupted.adam().state()) &&
          same_bits(resumed.best().download(), uninterrupted.best().download()) &&
          state.best->epoch == whole.best->epoch && state.history.size() == whole.history.size();
@@ -397,6 +396,6 @@ TEST_CASE("a run stopped, checkpointed and resumed through fit equals an uninter
     FitState forgot;
     forgot.epoch = stop;
     (void)forgetful.fit_until(forgot, total, total);
-    CHECK(all_ranks(!same_bits(forgetful.parameters().download(),
-                               uninterrupted.parameters().download())));
+    CHECK(all_ranks(
+        !same_bits(forgetful.parameters().download(), uninterrupted.parameters().download())));
 }

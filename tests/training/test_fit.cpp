@@ -5,9 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include <nlohmann/json.hpp>
-
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "layers/linear_op.hpp"
 #include "src/comm/mpi_communicator.hpp"
@@ -182,7 +181,9 @@ TEST_CASE("the metrics file has a versioned record per epoch, written as the epo
     struct LinesSoFar final : FitHook {
         fs::path path;
         std::vector<std::size_t> seen;
-        void end_epoch(const EpochStats&, FitState&) override { seen.push_back(records(path).size()); }
+        void end_epoch(const EpochStats&, FitState&) override {
+            seen.push_back(records(path).size());
+        }
     } tail;
     tail.path = path;
 
@@ -204,7 +205,8 @@ TEST_CASE("the metrics file has a versioned record per epoch, written as the epo
     fs::remove(path);
 }
 
-TEST_CASE("a resume keeps the records up to its epoch and drops a torn line", "[training][metrics]") {
+TEST_CASE("a resume keeps the records up to its epoch and drops a torn line",
+          "[training][metrics]") {
     const fs::path path = temp_file("resume");
     {
         std::ofstream out(path);

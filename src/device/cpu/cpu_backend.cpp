@@ -164,8 +164,7 @@ void CpuBackend::spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, Matr
     }
     if (rows.count != a.rows()) {  // a chunk: partition its rows now (O(threads log rows))
         const index_t* row_ptr = a.row_ptr() + rows.first;
-        const std::vector<index_t> bounds =
-            cpu::balanced_row_bounds(row_ptr, rows.count, threads_);
+        const std::vector<index_t> bounds = cpu::balanced_row_bounds(row_ptr, rows.count, threads_);
         cpu::spmm_csr(row_ptr, a.col_idx(), a.values(), rows.count, x.data, x.cols, y.data, beta,
                       bounds.data(), threads_);
         return;
@@ -224,9 +223,8 @@ void CpuBackend::bias_activation(ConstMatrixView x, std::span<const float> bias,
 }
 
 void CpuBackend::bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
-                                          const DropoutKey& key,
-                                          std::span<const global_id> row_ids, MatrixView dx,
-                                          float beta) {
+                                          const DropoutKey& key, std::span<const global_id> row_ids,
+                                          MatrixView dx, float beta) {
     check_bias_activation_backward(y, dy, act, key, row_ids, dx);
     cpu::bias_activation_backward(y.data, dy.data, dy.rows, dy.cols, act, key, row_ids.data(),
                                   dx.data, beta, threads_);

@@ -83,9 +83,8 @@ void column_sums(const float* x, index_t rows, index_t cols, float* out, float b
     }
 }
 
-void bias_activation(const float* x, const float* bias, index_t rows, index_t cols,
-                     Activation act, const DropoutKey& key, const global_id* row_ids, float* y,
-                     int threads) {
+void bias_activation(const float* x, const float* bias, index_t rows, index_t cols, Activation act,
+                     const DropoutKey& key, const global_id* row_ids, float* y, int threads) {
     // v = x[i, j] + bias[j];  v = max(v, 0) (relu);  y[i, j] = keep(i, j) ? v / (1 - rate) : 0
     // (dropout), keep(i, j) = counter_u32(stream, row_ids[i], j) >= threshold. y may alias x.
     // The same operations in the same order as separate bias, relu and dropout passes.

@@ -59,9 +59,8 @@ void column_sums(const float* x, index_t rows, index_t cols, float* out, float b
 
 /// y = dropout(act(x + bias)) (Backend::bias_activation). bias may be null; key.rate == 0 skips
 /// dropout (row_ids may then be null). x, y: rows x cols; y may alias x.
-void bias_activation(const float* x, const float* bias, index_t rows, index_t cols,
-                     Activation act, const DropoutKey& key, const global_id* row_ids, float* y,
-                     int threads);
+void bias_activation(const float* x, const float* bias, index_t rows, index_t cols, Activation act,
+                     const DropoutKey& key, const global_id* row_ids, float* y, int threads);
 
 /// dx = dy ⊙ ∂y/∂(x + bias) + beta dx (Backend::bias_activation_backward). y is read only for
 /// relu; the mask is regenerated only without relu. dx may alias dy; beta == 0 never reads dx.
