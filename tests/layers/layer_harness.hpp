@@ -11,7 +11,11 @@
 #include <mpi.h>
 
 #include "datasets/normalize.hpp"
+#include "layers/add_op.hpp"
+#include "layers/aggregate_op.hpp"
+#include "layers/bias_activation_op.hpp"
 #include "layers/graph_blocks.hpp"
+#include "layers/linear_op.hpp"
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/local_part.hpp"
@@ -71,6 +75,21 @@ struct OpParameters {
     }
 };
 
+/// Host matrices uploaded, with their views (an op's inputs).
+struct Uploaded {
+    std::vector<DenseMatrix> matrices;
+    std::vector<ConstMatrixView> views;
+
+    Uploaded(Backend& backend, const std::vector<HostMatrix>& host) {
+        for (const auto& m : host) {
+            matrices.push_back(DenseMatrix::upload(backend, m));
+        }
+        for (const auto& m : matrices) {
+            views.push_back(m.view());
+        }
+    }
+};
+
 /// Runs one op forward and backward on host matrices (all rows, or chunk by chunk).
 struct OpRun {
     std::vector<HostMatrix> y;                ///< one per run
@@ -92,14 +111,8 @@ inline OpRun run_op(Op& op, OneRankGraph& g, const std::vector<HostMatrix>& x,
     }
     const index_t out = op.output_cols(cols);
     OpParameters params(op, backend, cols, seed);
-    std::vector<DenseMatrix> xd;
-    std::vector<ConstMatrixView> xv;
-    for (const auto& m : x) {
-        xd.push_back(DenseMatrix::upload(backend, m));
-    }
-    for (const auto& m : xd) {
-        xv.push_back(m.view());
-    }
+    const Uploaded inputs(backend, x);
+    const std::vector<ConstMatrixView>& xv = inputs.views;
     DenseMatrix y(backend, rows, out);
     const DenseMatrix dy = DenseMatrix::upload(backend, dy_host);
     std::vector<DenseMatrix> dx;
@@ -201,24 +214,17 @@ inline GradientCheck check_op_gradients(Op& op, OneRankGraph& g, std::vector<Hos
                 host[k] = value;
                 backend.upload(params.values[p].data(), host.data(), host.size() * sizeof(float));
                 // Forward only, with these parameters bound.
-                std::vector<DenseMatrix> xd;
-                std::vector<ConstMatrixView> xv;
-                for (const auto& m : x) {
-                    xd.push_back(DenseMatrix::upload(backend, m));
-                }
-                for (const auto& m : xd) {
-                    xv.push_back(m.view());
-                }
+                const Uploaded inputs(backend, x);
                 DenseMatrix y(backend, x[0].rows, r.cols);
                 const WorkspaceQuery q{.rows = x[0].rows,
                                        .input_cols = cols,
                                        .output_cols = r.cols,
                                        .graph = g.aggregation.get()};
                 Buffer<float> ws(backend, std::max<std::size_t>(1, op.forward_workspace(q)));
-                op.forward(
-                    g.context(training),
-                    ForwardArgs{
-                        .x = xv, .y = y.view(), .rows = {0, x[0].rows}, .workspace = ws.span()});
+                op.forward(g.context(training), ForwardArgs{.x = inputs.views,
+                                                            .y = y.view(),
+                                                            .rows = {0, x[0].rows},
+                                                            .workspace = ws.span()});
                 const HostMatrix out = y.download();
                 double sum = 0.0;
                 for (std::size_t i = 0; i < out.values.size(); ++i) {
@@ -235,6 +241,27 @@ inline GradientCheck check_op_gradients(Op& op, OneRankGraph& g, std::vector<Hos
         }
     }
     return result;
+}
+
+/// A residual model where tensor t feeds both the aggregation and the add:
+/// t = x W0;  h = relu(Â t + t + b);  logits = h W1 + b1.   x: `features` columns.
+inline ModelGraph residual_model(index_t features, index_t hidden, index_t classes) {
+    ModelGraph graph;
+    const TensorId x = graph.add_input("features", features);
+    const TensorId t = graph.add("lin0", std::make_unique<LinearOp>(features, hidden, 0.0f), {x});
+    const TensorId a = graph.add("agg", std::make_unique<AggregateOp>(), {t});
+    const TensorId s = graph.add("sum", std::make_unique<AddOp>(), {a, t});
+    const TensorId h =
+        graph.add("act",
+                  std::make_unique<BiasActivationOp>(
+                      hidden, BiasActivationOptions{.bias = true, .activation = Activation::relu}),
+                  {s});
+    graph.mark_layer_input(h);
+    const TensorId y = graph.add("lin1", std::make_unique<LinearOp>(hidden, classes, 0.0f), {h});
+    graph.set_output(graph.add(
+        "out", std::make_unique<BiasActivationOp>(classes, BiasActivationOptions{.bias = true}),
+        {y}));
+    return graph;
 }
 
 /// A model, its parameters, the executor and its data on one rank.

@@ -140,24 +140,6 @@ std::string replay(const Schedule& schedule) {
     return "";
 }
 
-ModelGraph residual_model() {
-    ModelGraph graph;
-    const TensorId x = graph.add_input("features", 9);
-    const TensorId t = graph.add("lin0", std::make_unique<LinearOp>(9, 12, 0.0f), {x});
-    const TensorId a = graph.add("agg", std::make_unique<AggregateOp>(), {t});
-    const TensorId s = graph.add("sum", std::make_unique<AddOp>(), {a, t});
-    const TensorId h =
-        graph.add("act",
-                  std::make_unique<BiasActivationOp>(
-                      12, BiasActivationOptions{.bias = true, .activation = Activation::relu}),
-                  {s});
-    graph.mark_layer_input(h);
-    const TensorId y = graph.add("lin1", std::make_unique<LinearOp>(12, 4, 0.0f), {h});
-    graph.set_output(graph.add(
-        "out", std::make_unique<BiasActivationOp>(4, BiasActivationOptions{.bias = true}), {y}));
-    return graph;
-}
-
 ExecutionPlan plan_gcn(index_t features, int layers, index_t hidden, Recompute mode,
                        index_t rows = 1000) {
     const ModelGraph graph =
@@ -188,7 +170,7 @@ TEST_CASE("no planned buffer is overwritten while a later step still reads it", 
                 CHECK(s.offset + s.floats <= plan.arena_floats());
             }
         }
-        ModelGraph graph = residual_model();
+        ModelGraph graph = strata::test::residual_model(9, 12, 4);
         PlanOptions options;
         options.rows = 300;
         options.recompute = mode;

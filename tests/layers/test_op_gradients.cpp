@@ -174,21 +174,7 @@ TEST_CASE("a tensor read by two ops gets the sum of both gradients", "[layers]")
     // t = x W0;  h = relu(Â t + t + b);  logits = h W1 + b1: t feeds the aggregation and the add.
     OneRankGraph g(16, 5, /*directed=*/true);
     for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
-        ModelGraph graph;
-        const TensorId x = graph.add_input("features", 5);
-        const TensorId t = graph.add("lin0", std::make_unique<LinearOp>(5, 6, 0.0f), {x});
-        const TensorId a = graph.add("agg", std::make_unique<AggregateOp>(), {t});
-        const TensorId s = graph.add("sum", std::make_unique<AddOp>(), {a, t});
-        const TensorId h =
-            graph.add("act",
-                      std::make_unique<BiasActivationOp>(
-                          6, BiasActivationOptions{.bias = true, .activation = Activation::relu}),
-                      {s});
-        graph.mark_layer_input(h);
-        const TensorId y = graph.add("lin1", std::make_unique<LinearOp>(6, 3, 0.0f), {h});
-        graph.set_output(graph.add(
-            "out", std::make_unique<BiasActivationOp>(3, BiasActivationOptions{.bias = true}),
-            {y}));
+        ModelGraph graph = strata::test::residual_model(5, 6, 3);
         OneRankModel m(g, std::move(graph), mode);
         INFO("recompute " << to_string(mode));
 

@@ -102,11 +102,12 @@ void* CpuBackend::allocate(std::size_t bytes) {
         // the TLB-miss path (THP is in madvise mode). Failure only costs speed.
         (void)madvise(ptr, size, MADV_HUGEPAGE);
     }
-    const std::lock_guard lock(mutex_);
-    sizes_.emplace(ptr, bytes);
-    stats_.bytes_in_use += static_cast<std::int64_t>(bytes);
-    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.bytes_in_use);
-    ++stats_.allocations;
+    try {
+        ledger_.add(ptr, bytes);
+    } catch (...) {
+        std::free(ptr);
+        throw;
+    }
     return ptr;
 }
 
@@ -114,14 +115,7 @@ void CpuBackend::deallocate(void* ptr) noexcept {
     if (ptr == nullptr) {
         return;
     }
-    {
-        const std::lock_guard lock(mutex_);
-        if (const auto it = sizes_.find(ptr); it != sizes_.end()) {
-            stats_.bytes_in_use -= static_cast<std::int64_t>(it->second);
-            --stats_.allocations;
-            sizes_.erase(it);
-        }
-    }
+    ledger_.remove(ptr);
     std::free(ptr);
 }
 
@@ -140,8 +134,7 @@ void CpuBackend::deallocate_host(void* ptr) noexcept {
 }
 
 MemoryStats CpuBackend::memory_stats() const {
-    const std::lock_guard lock(mutex_);
-    return stats_;
+    return ledger_.stats();
 }
 
 void CpuBackend::upload(void* device_dst, const void* host_src, std::size_t bytes) {

@@ -4,9 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
-#include <unordered_map>
 
+#include "src/device/allocation_ledger.hpp"
 #include "src/device/backend.hpp"
 
 namespace strata {
@@ -75,9 +74,7 @@ public:
 
 private:
     int threads_;
-    mutable std::mutex mutex_;  ///< guards sizes_ and stats_ (allocation is rare: plan once)
-    std::unordered_map<void*, std::size_t> sizes_;
-    MemoryStats stats_;
+    AllocationLedger ledger_;
 };
 
 }  // namespace strata

@@ -109,11 +109,7 @@ void* CudaBackend::allocate(std::size_t bytes) {
         return nullptr;
     }
     cuda::DeviceMemory memory = cuda::make_device_memory(bytes);
-    const std::lock_guard lock(mutex_);
-    sizes_.emplace(memory.get(), bytes);  // may throw: `memory` is then freed
-    stats_.bytes_in_use += static_cast<std::int64_t>(bytes);
-    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.bytes_in_use);
-    ++stats_.allocations;
+    ledger_.add(memory.get(), bytes);  // may throw: `memory` is then freed
     return memory.release();
 }
 
@@ -121,21 +117,12 @@ void CudaBackend::deallocate(void* ptr) noexcept {
     if (ptr == nullptr) {
         return;
     }
-    {
-        // Forget the block before freeing it: no use of the pointer value after the free.
-        const std::lock_guard lock(mutex_);
-        if (const auto it = sizes_.find(ptr); it != sizes_.end()) {
-            stats_.bytes_in_use -= static_cast<std::int64_t>(it->second);
-            --stats_.allocations;
-            sizes_.erase(it);
-        }
-    }
+    ledger_.remove(ptr);  // before the free: no use of the pointer value after it
     report_free_failure("deallocate: cudaFree", cudaFree(ptr));
 }
 
 MemoryStats CudaBackend::memory_stats() const {
-    const std::lock_guard lock(mutex_);
-    return stats_;
+    return ledger_.stats();
 }
 
 void* CudaBackend::allocate_host(std::size_t bytes) {

@@ -5,12 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 
 #include <cuda_runtime_api.h>
 
+#include "src/device/allocation_ledger.hpp"
 #include "src/device/backend.hpp"
 #include "src/device/cuda/cuda_handles.hpp"
 
@@ -128,9 +127,7 @@ private:
     cuda::PinnedMemory host_status_;  ///< its host mirror
     cuda::DeviceMemory workspace_;
     std::size_t workspace_bytes_ = 0;
-    mutable std::mutex mutex_;  ///< guards sizes_ and stats_ (allocation is rare: plan once)
-    std::unordered_map<void*, std::size_t> sizes_;
-    MemoryStats stats_;
+    AllocationLedger ledger_;
 };
 
 }  // namespace strata
