@@ -43,10 +43,10 @@ void gemm(const float* a, index_t lda, bool trans_a, const float* b, index_t ldb
     set_blas_threads(threads);  // another backend may have changed the process-wide setting
     // Rows of c are rows of op(a) when a is not transposed: split them into blocks (each block
     // is an independent product, so the split is a function of the shape only).
-    const index_t block =
-        trans_a ? m
-                : static_cast<index_t>(std::max<std::size_t>(
-                      256, block_floats / static_cast<std::size_t>(std::max(k, n))));
+    const index_t block = trans_a
+                              ? m
+                              : static_cast<index_t>(std::max<std::size_t>(
+                                    256, block_floats / static_cast<std::size_t>(std::max(k, n))));
     for (index_t first = 0; first < m; first += block) {
         const index_t rows = std::min(block, m - first);
         cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
