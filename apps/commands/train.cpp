@@ -16,6 +16,7 @@
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/distributed_load.hpp"
+#include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
 #include "src/nn/full_graph_executor.hpp"
@@ -93,6 +94,9 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
     const Recompute recompute = *parse_recompute(o.recompute);
     const Selection selection = parse_selection(o.select_by);
     const std::int64_t baseline = current_rss_bytes();  // MPI, BLAS, the program: before any data
+    if (root && !o.metrics.empty()) {
+        const AtomicOutput probe(o.metrics, /*overwrite=*/true);  // fail before loading any data
+    }
 
     // Data: uploaded once, then the host copy is released (its bytes would otherwise stay for
     // the whole run next to the backend's).
@@ -210,6 +214,9 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
     }
     fit(FitContext{executor, adam, parameters, backend, comm},
         FitOptions{.eval_every = o.eval_every}, hooks, state);
+    if (state.early_stopped) {
+        report.note(state.stop_reason);
+    }
 
     if (state.stop_signal != 0) {
         const std::string where = checkpoints ? "checkpoint " +

@@ -51,9 +51,7 @@ void RunReport::end_epoch(const EpochStats& s, FitState& state) {
         std::printf("\n");
         std::fflush(stdout);
     }
-    if (state.early_stopped && state.stopping()) {
-        note(state.stop_reason);
-    }
+    (void)state;
 }
 
 void RunReport::note(const std::string& text, bool even_if_quiet) {
