@@ -8,8 +8,6 @@ namespace strata {
 
 class AggregateOp final : public Op {
 public:
-    explicit AggregateOp(Aggregation aggregation = Aggregation::gcn) : aggregation_(aggregation) {}
-
     [[nodiscard]] OpKind kind() const override { return OpKind::aggregate; }
     [[nodiscard]] std::string describe() const override;
     [[nodiscard]] int num_inputs() const override { return 1; }
@@ -17,7 +15,6 @@ public:
         return input_cols[0];
     }
     [[nodiscard]] Saves saves() const override { return {}; }
-    [[nodiscard]] Aggregation aggregation() const override { return aggregation_; }
     /// The exchange buffers at the width of query.input_cols[0] (x, or dy when folded).
     [[nodiscard]] std::size_t forward_workspace(const WorkspaceQuery& query) const override;
     [[nodiscard]] std::size_t backward_workspace(const WorkspaceQuery& query) const override;
@@ -25,9 +22,6 @@ public:
     void forward(const OpContext& context, const ForwardArgs& args) override;
     /// dx[rows] (=|+=) (Âᵀ dy)[rows].
     void backward(const OpContext& context, const BackwardArgs& args) override;
-
-private:
-    Aggregation aggregation_;
 };
 
 }  // namespace strata

@@ -36,10 +36,9 @@ ModelGraph build_gcn(index_t in_features, index_t num_classes, const GcnOptions&
         if (out < in) {  // transform first: exchange the narrower x W
             const TensorId t =
                 g.add(name + ".linear", std::make_unique<LinearOp>(in, out, decay), {h});
-            y = g.add(name + ".aggregate", std::make_unique<AggregateOp>(Aggregation::gcn), {t});
+            y = g.add(name + ".aggregate", std::make_unique<AggregateOp>(), {t});
         } else {
-            const TensorId z =
-                g.add(name + ".aggregate", std::make_unique<AggregateOp>(Aggregation::gcn), {h});
+            const TensorId z = g.add(name + ".aggregate", std::make_unique<AggregateOp>(), {h});
             y = g.add(name + ".linear", std::make_unique<LinearOp>(in, out, decay), {z});
         }
         BiasActivationOptions act{.bias = options.bias, .seed = options.seed};

@@ -5,7 +5,7 @@
 
 namespace strata {
 
-GraphBlocks::GraphBlocks(Backend& backend, const LocalGraph& graph)
+GraphBlocks::GraphBlocks(Backend& backend, const LocalGraph& graph, const Layout& layout)
     : backend_(backend),
       num_owned_(graph.num_owned),
       pattern_(graph.pattern),
@@ -18,7 +18,7 @@ GraphBlocks::GraphBlocks(Backend& backend, const LocalGraph& graph)
     STRATA_CHECK(graph.send_rows.size() == static_cast<std::size_t>(pattern_.num_send_rows()),
                  "LocalGraph: ", graph.send_rows.size(), " send rows, pattern says ",
                  pattern_.num_send_rows());
-    if (!is_symmetric(graph.inner)) {
+    if (!layout.inner_symmetric) {
         inner_t_ = CsrMatrix::upload(backend, transpose(graph.inner));
     }
     for (const HostCsr& block : graph.halo) {
@@ -27,9 +27,11 @@ GraphBlocks::GraphBlocks(Backend& backend, const LocalGraph& graph)
     }
 }
 
-std::vector<MemoryLine> GraphBlocks::planned_lines(const LocalGraph& graph) {
+GraphBlocks::Layout GraphBlocks::plan(const LocalGraph& graph) {
+    Layout layout;
+    layout.inner_symmetric = is_symmetric(graph.inner);
     std::int64_t bytes = csr_bytes(graph.inner.rows, graph.inner.nnz());
-    if (!is_symmetric(graph.inner)) {
+    if (!layout.inner_symmetric) {
         bytes += csr_bytes(graph.inner.cols, graph.inner.nnz());
     }
     for (const HostCsr& block : graph.halo) {
@@ -37,7 +39,8 @@ std::vector<MemoryLine> GraphBlocks::planned_lines(const LocalGraph& graph) {
     }
     bytes += static_cast<std::int64_t>(graph.send_rows.size() * sizeof(index_t) +
                                        graph.owned_original.size() * sizeof(global_id));
-    return {{"graph blocks (Â and transposes, send rows, row ids)", bytes}};
+    layout.bytes = bytes;
+    return layout;
 }
 
 }  // namespace strata

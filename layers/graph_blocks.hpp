@@ -14,10 +14,19 @@ namespace strata {
 
 class GraphBlocks {
 public:
+    /// What uploading a LocalGraph takes, from its sizes and structure (an O(nnz) symmetry test).
+    struct Layout {
+        bool inner_symmetric = false;  ///< the inner block is its own transpose: stored once
+        std::int64_t bytes = 0;        ///< backend bytes the constructor allocates
+    };
+    [[nodiscard]] static Layout plan(const LocalGraph& graph);
+
     /// Uploads everything and builds the transposed blocks (plan once). A symmetric inner block
     /// (Â of an undirected graph restricted to owned rows and columns) is its own transpose and
-    /// is stored once.
-    GraphBlocks(Backend& backend, const LocalGraph& graph);
+    /// is stored once. `layout` must be plan(graph).
+    GraphBlocks(Backend& backend, const LocalGraph& graph, const Layout& layout);
+    GraphBlocks(Backend& backend, const LocalGraph& graph)
+        : GraphBlocks(backend, graph, plan(graph)) {}
 
     [[nodiscard]] Backend& backend() const { return backend_; }
     [[nodiscard]] index_t num_owned() const { return num_owned_; }
@@ -32,9 +41,6 @@ public:
     [[nodiscard]] std::span<const index_t> send_rows() const { return send_rows_.span(); }
     /// Original (dataset) id of each owned row: the key of dropout masks (backend memory).
     [[nodiscard]] std::span<const global_id> row_ids() const { return row_ids_.span(); }
-
-    /// What the constructor allocates for `graph`, computed from its sizes alone.
-    [[nodiscard]] static std::vector<MemoryLine> planned_lines(const LocalGraph& graph);
 
 private:
     Backend& backend_;

@@ -8,14 +8,6 @@ namespace strata {
 PipelinedAggregation::PipelinedAggregation(const GraphBlocks& blocks, Communicator& comm)
     : blocks_(blocks), comm_(comm) {}
 
-std::int64_t PipelinedAggregation::nnz() const {
-    std::int64_t total = blocks_.inner().nnz();
-    for (std::size_t p = 0; p < blocks_.pattern().peers.size(); ++p) {
-        total += blocks_.halo(p).nnz();
-    }
-    return total;
-}
-
 std::size_t PipelinedAggregation::workspace_floats(index_t width) const {
     const ExchangePattern& pattern = blocks_.pattern();
     return static_cast<std::size_t>(pattern.num_send_rows() + pattern.num_recv_rows()) *

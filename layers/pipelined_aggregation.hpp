@@ -15,7 +15,6 @@ public:
     PipelinedAggregation(const GraphBlocks& blocks, Communicator& comm);
 
     [[nodiscard]] index_t num_rows() const override { return blocks_.num_owned(); }
-    [[nodiscard]] std::int64_t nnz() const override;
     /// (send rows + received rows) x width: the packed boundary rows and the peers' rows.
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override;
 

@@ -10,8 +10,8 @@ Buffer<std::uint8_t> upload_mask(Backend& backend, const std::vector<std::uint8_
 
 }  // namespace
 
-TrainingInputs::TrainingInputs(Backend& backend, const LocalPart& part)
-    : blocks(backend, part.graph),
+TrainingInputs::TrainingInputs(Backend& backend, const LocalPart& part, const Plan& plan)
+    : blocks(backend, part.graph, plan.graph),
       features(DenseMatrix::upload(backend, part.features)),
       labels(backend, std::span<const index_t>(part.labels)),
       train_mask(upload_mask(backend, part.train_mask)),
@@ -29,14 +29,16 @@ TrainingData TrainingInputs::data() const {
             .global_train = global_train};
 }
 
-std::vector<MemoryLine> TrainingInputs::planned_lines(const LocalPart& part) {
-    std::vector<MemoryLine> lines = GraphBlocks::planned_lines(part.graph);
+TrainingInputs::Plan TrainingInputs::plan(const LocalPart& part) {
+    Plan plan;
+    plan.graph = GraphBlocks::plan(part.graph);
     const auto rows = static_cast<std::int64_t>(part.labels.size());
-    lines.push_back(
+    plan.lines = {
+        {"graph blocks (Â and transposes, send rows, row ids)", plan.graph.bytes},
         {"features, labels, masks",
          static_cast<std::int64_t>(part.features.values.size() * sizeof(float)) +
-             rows * static_cast<std::int64_t>(sizeof(index_t) + 3 * sizeof(std::uint8_t))});
-    return lines;
+             rows * static_cast<std::int64_t>(sizeof(index_t) + 3 * sizeof(std::uint8_t))}};
+    return plan;
 }
 
 }  // namespace strata

@@ -12,13 +12,22 @@
 namespace strata {
 
 struct TrainingInputs {
-    /// Uploads everything; `part` may be released afterwards (nothing points into it).
-    TrainingInputs(Backend& backend, const LocalPart& part);
+    /// What the upload takes: the graph blocks' layout and the memory-plan lines (backend
+    /// bytes), made before anything is allocated.
+    struct Plan {
+        GraphBlocks::Layout graph;
+        std::vector<MemoryLine> lines;
+    };
+    [[nodiscard]] static Plan plan(const LocalPart& part);
+
+    /// Uploads everything as `plan` (= plan(part)) says; `part` may be released afterwards
+    /// (nothing points into it).
+    TrainingInputs(Backend& backend, const LocalPart& part, const Plan& plan);
+    TrainingInputs(Backend& backend, const LocalPart& part)
+        : TrainingInputs(backend, part, plan(part)) {}
 
     /// Views for an executor (valid while this object lives).
     [[nodiscard]] TrainingData data() const;
-    /// What the constructor allocates for `part`, computed from its sizes alone.
-    [[nodiscard]] static std::vector<MemoryLine> planned_lines(const LocalPart& part);
 
     GraphBlocks blocks;
     DenseMatrix features;  ///< num_owned x F

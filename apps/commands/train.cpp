@@ -112,8 +112,9 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
         if (o.row_normalize) {
             row_normalize_features(part.features);
         }
-        lines = TrainingInputs::planned_lines(part);
-        inputs = std::make_unique<TrainingInputs>(backend, part);
+        TrainingInputs::Plan plan = TrainingInputs::plan(part);
+        inputs = std::make_unique<TrainingInputs>(backend, part, plan);
+        lines = std::move(plan.lines);
         features = part.features.cols;
         classes = static_cast<index_t>(part.num_classes);
         owned = part.graph.num_owned;

@@ -32,7 +32,7 @@ void RunReport::start(const std::string& data, int ranks, const std::string& dev
     std::fflush(stdout);
 }
 
-void RunReport::end_epoch(const EpochStats& s, FitState& state) {
+void RunReport::end_epoch(const EpochStats& s, FitState& /*state*/) {
     if (print_) {
         if (s.evaluated) {
             std::printf("epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f",
@@ -51,7 +51,6 @@ void RunReport::end_epoch(const EpochStats& s, FitState& state) {
         std::printf("\n");
         std::fflush(stdout);
     }
-    (void)state;
 }
 
 void RunReport::note(const std::string& text, bool even_if_quiet) {

@@ -23,14 +23,12 @@ using plan_detail::ScheduleBuilder;
 struct GraphFacts {
     std::vector<bool> needs_grad;       ///< per tensor
     std::vector<bool> backward_needed;  ///< per node
-    std::vector<bool> has_params;       ///< per node
 };
 
 GraphFacts facts_of(const ModelGraph& graph) {
     GraphFacts f;
     f.needs_grad.assign(graph.tensors().size(), false);
     f.backward_needed.assign(static_cast<std::size_t>(graph.num_nodes()), false);
-    f.has_params.assign(static_cast<std::size_t>(graph.num_nodes()), false);
     for (int n = 0; n < graph.num_nodes(); ++n) {
         const Node& node = graph.node(n);
         const bool params = !node.op->parameter_specs(graph.input_cols(n)).empty();
@@ -38,7 +36,6 @@ GraphFacts facts_of(const ModelGraph& graph) {
         for (const TensorId t : node.inputs) {
             inputs = inputs || f.needs_grad[static_cast<std::size_t>(t)];
         }
-        f.has_params[static_cast<std::size_t>(n)] = params;
         f.backward_needed[static_cast<std::size_t>(n)] = params || inputs;
         f.needs_grad[static_cast<std::size_t>(node.output)] = params || inputs;
     }
@@ -421,8 +418,7 @@ ExecutionPlan::ExecutionPlan(Schedule training, Schedule evaluation, std::vector
       evaluation_(std::move(evaluation)),
       pairs_(std::move(pairs)),
       recomputed_(std::move(recomputed)),
-      rows_(options.rows),
-      mode_(options.recompute) {}
+      rows_(options.rows) {}
 
 std::size_t ExecutionPlan::arena_floats() const {
     return std::max(training_.arena_floats, evaluation_.arena_floats);

@@ -92,12 +92,9 @@ public:
     /// Names of tensors recomputed during backward.
     [[nodiscard]] const std::vector<std::string>& recomputed() const { return recomputed_; }
     [[nodiscard]] index_t rows() const { return rows_; }
-    [[nodiscard]] Recompute mode() const { return mode_; }
     /// One arena serves both schedules.
     [[nodiscard]] std::size_t arena_floats() const;
     [[nodiscard]] std::size_t arena_bytes() const { return arena_floats() * sizeof(float); }
-    /// Bytes of values kept across the loss step of a training step.
-    [[nodiscard]] std::size_t kept_bytes() const { return training_.kept_floats * sizeof(float); }
 
 private:
     Schedule training_;
@@ -105,7 +102,6 @@ private:
     std::vector<PairChoice> pairs_;
     std::vector<std::string> recomputed_;
     index_t rows_;
-    Recompute mode_;
 };
 
 /// Plans both schedules. Throws strata::Error if the graph has no output or options are

@@ -233,17 +233,12 @@ ConstMatrixView FullGraphExecutor::evaluation_output(const std::string& name) co
     STRATA_FAIL("executor: tensor '", name, "' is not an evaluation output");
 }
 
-std::vector<MemoryLine> FullGraphExecutor::planned_lines(const ExecutionPlan& plan,
-                                                         std::size_t num_parameters) {
+std::vector<MemoryLine> FullGraphExecutor::memory_plan() const {
     const auto bytes = [](std::size_t floats) {
         return static_cast<std::int64_t>(floats * sizeof(float));
     };
-    return {{"activations (arena)", bytes(plan.arena_floats())},
-            {"parameters + gradients", bytes(2 * num_parameters)}};
-}
-
-std::vector<MemoryLine> FullGraphExecutor::memory_plan() const {
-    return planned_lines(plan_, parameters_.size());
+    return {{"activations (arena)", bytes(plan_.arena_floats())},
+            {"parameters + gradients", bytes(2 * parameters_.size())}};
 }
 
 }  // namespace strata

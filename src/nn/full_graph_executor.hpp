@@ -44,11 +44,6 @@ public:
     /// num_rows x cols, valid until the next call.
     [[nodiscard]] ConstMatrixView evaluation_output(const std::string& name) const;
 
-    /// Bytes of the arena and of parameters + gradients a graph would take: what the
-    /// constructor allocates (for plans made before anything is allocated).
-    [[nodiscard]] static std::vector<MemoryLine> planned_lines(const ExecutionPlan& plan,
-                                                               std::size_t num_parameters);
-
 private:
     MatrixView view(const Schedule& schedule, int slot);
     std::span<float> scratch(const Schedule& schedule, int slot);

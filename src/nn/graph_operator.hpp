@@ -12,10 +12,6 @@
 
 namespace strata {
 
-/// Which normalised adjacency an aggregation multiplies by. Today one: the GCN operator
-/// Â = D^-1/2 (A + I) D^-1/2.
-enum class Aggregation { gcn };
-
 /// Why rows are exchanged: counted separately so that recomputation's traffic is visible.
 enum class ExchangePurpose { forward, backward, recompute };
 
@@ -31,8 +27,6 @@ public:
     virtual ~GraphOperator() = default;
     /// Rows this rank owns (rows of H and Z).
     [[nodiscard]] virtual index_t num_rows() const = 0;
-    /// Stored entries of this rank's rows of Â (inner and halo blocks), for cost models.
-    [[nodiscard]] virtual std::int64_t nnz() const = 0;
     /// Floats of scratch one forward or backward call needs at `width` columns (the exchange
     /// buffers). The caller provides it: executors plan it with the other buffers.
     [[nodiscard]] virtual std::size_t workspace_floats(index_t width) const = 0;

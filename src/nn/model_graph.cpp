@@ -1,8 +1,6 @@
 // ModelGraph: construction checks and queries.
 #include "src/nn/model_graph.hpp"
 
-#include <sstream>
-
 #include "src/base/error.hpp"
 
 namespace strata {
@@ -78,18 +76,6 @@ std::vector<std::pair<int, int>> ModelGraph::consumers(TensorId t) const {
         }
     }
     return found;
-}
-
-std::string ModelGraph::summary() const {
-    std::ostringstream out;
-    for (const Node& n : nodes_) {
-        out << n.name << ": " << n.op->describe() << " (";
-        for (std::size_t i = 0; i < n.inputs.size(); ++i) {
-            out << (i > 0 ? ", " : "") << tensor(n.inputs[i]).name;
-        }
-        out << ") -> " << tensor(n.output).cols << " columns\n";
-    }
-    return out.str();
 }
 
 }  // namespace strata

@@ -57,8 +57,6 @@ public:
     [[nodiscard]] std::vector<index_t> input_cols(int n) const;
     /// (node, input index) pairs that read tensor t, in node order.
     [[nodiscard]] std::vector<std::pair<int, int>> consumers(TensorId t) const;
-    /// One line per node: "gcn0.linear: linear 1433 -> 16 (features) -> t3 [2708 x 16]".
-    [[nodiscard]] std::string summary() const;
 
 private:
     std::vector<TensorInfo> tensors_;

@@ -94,8 +94,6 @@ public:
     /// Outside training the output equals input 0 (e.g. a bare dropout): evaluation skips the
     /// op and reads its input instead.
     [[nodiscard]] virtual bool identity_in_evaluation() const { return false; }
-    /// The aggregation an OpKind::aggregate op uses.
-    [[nodiscard]] virtual Aggregation aggregation() const { return Aggregation::gcn; }
     [[nodiscard]] virtual std::size_t forward_workspace(const WorkspaceQuery& query) const {
         (void)query;
         return 0;

@@ -24,7 +24,6 @@ class SizesOnly final : public GraphOperator {
 public:
     explicit SizesOnly(index_t rows) : rows_(rows) {}
     [[nodiscard]] index_t num_rows() const override { return rows_; }
-    [[nodiscard]] std::int64_t nnz() const override { return 10 * rows_; }
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override {
         return static_cast<std::size_t>(rows_ / 3) * static_cast<std::size_t>(width);
     }
@@ -251,12 +250,13 @@ TEST_CASE("the executor allocates exactly its plan", "[plan]") {
 TEST_CASE("training inputs allocate exactly what they plan", "[plan]") {
     OneRankGraph g(200, 24, /*directed=*/true);
     std::int64_t planned = 0;
-    for (const MemoryLine& line : TrainingInputs::planned_lines(g.part)) {
+    const TrainingInputs::Plan plan = TrainingInputs::plan(g.part);
+    for (const MemoryLine& line : plan.lines) {
         planned += line.bytes;
     }
     const MemoryStats before = g.backend->memory_stats();
 
-    const TrainingInputs again(*g.backend, g.part);
+    const TrainingInputs again(*g.backend, g.part, plan);
 
     CHECK(g.backend->memory_stats().bytes_in_use - before.bytes_in_use == planned);
 }
