@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "datasets/h5_file.hpp"
+#include "layers/gcn_model.hpp"
 #include "partition/local_part.hpp"
 #include "partition/partition_report.hpp"
 #include "src/base/atomic_output.hpp"
@@ -90,8 +91,8 @@ const std::regex& temporary_name() {
 
 }  // namespace
 
-std::string model_identity(const GcnOptions& gcn, bool row_normalize) {
-    return describe(gcn) + (row_normalize ? ", row-normalized features" : "");
+std::string model_identity(const ModelSpec& model, bool row_normalize) {
+    return describe(model) + (row_normalize ? ", row-normalized features" : "");
 }
 
 std::string data_identity(const std::string& data_path) {
@@ -131,15 +132,8 @@ void write_checkpoint(const fs::path& path, const Checkpoint& c) {
         file.write_attribute("/", "epoch", c.epoch);
         file.write_attribute("/", "early_stopped", std::int64_t{c.early_stopped ? 1 : 0});
         file.write_attribute("/", "dataset_path", c.dataset_path);
-        file.write_attribute("/", "model_type", std::string("gcn"));
-        file.write_attribute("/", "gcn_layers", std::int64_t{c.gcn.layers});
-        file.write_attribute("/", "gcn_hidden", std::int64_t{c.gcn.hidden});
-        file.write_attribute("/", "gcn_dropout", static_cast<double>(c.gcn.dropout));
-        file.write_attribute("/", "gcn_weight_decay", static_cast<double>(c.gcn.weight_decay));
-        file.write_attribute("/", "gcn_decay_all_layers",
-                             std::int64_t{c.gcn.decay_all_layers ? 1 : 0});
-        file.write_attribute("/", "gcn_bias", std::int64_t{c.gcn.bias ? 1 : 0});
-        file.write_attribute("/", "seed", std::to_string(c.gcn.seed));
+        file.write_attribute("/", "model_spec", spec_to_json(c.model));
+        file.write_attribute("/", "seed", std::to_string(c.model.seed));
         file.write_attribute("/", "row_normalize_features", std::int64_t{c.row_normalize ? 1 : 0});
         file.write_attribute("/", "partition_method", c.partition_method);
         file.write_attribute("/", "model", c.identity.model);
@@ -184,26 +178,34 @@ Checkpoint read_checkpoint(const fs::path& path) {
                  checkpoint_format_version,
                  ", which also keeps the best-validation weights that `strata predict` serves: "
                  "train again with this strata (a new --checkpoint-dir)");
-    STRATA_CHECK(version == checkpoint_format_version, name, ": strata_format_version ", version,
-                 " is not supported (this strata reads version ", checkpoint_format_version,
+    STRATA_CHECK(version == 2 || version == checkpoint_format_version, name,
+                 ": strata_format_version ", version,
+                 " is not supported (this strata reads versions 2 and ", checkpoint_format_version,
                  "; it was written by a newer strata)");
     Checkpoint c;
     c.epoch = file.read_int_attribute("/", "epoch");
     STRATA_CHECK(c.epoch >= 1, name, ": epoch ", c.epoch, " (expected >= 1)");
     c.early_stopped = file.read_int_attribute("/", "early_stopped") != 0;
     c.dataset_path = file.read_string_attribute("/", "dataset_path");
-    const std::string model_type = file.read_string_attribute("/", "model_type");
-    STRATA_CHECK(model_type == "gcn", name, ": model_type '", model_type,
-                 "' is not supported (gcn)");
-    c.gcn.layers = static_cast<int>(file.read_int_attribute("/", "gcn_layers"));
-    c.gcn.hidden = static_cast<index_t>(file.read_int_attribute("/", "gcn_hidden"));
-    c.gcn.dropout = static_cast<float>(file.read_double_attribute("/", "gcn_dropout"));
-    c.gcn.weight_decay = static_cast<float>(file.read_double_attribute("/", "gcn_weight_decay"));
-    c.gcn.decay_all_layers = file.read_int_attribute("/", "gcn_decay_all_layers") != 0;
-    c.gcn.bias = file.read_int_attribute("/", "gcn_bias") != 0;
+    if (version == 2) {  // GCN options as attributes
+        const std::string model_type = file.read_string_attribute("/", "model_type");
+        STRATA_CHECK(model_type == "gcn", name, ": model_type '", model_type,
+                     "' is not supported (gcn)");
+        GcnOptions gcn;
+        gcn.layers = static_cast<int>(file.read_int_attribute("/", "gcn_layers"));
+        gcn.hidden = static_cast<index_t>(file.read_int_attribute("/", "gcn_hidden"));
+        gcn.dropout = static_cast<float>(file.read_double_attribute("/", "gcn_dropout"));
+        gcn.weight_decay = static_cast<float>(file.read_double_attribute("/", "gcn_weight_decay"));
+        gcn.decay_all_layers = file.read_int_attribute("/", "gcn_decay_all_layers") != 0;
+        gcn.bias = file.read_int_attribute("/", "gcn_bias") != 0;
+        c.model = gcn_spec(gcn);
+    } else {
+        c.model =
+            spec_from_json(file.read_string_attribute("/", "model_spec"), name + ": model_spec");
+    }
     const std::string seed = file.read_string_attribute("/", "seed");
     try {
-        c.gcn.seed = std::stoull(seed);
+        c.model.seed = std::stoull(seed);
     } catch (const std::exception&) {
         STRATA_FAIL(name, ": seed '", seed, "' is not an unsigned integer");
     }
@@ -318,8 +320,8 @@ private:
 template <class Archive, class C>
 void fields(Archive& a, C& c) {
     a(c.identity.model, c.identity.parameters, c.identity.dataset, c.identity.partition,
-      c.identity.training, c.gcn, c.row_normalize, c.partition_method, c.dataset_path, c.epoch,
-      c.early_stopped, c.params, c.optimizer_state, c.selection, c.best_params, c.history);
+      c.identity.training, c.model.seed, c.row_normalize, c.partition_method, c.dataset_path,
+      c.epoch, c.early_stopped, c.params, c.optimizer_state, c.selection, c.best_params, c.history);
 }
 
 }  // namespace
@@ -330,6 +332,7 @@ void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
         Packer packer;
         auto put = [&](const auto&... values) { (packer.put(values), ...); };
         fields(put, c);
+        packer.put(spec_to_json(c.model));
         packer.put(c.best.has_value());
         if (c.best) {
             packer.put(pack_best(*c.best));
@@ -344,6 +347,11 @@ void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
         Unpacker unpacker(bytes);
         auto get = [&](auto&... values) { (unpacker.get(values), ...); };
         fields(get, c);
+        std::string model;
+        unpacker.get(model);
+        const std::uint64_t seed = c.model.seed;
+        c.model = spec_from_json(model, "broadcast checkpoint");
+        c.model.seed = seed;
         bool has_best = false;
         unpacker.get(has_best);
         c.best.reset();

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "layers/gcn_model.hpp"
+#include "layers/model_spec.hpp"
 #include "src/comm/communicator.hpp"
 #include "training/fit.hpp"
 
@@ -20,8 +20,9 @@ namespace strata {
 
 /// Root attribute strata_format_version of a checkpoint file (strata_format = "checkpoint").
 /// 1: last weights only (earlier strata; refused with a message saying what to do);
-/// 2: last state + best weights + evaluation history.
-inline constexpr std::int64_t checkpoint_format_version = 2;
+/// 2: last state + best weights + evaluation history, GCN options (still read);
+/// 3: the model as a ModelSpec (JSON), any model of the zoo.
+inline constexpr std::int64_t checkpoint_format_version = 3;
 
 /// What a checkpoint belongs to. Every field is an exact string; check_identity names the
 /// first one that differs.
@@ -42,9 +43,9 @@ enum class IdentityCheck { all, model_and_dataset };
 struct Checkpoint {
     CheckpointIdentity identity;
     /// How to rebuild the model and its input (`strata predict` needs no model flags):
-    /// the GCN options (gcn.seed = the run's --seed), --row-normalize-features, and the
-    /// in-memory partitioning of a .h5 --data (method; its seed is gcn.seed).
-    GcnOptions gcn;
+    /// the model (model.seed = the run's --seed), --row-normalize-features, and the
+    /// in-memory partitioning of a .h5 --data (method; its seed is model.seed).
+    ModelSpec model;
     bool row_normalize = false;
     std::string partition_method = "metis";
     std::string dataset_path;            ///< informational only (paths differ between machines)
@@ -60,8 +61,8 @@ struct Checkpoint {
     std::vector<EvalRecord> history;  ///< every evaluated epoch (early stopping reads it)
 };
 
-/// describe(gcn) plus ", row-normalized features" when the input rows were normalized.
-[[nodiscard]] std::string model_identity(const GcnOptions& gcn, bool row_normalize);
+/// describe(model) plus ", row-normalized features" when the input rows were normalized.
+[[nodiscard]] std::string model_identity(const ModelSpec& model, bool row_normalize);
 
 /// Identity of `--data`: for a graph file, "crc32:..." of its bytes; for a partition directory,
 /// the source checksum recorded in its partition.json (so a checkpoint trained on a partition

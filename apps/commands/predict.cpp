@@ -16,7 +16,7 @@
 #include "apps/commands/device_options.hpp"
 #include "datasets/h5_file.hpp"
 #include "datasets/normalize.hpp"
-#include "layers/gcn_model.hpp"
+#include "layers/model_zoo.hpp"
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/distributed_load.hpp"
@@ -124,20 +124,21 @@ int run_predict(const PredictOptions& o) {
     // The same input as training: same in-memory partitioning of a .h5 by default (any K works).
     LocalPart part = load_local_part(o.data, comm,
                                      InMemoryPartitionOptions{.method = checkpoint.partition_method,
-                                                              .seed = checkpoint.gcn.seed});
+                                                              .seed = checkpoint.model.seed});
     if (checkpoint.row_normalize) {
         row_normalize_features(part.features);
     }
     const TrainingInputs inputs(backend, part);
-    const std::string embedding = o.embeddings ? gcn_embedding_tensor(checkpoint.gcn) : "";
-    STRATA_CHECK(!o.embeddings || !embedding.empty(), "--embeddings: the model has ",
-                 checkpoint.gcn.layers, " GCN layer(s); the last hidden layer needs at least 2");
-    ModelGraph graph =
-        build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), checkpoint.gcn);
-    ModelParameters parameters(backend, graph, checkpoint.gcn.seed);
+    BuiltModel model =
+        build_model(checkpoint.model, part.features.cols, static_cast<index_t>(part.num_classes));
+    ModelGraph& graph = model.graph;
+    const std::string embedding = o.embeddings ? model.embedding_tensor : "";
+    STRATA_CHECK(!o.embeddings || !embedding.empty(), "--embeddings: the model (",
+                 describe(checkpoint.model), ") has no hidden layer");
+    ModelParameters parameters(backend, graph, checkpoint.model.seed);
     if (root) {
         const CheckpointIdentity current{
-            .model = model_identity(checkpoint.gcn, checkpoint.row_normalize),
+            .model = model_identity(checkpoint.model, checkpoint.row_normalize),
             .parameters = parameters.summary(),
             .dataset = data_identity(o.data),
             .partition = {},  // any K and split may predict

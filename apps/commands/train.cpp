@@ -10,9 +10,9 @@
 
 #include "apps/commands/command.hpp"
 #include "apps/commands/device_options.hpp"
+#include "apps/commands/model_options.hpp"
 #include "apps/commands/train_report.hpp"
 #include "datasets/normalize.hpp"
-#include "layers/gcn_model.hpp"
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/distributed_load.hpp"
@@ -34,8 +34,7 @@ namespace {
 
 struct TrainOptions {
     std::string data;
-    std::string model = "gcn";
-    GcnOptions gcn;
+    ModelOptions model;
     int epochs = 200;
     float lr = 0.01f;
     std::uint64_t seed = 0;
@@ -45,6 +44,13 @@ struct TrainOptions {
     int eval_every = 1;
     std::string select_by = "val_acc";
     std::string recompute = "none";
+    std::string weight_decay_mode = "l2";
+    /// The recipe's training options apply where these flags are not given.
+    CLI::Option* lr_option = nullptr;
+    CLI::Option* epochs_option = nullptr;
+    CLI::Option* patience_option = nullptr;
+    CLI::Option* select_by_option = nullptr;
+    CLI::Option* row_normalize_option = nullptr;
     std::string metrics;
     DeviceOptions device;
     std::string partition_method = "metis";
@@ -60,10 +66,11 @@ struct TrainOptions {
 std::string training_identity(const TrainOptions& o) {
     std::array<char, 300> text{};
     std::snprintf(text.data(), text.size(),
-                  "adam lr %.9g, seed %llu, early-stop %d, patience %d, eval-every %d, select-by "
-                  "%s, row-normalize-features %d",
-                  o.lr, static_cast<unsigned long long>(o.seed), o.early_stop, o.patience,
-                  o.eval_every, o.select_by.c_str(), o.row_normalize ? 1 : 0);
+                  "adam%s lr %.9g, seed %llu, early-stop %d, patience %d, eval-every %d, "
+                  "select-by %s, row-normalize-features %d",
+                  o.weight_decay_mode == "decoupled" ? "w" : "", o.lr,
+                  static_cast<unsigned long long>(o.seed), o.early_stop, o.patience, o.eval_every,
+                  o.select_by.c_str(), o.row_normalize ? 1 : 0);
     return text.data();
 }
 
@@ -86,7 +93,31 @@ MemoryPlanSummary summarize(std::vector<MemoryLine> lines, index_t owned, std::i
     return summary;
 }
 
-int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
+/// The model and the recipe's training options for the flags not given.
+std::pair<ModelSpec, TrainOptions> resolve(const TrainOptions& given) {
+    TrainOptions o = given;
+    ModelSpec spec = resolve_model(o.model);
+    spec.seed = o.seed;
+    const Recipe& recipe = find_model(spec.model).recipe;
+    if (o.lr_option->count() == 0) {
+        o.lr = recipe.lr;
+    }
+    if (o.epochs_option->count() == 0) {
+        o.epochs = recipe.epochs;
+    }
+    if (o.patience_option->count() == 0) {
+        o.patience = recipe.patience;
+    }
+    if (o.select_by_option->count() == 0) {
+        o.select_by = recipe.select_by;
+    }
+    if (o.row_normalize_option->count() == 0) {
+        o.row_normalize = recipe.row_normalize;
+    }
+    return {spec, o};
+}
+
+int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtensions& extensions) {
     Runtime runtime = open_runtime(o.device);
     Backend& backend = *runtime.backend;
     Communicator& comm = *runtime.comm;
@@ -122,14 +153,14 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
     }
     (void)malloc_trim(0);
 
-    GcnOptions gcn = o.gcn;
-    gcn.seed = o.seed;
-    ModelGraph graph = build_gcn(features, classes, gcn);
+    BuiltModel model = build_model(spec, features, classes);
+    ModelGraph& graph = model.graph;
     PipelinedAggregation aggregation(inputs->blocks, comm);
     ModelParameters parameters(backend, graph, o.seed);
     FullGraphExecutor executor(backend, comm, graph, parameters, aggregation, inputs->data(),
                                ExecutorOptions{.recompute = recompute});
-    Adam adam(backend, parameters.size(), AdamOptions{.lr = o.lr});
+    Adam adam(backend, parameters.size(),
+              AdamOptions{.lr = o.lr, .decoupled = o.weight_decay_mode == "decoupled"});
     BestTracker best(backend, parameters, selection);
     for (const MemoryLine& line : executor.memory_plan()) {
         lines.push_back(line);
@@ -139,7 +170,7 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
     const MemoryPlanSummary memory = summarize(lines, owned, baseline, comm);
 
     RunReport report(root, o.quiet);
-    report.start(o.data, comm.size(), runtime.device, runtime.comm_name, describe(gcn), o.seed,
+    report.start(o.data, comm.size(), runtime.device, runtime.comm_name, describe(spec), o.seed,
                  o.epochs, vertices, memory, to_string(recompute));
 
     FitState state;
@@ -148,14 +179,14 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
     Checkpoint base;  // identity and how to rebuild; filled with the state at each save
     if (!o.checkpoint_dir.empty()) {
         checkpoints.emplace(o.checkpoint_dir);
-        base.gcn = gcn;
+        base.model = spec;
         base.row_normalize = o.row_normalize;
         base.partition_method = o.partition_method;
         base.dataset_path = o.data;
         base.selection = selection;
         if (root) {
             base.identity = {
-                .model = model_identity(gcn, o.row_normalize),
+                .model = model_identity(spec, o.row_normalize),
                 .parameters = parameters.summary(),
                 .dataset = data_identity(o.data),
                 .partition = partition_identity(o.data, comm.size(), o.partition_method, o.seed),
@@ -242,19 +273,21 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     cmd->add_option("--data", o->data,
                     "Graph .h5 file, or a partition directory from `strata partition`")
         ->required();
-    cmd->add_option("--model", o->model, "Model")->check(CLI::IsMember({"gcn"}));
-    cmd->add_option("--layers", o->gcn.layers, "Number of GCN layers")->check(CLI::PositiveNumber);
-    cmd->add_option("--hidden", o->gcn.hidden, "Hidden width")->check(CLI::PositiveNumber);
-    cmd->add_option("--epochs", o->epochs, "Epochs")->check(CLI::PositiveNumber);
-    cmd->add_option("--lr", o->lr, "Adam learning rate")->check(CLI::PositiveNumber);
-    cmd->add_option("--weight-decay", o->gcn.weight_decay, "L2 coefficient (first layer's weights)")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_flag("--decay-all-layers", o->gcn.decay_all_layers,
-                  "Apply --weight-decay to every layer's weights");
-    cmd->add_option("--dropout", o->gcn.dropout, "Dropout rate")->check(CLI::Range(0.0, 0.99));
+    add_model_options(*cmd, o->model);
+    o->epochs_option = cmd->add_option("--epochs", o->epochs, "Epochs (default: the recipe's)")
+                           ->check(CLI::PositiveNumber)
+                           ->default_str("recipe");
+    o->lr_option = cmd->add_option("--lr", o->lr, "Adam learning rate (default: the recipe's)")
+                       ->check(CLI::PositiveNumber)
+                       ->default_str("recipe");
+    cmd->add_option("--weight-decay-mode", o->weight_decay_mode,
+                    "l2: added to the gradient (PyTorch Adam's weight_decay); decoupled: AdamW")
+        ->check(CLI::IsMember({"l2", "decoupled"}));
     cmd->add_option("--seed", o->seed, "Seed of initialization, dropout and partitioning");
-    cmd->add_flag("--row-normalize-features", o->row_normalize,
-                  "Divide each feature row by its sum (Kipf & Welling preprocessing)");
+    o->row_normalize_option =
+        cmd->add_flag("--row-normalize-features,!--no-row-normalize-features", o->row_normalize,
+                      "Divide each feature row by its sum (Kipf & Welling preprocessing; default: "
+                      "the recipe's)");
     cmd->add_option("--recompute", o->recompute,
                     "What backward recomputes instead of keeping: none (fastest), aggregation "
                     "(never keep an aggregation's output), all (keep only layer inputs)")
@@ -262,15 +295,19 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     cmd->add_option("--eval-every", o->eval_every,
                     "Evaluate every N epochs (and at the last epoch)")
         ->check(CLI::PositiveNumber);
-    cmd->add_option("--select-by", o->select_by,
-                    "Which evaluated epoch is best (reported, checkpointed, served by predict)")
-        ->check(CLI::IsMember({"val_acc", "val_loss"}));
+    o->select_by_option =
+        cmd->add_option("--select-by", o->select_by,
+                        "Which evaluated epoch is best (reported, checkpointed, served by predict)")
+            ->check(CLI::IsMember({"val_acc", "val_loss"}))
+            ->default_str("recipe");
     cmd->add_option("--early-stop", o->early_stop,
                     "Stop when val loss exceeds the mean of the last N evaluations (0: off)")
         ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--patience", o->patience,
-                    "Stop after N evaluations without a better --select-by value (0: off)")
-        ->check(CLI::NonNegativeNumber);
+    o->patience_option =
+        cmd->add_option("--patience", o->patience,
+                        "Stop after N evaluations without a better --select-by value (0: off)")
+            ->check(CLI::NonNegativeNumber)
+            ->default_str("recipe");
     cmd->add_option("--metrics", o->metrics,
                     "Append one JSON object per epoch to this file (flushed as it happens)");
     add_device_options(*cmd, o->device);
@@ -287,7 +324,10 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                   "Continue from the newest valid checkpoint in --checkpoint-dir (if there is "
                   "none, start at epoch 1)")
         ->needs(cmd->get_option("--checkpoint-dir"));
-    return {cmd, [o, extensions] { return run_train(*o, extensions); }};
+    return {cmd, [o, extensions] {
+                auto [spec, resolved] = resolve(*o);
+                return run_train(spec, resolved, extensions);
+            }};
 }
 
 }  // namespace strata::app

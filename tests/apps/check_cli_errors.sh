@@ -24,6 +24,17 @@ expect_error() {
     echo "ok: $what: $(cat "$tmp/err")"
   fi
 }
+# expect_message WHAT TEXT COMMAND...: expect_error, and the line must contain TEXT.
+expect_message() {
+  local what=$1 text=$2
+  shift 2
+  local before=$failures
+  expect_error "$what" "$@"
+  if [ "$failures" -eq "$before" ] && ! grep -qF -- "$text" "$tmp/err"; then
+    echo "FAIL: $what: the message lacks '$text'"
+    failures=$((failures + 1))
+  fi
+}
 expect_error "unknown flag" "$strata" train --data "$data/cora.h5" --no-such-flag
 expect_error "unknown subcommand" "$strata" frobnicate
 expect_error "missing --data" "$strata" train
@@ -42,6 +53,25 @@ expect_error "nccl on the cpu" "$strata" train --data "$data/cora.h5" --comm ncc
 expect_error "unknown recompute mode" "$strata" train --data "$data/cora.h5" --recompute some
 expect_error "zero eval-every" "$strata" train --data "$data/cora.h5" --eval-every 0
 expect_error "unknown select-by" "$strata" train --data "$data/cora.h5" --select-by test_acc
+# Models: an option the model does not read, spec files.
+expect_message "option of another model" "--heads does not apply to --model gcnii (its options:" \
+  "$strata" train --data "$data/cora.h5" --model gcnii --heads 4
+echo '{"model": "gcnii", "layers": 4, "heads": 2}' >"$tmp/extra.json"
+expect_message "spec key of another model" "extra.json: unknown key 'heads' for model gcnii" \
+  "$strata" train --data "$data/cora.h5" --model-spec "$tmp/extra.json"
+echo '{"model": "gcnii", "layers": ' >"$tmp/broken.json"
+expect_message "spec not JSON" "broken.json: not valid JSON" \
+  "$strata" train --data "$data/cora.h5" --model-spec "$tmp/broken.json"
+echo '{"model": "transformer"}' >"$tmp/unknown.json"
+expect_message "spec of an unknown model" "unknown.json: unknown model 'transformer' (known: gcn," \
+  "$strata" train --data "$data/cora.h5" --model-spec "$tmp/unknown.json"
+echo '{"model": "gat", "heads": 0}' >"$tmp/zero.json"
+expect_message "spec value out of range" "zero.json: 'heads' must be at least 1, got 0" \
+  "$strata" train --data "$data/cora.h5" --model-spec "$tmp/zero.json"
+expect_message "spec and --model" "excludes" \
+  "$strata" train --data "$data/cora.h5" --model-spec "$tmp/zero.json" --model gcn
+expect_message "missing spec file" "$tmp/none.json" \
+  "$strata" train --data "$data/cora.h5" --model-spec "$tmp/none.json"
 # Test-only fault injection is not in the production program: neither as a flag nor from the
 # environment (the run below trains normally).
 expect_error "no fault-injection flag" "$strata" train --data "$data/cora.h5" --inject-failure 0:1

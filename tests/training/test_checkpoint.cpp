@@ -2,6 +2,7 @@
 // to do, keeping the newest two, detecting corrupt and truncated files (falling back to the
 // previous one), refusing another model/dataset/partition, broadcasting, and a run stopped and
 // resumed through fit ≡ an uninterrupted run, bit for bit (same K).
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "datasets/h5_file.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/gcn_model.hpp"
+#include "layers/model_zoo.hpp"
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/local_part.hpp"
@@ -58,13 +60,14 @@ Checkpoint sample_checkpoint(std::int64_t epoch) {
                   .dataset = "crc32:0badf00d",
                   .partition = "in memory, 1 part",
                   .training = "adam lr 0.01, seed 7"};
-    c.gcn.layers = 3;
-    c.gcn.hidden = 5;
-    c.gcn.dropout = 0.25f;
-    c.gcn.weight_decay = 1e-3f;
-    c.gcn.decay_all_layers = true;
-    c.gcn.bias = false;
-    c.gcn.seed = 0xfedcba9876543210ULL;  // above 2^63: stored without a sign
+    c.model.model = "gcn";
+    c.model.layers = 3;
+    c.model.hidden = 5;
+    c.model.dropout = 0.25f;
+    c.model.weight_decay = 1e-3f;
+    c.model.decay_all_layers = true;
+    c.model.bias = false;
+    c.model.seed = 0xfedcba9876543210ULL;  // above 2^63: stored without a sign
     c.row_normalize = true;
     c.partition_method = "random";
     c.dataset_path = "data/g.h5";
@@ -118,13 +121,14 @@ TEST_CASE("a checkpoint file reads back exactly what was written", "[training][c
     CHECK(r.identity.dataset == c.identity.dataset);
     CHECK(r.identity.partition == c.identity.partition);
     CHECK(r.identity.training == c.identity.training);
-    CHECK(r.gcn.layers == 3);
-    CHECK(r.gcn.hidden == 5);
-    CHECK(r.gcn.dropout == 0.25f);
-    CHECK(r.gcn.weight_decay == 1e-3f);
-    CHECK(r.gcn.decay_all_layers);
-    CHECK_FALSE(r.gcn.bias);
-    CHECK(r.gcn.seed == 0xfedcba9876543210ULL);
+    CHECK(r.model.model == "gcn");
+    CHECK(r.model.layers == 3);
+    CHECK(r.model.hidden == 5);
+    CHECK(r.model.dropout == 0.25f);
+    CHECK(r.model.weight_decay == 1e-3f);
+    CHECK(r.model.decay_all_layers);
+    CHECK_FALSE(r.model.bias);
+    CHECK(r.model.seed == 0xfedcba9876543210ULL);
     CHECK(r.row_normalize);
     CHECK(r.partition_method == "random");
     CHECK(r.dataset_path == "data/g.h5");
@@ -160,6 +164,48 @@ TEST_CASE("a format 1 checkpoint is refused with what to do", "[training][checkp
                       Contains("old.h5: checkpoint format version 1") &&
                           Contains("holds only the last epoch's weights") &&
                           Contains("train again with this strata"));
+}
+
+TEST_CASE("any model's spec round-trips through a checkpoint", "[training][checkpoint]") {
+    TempDir dir("spec");
+    Checkpoint c = sample_checkpoint(4);
+    c.model = find_model("gcnii").recipe.spec;
+    c.model.layers = 16;
+    c.model.alpha = 0.2f;
+    c.model.seed = 77;
+    write_checkpoint(dir.path / "c.h5", c);
+
+    const Checkpoint r = read_checkpoint(dir.path / "c.h5");
+
+    CHECK(spec_to_json(r.model) == spec_to_json(c.model));
+    CHECK(r.model.seed == 77);
+}
+
+TEST_CASE("a format 2 checkpoint (GCN options as attributes) is still read",
+          "[training][checkpoint]") {
+    TempDir dir("v2");
+    const Checkpoint c = sample_checkpoint(4);
+    write_checkpoint(dir.path / "c.h5", c);
+    // Rewritten as format 2 wrote it (h5py: fixed-length strings as strata writes them).
+    const std::string script =
+        "import h5py, numpy as np, sys\n"
+        "f = h5py.File(sys.argv[1], 'r+'); a = f.attrs\n"
+        "a['strata_format_version'] = np.int64(2); del a['model_spec']\n"
+        "a['model_type'] = np.bytes_(b'gcn'); a['gcn_layers'] = np.int64(3)\n"
+        "a['gcn_hidden'] = np.int64(5); a['gcn_dropout'] = np.float64(0.25)\n"
+        "a['gcn_weight_decay'] = np.float64(np.float32(1e-3))\n"
+        "a['gcn_decay_all_layers'] = np.int64(1); a['gcn_bias'] = np.int64(0)\n";
+    const std::string command =
+        "/usr/bin/python3 -c \"" + script + "\" " + (dir.path / "c.h5").string();
+    REQUIRE(std::system(command.c_str()) == 0);
+
+    const Checkpoint r = read_checkpoint(dir.path / "c.h5");
+
+    CHECK(spec_to_json(r.model) == spec_to_json(c.model));
+    CHECK(r.model.seed == c.model.seed);
+    CHECK(describe(r.model) ==
+          "gcn, 3 layers, hidden 5, dropout 0.25, weight decay 0.001 (all "
+          "layers), no bias");
 }
 
 TEST_CASE("a checkpoint directory keeps the newest two, ordered by epoch",
@@ -264,9 +310,9 @@ TEST_CASE("broadcast_checkpoint gives every rank rank 0's state", "[training][ch
         c.history.size() == 3 && c.history[2].val_loss == 1.0 / 3.0 &&
         c.identity.model == want.identity.model && c.identity.training == want.identity.training &&
         c.partition_method == "random" && c.dataset_path == "data/g.h5" && c.best.has_value() &&
-        c.best->epoch == 7 && c.best->val_loss == 1.0 / 3.0 && c.gcn.layers == 3 &&
-        c.gcn.hidden == 5 && c.gcn.dropout == 0.25f && !c.gcn.bias && c.gcn.decay_all_layers &&
-        c.gcn.seed == 0xfedcba9876543210ULL && c.row_normalize;
+        c.best->epoch == 7 && c.best->val_loss == 1.0 / 3.0 && c.model.layers == 3 &&
+        c.model.hidden == 5 && c.model.dropout == 0.25f && !c.model.bias &&
+        c.model.decay_all_layers && c.model.seed == 0xfedcba9876543210ULL && c.row_normalize;
     CHECK(all_ranks(ok));
 }
 

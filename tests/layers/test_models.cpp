@@ -1,0 +1,101 @@
+// The model zoo on one rank: every model's whole-model gradients (loss included) against
+// finite differences on a DIRECTED graph (Âᵀ != Â, in-degrees != out-degrees), in every
+// --recompute mode; model specs to JSON and back; spec errors.
+#include <catch2/catch.hpp>
+
+#include "layers/model_zoo.hpp"
+#include "src/base/error.hpp"
+#include "tests/layers/layer_harness.hpp"
+
+using namespace strata;
+using strata::test::check_model_gradients;
+using strata::test::OneRankGraph;
+using strata::test::OneRankModel;
+
+namespace {
+
+/// A small instance of `name`: few layers, narrow, dropout on (the FD probes reuse one epoch's
+/// masks).
+ModelSpec small(const std::string& name) {
+    ModelSpec s = find_model(name).recipe.spec;
+    s.layers = name == "resgcn+" || name == "gcnii" || name == "gcnii*" ? 3 : 2;
+    s.hidden = 4;
+    s.heads = 2;
+    s.output_heads = 2;
+    s.hops = 3;
+    s.dropout = 0.3f;
+    s.attention_dropout = 0.3f;
+    s.seed = 5;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("every model's gradients match finite differences on a directed graph", "[models]") {
+    for (const ModelInfo& info : model_zoo()) {
+        const ModelSpec spec = small(info.name);
+        for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
+            BuiltModel model = build_model(spec, 5, 3);
+            OneRankGraph g(16, 5, /*directed=*/true);  // TODO normalization
+            OneRankModel m(g, std::move(model.graph), mode);
+            INFO(describe(spec) << ", recompute " << to_string(mode));
+
+            const auto check = check_model_gradients(m);
+
+            CHECK(check.checked == static_cast<std::int64_t>(m.parameters->size()));
+            CHECK(check.worst_error < 3e-3);
+        }
+    }
+}
+
+TEST_CASE("model specs round-trip through JSON", "[models]") {
+    for (const ModelInfo& info : model_zoo()) {
+        ModelSpec spec = small(info.name);
+        spec.seed = 0;  // not part of the spec
+        const ModelSpec back = spec_from_json(spec_to_json(spec), "test");
+        INFO(spec_to_json(spec));
+        CHECK(spec_to_json(back) == spec_to_json(spec));
+        CHECK(describe(back) == describe(spec));
+    }
+}
+
+TEST_CASE("bad model specs get one clear line", "[models]") {
+    const auto message = [](const std::string& text) {
+        try {
+            (void)spec_from_json(text, "spec.json");
+        } catch (const Error& e) {
+            return e.message();
+        }
+        return std::string("no error");
+    };
+    CHECK(message("{\"model\": \"gcnii\", \"heads\": 4}") ==
+          "spec.json: unknown key 'heads' for model gcnii (its keys: layers, hidden, dropout, "
+          "alpha, lambda, weight_decay, conv_weight_decay)");
+    CHECK(message("{\"model\": \"nope\"}") ==
+          "spec.json: unknown model 'nope' (known: gcn, gcnii, gcnii*, resgcn+, appnp, sage, gin, "
+          "gat, mlp)");
+    CHECK(message("{\"layers\": 4}") == "spec.json: missing the string key 'model'");
+    CHECK(message("{\"model\": \"gcn\", \"dropout\": 1.5}") ==
+          "spec.json: 'dropout' must be in [0, 1), got 1.5");
+    CHECK(message("{\"model\": \"gcn\", \"layers\": \"many\"}") ==
+          "spec.json: 'layers' must be an integer, got \"many\"");
+    CHECK(message("[1, 2]") == "spec.json: expected a JSON object, got array");
+    CHECK(message("{\"model\": ").rfind("spec.json: not valid JSON: ", 0) == 0);
+}
+
+TEST_CASE("gcnii's depth and options shape the graph", "[models]") {
+    ModelSpec spec = find_model("gcnii").recipe.spec;
+    spec.layers = 8;
+    const BuiltModel model = build_model(spec, 20, 4);
+    int aggregations = 0;
+    for (const Node& node : model.graph.nodes()) {
+        aggregations += node.op->kind() == OpKind::aggregate ? 1 : 0;
+    }
+    CHECK(aggregations == 8);
+    CHECK(model.embedding_tensor == "conv8.act");
+    CHECK(model.graph.normalization() == Normalization::symmetric);
+    CHECK(build_model(find_model("sage").recipe.spec, 20, 4).graph.normalization() ==
+          Normalization::mean);
+    CHECK(build_model(find_model("gin").recipe.spec, 20, 4).graph.normalization() ==
+          Normalization::sum);
+}
