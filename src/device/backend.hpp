@@ -116,6 +116,47 @@ public:
                                           const DropoutKey& key, std::span<const global_id> row_ids,
                                           MatrixView dx, float beta) = 0;
 
+    // --- graph attention: edge-valued sparse operations (GAT) ------------------------------------
+    // A: m x n CSR whose structure is used and whose values are never read; entry k of row i has
+    // column c_k. Edge values are nnz x H matrices (one column per attention head), row k for
+    // entry k. Formulas per entry in src/device/edge_rows.hpp (shared with the CUDA kernels).
+
+    /// SDDMM-style scores: e[k, h] = LeakyReLU(s_dst[i, h] + s_src[c_k, h]) with slope
+    /// `negative_slope` below 0.   s_dst: m x H, s_src: n x H, e: nnz x H.
+    virtual void edge_scores(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
+                             float negative_slope, MatrixView e) = 0;
+    /// Segment (row) softmax per head: alpha[k, h] = exp(e[k, h] - m_ih) / Σ_{k' in row i}
+    /// exp(e[k', h] - m_ih), m_ih the row's maximum.   e, alpha: nnz x H; alpha may alias e.
+    virtual void edge_softmax(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha) = 0;
+    /// Its backward through the LeakyReLU that made the scores: dz[k, h] = alpha[k, h]
+    /// (dalpha[k, h] - Σ_{k' in row i} alpha[k', h] dalpha[k', h]) · (e[k, h] > 0 ? 1 :
+    /// negative_slope) (slope 1: the softmax's backward alone). alpha, dalpha, e, dz: nnz x H;
+    /// dz may alias dalpha.
+    virtual void edge_softmax_backward(const CsrMatrix& a, ConstMatrixView alpha,
+                                       ConstMatrixView dalpha, ConstMatrixView e,
+                                       float negative_slope, MatrixView dz) = 0;
+    /// Inverted dropout on edge values, in place: v[k, h] = keep ? v[k, h] / (1 - rate) : 0,
+    /// keep iff counter_u32(dropout_stream(seed, epoch, layer), row_ids[i], col_ids[c_k] · H + h)
+    /// >= dropout_threshold(rate): a function of the edge's global ids, not of ranks or threads.
+    /// No-op at rate 0.   row_ids: m, col_ids: n, values: nnz x H.
+    virtual void edge_dropout(const CsrMatrix& a, const DropoutKey& key,
+                              std::span<const global_id> row_ids,
+                              std::span<const global_id> col_ids, MatrixView values) = 0;
+    /// Attention-weighted SpMM, per head: w_kh = alpha[edge_ids[k], h] (alpha[k, h] when
+    /// edge_ids is empty: edge_ids lets a transposed structure use the values of A's entries).
+    /// With H heads of F features (x.cols and y.cols decide):
+    ///   x.cols == y.cols == H·F:  y[i, hF + f] = Σ_k w_kh x[c_k, hF + f]        (heads concat)
+    ///   x.cols == H·F, y.cols == F: y[i, f] = 1/H Σ_h Σ_k w_kh x[c_k, hF + f]    (heads mean)
+    ///   x.cols == F, y.cols == H·F: y[i, hF + f] = 1/H Σ_k w_kh x[c_k, f]    (mean's transpose)
+    /// plus beta y (beta == 0 never reads y).   alpha: ? x H, x: n x ?, y: m x ?.
+    virtual void edge_spmm(const CsrMatrix& a, std::span<const index_t> edge_ids,
+                           ConstMatrixView alpha, ConstMatrixView x, MatrixView y, float beta) = 0;
+    /// SDDMM-style dot products per head: out[k, h] = Σ_f x[i, hF + f] z[c_k, hF + f] when
+    /// x.cols == z.cols == H·F; with x.cols == F (a heads-mean output's gradient):
+    /// out[k, h] = 1/H Σ_f x[i, f] z[c_k, hF + f].   x: m x ?, z: n x H·F, out: nnz x H.
+    virtual void edge_dots(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z,
+                           MatrixView out) = 0;
+
     // --- loss and optimizer -------------------------------------------------------------------
     /// Softmax cross-entropy over rows with mask[i] != 0 and labels[i] >= 0:
     /// returns the sums; if dlogits.data is not null, writes

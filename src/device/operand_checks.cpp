@@ -102,6 +102,89 @@ void check_softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t
     }
 }
 
+namespace {
+
+/// Edge values of A: nnz x H with H > 0.
+void check_edge_values(const char* op, const char* name, const CsrMatrix& a, index_t rows,
+                       index_t heads) {
+    STRATA_CHECK(heads > 0, op, ": ", name, " has no head columns");
+    STRATA_CHECK(rows == a.nnz(), op, ": ", name, " has ", rows, " rows but A has ", a.nnz(),
+                 " entries");
+}
+
+}  // namespace
+
+void check_edge_scores(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
+                       MatrixView e) {
+    check_edge_values("edge_scores", "e", a, e.rows, e.cols);
+    check_same_shape("edge_scores", "s_dst", s_dst.rows, s_dst.cols, "A.rows x H", a.rows(),
+                     e.cols);
+    check_same_shape("edge_scores", "s_src", s_src.rows, s_src.cols, "A.cols x H", a.cols(),
+                     e.cols);
+}
+
+void check_edge_softmax(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha) {
+    check_edge_values("edge_softmax", "e", a, e.rows, e.cols);
+    check_same_shape("edge_softmax", "e", e.rows, e.cols, "alpha", alpha.rows, alpha.cols);
+}
+
+void check_edge_softmax_backward(const CsrMatrix& a, ConstMatrixView alpha, ConstMatrixView dalpha,
+                                 ConstMatrixView e, MatrixView dz) {
+    check_edge_values("edge_softmax_backward", "alpha", a, alpha.rows, alpha.cols);
+    check_same_shape("edge_softmax_backward", "alpha", alpha.rows, alpha.cols, "dalpha",
+                     dalpha.rows, dalpha.cols);
+    check_same_shape("edge_softmax_backward", "alpha", alpha.rows, alpha.cols, "e", e.rows, e.cols);
+    check_same_shape("edge_softmax_backward", "alpha", alpha.rows, alpha.cols, "dz", dz.rows,
+                     dz.cols);
+    STRATA_CHECK(!overlaps(alpha.data, alpha.size(), dz.data, dz.size()) &&
+                     !overlaps(e.data, e.size(), dz.data, dz.size()),
+                 "edge_softmax_backward: dz overlaps alpha or e");
+}
+
+void check_edge_dropout(const CsrMatrix& a, const DropoutKey& key,
+                        std::span<const global_id> row_ids, std::span<const global_id> col_ids,
+                        MatrixView values) {
+    check_edge_values("edge_dropout", "values", a, values.rows, values.cols);
+    STRATA_CHECK(key.rate >= 0.0f && key.rate < 1.0f, "edge_dropout: dropout rate ", key.rate,
+                 " not in [0, 1)");
+    STRATA_CHECK(key.rate == 0.0f || (row_ids.size() == static_cast<std::size_t>(a.rows()) &&
+                                      col_ids.size() == static_cast<std::size_t>(a.cols())),
+                 "edge_dropout: ", row_ids.size(), " row ids and ", col_ids.size(),
+                 " column ids for A of ", a.rows(), " x ", a.cols());
+}
+
+void check_edge_spmm(const CsrMatrix& a, std::span<const index_t> edge_ids, ConstMatrixView alpha,
+                     ConstMatrixView x, MatrixView y) {
+    const index_t heads = alpha.cols;
+    STRATA_CHECK(heads > 0, "edge_spmm: alpha has no head columns");
+    STRATA_CHECK(edge_ids.empty() ? alpha.rows == a.nnz()
+                                  : edge_ids.size() == static_cast<std::size_t>(a.nnz()),
+                 "edge_spmm: A has ", a.nnz(), " entries but alpha has ", alpha.rows,
+                 " rows and there are ", edge_ids.size(), " edge ids");
+    STRATA_CHECK(x.rows == a.cols() && y.rows == a.rows(), "edge_spmm: A is ", a.rows(), " x ",
+                 a.cols(), " but x has ", x.rows, " rows and y ", y.rows);
+    const bool per_head = x.cols == y.cols && x.cols % heads == 0;
+    const bool mean = x.cols == heads * y.cols || y.cols == heads * x.cols;
+    STRATA_CHECK(per_head || mean, "edge_spmm: widths x ", x.cols, " and y ", y.cols,
+                 " fit no head mode of ", heads, " heads");
+    STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()) &&
+                     !overlaps(alpha.data, alpha.size(), y.data, y.size()),
+                 "edge_spmm: y overlaps x or alpha");
+}
+
+void check_edge_dots(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z, MatrixView out) {
+    check_edge_values("edge_dots", "out", a, out.rows, out.cols);
+    const index_t heads = out.cols;
+    STRATA_CHECK(x.rows == a.rows() && z.rows == a.cols(), "edge_dots: A is ", a.rows(), " x ",
+                 a.cols(), " but x has ", x.rows, " rows and z ", z.rows);
+    STRATA_CHECK(z.cols % heads == 0 && (x.cols == z.cols || x.cols * heads == z.cols),
+                 "edge_dots: widths x ", x.cols, " and z ", z.cols, " fit no head mode of ", heads,
+                 " heads");
+    STRATA_CHECK(!overlaps(x.data, x.size(), out.data, out.size()) &&
+                     !overlaps(z.data, z.size(), out.data, out.size()),
+                 "edge_dots: out overlaps x or z");
+}
+
 void check_adam(std::span<const float> params, std::span<const float> grads,
                 std::span<const float> m, std::span<const float> v, const AdamStep& step) {
     STRATA_CHECK(

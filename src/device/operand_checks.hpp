@@ -52,6 +52,19 @@ void check_bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activ
 /// Sizes only (labels are checked where they are readable).
 void check_softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
                                  std::span<const std::uint8_t> mask, MatrixView dlogits);
+/// Graph attention (Backend::edge_*): edge values nnz x H, H > 0, node matrices with A's rows
+/// or columns, the widths of the head modes, outputs not overlapping inputs (unless allowed).
+void check_edge_scores(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
+                       MatrixView e);
+void check_edge_softmax(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha);
+void check_edge_softmax_backward(const CsrMatrix& a, ConstMatrixView alpha, ConstMatrixView dalpha,
+                                 ConstMatrixView e, MatrixView dz);
+void check_edge_dropout(const CsrMatrix& a, const DropoutKey& key,
+                        std::span<const global_id> row_ids, std::span<const global_id> col_ids,
+                        MatrixView values);
+void check_edge_spmm(const CsrMatrix& a, std::span<const index_t> edge_ids, ConstMatrixView alpha,
+                     ConstMatrixView x, MatrixView y);
+void check_edge_dots(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z, MatrixView out);
 void check_adam(std::span<const float> params, std::span<const float> grads,
                 std::span<const float> m, std::span<const float> v, const AdamStep& step);
 

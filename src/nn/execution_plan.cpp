@@ -48,6 +48,7 @@ WorkspaceQuery query(const ModelGraph& graph, const PlanOptions& options, int n,
                           .input_cols = cols,
                           .output_cols = graph.tensor(graph.node(n).output).cols,
                           .graph = options.graph,
+                          .halo = options.halo,
                           .modes = modes};
 }
 
@@ -168,8 +169,10 @@ private:
         switch (options_.recompute) {
             case Recompute::none:
                 return false;
-            case Recompute::aggregation:
-                return graph_.node(p).op->kind() == OpKind::aggregate;
+            case Recompute::aggregation: {
+                const OpKind kind = graph_.node(p).op->kind();
+                return kind == OpKind::aggregate || kind == OpKind::attention;
+            }
             case Recompute::all:
                 return !graph_.tensor(t).layer_input;
         }
@@ -430,6 +433,8 @@ ExecutionPlan plan_execution(const ModelGraph& graph, const PlanOptions& options
     for (const Node& node : graph.nodes()) {
         STRATA_CHECK(node.op->kind() != OpKind::aggregate || options.graph != nullptr,
                      "plan: ", node.name, " aggregates but no graph operator was given");
+        STRATA_CHECK(node.op->kind() != OpKind::attention || options.halo != nullptr, "plan: ",
+                     node.name, " attends over neighbours but no halo exchange was given");
     }
     for (const TensorId t : options.evaluation_outputs) {
         STRATA_CHECK(t >= 0 && t < static_cast<TensorId>(graph.tensors().size()) &&

@@ -17,7 +17,8 @@ namespace strata {
 /// What backward may recompute instead of keeping (`strata train --recompute`).
 enum class Recompute {
     none,         ///< keep whatever makes backward cheapest
-    aggregation,  ///< never keep an aggregation's output: fold it or recompute it (re-exchange)
+    aggregation,  ///< never keep an aggregation's (or attention's) output: fold it or recompute
+                  ///< it (re-exchange)
     all,          ///< keep only layer inputs (ModelGraph::mark_layer_input); recompute the rest
 };
 
@@ -77,6 +78,7 @@ struct PlanOptions {
     index_t rows = 0;  ///< owned rows
     Recompute recompute = Recompute::none;
     const GraphOperator* graph = nullptr;        ///< exchange scratch sizes
+    const HaloExchange* halo = nullptr;          ///< attention ops' scratch sizes
     std::vector<TensorId> evaluation_outputs{};  ///< kept to the end of evaluation besides output
     bool training = true;                        ///< false: plan the evaluation only (inference)
 };

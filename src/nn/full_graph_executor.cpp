@@ -14,6 +14,7 @@ PlanOptions plan_options(const ModelGraph& graph, const GraphOperator& gcn,
     plan.rows = gcn.num_rows();
     plan.recompute = options.recompute;
     plan.graph = &gcn;
+    plan.halo = options.halo;
     plan.training = options.training;
     for (const std::string& name : options.evaluation_outputs) {
         const auto t = graph.find(name);
@@ -33,6 +34,7 @@ FullGraphExecutor::FullGraphExecutor(Backend& backend, Communicator& comm, Model
       graph_(graph),
       parameters_(parameters),
       gcn_(gcn),
+      halo_(options.halo),
       data_(std::move(data)),
       plan_(plan_execution(graph, plan_options(graph, gcn, options))),
       arena_(backend, plan_.arena_floats()) {
@@ -141,6 +143,7 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
     parameters_.zero_grads();
     const OpContext context{.backend = backend_,
                             .graph = &gcn_,
+                            .halo = halo_,
                             .row_ids = data_.row_ids,
                             .training = true,
                             .epoch = static_cast<std::uint64_t>(epoch)};
@@ -189,8 +192,11 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
 }
 
 Evaluation FullGraphExecutor::evaluate() {
-    const OpContext context{
-        .backend = backend_, .graph = &gcn_, .row_ids = data_.row_ids, .training = false};
+    const OpContext context{.backend = backend_,
+                            .graph = &gcn_,
+                            .halo = halo_,
+                            .row_ids = data_.row_ids,
+                            .training = false};
     const Schedule& schedule = plan_.evaluation();
     for (const PlanStep& step : schedule.steps) {
         run_forward(schedule, step, context);
@@ -219,6 +225,17 @@ Evaluation FullGraphExecutor::evaluate() {
     e.val_loss = ratio(losses[1], counts[3]);
     e.test_loss = ratio(losses[2], counts[5]);
     return e;
+}
+
+HaloBytes FullGraphExecutor::halo_bytes() const {
+    HaloBytes bytes = gcn_.bytes_sent();
+    if (halo_ != nullptr) {
+        const HaloBytes attention = halo_->bytes_sent();
+        bytes.forward += attention.forward;
+        bytes.backward += attention.backward;
+        bytes.recompute += attention.recompute;
+    }
+    return bytes;
 }
 
 ConstMatrixView FullGraphExecutor::evaluation_output(const std::string& name) const {

@@ -23,6 +23,10 @@ struct ExecutorOptions {
     /// false: inference only (`strata predict`): no training schedule, no arena for it, and
     /// train_step() throws.
     bool training = true;
+    /// The halo exchange lent to attention ops (OpContext::halo); required when the model has
+    /// one (layers/graph_halo_exchange.hpp). Must outlive the executor. Its traffic is added to
+    /// halo_bytes().
+    HaloExchange* halo = nullptr;
 };
 
 class FullGraphExecutor final : public Executor {
@@ -37,7 +41,7 @@ public:
     double train_step(std::int64_t epoch) override;
     Evaluation evaluate() override;
     [[nodiscard]] std::vector<MemoryLine> memory_plan() const override;
-    [[nodiscard]] HaloBytes halo_bytes() const override { return gcn_.bytes_sent(); }
+    [[nodiscard]] HaloBytes halo_bytes() const override;
 
     [[nodiscard]] const ExecutionPlan& plan() const { return plan_; }
     /// After evaluate(): the model output (logits) or a tensor named in evaluation_outputs,
@@ -55,6 +59,7 @@ private:
     ModelGraph& graph_;
     ModelParameters& parameters_;
     GraphOperator& gcn_;
+    HaloExchange* halo_;
     TrainingData data_;
     ExecutionPlan plan_;
     Buffer<float> arena_;

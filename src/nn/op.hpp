@@ -11,6 +11,7 @@
 
 #include "src/device/backend.hpp"
 #include "src/nn/graph_operator.hpp"
+#include "src/nn/halo_exchange.hpp"
 #include "src/nn/parameter.hpp"
 #include "src/tensor/matrix_view.hpp"
 
@@ -25,6 +26,8 @@ enum class OpKind {
     linear,     ///< y = x W: row-local, and commutes with an aggregation (Â (x W) = (Â x) W)
     aggregate,  ///< y = Â x through a GraphOperator: reads every row of x
     pointwise,  ///< row-local elementwise (bias, activation, dropout, sums)
+    attention,  ///< reads every row of x and peers' rows through a HaloExchange; never folded
+                ///< (it does not commute with a linear); recomputed like an aggregation
 };
 
 /// The tensors an op's backward reads besides dy.
@@ -37,6 +40,7 @@ struct Saves {
 struct OpContext {
     Backend& backend;
     GraphOperator* graph = nullptr;      ///< for aggregations
+    HaloExchange* halo = nullptr;        ///< for attention ops (halo rows, A + I structure)
     std::span<const global_id> row_ids;  ///< global id of each owned row (dropout keys)
     bool training = false;               ///< dropout on, values may be kept for backward
     std::uint64_t epoch = 0;             ///< dropout masks are keyed by it
@@ -69,6 +73,7 @@ struct WorkspaceQuery {
     std::span<const index_t> input_cols;
     index_t output_cols = 0;
     const GraphOperator* graph = nullptr;
+    const HaloExchange* halo = nullptr;
     std::span<const GradMode> modes{};  ///< backward only
 };
 

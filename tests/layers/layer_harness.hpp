@@ -15,6 +15,7 @@
 #include "layers/aggregate_op.hpp"
 #include "layers/bias_activation_op.hpp"
 #include "layers/graph_blocks.hpp"
+#include "layers/graph_halo_exchange.hpp"
 #include "layers/linear_op.hpp"
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
@@ -36,17 +37,20 @@ struct OneRankGraph {
     LocalPart part;
     std::unique_ptr<TrainingInputs> inputs;
     std::unique_ptr<PipelinedAggregation> aggregation;
+    std::unique_ptr<GraphHaloExchange> halo;
 
     explicit OneRankGraph(std::int64_t n = 12, index_t features = 5, bool directed = false) {
         graph = community_graph(n, 3, 3, features, 7, directed);
         part = build_local_part(graph, gcn_normalize(graph), partition_block(n, 1), 0);
         inputs = std::make_unique<TrainingInputs>(*backend, part);
         aggregation = std::make_unique<PipelinedAggregation>(inputs->blocks, comm);
+        halo = std::make_unique<GraphHaloExchange>(inputs->blocks, part.graph, comm);
     }
     [[nodiscard]] index_t rows() const { return part.graph.num_owned; }
     [[nodiscard]] OpContext context(bool training, std::uint64_t epoch = 3) {
         return OpContext{.backend = *backend,
                          .graph = aggregation.get(),
+                         .halo = halo.get(),
                          .row_ids = inputs->blocks.row_ids(),
                          .training = training,
                          .epoch = epoch};
@@ -126,12 +130,16 @@ inline OpRun run_op(Op& op, OneRankGraph& g, const std::vector<HostMatrix>& x,
     for (auto& m : dx) {
         dxv.push_back(m.view());
     }
-    const WorkspaceQuery fq{
-        .rows = rows, .input_cols = cols, .output_cols = out, .graph = g.aggregation.get()};
+    const WorkspaceQuery fq{.rows = rows,
+                            .input_cols = cols,
+                            .output_cols = out,
+                            .graph = g.aggregation.get(),
+                            .halo = g.halo.get()};
     const WorkspaceQuery bq{.rows = rows,
                             .input_cols = cols,
                             .output_cols = out,
                             .graph = g.aggregation.get(),
+                            .halo = g.halo.get(),
                             .modes = modes};
     Buffer<float> fws(backend, std::max<std::size_t>(1, op.forward_workspace(fq)));
     Buffer<float> bws(backend, std::max<std::size_t>(1, op.backward_workspace(bq)));
@@ -219,7 +227,8 @@ inline GradientCheck check_op_gradients(Op& op, OneRankGraph& g, std::vector<Hos
                 const WorkspaceQuery q{.rows = x[0].rows,
                                        .input_cols = cols,
                                        .output_cols = r.cols,
-                                       .graph = g.aggregation.get()};
+                                       .graph = g.aggregation.get(),
+                                       .halo = g.halo.get()};
                 Buffer<float> ws(backend, std::max<std::size_t>(1, op.forward_workspace(q)));
                 op.forward(g.context(training), ForwardArgs{.x = inputs.views,
                                                             .y = y.view(),
@@ -277,7 +286,8 @@ struct OneRankModel {
         parameters = std::make_unique<ModelParameters>(*g.backend, graph, seed);
         executor = std::make_unique<FullGraphExecutor>(*g.backend, g.comm, graph, *parameters,
                                                        *g.aggregation, g.inputs->data(),
-                                                       ExecutorOptions{.recompute = recompute});
+                                                       ExecutorOptions{.recompute = recompute,
+                                                                       .halo = g.halo.get()});
     }
     /// Mean training loss at `epoch` (dropout keyed by it); fills the gradients.
     double loss(std::int64_t epoch = 1) { return executor->train_step(epoch); }

@@ -223,6 +223,55 @@ void CpuBackend::bias_activation_backward(ConstMatrixView y, ConstMatrixView dy,
                                   dx.data, beta, threads_);
 }
 
+namespace {
+
+cpu::EdgeStructure structure(const CsrMatrix& a, index_t heads) {
+    return {a.row_ptr(), a.col_idx(), a.rows(), heads};
+}
+
+}  // namespace
+
+void CpuBackend::edge_scores(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
+                             float negative_slope, MatrixView e) {
+    check_edge_scores(a, s_dst, s_src, e);
+    cpu::edge_scores(structure(a, e.cols), s_dst.data, s_src.data, negative_slope, e.data,
+                     threads_);
+}
+
+void CpuBackend::edge_softmax(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha) {
+    check_edge_softmax(a, e, alpha);
+    cpu::edge_softmax(structure(a, e.cols), e.data, alpha.data, threads_);
+}
+
+void CpuBackend::edge_softmax_backward(const CsrMatrix& a, ConstMatrixView alpha,
+                                       ConstMatrixView dalpha, ConstMatrixView e,
+                                       float negative_slope, MatrixView dz) {
+    check_edge_softmax_backward(a, alpha, dalpha, e, dz);
+    cpu::edge_softmax_backward(structure(a, alpha.cols), alpha.data, dalpha.data, e.data,
+                               negative_slope, dz.data, threads_);
+}
+
+void CpuBackend::edge_dropout(const CsrMatrix& a, const DropoutKey& key,
+                              std::span<const global_id> row_ids,
+                              std::span<const global_id> col_ids, MatrixView values) {
+    check_edge_dropout(a, key, row_ids, col_ids, values);
+    cpu::edge_dropout(structure(a, values.cols), key, row_ids.data(), col_ids.data(), values.data,
+                      threads_);
+}
+
+void CpuBackend::edge_spmm(const CsrMatrix& a, std::span<const index_t> edge_ids,
+                           ConstMatrixView alpha, ConstMatrixView x, MatrixView y, float beta) {
+    check_edge_spmm(a, edge_ids, alpha, x, y);
+    cpu::edge_spmm(structure(a, alpha.cols), edge_ids.empty() ? nullptr : edge_ids.data(),
+                   alpha.data, x.data, x.cols, y.data, y.cols, beta, threads_);
+}
+
+void CpuBackend::edge_dots(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z,
+                           MatrixView out) {
+    check_edge_dots(a, x, z, out);
+    cpu::edge_dots(structure(a, out.cols), x.data, x.cols, z.data, z.cols, out.data, threads_);
+}
+
 LossSums CpuBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
                                            std::span<const std::uint8_t> mask, float grad_scale,
                                            MatrixView dlogits) {

@@ -68,6 +68,30 @@ void bias_activation_backward(const float* y, const float* dy, index_t rows, ind
                               Activation act, const DropoutKey& key, const global_id* row_ids,
                               float* dx, float beta, int threads);
 
+// --- graph attention (cpu_attention.cpp): Backend::edge_*, rows of A split over threads ------
+
+/// The CSR structure of A (values unused) and its head count.
+struct EdgeStructure {
+    const index_t* row_ptr;
+    const index_t* col_idx;
+    index_t rows;
+    index_t heads;
+};
+
+void edge_scores(const EdgeStructure& a, const float* s_dst, const float* s_src, float slope,
+                 float* e, int threads);
+void edge_softmax(const EdgeStructure& a, const float* e, float* alpha, int threads);
+void edge_softmax_backward(const EdgeStructure& a, const float* alpha, const float* dalpha,
+                           const float* e, float slope, float* dz, int threads);
+/// row_ids, col_ids may be null at rate 0.
+void edge_dropout(const EdgeStructure& a, const DropoutKey& key, const global_id* row_ids,
+                  const global_id* col_ids, float* values, int threads);
+/// edge_ids may be null (entry k uses alpha row k). y: rows x y_cols.
+void edge_spmm(const EdgeStructure& a, const index_t* edge_ids, const float* alpha, const float* x,
+               index_t x_cols, float* y, index_t y_cols, float beta, int threads);
+void edge_dots(const EdgeStructure& a, const float* x, index_t x_cols, const float* z,
+               index_t z_cols, float* out, int threads);
+
 // --- loss and optimizer (cpu_loss.cpp, cpu_adam.cpp) -----------------------------------------
 
 /// Softmax cross-entropy of rows i with mask[i] != 0 and labels[i] >= 0 (see Backend).

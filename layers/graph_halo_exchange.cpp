@@ -1,0 +1,159 @@
+// GraphHaloExchange: the attention structure (built on the host once) and the two exchanges.
+#include "layers/graph_halo_exchange.hpp"
+
+#include "src/base/error.hpp"
+
+namespace strata {
+namespace {
+
+std::int64_t entries(const LocalGraph& graph) {
+    std::int64_t nnz = graph.inner.nnz();
+    for (const HostCsr& block : graph.halo) {
+        nnz += block.nnz();
+    }
+    return nnz;
+}
+
+/// Row i: the inner block's columns, then each peer's halo columns shifted by N + its first
+/// received row. Inner columns are < N and peers come in ascending order: rows stay sorted.
+HostCsr joined_structure(const LocalGraph& graph) {
+    const index_t n = graph.num_owned;
+    HostCsr a;
+    a.rows = n;
+    a.cols = n + graph.pattern.num_recv_rows();
+    a.row_ptr.reserve(static_cast<std::size_t>(n) + 1);
+    a.col_idx.reserve(static_cast<std::size_t>(entries(graph)));
+    for (index_t i = 0; i < n; ++i) {
+        const auto row = static_cast<std::size_t>(i);
+        for (index_t k = graph.inner.row_ptr[row]; k < graph.inner.row_ptr[row + 1]; ++k) {
+            a.col_idx.push_back(graph.inner.col_idx[static_cast<std::size_t>(k)]);
+        }
+        for (std::size_t p = 0; p < graph.halo.size(); ++p) {
+            const HostCsr& block = graph.halo[p];
+            const index_t shift = n + graph.pattern.recv_offsets[p];
+            for (index_t k = block.row_ptr[row]; k < block.row_ptr[row + 1]; ++k) {
+                a.col_idx.push_back(shift + block.col_idx[static_cast<std::size_t>(k)]);
+            }
+        }
+        a.row_ptr.push_back(static_cast<index_t>(a.col_idx.size()));
+    }
+    a.values.assign(a.col_idx.size(), 1.0f);
+    return a;
+}
+
+/// Aᵀ and, for each of its entries, the index of the same entry in A (counting sort by column,
+/// rows of Aᵀ sorted by column id of A).
+HostCsr transpose_with_edges(const HostCsr& a, std::vector<index_t>& edges) {
+    HostCsr t;
+    t.rows = a.cols;
+    t.cols = a.rows;
+    t.row_ptr.assign(static_cast<std::size_t>(a.cols) + 1, 0);
+    for (const index_t c : a.col_idx) {
+        ++t.row_ptr[static_cast<std::size_t>(c) + 1];
+    }
+    for (std::size_t r = 0; r < static_cast<std::size_t>(a.cols); ++r) {
+        t.row_ptr[r + 1] += t.row_ptr[r];
+    }
+    std::vector<index_t> next(t.row_ptr.begin(), t.row_ptr.end() - 1);
+    t.col_idx.resize(a.col_idx.size());
+    t.values.assign(a.col_idx.size(), 1.0f);
+    edges.resize(a.col_idx.size());
+    for (index_t i = 0; i < a.rows; ++i) {
+        for (index_t k = a.row_ptr[static_cast<std::size_t>(i)];
+             k < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++k) {
+            const auto at =
+                static_cast<std::size_t>(next[static_cast<std::size_t>(a.col_idx[k])]++);
+            t.col_idx[at] = i;
+            edges[at] = k;
+        }
+    }
+    return t;
+}
+
+std::vector<global_id> column_ids_of(const LocalGraph& graph) {
+    std::vector<global_id> ids = graph.owned_original;
+    ids.insert(ids.end(), graph.halo_original.begin(), graph.halo_original.end());
+    return ids;
+}
+
+}  // namespace
+
+std::int64_t GraphHaloExchange::plan_bytes(const LocalGraph& graph) {
+    const std::int64_t nnz = entries(graph);
+    const index_t columns = graph.num_owned + graph.pattern.num_recv_rows();
+    return csr_bytes(graph.num_owned, nnz) + csr_bytes(columns, nnz) +
+           nnz * static_cast<std::int64_t>(sizeof(index_t)) +
+           static_cast<std::int64_t>(columns) * static_cast<std::int64_t>(sizeof(global_id));
+}
+
+MemoryLine GraphHaloExchange::plan_line(const LocalGraph& graph) {
+    return {"attention structure (A + I over owned + halo columns, transpose, ids)",
+            plan_bytes(graph)};
+}
+
+GraphHaloExchange::GraphHaloExchange(const GraphBlocks& blocks, const LocalGraph& graph,
+                                     Communicator& comm)
+    : blocks_(blocks), comm_(comm), num_halo_(graph.pattern.num_recv_rows()) {
+    STRATA_CHECK(graph.num_owned == blocks.num_owned(), "halo exchange: LocalGraph has ",
+                 graph.num_owned, " owned rows, the graph blocks ", blocks.num_owned());
+    STRATA_CHECK(num_halo_ == blocks.pattern().num_recv_rows() &&
+                     graph.halo_original.size() == static_cast<std::size_t>(num_halo_),
+                 "halo exchange: LocalGraph has ", graph.halo_original.size(),
+                 " halo ids and receives ", num_halo_, " rows, the graph blocks ",
+                 blocks.pattern().num_recv_rows());
+    Backend& backend = blocks.backend();
+    const HostCsr a = joined_structure(graph);
+    std::vector<index_t> edges;
+    const HostCsr t = transpose_with_edges(a, edges);
+    structure_ = CsrMatrix::upload(backend, a);
+    structure_t_ = CsrMatrix::upload(backend, t);
+    transpose_edges_ = Buffer<index_t>(backend, std::span<const index_t>(edges));
+    const std::vector<global_id> ids = column_ids_of(graph);
+    column_ids_ = Buffer<global_id>(backend, std::span<const global_id>(ids));
+}
+
+std::size_t GraphHaloExchange::workspace_floats(index_t width) const {
+    return static_cast<std::size_t>(blocks_.pattern().num_send_rows()) *
+           static_cast<std::size_t>(width);
+}
+
+void GraphHaloExchange::gather(ConstMatrixView h, MatrixView halo_rows, std::span<float> workspace,
+                               ExchangePurpose purpose) {
+    const ExchangePattern& pattern = blocks_.pattern();
+    STRATA_CHECK(h.rows == num_owned() && halo_rows.rows == num_halo_ && halo_rows.cols == h.cols,
+                 "halo exchange: gather of ", h.rows, " x ", h.cols, " into ", halo_rows.rows,
+                 " x ", halo_rows.cols, ", expected ", num_owned(), " and ", num_halo_, " rows");
+    if (pattern.peers.empty()) {
+        return;
+    }
+    STRATA_CHECK(workspace.size() >= workspace_floats(h.cols), "halo exchange: workspace of ",
+                 workspace.size(), " floats, needs ", workspace_floats(h.cols));
+    const MatrixView send{workspace.data(), pattern.num_send_rows(), h.cols};
+    blocks_.backend().gather_rows(h, blocks_.send_rows(), send);
+    auto exchange = comm_.start_exchange(pattern, send, halo_rows);
+    const auto bytes = static_cast<std::int64_t>(send.size() * sizeof(float));
+    (purpose == ExchangePurpose::recompute ? sent_.recompute
+     : purpose == ExchangePurpose::backward ? sent_.backward
+                                            : sent_.forward) += bytes;
+    exchange->wait_all();
+}
+
+void GraphHaloExchange::scatter_add(ConstMatrixView dhalo, MatrixView dh,
+                                    std::span<float> workspace) {
+    const ExchangePattern& reversed = blocks_.reversed_pattern();  // send = forward recv
+    STRATA_CHECK(dh.rows == num_owned() && dhalo.rows == num_halo_ && dhalo.cols == dh.cols,
+                 "halo exchange: scatter_add of ", dhalo.rows, " x ", dhalo.cols, " into ",
+                 dh.rows, " x ", dh.cols, ", expected ", num_halo_, " and ", num_owned(), " rows");
+    if (reversed.peers.empty()) {
+        return;
+    }
+    STRATA_CHECK(workspace.size() >= workspace_floats(dh.cols), "halo exchange: workspace of ",
+                 workspace.size(), " floats, needs ", workspace_floats(dh.cols));
+    const MatrixView incoming{workspace.data(), reversed.num_recv_rows(), dh.cols};
+    auto exchange = comm_.start_exchange(reversed, dhalo, incoming);
+    sent_.backward += static_cast<std::int64_t>(dhalo.size() * sizeof(float));
+    exchange->wait_all();
+    blocks_.backend().scatter_add_rows(incoming, blocks_.send_rows(), dh);
+}
+
+}  // namespace strata
