@@ -15,22 +15,22 @@ void AddOp::forward(const OpContext& context, const ForwardArgs& args) {
     const ConstMatrixView a = args.x[0].rows_of(args.rows);
     const ConstMatrixView b = args.x[1].rows_of(args.rows);
     const MatrixView y = args.y.rows_of(args.rows);
-    context.backend.axpby(a_, a, 0.0f, y);  // y may alias a
-    context.backend.axpby(b_, b, 1.0f, y);  // y == b only if x1 is x0 (then y = 2 x0)
+    if (y.data != a.data) {
+        context.backend.axpby(1.0f, a, 0.0f, y);
+    }
+    context.backend.axpby(1.0f, b, 1.0f, y);  // y == b only if x1 is x0 (then y = 2 x0)
 }
 
 void AddOp::backward(const OpContext& context, const BackwardArgs& args) {
     const ConstMatrixView dy = args.dy.rows_of(args.rows);
-    // dx[0] may alias dy: write it last.
-    for (const std::size_t i : {std::size_t{1}, std::size_t{0}}) {
+    for (std::size_t i = 0; i < args.dx.size(); ++i) {
         const MatrixView dx = args.dx[i].rows_of(args.rows);
-        const float scale = i == 0 ? a_ : b_;
         if (args.modes[i] == GradMode::overwrite) {
-            if (dx.data != dy.data || scale != 1.0f) {
-                context.backend.axpby(scale, dy, 0.0f, dx);
+            if (dx.data != dy.data) {
+                context.backend.axpby(1.0f, dy, 0.0f, dx);
             }
         } else if (args.modes[i] == GradMode::accumulate) {
-            context.backend.axpby(scale, dy, 1.0f, dx);
+            context.backend.axpby(1.0f, dy, 1.0f, dx);
         }
     }
 }

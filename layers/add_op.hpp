@@ -7,7 +7,6 @@ namespace strata {
 
 class AddOp final : public Op {
 public:
-    explicit AddOp(float a = 1.0f, float b = 1.0f) : a_(a), b_(b) {}
     [[nodiscard]] OpKind kind() const override { return OpKind::pointwise; }
     [[nodiscard]] std::string describe() const override { return "add"; }
     [[nodiscard]] int num_inputs() const override { return 2; }
@@ -18,10 +17,6 @@ public:
     void forward(const OpContext& context, const ForwardArgs& args) override;
     /// dx_i[rows] (=|+=) dy[rows].
     void backward(const OpContext& context, const BackwardArgs& args) override;
-
-private:
-    float a_ = 1.0f;
-    float b_ = 1.0f;
 };
 
 }  // namespace strata

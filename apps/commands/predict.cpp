@@ -16,9 +16,8 @@
 #include "apps/commands/device_options.hpp"
 #include "datasets/h5_file.hpp"
 #include "datasets/normalize.hpp"
+#include "layers/model_inputs.hpp"
 #include "layers/model_zoo.hpp"
-#include "layers/pipelined_aggregation.hpp"
-#include "layers/training_inputs.hpp"
 #include "partition/distributed_load.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
@@ -128,13 +127,13 @@ int run_predict(const PredictOptions& o) {
     if (checkpoint.row_normalize) {
         row_normalize_features(part.features);
     }
-    const TrainingInputs inputs(backend, part);
     BuiltModel model =
         build_model(checkpoint.model, part.features.cols, static_cast<index_t>(part.num_classes));
     ModelGraph& graph = model.graph;
     const std::string embedding = o.embeddings ? model.embedding_tensor : "";
     STRATA_CHECK(!o.embeddings || !embedding.empty(), "--embeddings: the model (",
                  describe(checkpoint.model), ") has no hidden layer");
+    const ModelInputs inputs(backend, comm, part, graph);
     ModelParameters parameters(backend, graph, checkpoint.model.seed);
     if (root) {
         const CheckpointIdentity current{
@@ -146,13 +145,12 @@ int run_predict(const PredictOptions& o) {
         check_identity(checkpoint, current, IdentityCheck::model_and_dataset, checkpoint_path);
     }
     parameters.upload(checkpoint.best_params);
-    PipelinedAggregation aggregation(inputs.blocks, comm);
-    ExecutorOptions options{.training = false};
+    ExecutorOptions options = inputs.executor_options({.training = false});
     if (o.embeddings) {
         options.evaluation_outputs.push_back(embedding);
     }
-    FullGraphExecutor executor(backend, comm, graph, parameters, aggregation, inputs.data(),
-                               options);
+    FullGraphExecutor executor(backend, comm, graph, parameters, *inputs.aggregation,
+                               inputs.inputs->data(), options);
 
     // Evaluation mode: no dropout.
     (void)executor.evaluate();

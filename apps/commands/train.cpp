@@ -13,8 +13,7 @@
 #include "apps/commands/model_options.hpp"
 #include "apps/commands/train_report.hpp"
 #include "datasets/normalize.hpp"
-#include "layers/pipelined_aggregation.hpp"
-#include "layers/training_inputs.hpp"
+#include "layers/model_inputs.hpp"
 #include "partition/distributed_load.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
@@ -131,10 +130,9 @@ int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtension
 
     // Data: uploaded once, then the host copy is released (its bytes would otherwise stay for
     // the whole run next to the backend's).
-    std::unique_ptr<TrainingInputs> inputs;
+    std::optional<BuiltModel> model;
+    std::unique_ptr<ModelInputs> inputs;
     std::vector<MemoryLine> lines;
-    index_t features = 0;
-    index_t classes = 0;
     index_t owned = 0;
     global_id vertices = 0;
     {
@@ -143,22 +141,20 @@ int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtension
         if (o.row_normalize) {
             row_normalize_features(part.features);
         }
-        TrainingInputs::Plan plan = TrainingInputs::plan(part);
-        inputs = std::make_unique<TrainingInputs>(backend, part, plan);
-        lines = std::move(plan.lines);
-        features = part.features.cols;
-        classes = static_cast<index_t>(part.num_classes);
+        model.emplace(
+            build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes)));
+        inputs = std::make_unique<ModelInputs>(backend, comm, part, model->graph);
+        lines = inputs->lines;
         owned = part.graph.num_owned;
         vertices = part.graph.num_global_vertices;
     }
     (void)malloc_trim(0);
 
-    BuiltModel model = build_model(spec, features, classes);
-    ModelGraph& graph = model.graph;
-    PipelinedAggregation aggregation(inputs->blocks, comm);
+    ModelGraph& graph = model->graph;
     ModelParameters parameters(backend, graph, o.seed);
-    FullGraphExecutor executor(backend, comm, graph, parameters, aggregation, inputs->data(),
-                               ExecutorOptions{.recompute = recompute});
+    FullGraphExecutor executor(backend, comm, graph, parameters, *inputs->aggregation,
+                               inputs->inputs->data(),
+                               inputs->executor_options({.recompute = recompute}));
     Adam adam(backend, parameters.size(),
               AdamOptions{.lr = o.lr, .decoupled = o.weight_decay_mode == "decoupled"});
     BestTracker best(backend, parameters, selection);

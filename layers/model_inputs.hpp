@@ -1,0 +1,37 @@
+// ModelInputs: what one rank uploads for a model — its TrainingInputs with the model's
+// operator (ModelGraph::normalization), the pipelined aggregation over them, and, when the model
+// has attention ops, the halo exchange they read — with their memory-plan lines.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "layers/graph_halo_exchange.hpp"
+#include "layers/pipelined_aggregation.hpp"
+#include "layers/training_inputs.hpp"
+#include "src/nn/full_graph_executor.hpp"
+#include "src/nn/model_graph.hpp"
+
+namespace strata {
+
+struct ModelInputs {
+    /// Uploads `part` for `model`; `part` may be released afterwards. `comm` must outlive it.
+    ModelInputs(Backend& backend, Communicator& comm, const LocalPart& part,
+                const ModelGraph& model);
+
+    /// Executor options lending the halo exchange (when there is one).
+    [[nodiscard]] ExecutorOptions executor_options(ExecutorOptions options) const {
+        options.halo = halo.get();
+        return options;
+    }
+
+    std::unique_ptr<TrainingInputs> inputs;
+    std::unique_ptr<PipelinedAggregation> aggregation;
+    std::unique_ptr<GraphHaloExchange> halo;  ///< null without attention ops
+    std::vector<MemoryLine> lines;            ///< what the upload allocated (planned first)
+};
+
+/// Whether any op of `model` is an attention op (needs a HaloExchange).
+[[nodiscard]] bool has_attention(const ModelGraph& model);
+
+}  // namespace strata
