@@ -143,7 +143,8 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
                             .graph = &gcn_,
                             .row_ids = data_.row_ids,
                             .training = true,
-                            .epoch = static_cast<std::uint64_t>(epoch)};
+                            .epoch = static_cast<std::uint64_t>(epoch),
+                            .comm = &comm_};
     OpContext recompute = context;
     recompute.recompute = true;
     const Schedule& schedule = plan_.training();
@@ -189,8 +190,11 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
 }
 
 Evaluation FullGraphExecutor::evaluate() {
-    const OpContext context{
-        .backend = backend_, .graph = &gcn_, .row_ids = data_.row_ids, .training = false};
+    const OpContext context{.backend = backend_,
+                            .graph = &gcn_,
+                            .row_ids = data_.row_ids,
+                            .training = false,
+                            .comm = &comm_};
     const Schedule& schedule = plan_.evaluation();
     for (const PlanStep& step : schedule.steps) {
         run_forward(schedule, step, context);
