@@ -12,7 +12,34 @@ BiasActivationOp::BiasActivationOp(index_t cols, const BiasActivationOptions& op
     STRATA_CHECK(cols > 0, "bias/activation: ", cols, " columns");
     STRATA_CHECK(options.dropout >= 0.0f && options.dropout < 1.0f,
                  "dropout rate must be in [0, 1), got ", options.dropout);
+    STRATA_CHECK(options.activation != Activation::leaky_relu || options.negative_slope >= 0.0f,
+                 "leaky_relu negative slope must be >= 0, got ", options.negative_slope);
 }
+
+namespace {
+
+const char* activation_name(Activation a) {
+    switch (a) {
+        case Activation::relu:
+            return "relu";
+        case Activation::elu:
+            return "elu";
+        case Activation::leaky_relu:
+            return "leaky_relu";
+        case Activation::gelu:
+            return "gelu";
+        case Activation::none:
+            break;
+    }
+    return "";
+}
+
+/// Backward reads the output y (and not x).
+bool reads_output(Activation a) {
+    return a == Activation::relu || a == Activation::elu || a == Activation::leaky_relu;
+}
+
+}  // namespace
 
 std::string BiasActivationOp::describe() const {
     std::ostringstream out;
@@ -21,8 +48,11 @@ std::string BiasActivationOp::describe() const {
         out << "bias";
         sep = "+";
     }
-    if (options_.activation == Activation::relu) {
-        out << sep << "relu";
+    if (options_.activation != Activation::none) {
+        out << sep << activation_name(options_.activation);
+        if (options_.activation == Activation::leaky_relu) {
+            out << " " << options_.negative_slope;
+        }
         sep = "+";
     }
     if (options_.dropout > 0.0f) {
@@ -57,7 +87,10 @@ void BiasActivationOp::bind_parameters(std::span<const Parameter> parameters) {
 }
 
 Saves BiasActivationOp::saves() const {
-    return {{}, options_.activation == Activation::relu};
+    if (options_.activation == Activation::gelu) {
+        return {{0}, false};
+    }
+    return {{}, reads_output(options_.activation)};
 }
 
 std::size_t BiasActivationOp::backward_workspace(const WorkspaceQuery& query) const {
@@ -82,7 +115,7 @@ void BiasActivationOp::forward(const OpContext& context, const ForwardArgs& args
         bias = {bias_->value.data, static_cast<std::size_t>(cols_)};
     }
     context.backend.bias_activation(
-        args.x[0].rows_of(args.rows), bias, options_.activation, k,
+        args.x[0].rows_of(args.rows), bias, spec(), k,
         k.rate > 0.0f ? context.row_ids.subspan(first, count) : std::span<const global_id>{},
         args.y.rows_of(args.rows));
 }
@@ -96,21 +129,27 @@ void BiasActivationOp::backward(const OpContext& context, const BackwardArgs& ar
     const DropoutKey k = key(context);
     const auto first = static_cast<std::size_t>(args.rows.first);
     const auto count = static_cast<std::size_t>(args.rows.count);
-    const std::span<const global_id> ids = k.rate > 0.0f && options_.activation != Activation::relu
+    const Activation act = options_.activation;
+    const std::span<const global_id> ids = k.rate > 0.0f && act != Activation::relu
                                                ? context.row_ids.subspan(first, count)
                                                : std::span<const global_id>{};
-    const ConstMatrixView y =
-        options_.activation == Activation::relu ? args.y.rows_of(args.rows) : ConstMatrixView{};
+    const ConstMatrixView saved = act == Activation::gelu ? args.x[0].rows_of(args.rows)
+                                  : reads_output(act)     ? args.y.rows_of(args.rows)
+                                                          : ConstMatrixView{};
+    std::span<const float> bias;
+    if (bias_ && act == Activation::gelu) {
+        bias = {bias_->value.data, static_cast<std::size_t>(cols_)};
+    }
     const ConstMatrixView dy = args.dy.rows_of(args.rows);
     if (!bias_) {
-        backend.bias_activation_backward(y, dy, options_.activation, k, ids,
+        backend.bias_activation_backward(saved, bias, dy, spec(), k, ids,
                                          args.dx[0].rows_of(args.rows),
                                          mode == GradMode::accumulate ? 1.0f : 0.0f);
         return;
     }
     if (mode == GradMode::overwrite) {
         const MatrixView dx = args.dx[0].rows_of(args.rows);
-        backend.bias_activation_backward(y, dy, options_.activation, k, ids, dx, 0.0f);
+        backend.bias_activation_backward(saved, bias, dy, spec(), k, ids, dx, 0.0f);
         backend.column_sums(dx, {bias_->grad.data, static_cast<std::size_t>(cols_)}, 1.0f);
         return;
     }
@@ -118,7 +157,7 @@ void BiasActivationOp::backward(const OpContext& context, const BackwardArgs& ar
     STRATA_CHECK(args.workspace.size() >= dy.size(), describe(), ": backward workspace has ",
                  args.workspace.size(), " floats, needs ", dy.size());
     const MatrixView pre{args.workspace.data(), dy.rows, dy.cols};
-    backend.bias_activation_backward(y, dy, options_.activation, k, ids, pre, 0.0f);
+    backend.bias_activation_backward(saved, bias, dy, spec(), k, ids, pre, 0.0f);
     backend.column_sums(pre, {bias_->grad.data, static_cast<std::size_t>(cols_)}, 1.0f);
     if (mode == GradMode::accumulate) {
         backend.axpby(1.0f, pre, 1.0f, args.dx[0].rows_of(args.rows));

@@ -1,6 +1,8 @@
-// BiasActivationOp: the fused elementwise tail of a layer, y = dropout(act(x + b)), in place.
-// With relu, backward needs only y (y > 0 says kept and positive): no mask is stored, and the
-// dropout mask is a counter-based hash of (seed, epoch, layer, vertex id, column) anyway.
+// BiasActivationOp: the fused elementwise tail of a layer, y = dropout(act(x + b)), in place
+// except with GELU. Backward reads y for relu (y > 0 says kept and positive), elu and
+// leaky_relu (the mask regenerated, the derivative from the pre-dropout value y·(1-rate)); x for
+// gelu (not invertible from y); nothing otherwise. No mask is stored: it is a counter-based hash
+// of (seed, epoch, layer, vertex id, column).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@ namespace strata {
 struct BiasActivationOptions {
     bool bias = false;
     Activation activation = Activation::none;
+    float negative_slope = 0.2f;   ///< leaky_relu only (>= 0)
     float dropout = 0.0f;          ///< rate; 0 = none
     std::uint64_t seed = 0;        ///< dropout stream
     std::uint64_t dropout_id = 0;  ///< the `layer` of the dropout key
@@ -29,9 +32,10 @@ public:
     [[nodiscard]] std::vector<ParameterSpec> parameter_specs(
         std::span<const index_t> input_cols) const override;
     void bind_parameters(std::span<const Parameter> parameters) override;
-    /// relu reads y in backward; otherwise nothing (a mask is regenerated).
+    /// relu, elu, leaky_relu read y in backward; gelu reads x; none reads nothing.
     [[nodiscard]] Saves saves() const override;
-    [[nodiscard]] bool in_place() const override { return true; }
+    /// Not with gelu (its backward reads x).
+    [[nodiscard]] bool in_place() const override { return options_.activation != Activation::gelu; }
     /// A dropout with neither bias nor activation.
     [[nodiscard]] bool identity_in_evaluation() const override {
         return !options_.bias && options_.activation == Activation::none;
@@ -43,6 +47,9 @@ public:
 
 private:
     [[nodiscard]] DropoutKey key(const OpContext& context) const;
+    [[nodiscard]] ActivationSpec spec() const {
+        return {options_.activation, options_.negative_slope};
+    }
 
     index_t cols_;
     BiasActivationOptions options_;

@@ -26,8 +26,20 @@ struct DropoutKey {
     float rate = 0.0f;  ///< probability of dropping; kept entries are scaled by 1/(1-rate)
 };
 
-/// The activation of a fused bias_activation call.
-enum class Activation { none, relu };
+/// The activation of a fused bias_activation call (v = x + bias):
+/// relu max(v, 0); elu v > 0 ? v : exp(v) - 1 (alpha 1); leaky_relu v > 0 ? v : slope·v;
+/// gelu v·Φ(v) = v/2·(1 + erf(v/√2)) (the exact form, PyTorch's default).
+enum class Activation { none, relu, elu, leaky_relu, gelu };
+
+/// An activation and its parameter; converts from a bare Activation.
+struct ActivationSpec {
+    Activation kind = Activation::none;
+    float negative_slope = 0.2f;  ///< leaky_relu only; must be >= 0
+
+    constexpr ActivationSpec() = default;
+    // NOLINTNEXTLINE(google-explicit-constructor): Activation::relu reads as a spec
+    constexpr ActivationSpec(Activation k, float slope = 0.2f) : kind(k), negative_slope(slope) {}
+};
 
 /// Bytes allocated through a backend (Backend::allocate), now and at most so far.
 struct MemoryStats {
@@ -105,16 +117,66 @@ public:
     /// Fused y = dropout(act(x + bias)): bias (x.cols entries) is skipped when empty; dropout
     /// (mask from `key` and row_ids[i], the global id of row i, kept entries scaled by
     /// 1/(1-rate)) is skipped when key.rate == 0. x, y: rows x cols; y may alias x.
-    virtual void bias_activation(ConstMatrixView x, std::span<const float> bias, Activation act,
+    virtual void bias_activation(ConstMatrixView x, std::span<const float> bias, ActivationSpec act,
                                  const DropoutKey& key, std::span<const global_id> row_ids,
                                  MatrixView y) = 0;
-    /// The mirror: dx = dy ⊙ ∂y/∂(x + bias) + beta dx, given the forward output y. With relu,
-    /// y > 0 says both "kept by dropout" and "positive", so no mask is read or regenerated;
-    /// without relu a dropout mask is regenerated from key and row_ids (y is not read).
-    /// y, dy, dx: rows x cols; dx may alias dy; beta == 0 never reads dx.
-    virtual void bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
+    /// The mirror: dx = dy ⊙ ∂y/∂(x + bias) + beta dx. `saved` is what the derivative is read
+    /// from: the forward output y for relu, elu and leaky_relu (relu: y > 0 says both "kept" and
+    /// "positive", no mask is regenerated; elu, leaky_relu: the mask is regenerated from key and
+    /// row_ids and the derivative taken from the pre-dropout value y·(1-rate)); the forward
+    /// input x for gelu (not invertible from y), with `bias` the forward bias (empty: none);
+    /// not read without activation (a dropout mask is regenerated). `bias` is read only for
+    /// gelu. saved, dy, dx: rows x cols; dx may alias dy; beta == 0 never reads dx.
+    virtual void bias_activation_backward(ConstMatrixView saved, std::span<const float> bias,
+                                          ConstMatrixView dy, ActivationSpec act,
                                           const DropoutKey& key, std::span<const global_id> row_ids,
                                           MatrixView dx, float beta) = 0;
+    /// y = (shift + s[0]) x + beta y: a scale held in backend memory (a learnable scalar such as
+    /// GIN's ε, read without a host round trip). s: 1 entry; y may alias x; beta == 0 never
+    /// reads y.
+    virtual void axpby_scalar(float shift, std::span<const float> s, ConstMatrixView x, float beta,
+                              MatrixView y) = 0;
+    /// out[0] = Σ_ij a[i, j] b[i, j] + beta out[0] (summed in double in a fixed order).
+    /// a, b: same shape; out: 1 entry; beta == 0 never reads out.
+    virtual void dot(ConstMatrixView a, ConstMatrixView b, std::span<float> out, float beta) = 0;
+
+    // --- normalisation ----------------------------------------------------------------------
+    /// Layer norm of each row: y[i, :] = (x[i, :] - μ_i) r_i ⊙ gamma + beta, μ_i the row mean,
+    /// σ²_i the biased row variance, r_i = 1/sqrt(σ²_i + eps). x, y: rows x cols (y may not
+    /// overlap x); gamma, beta: cols.
+    virtual void layer_norm(ConstMatrixView x, std::span<const float> gamma,
+                            std::span<const float> beta, float eps, MatrixView y) = 0;
+    /// Its backward from x (row statistics recomputed): with x̂ = (x - μ_i) r_i, g = dy ⊙ gamma,
+    /// dx[i, :] = r_i (g - mean_j g - x̂ mean_j(g ⊙ x̂)) + beta dx (skipped when dx.data is null;
+    /// beta == 0 never reads dx; dx may alias dy); dgamma[j] += Σ_i dy[i, j] x̂[i, j],
+    /// dbeta[j] += Σ_i dy[i, j] (each skipped when empty).
+    virtual void layer_norm_backward(ConstMatrixView x, ConstMatrixView dy,
+                                     std::span<const float> gamma, float eps, MatrixView dx,
+                                     float beta, std::span<float> dgamma,
+                                     std::span<float> dbeta) = 0;
+    /// Column sums around a centre, for batch statistics (double, fixed row chunks):
+    /// out[j] = Σ_i d[i, j] · (w.data ? w[i, j] : d[i, j]) + beta out[j] with
+    /// d = (x[i, j] - mean[j]) s[j], s[j] = 1/sqrt(var[j] + eps) when var is given, else 1.
+    /// (Σ (x - μ)² with neither w nor var; Σ dy ⊙ x̂ with both.) x, w: rows x cols; mean, var,
+    /// out: cols; beta == 0 never reads out.
+    virtual void centered_column_sums(ConstMatrixView x, std::span<const float> mean,
+                                      std::span<const float> var, float eps, ConstMatrixView w,
+                                      std::span<float> out, float beta) = 0;
+    /// Batch norm with given statistics: y = (x - mean[j]) / sqrt(var[j] + eps) · gamma[j] +
+    /// beta[j]. x, y: rows x cols (y may alias x); mean, var, gamma, beta: cols.
+    virtual void batch_norm(ConstMatrixView x, std::span<const float> mean,
+                            std::span<const float> var, float eps, std::span<const float> gamma,
+                            std::span<const float> beta, MatrixView y) = 0;
+    /// Its input gradient for batch statistics over `count` rows in all (all ranks):
+    /// dx = gamma[j] r[j] (dy - sum_dy[j]/count - x̂ sum_dy_xhat[j]/count) + beta dx,
+    /// r = 1/sqrt(var + eps), x̂ = (x - mean) r; sum_dy, sum_dy_xhat the global column sums of dy
+    /// and dy ⊙ x̂. x, dy, dx: rows x cols (dx may alias dy); beta == 0 never reads dx.
+    virtual void batch_norm_backward(ConstMatrixView x, ConstMatrixView dy,
+                                     std::span<const float> mean, std::span<const float> var,
+                                     float eps, std::span<const float> gamma,
+                                     std::span<const float> sum_dy,
+                                     std::span<const float> sum_dy_xhat, double count,
+                                     MatrixView dx, float beta) = 0;
 
     // --- graph attention: edge-valued sparse operations (GAT) ------------------------------------
     // A: m x n CSR whose structure is used and whose values are never read; entry k of row i has

@@ -71,8 +71,10 @@ void check_dropout_key(const char* op, const DropoutKey& key, std::span<const gl
 
 }  // namespace
 
-void check_bias_activation(ConstMatrixView x, std::span<const float> bias, const DropoutKey& key,
-                           std::span<const global_id> row_ids, MatrixView y) {
+void check_bias_activation(ConstMatrixView x, std::span<const float> bias, ActivationSpec act,
+                           const DropoutKey& key, std::span<const global_id> row_ids,
+                           MatrixView y) {
+    check_activation("bias_activation", act);
     check_same_shape("bias_activation", "x", x.rows, x.cols, "y", y.rows, y.cols);
     STRATA_CHECK(bias.empty() || bias.size() == static_cast<std::size_t>(x.cols),
                  "bias_activation: bias has ", bias.size(), " entries but x has ", x.cols,
@@ -80,14 +82,113 @@ void check_bias_activation(ConstMatrixView x, std::span<const float> bias, const
     check_dropout_key("bias_activation", key, row_ids, x.rows, true);
 }
 
-void check_bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
-                                    const DropoutKey& key, std::span<const global_id> row_ids,
-                                    MatrixView dx) {
-    if (act == Activation::relu) {
-        check_same_shape("bias_activation_backward", "y", y.rows, y.cols, "dy", dy.rows, dy.cols);
+void check_activation(const char* op, ActivationSpec act) {
+    STRATA_CHECK(act.kind != Activation::leaky_relu || act.negative_slope >= 0.0f, op,
+                 ": leaky_relu negative slope ", act.negative_slope, " must be >= 0");
+}
+
+void check_bias_activation_backward(ConstMatrixView saved, std::span<const float> bias,
+                                    ConstMatrixView dy, ActivationSpec act, const DropoutKey& key,
+                                    std::span<const global_id> row_ids, MatrixView dx) {
+    check_activation("bias_activation_backward", act);
+    if (act.kind != Activation::none) {
+        check_same_shape("bias_activation_backward", act.kind == Activation::gelu ? "x" : "y",
+                         saved.rows, saved.cols, "dy", dy.rows, dy.cols);
     }
+    STRATA_CHECK(act.kind != Activation::gelu || bias.empty() ||
+                     bias.size() == static_cast<std::size_t>(dy.cols),
+                 "bias_activation_backward: bias has ", bias.size(), " entries but dy has ",
+                 dy.cols, " columns");
     check_same_shape("bias_activation_backward", "dy", dy.rows, dy.cols, "dx", dx.rows, dx.cols);
-    check_dropout_key("bias_activation_backward", key, row_ids, dy.rows, act != Activation::relu);
+    check_dropout_key("bias_activation_backward", key, row_ids, dy.rows,
+                      act.kind != Activation::relu);
+}
+
+void check_axpby_scalar(std::span<const float> s, ConstMatrixView x, MatrixView y) {
+    STRATA_CHECK(s.size() == 1, "axpby_scalar: the scale has ", s.size(), " entries, expected 1");
+    check_same_shape("axpby_scalar", "x", x.rows, x.cols, "y", y.rows, y.cols);
+}
+
+void check_dot(ConstMatrixView a, ConstMatrixView b, std::span<const float> out) {
+    check_same_shape("dot", "a", a.rows, a.cols, "b", b.rows, b.cols);
+    STRATA_CHECK(out.size() == 1, "dot: out has ", out.size(), " entries, expected 1");
+}
+
+namespace {
+
+void check_columns(const char* op, const char* name, std::span<const float> v, index_t cols) {
+    STRATA_CHECK(v.size() == static_cast<std::size_t>(cols), op, ": ", name, " has ", v.size(),
+                 " entries but x has ", cols, " columns");
+}
+
+void check_eps(const char* op, float eps) {
+    STRATA_CHECK(eps > 0.0f, op, ": eps ", eps, " must be > 0");
+}
+
+}  // namespace
+
+void check_layer_norm(ConstMatrixView x, std::span<const float> gamma, std::span<const float> beta,
+                      float eps, MatrixView y) {
+    check_same_shape("layer_norm", "x", x.rows, x.cols, "y", y.rows, y.cols);
+    check_columns("layer_norm", "gamma", gamma, x.cols);
+    check_columns("layer_norm", "beta", beta, x.cols);
+    check_eps("layer_norm", eps);
+    STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()), "layer_norm: y overlaps x");
+}
+
+void check_layer_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<const float> gamma,
+                               float eps, MatrixView dx, std::span<const float> dgamma,
+                               std::span<const float> dbeta) {
+    check_same_shape("layer_norm_backward", "x", x.rows, x.cols, "dy", dy.rows, dy.cols);
+    if (dx.data != nullptr) {
+        check_same_shape("layer_norm_backward", "dx", dx.rows, dx.cols, "dy", dy.rows, dy.cols);
+    }
+    check_columns("layer_norm_backward", "gamma", gamma, x.cols);
+    if (!dgamma.empty()) {
+        check_columns("layer_norm_backward", "dgamma", dgamma, x.cols);
+    }
+    if (!dbeta.empty()) {
+        check_columns("layer_norm_backward", "dbeta", dbeta, x.cols);
+    }
+    check_eps("layer_norm_backward", eps);
+}
+
+void check_centered_column_sums(ConstMatrixView x, std::span<const float> mean,
+                                std::span<const float> var, ConstMatrixView w,
+                                std::span<const float> out) {
+    check_columns("centered_column_sums", "mean", mean, x.cols);
+    if (!var.empty()) {
+        check_columns("centered_column_sums", "var", var, x.cols);
+    }
+    if (w.data != nullptr) {
+        check_same_shape("centered_column_sums", "x", x.rows, x.cols, "w", w.rows, w.cols);
+    }
+    check_columns("centered_column_sums", "out", out, x.cols);
+}
+
+void check_batch_norm(ConstMatrixView x, std::span<const float> mean, std::span<const float> var,
+                      float eps, std::span<const float> gamma, std::span<const float> beta,
+                      MatrixView y) {
+    check_same_shape("batch_norm", "x", x.rows, x.cols, "y", y.rows, y.cols);
+    check_columns("batch_norm", "mean", mean, x.cols);
+    check_columns("batch_norm", "var", var, x.cols);
+    check_columns("batch_norm", "gamma", gamma, x.cols);
+    check_columns("batch_norm", "beta", beta, x.cols);
+    check_eps("batch_norm", eps);
+}
+
+void check_batch_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<const float> mean,
+                               std::span<const float> var, float eps, std::span<const float> gamma,
+                               std::span<const float> sum_dy, std::span<const float> sum_dy_xhat,
+                               MatrixView dx) {
+    check_same_shape("batch_norm_backward", "x", x.rows, x.cols, "dy", dy.rows, dy.cols);
+    check_same_shape("batch_norm_backward", "dx", dx.rows, dx.cols, "dy", dy.rows, dy.cols);
+    check_columns("batch_norm_backward", "mean", mean, x.cols);
+    check_columns("batch_norm_backward", "var", var, x.cols);
+    check_columns("batch_norm_backward", "gamma", gamma, x.cols);
+    check_columns("batch_norm_backward", "sum_dy", sum_dy, x.cols);
+    check_columns("batch_norm_backward", "sum_dy_xhat", sum_dy_xhat, x.cols);
+    check_eps("batch_norm_backward", eps);
 }
 
 void check_softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,

@@ -43,12 +43,33 @@ void check_scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows, Ma
 void check_axpby(ConstMatrixView x, MatrixView y);
 void check_column_sums(ConstMatrixView x, std::span<const float> out);
 /// Shapes, bias empty or one entry per column, one row id per row when dropping, 0 <= rate < 1.
-void check_bias_activation(ConstMatrixView x, std::span<const float> bias, const DropoutKey& key,
-                           std::span<const global_id> row_ids, MatrixView y);
-/// Shapes, one row id per row when a mask is regenerated (dropout without relu), 0 <= rate < 1.
-void check_bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
-                                    const DropoutKey& key, std::span<const global_id> row_ids,
-                                    MatrixView dx);
+void check_bias_activation(ConstMatrixView x, std::span<const float> bias, ActivationSpec act,
+                           const DropoutKey& key, std::span<const global_id> row_ids, MatrixView y);
+/// Shapes (saved only for an activation, bias only for gelu), a leaky_relu slope >= 0, one row
+/// id per row when a mask is regenerated (dropout without relu), 0 <= rate < 1.
+void check_bias_activation_backward(ConstMatrixView saved, std::span<const float> bias,
+                                    ConstMatrixView dy, ActivationSpec act, const DropoutKey& key,
+                                    std::span<const global_id> row_ids, MatrixView dx);
+/// A finite leaky_relu slope >= 0 (backward reads the sign of v from y).
+void check_activation(const char* op, ActivationSpec act);
+void check_axpby_scalar(std::span<const float> s, ConstMatrixView x, MatrixView y);
+void check_dot(ConstMatrixView a, ConstMatrixView b, std::span<const float> out);
+/// x, y (and dx, dy) same shape, gamma/beta one entry per column, eps > 0, y not overlapping x.
+void check_layer_norm(ConstMatrixView x, std::span<const float> gamma, std::span<const float> beta,
+                      float eps, MatrixView y);
+void check_layer_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<const float> gamma,
+                               float eps, MatrixView dx, std::span<const float> dgamma,
+                               std::span<const float> dbeta);
+void check_centered_column_sums(ConstMatrixView x, std::span<const float> mean,
+                                std::span<const float> var, ConstMatrixView w,
+                                std::span<const float> out);
+void check_batch_norm(ConstMatrixView x, std::span<const float> mean, std::span<const float> var,
+                      float eps, std::span<const float> gamma, std::span<const float> beta,
+                      MatrixView y);
+void check_batch_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<const float> mean,
+                               std::span<const float> var, float eps, std::span<const float> gamma,
+                               std::span<const float> sum_dy, std::span<const float> sum_dy_xhat,
+                               MatrixView dx);
 /// Sizes only (labels are checked where they are readable).
 void check_softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
                                  std::span<const std::uint8_t> mask, MatrixView dlogits);

@@ -1,4 +1,5 @@
-// Adam: one backend kernel per parameter tensor (each has its own weight-decay coefficient).
+// Adam: one backend kernel per trainable parameter tensor (each has its own weight-decay
+// coefficient); non-trainable tensors keep their slots in the moments but are never updated.
 #include "src/base/error.hpp"
 #include "src/nn/optimizer.hpp"
 
@@ -19,6 +20,10 @@ void Adam::step(std::span<const Parameter> parameters) {
     for (const auto& p : parameters) {
         const std::size_t n = p.value.size();
         STRATA_CHECK(offset + n <= m_.size(), "Adam: parameters exceed the optimizer state");
+        if (!p.trainable) {  // state the op maintains itself (e.g. running statistics)
+            offset += n;
+            continue;
+        }
         AdamStep step{.lr = options_.lr,
                       .beta1 = options_.beta1,
                       .beta2 = options_.beta2,

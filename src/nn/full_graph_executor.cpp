@@ -146,7 +146,8 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
                             .halo = halo_,
                             .row_ids = data_.row_ids,
                             .training = true,
-                            .epoch = static_cast<std::uint64_t>(epoch)};
+                            .epoch = static_cast<std::uint64_t>(epoch),
+                            .comm = &comm_};
     OpContext recompute = context;
     recompute.recompute = true;
     const Schedule& schedule = plan_.training();
@@ -196,7 +197,8 @@ Evaluation FullGraphExecutor::evaluate() {
                             .graph = &gcn_,
                             .halo = halo_,
                             .row_ids = data_.row_ids,
-                            .training = false};
+                            .training = false,
+                            .comm = &comm_};
     const Schedule& schedule = plan_.evaluation();
     for (const PlanStep& step : schedule.steps) {
         run_forward(schedule, step, context);

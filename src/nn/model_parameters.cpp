@@ -1,6 +1,7 @@
-// ModelParameters: layout, Glorot initialisation, binding.
+// ModelParameters: layout, initialisation (zeros, ones, Glorot), binding.
 #include "src/nn/model_parameters.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -40,11 +41,14 @@ ModelParameters::ModelParameters(Backend& backend, ModelGraph& graph, std::uint6
                 for (std::size_t k = 0; k < count; ++k) {
                     host[offset + k] = static_cast<float>(uniform(rng));
                 }
+            } else if (spec.init == Init::ones) {
+                std::fill_n(host.begin() + static_cast<std::ptrdiff_t>(offset), count, 1.0f);
             }
             bound.push_back({graph.node(n).name + "." + spec.name,
                              {values_.data() + offset, spec.rows, spec.cols},
                              {grads_.data() + offset, spec.rows, spec.cols},
-                             spec.weight_decay});
+                             spec.weight_decay,
+                             spec.trainable});
             offset += count;
             ++tensor_index;
         }

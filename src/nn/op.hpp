@@ -17,6 +17,8 @@
 
 namespace strata {
 
+class Communicator;
+
 /// How a backward call writes one input's gradient: not at all (the input needs none), `=`
 /// (first writer) or `+=` (the tensor has another consumer whose gradient is already there).
 enum class GradMode { skip, overwrite, accumulate };
@@ -45,6 +47,9 @@ struct OpContext {
     bool training = false;               ///< dropout on, values may be kept for backward
     std::uint64_t epoch = 0;             ///< dropout masks are keyed by it
     bool recompute = false;              ///< a forward re-run during backward
+    /// The ranks' communicator, for ops whose statistics span all ranks (BatchNormOp); null
+    /// means one rank.
+    Communicator* comm = nullptr;
 };
 
 /// Forward over rows [rows.first, rows.end()) of the output. Views hold all rows.

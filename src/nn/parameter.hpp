@@ -8,15 +8,18 @@
 
 namespace strata {
 
-enum class Init { zeros, glorot_uniform };
+enum class Init { zeros, ones, glorot_uniform };
 
 /// One parameter tensor a layer needs: rows x cols, its initializer and its L2 coefficient.
+/// `trainable = false`: state the op updates itself (BatchNorm's running statistics): the
+/// optimizer leaves it alone and its gradient stays 0, but it is checkpointed with the rest.
 struct ParameterSpec {
     std::string name;
     index_t rows = 0;
     index_t cols = 0;
     Init init = Init::zeros;
     float weight_decay = 0.0f;
+    bool trainable = true;
 };
 
 /// Views of one parameter and its gradient inside the model's flat buffers (backend memory).
@@ -25,6 +28,7 @@ struct Parameter {
     MatrixView value;
     MatrixView grad;
     float weight_decay = 0.0f;
+    bool trainable = true;  ///< false: skipped by the optimizer (ParameterSpec::trainable)
 };
 
 }  // namespace strata

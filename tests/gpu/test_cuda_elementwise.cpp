@@ -184,12 +184,12 @@ TEST_CASE("CUDA bias_activation_backward equals the CPU bit for bit, in place to
                             act == Activation::relu ? dyv.view() : ConstMatrixView{};
                         const DenseMatrix ddy = DenseMatrix::upload(*be, dy);
                         DenseMatrix ddx = DenseMatrix::upload(*be, dx0);
-                        be->bias_activation_backward(y_view, ddy.view(), act, key, id_span,
+                        be->bias_activation_backward(y_view, {}, ddy.view(), act, key, id_span,
                                                      ddx.view(), beta);
                         out.push_back(ddx.download().values);
                         if (beta == 0.0f) {  // dx aliasing dy (beta 1 would read dy as dx)
                             DenseMatrix dz = DenseMatrix::upload(*be, dy);
-                            be->bias_activation_backward(y_view, dz.view(), act, key, id_span,
+                            be->bias_activation_backward(y_view, {}, dz.view(), act, key, id_span,
                                                          dz.view(), 0.0f);
                             in_place.push_back(dz.download().values);
                         }
@@ -240,8 +240,8 @@ TEST_CASE("CUDA bias_activation rejects a rate of 1 and missing row ids like the
     REQUIRE_THROWS_WITH(
         b.gpu->bias_activation(x.view(), {}, Activation::relu, one, row_ids.span(), x.view()),
         Contains("not in [0, 1)"));
-    REQUIRE_THROWS_WITH(b.gpu->bias_activation_backward(x.view(), x.view(), Activation::none, one,
-                                                        row_ids.span(), x.view(), 0.0f),
+    REQUIRE_THROWS_WITH(b.gpu->bias_activation_backward(x.view(), {}, x.view(), Activation::none,
+                                                        one, row_ids.span(), x.view(), 0.0f),
                         Contains("not in [0, 1)"));
     const DropoutKey half{.seed = 1, .epoch = 0, .layer = 0, .rate = 0.5f};
     REQUIRE_THROWS_WITH(b.gpu->bias_activation(x.view(), {}, Activation::none, half, {}, x.view()),

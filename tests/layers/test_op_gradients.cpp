@@ -63,18 +63,19 @@ TEST_CASE("aggregation on a symmetric graph stores its inner block once", "[laye
     CHECK(check.worst_error < 2e-3);
 }
 
-TEST_CASE("bias + relu + dropout gradients match finite differences", "[layers]") {
+TEST_CASE("bias + activation + dropout gradients match finite differences", "[layers]") {
     OneRankGraph g(12, 5);
-    for (const bool relu : {false, true}) {
+    for (const Activation act : {Activation::none, Activation::relu, Activation::elu,
+                                 Activation::leaky_relu, Activation::gelu}) {
         for (const float rate : {0.0f, 0.4f}) {
             for (const bool bias : {false, true}) {
-                BiasActivationOp op(6, BiasActivationOptions{
-                                           .bias = bias,
-                                           .activation = relu ? Activation::relu : Activation::none,
-                                           .dropout = rate,
-                                           .seed = 5,
-                                           .dropout_id = 2});
-                INFO("relu " << relu << ", dropout " << rate << ", bias " << bias);
+                BiasActivationOp op(6, BiasActivationOptions{.bias = bias,
+                                                             .activation = act,
+                                                             .negative_slope = 0.15f,
+                                                             .dropout = rate,
+                                                             .seed = 5,
+                                                             .dropout_id = 2});
+                INFO(op.describe());
 
                 const auto check = check_op_gradients(
                     op, g, {away_from_zero(random_matrix(12, 6, 4))}, /*training=*/true, 1e-3f);
@@ -83,6 +84,58 @@ TEST_CASE("bias + relu + dropout gradients match finite differences", "[layers]"
                 CHECK(check.worst_error < 2e-3);
             }
         }
+    }
+}
+
+TEST_CASE("bias + activation saves what its backward reads and runs in place except gelu",
+          "[layers]") {
+    const auto op = [](Activation a) {
+        return BiasActivationOp(4, BiasActivationOptions{.bias = true, .activation = a});
+    };
+    CHECK(op(Activation::none).saves().inputs.empty());
+    CHECK_FALSE(op(Activation::none).saves().output);
+    for (const Activation a : {Activation::relu, Activation::elu, Activation::leaky_relu}) {
+        CHECK(op(a).saves().inputs.empty());
+        CHECK(op(a).saves().output);
+        CHECK(op(a).in_place());
+    }
+    CHECK(op(Activation::gelu).saves().inputs == std::vector<int>{0});
+    CHECK_FALSE(op(Activation::gelu).saves().output);
+    CHECK_FALSE(op(Activation::gelu).in_place());
+    CHECK(op(Activation::leaky_relu).describe() == "bias+leaky_relu 0.2");
+    REQUIRE_THROWS_WITH(
+        BiasActivationOp(4, BiasActivationOptions{.activation = Activation::leaky_relu,
+                                                  .negative_slope = -0.5f}),
+        Catch::Contains("leaky_relu negative slope must be >= 0, got -0.5"));
+}
+
+TEST_CASE("a model with elu, leaky_relu or gelu and dropout has exact gradients", "[layers]") {
+    // x W0 -> Â -> bias + act + dropout -> W1 -> bias: the activation inside the executor, where
+    // elu and leaky_relu run in place over their input and gelu does not.
+    OneRankGraph g(16, 5, /*directed=*/true);
+    for (const Activation act : {Activation::elu, Activation::leaky_relu, Activation::gelu}) {
+        ModelGraph graph;
+        const TensorId x = graph.add_input("features", 5);
+        const TensorId t = graph.add("lin0", std::make_unique<LinearOp>(5, 6, 0.0f), {x});
+        const TensorId a = graph.add("agg", std::make_unique<AggregateOp>(), {t});
+        const TensorId h = graph.add(
+            "act",
+            std::make_unique<BiasActivationOp>(
+                6,
+                BiasActivationOptions{
+                    .bias = true, .activation = act, .dropout = 0.3f, .seed = 4, .dropout_id = 1}),
+            {a});
+        const TensorId y = graph.add("lin1", std::make_unique<LinearOp>(6, 3, 0.0f), {h});
+        graph.set_output(graph.add(
+            "out", std::make_unique<BiasActivationOp>(3, BiasActivationOptions{.bias = true}),
+            {y}));
+        OneRankModel m(g, std::move(graph), Recompute::none);
+        INFO("activation " << static_cast<int>(act));
+
+        const auto check = check_model_gradients(m);
+
+        CHECK(check.checked == 5 * 6 + 6 + 6 * 3 + 3);
+        CHECK(check.worst_error < 2e-3);
     }
 }
 
@@ -97,15 +150,49 @@ TEST_CASE("a bare dropout is the identity in evaluation and skipped by its plan"
     CHECK(run.y[0].values == x.values);
 }
 
-TEST_CASE("add gradients match finite differences, also with one tensor twice", "[layers]") {
+TEST_CASE("add gradients match finite differences, with and without coefficients", "[layers]") {
     OneRankGraph g(12, 5);
-    AddOp op;
+    for (const auto& [a, b] : {std::pair{1.0f, 1.0f}, std::pair{0.3f, -1.7f}}) {
+        AddOp op(a, b);
+        INFO(op.describe());
 
-    const auto check =
-        check_op_gradients(op, g, {random_matrix(12, 4, 7), random_matrix(12, 4, 8)}, true);
+        const auto check =
+            check_op_gradients(op, g, {random_matrix(12, 4, 7), random_matrix(12, 4, 8)}, true);
 
-    CHECK(check.checked == 2 * 12 * 4);
-    CHECK(check.worst_error < 2e-3);
+        CHECK(check.checked == 2 * 12 * 4);
+        CHECK(check.worst_error < 2e-3);
+    }
+}
+
+TEST_CASE("add with coefficients in place, with one tensor as both inputs", "[layers]") {
+    // The plan's aliases: y over x0 (= x1), dx0 over dy and dx1 = dx0 (accumulated).
+    OneRankGraph g(6, 3);
+    Backend& backend = *g.backend;
+    AddOp op(0.5f, 2.0f);
+    const HostMatrix x = random_matrix(6, 4, 9);
+    DenseMatrix t = DenseMatrix::upload(backend, x);
+    const std::vector<ConstMatrixView> xs{t.view(), t.view()};
+    op.forward(g.context(true),
+               ForwardArgs{.x = xs, .y = t.view(), .rows = {0, 6}, .workspace = {}});
+    const HostMatrix y = t.download();
+    for (std::size_t k = 0; k < x.values.size(); ++k) {
+        CHECK(y.values[k] == Approx(2.5f * x.values[k]));
+    }
+    const HostMatrix dy_host = random_matrix(6, 4, 10);
+    DenseMatrix dy = DenseMatrix::upload(backend, dy_host);
+    const std::vector<MatrixView> dx{dy.view(), dy.view()};
+    const std::vector<GradMode> modes{GradMode::overwrite, GradMode::accumulate};
+    op.backward(g.context(true), BackwardArgs{.x = {},
+                                              .y = {},
+                                              .dy = dy.view(),
+                                              .dx = dx,
+                                              .modes = modes,
+                                              .rows = {0, 6},
+                                              .workspace = {}});
+    const HostMatrix got = dy.download();
+    for (std::size_t k = 0; k < x.values.size(); ++k) {
+        CHECK(got.values[k] == Approx(2.5f * dy_host.values[k]));
+    }
 }
 
 TEST_CASE("every op's backward adds onto an existing gradient with +=", "[layers]") {
@@ -118,9 +205,21 @@ TEST_CASE("every op's backward adds onto an existing gradient with +=", "[layers
                                                   .seed = 2,
                                                   .dropout_id = 1});
     BiasActivationOp drop(4, BiasActivationOptions{.dropout = 0.3f, .seed = 2});
+    BiasActivationOp elu(4, BiasActivationOptions{.bias = true,
+                                                  .activation = Activation::elu,
+                                                  .dropout = 0.3f,
+                                                  .seed = 2,
+                                                  .dropout_id = 1});
+    BiasActivationOp gelu(4, BiasActivationOptions{.bias = true,
+                                                   .activation = Activation::gelu,
+                                                   .dropout = 0.3f,
+                                                   .seed = 2,
+                                                   .dropout_id = 1});
     AddOp add;
-    const std::vector<std::pair<Op*, int>> ops{
-        {&linear, 1}, {&aggregate, 1}, {&act, 1}, {&drop, 1}, {&add, 2}};
+    AddOp weighted(0.5f, -2.0f);
+    const std::vector<std::pair<Op*, int>> ops{{&linear, 1}, {&aggregate, 1}, {&act, 1},
+                                               {&elu, 1},    {&gelu, 1},      {&drop, 1},
+                                               {&add, 2},    {&weighted, 2}};
     for (const auto& [op, inputs] : ops) {
         std::vector<HostMatrix> x;
         std::vector<HostMatrix> start;

@@ -35,7 +35,8 @@ std::vector<float> run_backward(Backend& backend, const HostMatrix& y, const Hos
     const DenseMatrix dev_y = DenseMatrix::upload(backend, y);
     const DenseMatrix dev_dy = DenseMatrix::upload(backend, dy);
     DenseMatrix dx(backend, dy.rows, dy.cols);
-    backend.bias_activation_backward(dev_y.view(), dev_dy.view(), act, key, ids, dx.view(), 0.0f);
+    backend.bias_activation_backward(dev_y.view(), {}, dev_dy.view(), act, key, ids, dx.view(),
+                                     0.0f);
     return dx.download().values;
 }
 
@@ -274,12 +275,12 @@ TEST_CASE("bias_activation rejects rate 1 and a wrong number of row ids", "[devi
     }
     SECTION("backward") {
         REQUIRE_THROWS_WITH(
-            backend.bias_activation_backward(x.view(), x.view(), Activation::relu, {.rate = 1.0f},
-                                             {}, dx.view(), 0.0f),
+            backend.bias_activation_backward(x.view(), {}, x.view(), Activation::relu,
+                                             {.rate = 1.0f}, {}, dx.view(), 0.0f),
             Catch::Contains("bias_activation_backward: dropout rate 1 not in [0, 1)"));
         REQUIRE_THROWS_WITH(
-            backend.bias_activation_backward(x.view(), x.view(), Activation::none, {.rate = 0.5f},
-                                             one_id, dx.view(), 0.0f),
+            backend.bias_activation_backward(x.view(), {}, x.view(), Activation::none,
+                                             {.rate = 0.5f}, one_id, dx.view(), 0.0f),
             Catch::Contains("bias_activation_backward: 1 row ids for 2 rows"));
     }
 }

@@ -190,7 +190,7 @@ TEST_CASE("bias_activation_backward with relu passes the gradient where y is pos
     DenseMatrix dx =
         DenseMatrix::upload(backend, test::matrix(2, 3, {qnan, qnan, qnan, qnan, qnan, qnan}));
 
-    backend.bias_activation_backward(y.view(), dy.view(), Activation::relu, no_dropout, {},
+    backend.bias_activation_backward(y.view(), {}, dy.view(), Activation::relu, no_dropout, {},
                                      dx.view(), 0.0f);
 
     CHECK(dx.download().values == std::vector<float>{0, 0, 3, 0, 5, 0});
@@ -202,7 +202,7 @@ TEST_CASE("bias_activation_backward without activation or dropout is the identit
     DenseMatrix dx = DenseMatrix::upload(backend, test::matrix(2, 2, {qnan, qnan, qnan, qnan}));
 
     // y is not read without relu: an empty view is enough.
-    backend.bias_activation_backward({}, dy.view(), Activation::none, no_dropout, {}, dx.view(),
+    backend.bias_activation_backward({}, {}, dy.view(), Activation::none, no_dropout, {}, dx.view(),
                                      0.0f);
 
     CHECK(dx.download().values == std::vector<float>{1, -2, 0, 4});
@@ -215,12 +215,12 @@ TEST_CASE("bias_activation_backward with beta 1 accumulates into dx", "[device]"
     DenseMatrix dx = DenseMatrix::upload(backend, test::matrix(2, 2, {10, 20, 30, 40}));
 
     SECTION("relu") {
-        backend.bias_activation_backward(y.view(), dy.view(), Activation::relu, no_dropout, {},
+        backend.bias_activation_backward(y.view(), {}, dy.view(), Activation::relu, no_dropout, {},
                                          dx.view(), 1.0f);
         CHECK(dx.download().values == std::vector<float>{11, 20, 30, 44});
     }
     SECTION("no activation") {
-        backend.bias_activation_backward(y.view(), dy.view(), Activation::none, no_dropout, {},
+        backend.bias_activation_backward(y.view(), {}, dy.view(), Activation::none, no_dropout, {},
                                          dx.view(), 1.0f);
         CHECK(dx.download().values == std::vector<float>{11, 22, 33, 44});
     }
@@ -232,12 +232,12 @@ TEST_CASE("bias_activation_backward works in place with dx aliasing dy", "[devic
     DenseMatrix dy = DenseMatrix::upload(backend, test::matrix(2, 3, {1, 2, 3, 4, 5, 6}));
 
     SECTION("beta 0") {
-        backend.bias_activation_backward(y.view(), dy.view(), Activation::relu, no_dropout, {},
+        backend.bias_activation_backward(y.view(), {}, dy.view(), Activation::relu, no_dropout, {},
                                          dy.view(), 0.0f);
         CHECK(dy.download().values == std::vector<float>{0, 0, 3, 0, 5, 0});
     }
     SECTION("beta 1: dx = g + dy") {
-        backend.bias_activation_backward(y.view(), dy.view(), Activation::relu, no_dropout, {},
+        backend.bias_activation_backward(y.view(), {}, dy.view(), Activation::relu, no_dropout, {},
                                          dy.view(), 1.0f);
         CHECK(dy.download().values == std::vector<float>{1, 2, 6, 4, 10, 6});
     }

@@ -207,20 +207,78 @@ void CpuBackend::column_sums(ConstMatrixView x, std::span<float> out, float beta
     cpu::column_sums(x.data, x.rows, x.cols, out.data(), beta, threads_);
 }
 
-void CpuBackend::bias_activation(ConstMatrixView x, std::span<const float> bias, Activation act,
+void CpuBackend::bias_activation(ConstMatrixView x, std::span<const float> bias, ActivationSpec act,
                                  const DropoutKey& key, std::span<const global_id> row_ids,
                                  MatrixView y) {
-    check_bias_activation(x, bias, key, row_ids, y);
+    check_bias_activation(x, bias, act, key, row_ids, y);
     cpu::bias_activation(x.data, bias.empty() ? nullptr : bias.data(), x.rows, x.cols, act, key,
                          row_ids.data(), y.data, threads_);
 }
 
-void CpuBackend::bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
+void CpuBackend::bias_activation_backward(ConstMatrixView saved, std::span<const float> bias,
+                                          ConstMatrixView dy, ActivationSpec act,
                                           const DropoutKey& key, std::span<const global_id> row_ids,
                                           MatrixView dx, float beta) {
-    check_bias_activation_backward(y, dy, act, key, row_ids, dx);
-    cpu::bias_activation_backward(y.data, dy.data, dy.rows, dy.cols, act, key, row_ids.data(),
-                                  dx.data, beta, threads_);
+    check_bias_activation_backward(saved, bias, dy, act, key, row_ids, dx);
+    cpu::bias_activation_backward(saved.data, bias.empty() ? nullptr : bias.data(), dy.data,
+                                  dy.rows, dy.cols, act, key, row_ids.data(), dx.data, beta,
+                                  threads_);
+}
+
+void CpuBackend::axpby_scalar(float shift, std::span<const float> s, ConstMatrixView x, float beta,
+                              MatrixView y) {
+    check_axpby_scalar(s, x, y);
+    cpu::axpby_scalar(shift, s.data(), x.data, beta, y.data, x.size(), threads_);
+}
+
+void CpuBackend::dot(ConstMatrixView a, ConstMatrixView b, std::span<float> out, float beta) {
+    check_dot(a, b, out);
+    const auto sum = static_cast<float>(cpu::dot(a.data, b.data, a.size(), threads_));
+    out[0] = beta == 0.0f ? sum : sum + beta * out[0];
+}
+
+void CpuBackend::layer_norm(ConstMatrixView x, std::span<const float> gamma,
+                            std::span<const float> beta, float eps, MatrixView y) {
+    check_layer_norm(x, gamma, beta, eps, y);
+    cpu::layer_norm(x.data, x.rows, x.cols, gamma.data(), beta.data(), eps, y.data, threads_);
+}
+
+void CpuBackend::layer_norm_backward(ConstMatrixView x, ConstMatrixView dy,
+                                     std::span<const float> gamma, float eps, MatrixView dx,
+                                     float beta, std::span<float> dgamma, std::span<float> dbeta) {
+    check_layer_norm_backward(x, dy, gamma, eps, dx, dgamma, dbeta);
+    cpu::layer_norm_backward(x.data, dy.data, x.rows, x.cols, gamma.data(), eps, dx.data, beta,
+                             dgamma.empty() ? nullptr : dgamma.data(),
+                             dbeta.empty() ? nullptr : dbeta.data(), threads_);
+}
+
+void CpuBackend::centered_column_sums(ConstMatrixView x, std::span<const float> mean,
+                                      std::span<const float> var, float eps, ConstMatrixView w,
+                                      std::span<float> out, float beta) {
+    check_centered_column_sums(x, mean, var, w, out);
+    cpu::centered_column_sums(x.data, x.rows, x.cols, mean.data(),
+                              var.empty() ? nullptr : var.data(), eps, w.data, out.data(), beta,
+                              threads_);
+}
+
+void CpuBackend::batch_norm(ConstMatrixView x, std::span<const float> mean,
+                            std::span<const float> var, float eps, std::span<const float> gamma,
+                            std::span<const float> beta, MatrixView y) {
+    check_batch_norm(x, mean, var, eps, gamma, beta, y);
+    cpu::batch_norm(x.data, x.rows, x.cols, mean.data(), var.data(), eps, gamma.data(), beta.data(),
+                    y.data, threads_);
+}
+
+void CpuBackend::batch_norm_backward(ConstMatrixView x, ConstMatrixView dy,
+                                     std::span<const float> mean, std::span<const float> var,
+                                     float eps, std::span<const float> gamma,
+                                     std::span<const float> sum_dy,
+                                     std::span<const float> sum_dy_xhat, double count,
+                                     MatrixView dx, float beta) {
+    check_batch_norm_backward(x, dy, mean, var, eps, gamma, sum_dy, sum_dy_xhat, dx);
+    cpu::batch_norm_backward(x.data, dy.data, x.rows, x.cols, mean.data(), var.data(), eps,
+                             gamma.data(), sum_dy.data(), sum_dy_xhat.data(), count, dx.data, beta,
+                             threads_);
 }
 
 namespace {

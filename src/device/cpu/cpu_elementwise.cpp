@@ -1,6 +1,6 @@
-// CPU elementwise kernels: fill, axpby, column sums (the bias gradient), and the fused
-// bias + activation + counter-based dropout pair. Each is one OpenMP loop; small inputs run on one
-// thread.
+// CPU elementwise kernels: fill, axpby (also with a scale in memory), a dot product, column sums
+// (the bias gradient), and the fused bias + activation + counter-based dropout pair. Each is one
+// OpenMP loop; small inputs run on one thread.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +8,7 @@
 
 #include <omp.h>
 
+#include "src/device/activation_math.hpp"
 #include "src/device/counter_rng.hpp"
 #include "src/device/cpu/cpu_kernels.hpp"
 
@@ -83,14 +84,19 @@ void column_sums(const float* x, index_t rows, index_t cols, float* out, float b
     }
 }
 
-void bias_activation(const float* x, const float* bias, index_t rows, index_t cols, Activation act,
-                     const DropoutKey& key, const global_id* row_ids, float* y, int threads) {
-    // v = x[i, j] + bias[j];  v = max(v, 0) (relu);  y[i, j] = keep(i, j) ? v / (1 - rate) : 0
-    // (dropout), keep(i, j) = counter_u32(stream, row_ids[i], j) >= threshold. y may alias x.
-    // The same operations in the same order as separate bias, relu and dropout passes.
+void bias_activation(const float* x, const float* bias, index_t rows, index_t cols,
+                     ActivationSpec act, const DropoutKey& key, const global_id* row_ids, float* y,
+                     int threads) {
+    // v = x[i, j] + bias[j];  v = act(v) (activation_math.hpp);  y[i, j] = keep(i, j) ? v / (1 -
+    // rate) : 0 (dropout), keep(i, j) = counter_u32(stream, row_ids[i], j) >= threshold. y may
+    // alias x. The same operations in the same order as separate bias, activation and dropout
+    // passes.
     const auto width = static_cast<std::size_t>(cols);
     const std::size_t n = static_cast<std::size_t>(rows) * width;
-    const bool relu = act == Activation::relu;
+    const int code = static_cast<int>(act.kind);
+    const float slope = act.negative_slope;
+    const bool relu = act.kind == Activation::relu;
+    const bool plain = act.kind == Activation::none || relu;
     const bool drop = key.rate > 0.0f;
     const std::uint64_t stream = drop ? dropout_stream(key.seed, key.epoch, key.layer) : 0;
     const std::uint32_t threshold = dropout_threshold(key.rate);
@@ -99,7 +105,7 @@ void bias_activation(const float* x, const float* bias, index_t rows, index_t co
     for (index_t i = 0; i < rows; ++i) {
         const float* xi = x + static_cast<std::size_t>(i) * width;
         float* yi = y + static_cast<std::size_t>(i) * width;
-        if (!drop) {
+        if (!drop && plain) {
 #pragma omp simd
             for (index_t j = 0; j < cols; ++j) {
                 float v = bias != nullptr ? xi[j] + bias[j] : xi[j];
@@ -110,28 +116,34 @@ void bias_activation(const float* x, const float* bias, index_t rows, index_t co
             }
             continue;
         }
-        const global_id row = row_ids[i];
+        const global_id row = drop ? row_ids[i] : 0;
         for (index_t j = 0; j < cols; ++j) {
-            float v = bias != nullptr ? xi[j] + bias[j] : xi[j];
-            if (relu) {
-                v = v > 0.0f ? v : 0.0f;
-            }
-            yi[j] = counter_u32(stream, row, j) >= threshold ? v * scale : 0.0f;
+            const float v =
+                activation_value(code, slope, bias != nullptr ? xi[j] + bias[j] : xi[j]);
+            yi[j] = !drop ? v : (counter_u32(stream, row, j) >= threshold ? v * scale : 0.0f);
         }
     }
 }
 
-void bias_activation_backward(const float* y, const float* dy, index_t rows, index_t cols,
-                              Activation act, const DropoutKey& key, const global_id* row_ids,
-                              float* dx, float beta, int threads) {
-    // g = dy[i, j] · s if y[i, j] > 0 else 0 (relu: y > 0 means kept and positive, s = 1/(1-rate)
-    // or 1); without relu g = keep(i, j) ? dy[i, j] · s : 0 (mask regenerated) or g = dy.
+void bias_activation_backward(const float* saved, const float* bias, const float* dy, index_t rows,
+                              index_t cols, ActivationSpec act, const DropoutKey& key,
+                              const global_id* row_ids, float* dx, float beta, int threads) {
+    // s = 1/(1-rate) with dropout, else 1; keep(i, j) the forward mask (regenerated);
+    //   relu:            g = saved[i, j] > 0 ? dy · s : 0   (saved = y: y > 0 means kept and
+    //                    positive, no mask regenerated)
+    //   elu, leaky_relu: g = keep ? dy · s · act'(a) : 0, a = y·(1-rate) the pre-dropout value
+    //                    (saved = y; act' from a, activation_math.hpp)
+    //   gelu:            g = keep ? dy · s · gelu'(v) : 0, v = saved[i, j] + bias[j] (saved = x)
+    //   none:            g = keep ? dy · s : 0 with dropout, else g = dy.
     // dx = g + beta dx; dx may alias dy; beta == 0 never reads dx.
     const auto width = static_cast<std::size_t>(cols);
     const std::size_t n = static_cast<std::size_t>(rows) * width;
+    const int code = static_cast<int>(act.kind);
+    const float slope = act.negative_slope;
     const bool drop = key.rate > 0.0f;
     const float scale = drop ? 1.0f / (1.0f - key.rate) : 1.0f;
-    const bool regenerate = drop && act != Activation::relu;
+    const float keep_rate = 1.0f - key.rate;
+    const bool regenerate = drop && act.kind != Activation::relu;
     const std::uint64_t stream = regenerate ? dropout_stream(key.seed, key.epoch, key.layer) : 0;
     const std::uint32_t threshold = dropout_threshold(key.rate);
 #pragma omp parallel for num_threads(threads) schedule(static) if (go_parallel(n, threads))
@@ -139,26 +151,67 @@ void bias_activation_backward(const float* y, const float* dy, index_t rows, ind
         const std::size_t base = static_cast<std::size_t>(i) * width;
         const float* dyi = dy + base;
         float* dxi = dx + base;
-        if (act == Activation::relu) {
-            const float* yi = y + base;
+        if (act.kind == Activation::relu) {
+            const float* yi = saved + base;
 #pragma omp simd
             for (index_t j = 0; j < cols; ++j) {
                 const float g = yi[j] > 0.0f ? (drop ? dyi[j] * scale : dyi[j]) : 0.0f;
                 dxi[j] = beta == 0.0f ? g : g + beta * dxi[j];
             }
-        } else if (regenerate) {
-            const global_id row = row_ids[i];
-            for (index_t j = 0; j < cols; ++j) {
-                const float g = counter_u32(stream, row, j) >= threshold ? dyi[j] * scale : 0.0f;
-                dxi[j] = beta == 0.0f ? g : g + beta * dxi[j];
-            }
-        } else {
+        } else if (act.kind == Activation::none && !drop) {
 #pragma omp simd
             for (index_t j = 0; j < cols; ++j) {
                 dxi[j] = beta == 0.0f ? dyi[j] : dyi[j] + beta * dxi[j];
             }
+        } else {
+            const global_id row = regenerate ? row_ids[i] : 0;
+            const float* si = saved + base;
+            for (index_t j = 0; j < cols; ++j) {
+                float g = 0.0f;
+                if (!regenerate || counter_u32(stream, row, j) >= threshold) {
+                    float d = 1.0f;
+                    if (act.kind == Activation::gelu) {
+                        d = gelu_derivative(bias != nullptr ? si[j] + bias[j] : si[j]);
+                    } else if (act.kind != Activation::none) {
+                        d = activation_slope_from_output(code, slope,
+                                                         drop ? si[j] * keep_rate : si[j]);
+                    }
+                    g = drop ? dyi[j] * scale * d : dyi[j] * d;
+                }
+                dxi[j] = beta == 0.0f ? g : g + beta * dxi[j];
+            }
         }
     }
+}
+
+void axpby_scalar(float shift, const float* s, const float* x, float beta, float* y, std::size_t n,
+                  int threads) {
+    // y = (shift + s[0]) x + beta y;  y may alias x; beta == 0 never reads y.
+    axpby(shift + s[0], x, beta, y, n, threads);
+}
+
+double dot(const float* a, const float* b, std::size_t n, int threads) {
+    // Σ_k a[k] b[k] in double: fixed chunks of dot_chunk elements (a function of n only), chunk
+    // partials added in order, so the result does not depend on the thread count.
+    constexpr std::size_t dot_chunk = std::size_t{1} << 14;
+    const std::size_t chunks = (n + dot_chunk - 1) / dot_chunk;
+    std::vector<double> partial(chunks, 0.0);
+    const auto count = static_cast<std::int64_t>(chunks);
+#pragma omp parallel for num_threads(threads) schedule(static) if (go_parallel(n, threads))
+    for (std::int64_t c = 0; c < count; ++c) {
+        const std::size_t first = static_cast<std::size_t>(c) * dot_chunk;
+        const std::size_t last = std::min(n, first + dot_chunk);
+        double acc = 0.0;
+        for (std::size_t k = first; k < last; ++k) {
+            acc += static_cast<double>(a[k]) * static_cast<double>(b[k]);
+        }
+        partial[static_cast<std::size_t>(c)] = acc;
+    }
+    double sum = 0.0;
+    for (const double p : partial) {
+        sum += p;
+    }
+    return sum;
 }
 
 }  // namespace strata::cpu

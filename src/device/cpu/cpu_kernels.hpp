@@ -59,14 +59,50 @@ void column_sums(const float* x, index_t rows, index_t cols, float* out, float b
 
 /// y = dropout(act(x + bias)) (Backend::bias_activation). bias may be null; key.rate == 0 skips
 /// dropout (row_ids may then be null). x, y: rows x cols; y may alias x.
-void bias_activation(const float* x, const float* bias, index_t rows, index_t cols, Activation act,
-                     const DropoutKey& key, const global_id* row_ids, float* y, int threads);
+void bias_activation(const float* x, const float* bias, index_t rows, index_t cols,
+                     ActivationSpec act, const DropoutKey& key, const global_id* row_ids, float* y,
+                     int threads);
 
-/// dx = dy ⊙ ∂y/∂(x + bias) + beta dx (Backend::bias_activation_backward). y is read only for
-/// relu; the mask is regenerated only without relu. dx may alias dy; beta == 0 never reads dx.
-void bias_activation_backward(const float* y, const float* dy, index_t rows, index_t cols,
-                              Activation act, const DropoutKey& key, const global_id* row_ids,
-                              float* dx, float beta, int threads);
+/// dx = dy ⊙ ∂y/∂(x + bias) + beta dx (Backend::bias_activation_backward): `saved` is y (relu,
+/// elu, leaky_relu) or x (gelu, with bias, which may be null); the mask is regenerated except
+/// with relu. dx may alias dy; beta == 0 never reads dx.
+void bias_activation_backward(const float* saved, const float* bias, const float* dy, index_t rows,
+                              index_t cols, ActivationSpec act, const DropoutKey& key,
+                              const global_id* row_ids, float* dx, float beta, int threads);
+
+/// y[0:n] = (shift + s[0]) x + beta y.   y may alias x; beta == 0 never reads y.
+void axpby_scalar(float shift, const float* s, const float* x, float beta, float* y, std::size_t n,
+                  int threads);
+
+/// Σ_k a[k] b[k] over n elements, in double over fixed chunks (thread-count independent).
+[[nodiscard]] double dot(const float* a, const float* b, std::size_t n, int threads);
+
+// --- normalisation (cpu_norm.cpp) ------------------------------------------------------------
+
+/// Backend::layer_norm: per row, mean and biased variance in double (two passes).
+void layer_norm(const float* x, index_t rows, index_t cols, const float* gamma, const float* beta,
+                float eps, float* y, int threads);
+
+/// Backend::layer_norm_backward: dx (may be null), dgamma and dbeta (each may be null; summed
+/// in double over fixed row chunks, then added).
+void layer_norm_backward(const float* x, const float* dy, index_t rows, index_t cols,
+                         const float* gamma, float eps, float* dx, float beta, float* dgamma,
+                         float* dbeta, int threads);
+
+/// Backend::centered_column_sums (var and w may be null).
+void centered_column_sums(const float* x, index_t rows, index_t cols, const float* mean,
+                          const float* var, float eps, const float* w, float* out, float beta,
+                          int threads);
+
+/// Backend::batch_norm.
+void batch_norm(const float* x, index_t rows, index_t cols, const float* mean, const float* var,
+                float eps, const float* gamma, const float* beta, float* y, int threads);
+
+/// Backend::batch_norm_backward.
+void batch_norm_backward(const float* x, const float* dy, index_t rows, index_t cols,
+                         const float* mean, const float* var, float eps, const float* gamma,
+                         const float* sum_dy, const float* sum_dy_xhat, double count, float* dx,
+                         float beta, int threads);
 
 // --- graph attention (cpu_attention.cpp): Backend::edge_*, rows of A split over threads ------
 
