@@ -10,6 +10,7 @@
 #include "layers/bias_activation_op.hpp"
 #include "layers/gcn_model.hpp"
 #include "layers/linear_op.hpp"
+#include "layers/model_zoo.hpp"
 #include "src/nn/optimizer.hpp"
 #include "tests/layers/layer_harness.hpp"
 
@@ -281,6 +282,29 @@ TEST_CASE("every recompute mode gives the same losses to 1e-6", "[plan]") {
         for (std::size_t e = 0; e < losses[0].size(); ++e) {
             INFO("mode " << mode << ", epoch " << e + 1);
             CHECK(std::abs(losses[mode][e] - losses[0][e]) <= 1e-6 * std::abs(losses[0][e]));
+        }
+    }
+}
+
+TEST_CASE("every model of the zoo has a plan that replays", "[plan][models]") {
+    SizesOnly sizes(300);
+    for (const ModelInfo& info : model_zoo()) {
+        if (info.name == "gat") {
+            continue;  // attention ops need a halo exchange's sizes (tests/layers/test_gat.cpp)
+        }
+        ModelSpec spec = info.recipe.spec;
+        spec.layers = std::min(spec.layers, 4);
+        spec.hops = 4;
+        for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
+            INFO(describe(spec) << ", recompute " << to_string(mode));
+            const BuiltModel model = build_model(spec, 50, 5);
+            PlanOptions options;
+            options.rows = 300;
+            options.recompute = mode;
+            options.graph = &sizes;
+            const ExecutionPlan plan = plan_execution(model.graph, options);
+            CHECK(replay(plan.training()) == "");
+            CHECK(replay(plan.evaluation()) == "");
         }
     }
 }
