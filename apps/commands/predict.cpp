@@ -128,12 +128,12 @@ int run_predict(const PredictOptions& o) {
     if (checkpoint.row_normalize) {
         row_normalize_features(part.features);
     }
-    const TrainingInputs inputs(backend, part);
     const std::string embedding = o.embeddings ? gcn_embedding_tensor(checkpoint.gcn) : "";
     STRATA_CHECK(!o.embeddings || !embedding.empty(), "--embeddings: the model has ",
                  checkpoint.gcn.layers, " GCN layer(s); the last hidden layer needs at least 2");
     ModelGraph graph =
         build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), checkpoint.gcn);
+    const TrainingInputs inputs(backend, part, graph.normalization());
     ModelParameters parameters(backend, graph, checkpoint.gcn.seed);
     if (root) {
         const CheckpointIdentity current{

@@ -98,12 +98,14 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
         const AtomicOutput probe(o.metrics, /*overwrite=*/true);  // fail before loading any data
     }
 
-    // Data: uploaded once, then the host copy is released (its bytes would otherwise stay for
-    // the whole run next to the backend's).
+    // Data: the model (which says what graph operator it aggregates with) is built from the
+    // part's sizes, the operator and the rest uploaded once, then the host copies are released
+    // (their bytes would otherwise stay for the whole run next to the backend's).
+    GcnOptions gcn = o.gcn;
+    gcn.seed = o.seed;
+    ModelGraph graph;
     std::unique_ptr<TrainingInputs> inputs;
     std::vector<MemoryLine> lines;
-    index_t features = 0;
-    index_t classes = 0;
     index_t owned = 0;
     global_id vertices = 0;
     {
@@ -112,19 +114,14 @@ int run_train(const TrainOptions& o, const TrainExtensions& extensions) {
         if (o.row_normalize) {
             row_normalize_features(part.features);
         }
-        TrainingInputs::Plan plan = TrainingInputs::plan(part);
+        graph = build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
+        TrainingInputs::Plan plan = TrainingInputs::plan(part, graph.normalization());
         inputs = std::make_unique<TrainingInputs>(backend, part, plan);
         lines = std::move(plan.lines);
-        features = part.features.cols;
-        classes = static_cast<index_t>(part.num_classes);
         owned = part.graph.num_owned;
         vertices = part.graph.num_global_vertices;
     }
     (void)malloc_trim(0);
-
-    GcnOptions gcn = o.gcn;
-    gcn.seed = o.seed;
-    ModelGraph graph = build_gcn(features, classes, gcn);
     PipelinedAggregation aggregation(inputs->blocks, comm);
     ModelParameters parameters(backend, graph, o.seed);
     FullGraphExecutor executor(backend, comm, graph, parameters, aggregation, inputs->data(),

@@ -1,16 +1,33 @@
-// GraphOperator: Z = Â H for this rank's rows, the aggregation service an executor lends to the
-// ops of a model. The full-graph executor's implementation overlaps the halo exchange with the
-// SpMMs (layers/pipelined_aggregation.hpp); ops never see partitions or messages.
+// GraphOperator: Z = Â H for this rank's rows (Â: the model's Normalization of A), the aggregation
+// service an executor lends to the ops of a model. The full-graph executor's implementation
+// overlaps the halo exchange with the SpMMs (layers/pipelined_aggregation.hpp); ops never see
+// partitions or messages.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
 
 #include "src/base/types.hpp"
 #include "src/tensor/matrix_view.hpp"
 
 namespace strata {
+
+/// Which matrix an aggregation multiplies by. Rows are destinations (in-edges); degrees are
+/// weighted in-degrees of the stored A (PyG's default on a directed graph).
+enum class Normalization {
+    symmetric,  ///< Â = D^-1/2 (A+I) D^-1/2, d_v = 1 + Σ_u A_vu (GCN, GCNII, APPNP, ResGCN+; its
+                ///< pattern A+I is what GAT attends over)
+    mean,       ///< D^-1 A with d_v = Σ_u A_vu and no self loop; a row without in-edges is zero
+                ///< (GraphSAGE mean)
+    sum,        ///< A, no self loop (GIN)
+};
+/// "symmetric", "mean", "sum".
+[[nodiscard]] std::string_view to_string(Normalization n);
+/// The inverse of to_string; nullopt for any other text.
+[[nodiscard]] std::optional<Normalization> parse_normalization(std::string_view text);
 
 /// Why rows are exchanged: counted separately so that recomputation's traffic is visible.
 enum class ExchangePurpose { forward, backward, recompute };

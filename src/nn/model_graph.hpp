@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "src/nn/graph_operator.hpp"
 #include "src/nn/op.hpp"
 
 namespace strata {
@@ -40,6 +41,10 @@ public:
     /// Marks the input of a layer: under `--recompute all` only such tensors (and model inputs)
     /// are kept for backward; everything else is recomputed from them.
     void mark_layer_input(TensorId tensor);
+    /// The matrix every aggregation of this model multiplies by (one per model); the inputs
+    /// upload that operator (TrainingInputs::plan). Default: symmetric (GCN's Â).
+    void set_normalization(Normalization n) { normalization_ = n; }
+    [[nodiscard]] Normalization normalization() const { return normalization_; }
 
     [[nodiscard]] const std::vector<TensorInfo>& tensors() const { return tensors_; }
     [[nodiscard]] const TensorInfo& tensor(TensorId t) const {
@@ -63,6 +68,7 @@ private:
     std::vector<Node> nodes_;
     std::vector<TensorId> inputs_;
     TensorId output_ = -1;
+    Normalization normalization_ = Normalization::symmetric;
 };
 
 }  // namespace strata
