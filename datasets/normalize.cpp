@@ -1,86 +1,67 @@
-// gcn_normalize: per row, sort (column, weight) pairs, merge duplicates, add the diagonal,
-// then scale by D^-1/2 on both sides. Rows are independent, so OpenMP needs no care.
+// gcn_normalize: the merged adjacency (adjacency_matrix), its degrees, then per row the
+// diagonal merged in and both sides scaled by D^-1/2. Rows are independent, so OpenMP needs no
+// care.
 #include "datasets/normalize.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <utility>
 
+#include "datasets/adjacency.hpp"
 #include "src/base/error.hpp"
 
 namespace strata {
 
 GlobalCsr gcn_normalize(const GraphDataset& g) {
-    const std::int64_t n = g.num_vertices();
-    const bool weighted = !g.edge_weight.empty();
+    const GlobalCsr a = adjacency_matrix(g);
+    const std::int64_t n = a.num_rows();
 
-    // Pass 1: the merged row lengths (distinct in-neighbours plus the diagonal).
-    std::vector<std::int64_t> row_nnz(static_cast<std::size_t>(n), 0);
-#pragma omp parallel for schedule(dynamic, 1024)
-    for (std::int64_t v = 0; v < n; ++v) {
-        const auto begin = g.indptr[static_cast<std::size_t>(v)];
-        const auto end = g.indptr[static_cast<std::size_t>(v) + 1];
-        std::vector<std::int64_t> cols(g.indices.begin() + begin, g.indices.begin() + end);
-        cols.push_back(v);
-        std::sort(cols.begin(), cols.end());
-        row_nnz[static_cast<std::size_t>(v)] = std::unique(cols.begin(), cols.end()) - cols.begin();
-    }
+    // d_v = 1 + Σ_u A_vu and the merged row lengths (the diagonal added where A has none).
+    std::vector<double> degree(static_cast<std::size_t>(n), 0.0);
     GlobalCsr a_hat;
     a_hat.indptr.assign(static_cast<std::size_t>(n) + 1, 0);
     for (std::int64_t v = 0; v < n; ++v) {
-        a_hat.indptr[static_cast<std::size_t>(v) + 1] =
-            a_hat.indptr[static_cast<std::size_t>(v)] + row_nnz[static_cast<std::size_t>(v)];
+        const auto row = static_cast<std::size_t>(v);
+        double sum = 0.0;
+        bool has_diagonal = false;
+        for (auto k = static_cast<std::size_t>(a.indptr[row]);
+             k < static_cast<std::size_t>(a.indptr[row + 1]); ++k) {
+            sum += static_cast<double>(a.values[k]);
+            has_diagonal = has_diagonal || a.indices[k] == v;
+        }
+        degree[row] = 1.0 + sum;
+        STRATA_CHECK(degree[row] > 0.0, g.name, ": gcn_normalize: degree of vertex ", v, " is ",
+                     degree[row], " (A + I must have positive row sums; negative edge weights?)");
+        a_hat.indptr[row + 1] =
+            a_hat.indptr[row] + (a.indptr[row + 1] - a.indptr[row]) + (has_diagonal ? 0 : 1);
     }
     a_hat.indices.resize(static_cast<std::size_t>(a_hat.indptr.back()));
-    std::vector<double> sums(a_hat.indices.size());
-    std::vector<double> degree(static_cast<std::size_t>(n), 0.0);
+    a_hat.values.resize(a_hat.indices.size());
 
-    // Pass 2: merged (A + I) rows and their sums d_v.
+    // Â_vu = (A + I)_vu / sqrt(d_v d_u), in double, rounded to float once.
 #pragma omp parallel for schedule(dynamic, 1024)
     for (std::int64_t v = 0; v < n; ++v) {
-        const auto begin = g.indptr[static_cast<std::size_t>(v)];
-        const auto end = g.indptr[static_cast<std::size_t>(v) + 1];
-        std::vector<std::pair<std::int64_t, double>> entries;
-        entries.reserve(static_cast<std::size_t>(end - begin) + 1);
-        for (auto k = begin; k < end; ++k) {
-            const auto kk = static_cast<std::size_t>(k);
-            entries.emplace_back(g.indices[kk], weighted ? double{g.edge_weight[kk]} : 1.0);
-        }
-        entries.emplace_back(v, 1.0);
-        std::sort(entries.begin(), entries.end(),
-                  [](const auto& a, const auto& b) { return a.first < b.first; });
-        auto out = static_cast<std::size_t>(a_hat.indptr[static_cast<std::size_t>(v)]);
-        double row_sum = 0.0;
-        for (std::size_t i = 0; i < entries.size(); ++i) {
-            if (i > 0 && entries[i].first == entries[i - 1].first) {
-                sums[out - 1] += entries[i].second;
-            } else {
-                a_hat.indices[out] = entries[i].first;
-                sums[out] = entries[i].second;
-                ++out;
+        const auto row = static_cast<std::size_t>(v);
+        const double dv = degree[row];
+        auto out = static_cast<std::size_t>(a_hat.indptr[row]);
+        auto put = [&](std::int64_t u, double value) {
+            a_hat.indices[out] = u;
+            a_hat.values[out++] =
+                static_cast<float>(value / std::sqrt(dv * degree[static_cast<std::size_t>(u)]));
+        };
+        bool placed = false;
+        for (auto k = static_cast<std::size_t>(a.indptr[row]);
+             k < static_cast<std::size_t>(a.indptr[row + 1]); ++k) {
+            const std::int64_t u = a.indices[k];
+            if (!placed && u >= v) {
+                placed = true;
+                if (u > v) {
+                    put(v, 1.0);
+                }
             }
-            row_sum += entries[i].second;
+            put(u, static_cast<double>(a.values[k]) + (u == v ? 1.0 : 0.0));
         }
-        degree[static_cast<std::size_t>(v)] = row_sum;
-    }
-    for (std::int64_t v = 0; v < n; ++v) {
-        STRATA_CHECK(degree[static_cast<std::size_t>(v)] > 0.0, g.name,
-                     ": gcn_normalize: degree of vertex ", v, " is ",
-                     degree[static_cast<std::size_t>(v)],
-                     " (A + I must have positive row sums; negative edge weights?)");
-    }
-
-    // Pass 3: Â_vu = (A + I)_vu / sqrt(d_v d_u).
-    a_hat.values.resize(a_hat.indices.size());
-#pragma omp parallel for schedule(static)
-    for (std::int64_t v = 0; v < n; ++v) {
-        const double dv = degree[static_cast<std::size_t>(v)];
-        for (auto k = a_hat.indptr[static_cast<std::size_t>(v)];
-             k < a_hat.indptr[static_cast<std::size_t>(v) + 1]; ++k) {
-            const auto kk = static_cast<std::size_t>(k);
-            const double du = degree[static_cast<std::size_t>(a_hat.indices[kk])];
-            a_hat.values[kk] = static_cast<float>(sums[kk] / std::sqrt(dv * du));
+        if (!placed) {
+            put(v, 1.0);
         }
     }
     return a_hat;

@@ -6,12 +6,16 @@
 
 namespace strata {
 
-/// Â = D^-1/2 (A + I) D^-1/2, N x N, rows = destinations like the dataset's CSR.
-/// A_vu is the stored weight of edge u -> v (1 when the dataset has no edge_weight); duplicate
-/// edges are summed, and I is added even where a self loop exists (Kipf's A + I).
-/// d_v = Σ_u (A + I)_vu (row sums), Â_vu = (A + I)_vu / sqrt(d_v d_u), computed in double.
-/// Columns of each row are sorted ascending and unique. Throws strata::Error if some d_v <= 0
-/// (possible only with non-positive edge weights).
+/// Â = D^-1/2 (A + I) D^-1/2, N x N, rows = destinations like the dataset's CSR, over the whole
+/// graph: the global reference of the symmetric operator that training builds per rank
+/// (normalized(raw, Normalization::symmetric), partition/local_normalize.hpp), bit for bit.
+/// A = adjacency_matrix(graph): A_vu is the stored weight of edge u -> v (1 when the dataset
+/// has no edge_weight), duplicate edges summed (in double, rounded to float once); I is added
+/// even where a self loop exists (Kipf's A + I). d_v = 1 + Σ_u A_vu (summed in double, columns
+/// ascending), Â_vu = (A + I)_vu / sqrt(d_v d_u) computed in double and rounded to float. On
+/// unweighted graphs (and whenever these sums are exact) this is bit for bit what strata
+/// computed before partition format 2. Columns of each row are sorted ascending and unique.
+/// Throws strata::Error if some d_v <= 0 (possible only with non-positive edge weights).
 [[nodiscard]] GlobalCsr gcn_normalize(const GraphDataset& graph);
 
 /// x_v <- x_v / Σ_j x_vj for each row whose sum is non-zero (Kipf's feature preprocessing);

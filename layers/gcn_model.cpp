@@ -17,6 +17,7 @@ ModelGraph build_gcn(index_t in_features, index_t num_classes, const GcnOptions&
     STRATA_CHECK(num_classes >= 2, "the dataset has ", num_classes, " classes, need at least 2");
     STRATA_CHECK(in_features >= 1, "the dataset has ", in_features, " features");
     ModelGraph g;
+    g.set_normalization(Normalization::symmetric);  // Â = D^-1/2 (A + I) D^-1/2
     TensorId h = g.add_input("features", in_features);
     if (options.dropout > 0.0f) {
         h = g.add("gcn0.dropout",

@@ -1,5 +1,6 @@
-// GraphBlocks: a rank's LocalGraph uploaded to a backend once (inner block, one halo block per
-// peer, their transposes, send rows, row ids), shared by every aggregation.
+// GraphBlocks: a rank's graph operator (a normalized LocalGraph) uploaded to a backend once (inner
+// block, one halo block per peer, their transposes, send rows, row ids), shared by every
+// aggregation.
 #pragma once
 
 #include <optional>
@@ -21,9 +22,10 @@ public:
     };
     [[nodiscard]] static Layout plan(const LocalGraph& graph);
 
-    /// Uploads everything and builds the transposed blocks (plan once). A symmetric inner block
-    /// (Â of an undirected graph restricted to owned rows and columns) is its own transpose and
-    /// is stored once. `layout` must be plan(graph).
+    /// Uploads everything and builds the transposed blocks (plan once). `graph` holds the
+    /// operator's values (normalized(raw, n), partition/local_normalize.hpp). A symmetric inner
+    /// block (e.g. Â of an undirected graph restricted to owned rows and columns) is its own
+    /// transpose and is stored once. `layout` must be plan(graph).
     GraphBlocks(Backend& backend, const LocalGraph& graph, const Layout& layout);
     GraphBlocks(Backend& backend, const LocalGraph& graph)
         : GraphBlocks(backend, graph, plan(graph)) {}

@@ -1,6 +1,8 @@
 // ModelInputs: plan, then upload.
 #include "layers/model_inputs.hpp"
 
+#include "partition/local_normalize.hpp"
+
 namespace strata {
 
 bool has_attention(const ModelGraph& model) {
@@ -14,13 +16,14 @@ bool has_attention(const ModelGraph& model) {
 
 ModelInputs::ModelInputs(Backend& backend, Communicator& comm, const LocalPart& part,
                          const ModelGraph& model) {
-    TrainingInputs::Plan plan = TrainingInputs::plan(part);
+    TrainingInputs::Plan plan = TrainingInputs::plan(part, model.normalization());
     inputs = std::make_unique<TrainingInputs>(backend, part, plan);
     lines = std::move(plan.lines);
     aggregation = std::make_unique<PipelinedAggregation>(inputs->blocks, comm);
-    if (has_attention(model)) {
-        lines.push_back(GraphHaloExchange::plan_line(part.graph));
-        halo = std::make_unique<GraphHaloExchange>(inputs->blocks, part.graph, comm);
+    if (has_attention(model)) {  // attention runs over the pattern of A + I
+        const LocalGraph structure = normalized(part.graph, Normalization::symmetric);
+        lines.push_back(GraphHaloExchange::plan_line(structure));
+        halo = std::make_unique<GraphHaloExchange>(inputs->blocks, structure, comm);
     }
 }
 

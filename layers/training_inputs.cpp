@@ -11,7 +11,7 @@ Buffer<std::uint8_t> upload_mask(Backend& backend, const std::vector<std::uint8_
 }  // namespace
 
 TrainingInputs::TrainingInputs(Backend& backend, const LocalPart& part, const Plan& plan)
-    : blocks(backend, part.graph, plan.graph),
+    : blocks(backend, plan.graph_operator, plan.graph),
       features(DenseMatrix::upload(backend, part.features)),
       labels(backend, std::span<const index_t>(part.labels)),
       train_mask(upload_mask(backend, part.train_mask)),
@@ -29,12 +29,16 @@ TrainingData TrainingInputs::data() const {
             .global_train = global_train};
 }
 
-TrainingInputs::Plan TrainingInputs::plan(const LocalPart& part) {
+TrainingInputs::Plan TrainingInputs::plan(const LocalPart& part, Normalization normalization) {
     Plan plan;
-    plan.graph = GraphBlocks::plan(part.graph);
+    plan.normalization = normalization;
+    plan.graph_operator = normalized(part.graph, normalization);
+    plan.graph = GraphBlocks::plan(plan.graph_operator);
     const auto rows = static_cast<std::int64_t>(part.labels.size());
     plan.lines = {
-        {"graph blocks (Â and transposes, send rows, row ids)", plan.graph.bytes},
+        {"graph blocks (" + std::string(to_string(normalization)) +
+             " operator and transposes, send rows, row ids)",
+         plan.graph.bytes},
         {"features, labels, masks",
          static_cast<std::int64_t>(part.features.values.size() * sizeof(float)) +
              rows * static_cast<std::int64_t>(sizeof(index_t) + 3 * sizeof(std::uint8_t))}};

@@ -1,10 +1,12 @@
-// TrainingInputs: a rank's LocalPart uploaded once to a backend — graph blocks, features,
-// labels and masks — and the views an executor reads (TrainingData).
+// TrainingInputs: a rank's LocalPart uploaded once to a backend — the model's graph operator
+// (built here from the part's raw adjacency), features, labels and masks — and the views an
+// executor reads (TrainingData).
 #pragma once
 
 #include <vector>
 
 #include "layers/graph_blocks.hpp"
+#include "partition/local_normalize.hpp"
 #include "partition/local_part.hpp"
 #include "src/nn/executor.hpp"
 #include "src/tensor/dense_matrix.hpp"
@@ -12,19 +14,22 @@
 namespace strata {
 
 struct TrainingInputs {
-    /// What the upload takes: the graph blocks' layout and the memory-plan lines (backend
-    /// bytes), made before anything is allocated.
+    /// What the upload takes, made before anything is allocated: the model's operator built
+    /// from the part's raw graph (normalized(part.graph, normalization)), its blocks' layout
+    /// and the memory-plan lines (backend bytes).
     struct Plan {
+        Normalization normalization = Normalization::symmetric;
+        LocalGraph graph_operator;  ///< what GraphBlocks uploads
         GraphBlocks::Layout graph;
         std::vector<MemoryLine> lines;
     };
-    [[nodiscard]] static Plan plan(const LocalPart& part);
+    [[nodiscard]] static Plan plan(const LocalPart& part, Normalization normalization);
 
-    /// Uploads everything as `plan` (= plan(part)) says; `part` may be released afterwards
-    /// (nothing points into it).
+    /// Uploads everything as `plan` (= plan(part, n)) says; `part` may be released afterwards
+    /// (nothing points into it or into the plan).
     TrainingInputs(Backend& backend, const LocalPart& part, const Plan& plan);
-    TrainingInputs(Backend& backend, const LocalPart& part)
-        : TrainingInputs(backend, part, plan(part)) {}
+    TrainingInputs(Backend& backend, const LocalPart& part, Normalization normalization)
+        : TrainingInputs(backend, part, plan(part, normalization)) {}
 
     /// Views for an executor (valid while this object lives).
     [[nodiscard]] TrainingData data() const;

@@ -1,11 +1,11 @@
-// load_local_part: directory → read_part; file → read, normalize, partition on rank 0, broadcast.
+// load_local_part: directory → read_part; file → read, merge A, partition on rank 0, broadcast.
 #include "partition/distributed_load.hpp"
 
 #include <filesystem>
 #include <vector>
 
+#include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
-#include "datasets/normalize.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "partition/partition.hpp"
 #include "src/base/error.hpp"
@@ -23,7 +23,7 @@ LocalPart load_local_part(const std::string& path, Communicator& comm,
     // Every rank reads the (read-only) file; only rank 0 partitions, and broadcasts the owners
     // so that all ranks agree even if METIS were not deterministic across processes.
     const GraphDataset graph = read_graph(path);
-    const GlobalCsr a_hat = gcn_normalize(graph);
+    const GlobalCsr adjacency = adjacency_matrix(graph);
     Partition partition;
     partition.num_parts = size;
     partition.owner.assign(static_cast<std::size_t>(graph.num_vertices()), 0);
@@ -44,7 +44,7 @@ LocalPart load_local_part(const std::string& path, Communicator& comm,
         }
         comm.broadcast(std::as_writable_bytes(std::span<int>(partition.owner)), 0);
     }
-    return build_local_part(graph, a_hat, partition, rank);
+    return build_local_part(graph, adjacency, partition, rank);
 }
 
 }  // namespace strata

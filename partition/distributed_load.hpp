@@ -16,7 +16,9 @@ struct InMemoryPartitionOptions {
 };
 
 /// `path` is a directory written by `strata partition` (its K must equal comm.size()) or a
-/// graph .h5 file. Throws strata::Error on any mismatch or invalid input.
+/// graph .h5 file. Either way the part is raw (the adjacency A and its degrees, as the part
+/// files store it); the model's operator is built from it at upload (TrainingInputs). Throws
+/// strata::Error on any mismatch or invalid input.
 [[nodiscard]] LocalPart load_local_part(const std::string& path, Communicator& comm,
                                         const InMemoryPartitionOptions& options);
 

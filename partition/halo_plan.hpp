@@ -1,4 +1,4 @@
-// HaloPlan: for every part, the vertices of other parts that its rows of Â reference (its halo),
+// HaloPlan: for every part, the vertices of other parts that its rows of A reference (its halo),
 // computed for all parts in one O(nnz) pass. Send lists are read off the peers' halos.
 #pragma once
 
@@ -22,10 +22,10 @@ struct HaloPlan {
                                                        int owner) const;
 };
 
-/// One pass over the rows of Â (parallel over parts). `a_hat` is N x N with original ids;
+/// One pass over the rows of A (parallel over parts). `a` is N x N with original ids;
 /// `partition` must be valid for N and `numbering` = renumber(partition).
 /// Throws strata::Error if the shapes disagree.
-[[nodiscard]] HaloPlan build_halo_plan(const GlobalCsr& a_hat, const Partition& partition,
+[[nodiscard]] HaloPlan build_halo_plan(const GlobalCsr& a, const Partition& partition,
                                        const Renumbering& numbering);
 
 }  // namespace strata

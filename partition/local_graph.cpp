@@ -20,13 +20,27 @@ index_t checked_index(global_id value, int rank, const char* what) {
 
 }  // namespace
 
-LocalGraphBuilder::LocalGraphBuilder(const GlobalCsr& a_hat, const Partition& partition)
-    : a_hat_(a_hat), partition_(partition) {
-    validate_partition(partition, a_hat.num_rows(), "partition");
+LocalGraphBuilder::LocalGraphBuilder(const GlobalCsr& adjacency, const Partition& partition)
+    : a_(adjacency), partition_(partition) {
+    validate_partition(partition, adjacency.num_rows(), "partition");
     numbering_ = renumber(partition);
-    plan_ = build_halo_plan(a_hat, partition, numbering_);
-    column_.assign(static_cast<std::size_t>(a_hat.num_rows()), -1);
-    // One 8-byte load per Â entry tells both the owner and the row within it.
+    plan_ = build_halo_plan(adjacency, partition, numbering_);
+    column_.assign(static_cast<std::size_t>(adjacency.num_rows()), -1);
+    // Weighted in-degrees, each summed once in column order, so every rank that holds a vertex
+    // (as owned or halo) holds the same double.
+    degree_.assign(static_cast<std::size_t>(adjacency.num_rows()), 0.0);
+    const auto rows = static_cast<std::int64_t>(degree_.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t v = 0; v < rows; ++v) {
+        const auto u = static_cast<std::size_t>(v);
+        double sum = 0.0;
+        for (auto k = static_cast<std::size_t>(adjacency.indptr[u]);
+             k < static_cast<std::size_t>(adjacency.indptr[u + 1]); ++k) {
+            sum += static_cast<double>(adjacency.values[k]);
+        }
+        degree_[u] = sum;
+    }
+    // One 8-byte load per A entry tells both the owner and the row within it.
     code_.resize(numbering_.new_id.size());
     const auto n = static_cast<std::int64_t>(code_.size());
 #pragma omp parallel for schedule(static)
@@ -44,12 +58,16 @@ LocalGraph LocalGraphBuilder::build(int rank) {
     LocalGraph g;
     g.rank = rank;
     g.num_parts = num_parts;
-    g.num_global_vertices = a_hat_.num_rows();
+    g.num_global_vertices = a_.num_rows();
     g.first_owned = numbering_.part_offsets[static_cast<std::size_t>(rank)];
     g.num_owned = checked_index(numbering_.part_size(rank), rank, "owned vertices");
     const auto n = static_cast<std::size_t>(g.num_owned);
     g.owned_original.assign(numbering_.original.begin() + g.first_owned,
                             numbering_.original.begin() + g.first_owned + g.num_owned);
+    g.owned_degree.reserve(g.owned_original.size());
+    for (global_id v : g.owned_original) {
+        g.owned_degree.push_back(degree_[static_cast<std::size_t>(v)]);
+    }
 
     // Peers: parts this rank receives from (owners in its halo) or sends to (its vertices in
     // their halo); ascending.
@@ -71,6 +89,7 @@ LocalGraph LocalGraphBuilder::build(int rank) {
         for (std::size_t j = 0; j < from_p.size(); ++j) {
             const global_id original = numbering_.original[static_cast<std::size_t>(from_p[j])];
             g.halo_original.push_back(original);
+            g.halo_degree.push_back(degree_[static_cast<std::size_t>(original)]);
             column_[static_cast<std::size_t>(original)] =
                 static_cast<index_t>(received) + static_cast<index_t>(j);
         }
@@ -81,12 +100,12 @@ LocalGraph LocalGraphBuilder::build(int rank) {
     }
 
     // Pass 1 (random access, one load per entry): the rank's rows with local column ids,
-    // owned columns [0, n), halo columns n + position in the halo. Rows keep Â's order.
+    // owned columns [0, n), halo columns n + position in the halo. Rows keep A's order.
     const auto rows = static_cast<std::int64_t>(n);
     std::vector<std::int64_t> row_ptr(n + 1, 0);
     for (std::size_t i = 0; i < n; ++i) {
         const auto v = static_cast<std::size_t>(g.owned_original[i]);
-        row_ptr[i + 1] = row_ptr[i] + a_hat_.indptr[v + 1] - a_hat_.indptr[v];
+        row_ptr[i + 1] = row_ptr[i] + a_.indptr[v + 1] - a_.indptr[v];
     }
     checked_index(row_ptr[n] + g.num_owned, rank, "local entries + owned vertices");
     std::vector<index_t> local(static_cast<std::size_t>(row_ptr[n]));
@@ -96,9 +115,9 @@ LocalGraph LocalGraphBuilder::build(int rank) {
         const auto i = static_cast<std::size_t>(row);
         const auto v = static_cast<std::size_t>(g.owned_original[i]);
         auto slot = static_cast<std::size_t>(row_ptr[i]);
-        for (auto k = static_cast<std::size_t>(a_hat_.indptr[v]);
-             k < static_cast<std::size_t>(a_hat_.indptr[v + 1]); ++k) {
-            const auto u = static_cast<std::size_t>(a_hat_.indices[k]);
+        for (auto k = static_cast<std::size_t>(a_.indptr[v]);
+             k < static_cast<std::size_t>(a_.indptr[v + 1]); ++k) {
+            const auto u = static_cast<std::size_t>(a_.indices[k]);
             const std::uint64_t c = code_[u];
             local[slot++] =
                 (c >> 32) == me ? static_cast<index_t>(c & 0xffffffffu) : g.num_owned + column_[u];
@@ -107,7 +126,7 @@ LocalGraph LocalGraphBuilder::build(int rank) {
 
     // Pass 2 (local data only): split by column into the inner block and one block per peer.
     // Block 0 is inner, block b > 0 is peer b-1; within a row each block's columns come out
-    // ascending because Â's row is sorted by original id and so is every peer's halo range.
+    // ascending because A's row is sorted by original id and so is every peer's halo range.
     const std::size_t num_blocks = num_peers + 1;
     std::vector<std::int32_t> block_of(g.halo_original.size());
     for (std::size_t p = 0; p < num_peers; ++p) {
@@ -147,8 +166,8 @@ LocalGraph LocalGraphBuilder::build(int rank) {
         const auto i = static_cast<std::size_t>(row);
         auto k = static_cast<std::size_t>(row_ptr[i]);
         const auto v = static_cast<std::size_t>(g.owned_original[i]);
-        for (auto e = static_cast<std::size_t>(a_hat_.indptr[v]);
-             e < static_cast<std::size_t>(a_hat_.indptr[v + 1]); ++e, ++k) {
+        for (auto e = static_cast<std::size_t>(a_.indptr[v]);
+             e < static_cast<std::size_t>(a_.indptr[v + 1]); ++e, ++k) {
             const index_t c = local[k];
             std::size_t b = 0;
             index_t column = c;
@@ -159,7 +178,7 @@ LocalGraph LocalGraphBuilder::build(int rank) {
             }
             const auto slot = static_cast<std::size_t>(counts[b][i]++);
             blocks[b].col_idx[slot] = column;
-            blocks[b].values[slot] = a_hat_.values[e];
+            blocks[b].values[slot] = a_.values[e];
         }
     }
     g.inner = std::move(blocks[0]);
@@ -171,8 +190,8 @@ LocalGraph LocalGraphBuilder::build(int rank) {
     return g;
 }
 
-LocalGraph build_local_graph(const GlobalCsr& a_hat, const Partition& partition, int rank) {
-    LocalGraphBuilder builder(a_hat, partition);
+LocalGraph build_local_graph(const GlobalCsr& adjacency, const Partition& partition, int rank) {
+    LocalGraphBuilder builder(adjacency, partition);
     return builder.build(rank);
 }
 
@@ -258,6 +277,16 @@ void validate_local_graph(const LocalGraph& g, const std::string& what) {
                               g.halo_original[static_cast<std::size_t>(k) - 1] < id),
                          what, ": halo original id ", id, " from peer ", pattern.peers[i],
                          " out of range or not ascending");
+        }
+    }
+    STRATA_CHECK(g.owned_degree.size() == n && g.halo_degree.size() == g.halo_original.size(), what,
+                 ": ", g.owned_degree.size(), " owned and ", g.halo_degree.size(),
+                 " halo degrees for ", n, " owned and ", g.halo_original.size(), " halo vertices");
+    for (auto [degrees, kind] :
+         {std::pair{&g.owned_degree, "owned"}, std::pair{&g.halo_degree, "halo"}}) {
+        for (std::size_t k = 0; k < degrees->size(); ++k) {
+            STRATA_CHECK(std::isfinite((*degrees)[k]), what, ": ", kind, " degree ", k, " is ",
+                         (*degrees)[k], " (not finite)");
         }
     }
     validate_block(g.inner, g.num_owned, g.num_owned, what + ": inner block");

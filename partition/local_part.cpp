@@ -56,11 +56,12 @@ LocalPart attach_vertex_data(const GraphDataset& graph, LocalGraph graph_part, b
     return part;
 }
 
-LocalPart build_local_part(const GraphDataset& graph, const GlobalCsr& a_hat,
+LocalPart build_local_part(const GraphDataset& graph, const GlobalCsr& adjacency,
                            const Partition& partition, int rank) {
-    STRATA_CHECK(a_hat.num_rows() == graph.num_vertices(), "Â has ", a_hat.num_rows(),
-                 " rows but the graph has ", graph.num_vertices(), " vertices");
-    return attach_vertex_data(graph, build_local_graph(a_hat, partition, rank));
+    STRATA_CHECK(adjacency.num_rows() == graph.num_vertices(), "the adjacency has ",
+                 adjacency.num_rows(), " rows but the graph has ", graph.num_vertices(),
+                 " vertices");
+    return attach_vertex_data(graph, build_local_graph(adjacency, partition, rank));
 }
 
 }  // namespace strata

@@ -28,9 +28,9 @@ struct LocalPart {
     std::int64_t global_test = 0;
 };
 
-/// The part of `rank`: its LocalGraph (a_hat = gcn_normalize(graph)) and its vertex data.
-/// O(nnz). Throws strata::Error if shapes disagree or the partition is invalid.
-[[nodiscard]] LocalPart build_local_part(const GraphDataset& graph, const GlobalCsr& a_hat,
+/// The part of `rank`: its raw LocalGraph (adjacency = adjacency_matrix(graph)) and its vertex
+/// data. O(nnz). Throws strata::Error if shapes disagree or the partition is invalid.
+[[nodiscard]] LocalPart build_local_part(const GraphDataset& graph, const GlobalCsr& adjacency,
                                          const Partition& partition, int rank);
 
 /// The vertex data of `graph_part.rank` (features, labels, masks, counts) attached to an
@@ -40,8 +40,9 @@ struct LocalPart {
                                            bool count_splits = true);
 
 /// The current part file format (root attribute strata_format_version of part-NNNNN.h5, and
-/// strata_format_version of partition.json).
-inline constexpr std::int64_t partition_format_version = 1;
+/// strata_format_version of partition.json). Version 2: parts carry the raw adjacency and the
+/// degrees (version 1 carried Â's values and is refused with a re-partition command).
+inline constexpr std::int64_t partition_format_version = 2;
 /// Root attribute strata_format of a part file.
 inline constexpr const char* part_format_name = "partition_part";
 
@@ -50,12 +51,13 @@ inline constexpr const char* part_format_name = "partition_part";
 
 /// Writes the partition directory `out_dir` (docs/partition-format.md): partition.json and one
 /// part-NNNNN.h5 per part, built from one O(nnz) pass (LocalGraphBuilder), one part in memory
-/// at a time. Everything is written under a temporary name and renamed into place at the end,
-/// so on any error nothing is left at `out_dir`. Only graph's vertex data and sizes are read
-/// (graph.indices may be empty). Returns the report stored in partition.json (info.phases plus
-/// "build" and "write"). Throws strata::Error if `out_dir` exists and !force, its parent is
-/// not a writable directory, shapes disagree, or on any I/O failure.
-PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& a_hat,
+/// at a time, from `adjacency` = adjacency_matrix(graph). Everything is written under a temporary
+/// name and renamed into place at the end, so on any error nothing is left at `out_dir`. Only
+/// graph's vertex data and sizes are read (graph.indices may be empty). Returns the report stored
+/// in partition.json (info.phases plus "build" and "write"). Throws strata::Error if `out_dir`
+/// exists and !force, its parent is not a writable directory, shapes disagree, or on any I/O
+/// failure.
+PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& adjacency,
                                 const Partition& partition, const PartitionInfo& info,
                                 const std::string& out_dir, bool force);
 

@@ -62,8 +62,8 @@ LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
     STRATA_CHECK(format == part_format_name, path, ": strata_format is '", format, "', expected '",
                  part_format_name, "'");
     const std::int64_t version = int_attribute(file, "strata_format_version");
-    STRATA_CHECK(version == partition_format_version, path, ": strata_format_version ", version,
-                 " is not supported (this build reads version ", partition_format_version, ")");
+    STRATA_CHECK(version == partition_format_version,
+                 unsupported_version_message(path, version, report.info.source_path, k, dir));
     STRATA_CHECK(file.has_attribute("/", "partition_id"), path,
                  ": missing root attribute partition_id");
     const std::string id = file.read_string_attribute("/", "partition_id");
@@ -112,6 +112,8 @@ LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
     g.halo_original = read_vector<global_id>(file, "/halo/original_ids", stats.halo);
     const std::vector<global_id> halo_global =
         read_vector<global_id>(file, "/halo/global_ids", stats.halo);
+    g.owned_degree = read_vector<double>(file, "/degrees/owned", owned);
+    g.halo_degree = read_vector<double>(file, "/degrees/halo", stats.halo);
     // Exchange counts agree with the peers' (as recorded in partition.json).
     std::vector<std::int64_t> sends_to(static_cast<std::size_t>(k), 0);
     for (const auto& [peer, rows] : stats.send) {

@@ -103,6 +103,8 @@ void write_part_file(const std::string& path, const LocalPart& part,
     const std::int64_t halo = size_of(g.halo_original.size());
     file.write(std::string("/halo/original_ids"), as_span(g.halo_original), {halo});
     file.write(std::string("/halo/global_ids"), as_span(halo_global), {halo});
+    file.write(std::string("/degrees/owned"), as_span(g.owned_degree), {rows});
+    file.write(std::string("/degrees/halo"), as_span(g.halo_degree), {halo});
     file.write(std::string("/exchange/peers"), as_span(peers), {size_of(peers.size())});
     file.write(std::string("/exchange/send_offsets"), as_span(g.pattern.send_offsets),
                {size_of(g.pattern.send_offsets.size())});
@@ -127,12 +129,12 @@ std::string part_file_name(int rank) {
     return name;
 }
 
-PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& a_hat,
+PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& adjacency,
                                 const Partition& partition, const PartitionInfo& info,
                                 const std::string& out_dir, bool force) {
     AtomicOutput output(out_dir, force);
     const global_id n = graph.num_vertices();
-    STRATA_CHECK(a_hat.num_rows() == n, out_dir, ": Â has ", a_hat.num_rows(),
+    STRATA_CHECK(adjacency.num_rows() == n, out_dir, ": the adjacency has ", adjacency.num_rows(),
                  " rows but the graph has ", n, " vertices");
     validate_partition(partition, n, out_dir + ": partition");
     std::error_code ec;
@@ -145,7 +147,7 @@ PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& a_ha
     report.num_parts = partition.num_parts;
     report.num_vertices = n;
     report.num_edges = graph.num_edges();
-    report.nnz = a_hat.nnz();
+    report.nnz = adjacency.nnz();
     report.num_features = graph.features.cols;
     report.num_classes = graph.num_classes;
 
@@ -155,7 +157,7 @@ PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& a_ha
     std::unique_ptr<LocalGraphBuilder> builder;
     {
         const ScopedTimer timer(build_seconds);
-        builder = std::make_unique<LocalGraphBuilder>(a_hat, partition);
+        builder = std::make_unique<LocalGraphBuilder>(adjacency, partition);
     }
     report.part_offsets = builder->numbering().part_offsets;
     Progress progress("writing parts", partition.num_parts, info.progress);

@@ -1,12 +1,12 @@
-// run_partition_job: read → partition (METIS/random/block) → normalize → build + write.
+// run_partition_job: read → partition (METIS/random/block) → adjacency → build + write.
 #include "partition/partition_job.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <future>
 
+#include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
-#include "datasets/normalize.hpp"
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "src/base/atomic_output.hpp"
@@ -113,10 +113,10 @@ PartitionReport run_partition_job(const PartitionJob& job) {
         end_phase(job.method.c_str());
     }
 
-    announce("normalize: Â = D^-1/2 (A + I) D^-1/2");
-    const GlobalCsr a_hat = gcn_normalize(graph);
-    end_phase("normalize");
-    return write_partition(graph, a_hat, partition, info, job.out_dir, job.force);
+    announce("adjacency: A with duplicate edges merged");
+    const GlobalCsr adjacency = adjacency_matrix(graph);
+    end_phase("adjacency");
+    return write_partition(graph, adjacency, partition, info, job.out_dir, job.force);
 }
 
 }  // namespace strata

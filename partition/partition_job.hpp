@@ -1,4 +1,4 @@
-// run_partition_job: the whole `strata partition` pipeline (read, partition, normalize, build,
+// run_partition_job: the whole `strata partition` pipeline (read, partition, adjacency, build,
 // write) with phase timings, so that the app only parses arguments and prints the report.
 #pragma once
 
@@ -27,9 +27,9 @@ struct PartitionJob {
 
 /// Checks the job (K >= 1, known method and balance, output absent unless force, parent
 /// writable) before any expensive work, reads and validates the dataset, checks K <= N, runs
-/// the partitioner, gcn_normalize, and write_partition. Phases: read (incl. the source
+/// the partitioner, adjacency_matrix, and write_partition. Phases: read (incl. the source
 /// checksum), the method's name, for METIS "reread" (the dataset is released while METIS runs,
-/// whose memory is the peak, and read again after it), normalize, build, write.
+/// whose memory is the peak, and read again after it), adjacency, build, write.
 /// Throws strata::Error with a one-line message on any bad input; nothing is left at out_dir.
 PartitionReport run_partition_job(const PartitionJob& job);
 

@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include <zlib.h>
 
 #include <nlohmann/json.hpp>
 
+#include "partition/local_part.hpp"
 #include "src/base/error.hpp"
 #include "src/base/unique.hpp"
+
+namespace fs = std::filesystem;
 
 namespace strata {
 namespace {
@@ -90,7 +94,7 @@ void summarize(PartitionReport& report) {
 std::string report_to_json(const PartitionReport& r) {
     Json json;
     json["strata_format"] = "partition";
-    json["strata_format_version"] = 1;
+    json["strata_format_version"] = partition_format_version;
     json["partition_id"] = r.partition_id;
     json["source"] = {{"path", r.info.source_path}, {"checksum", r.info.source_checksum}};
     json["method"] = r.info.method;
@@ -140,6 +144,18 @@ std::string report_to_json(const PartitionReport& r) {
     return json.dump(2) + "\n";
 }
 
+std::string unsupported_version_message(const std::string& file, std::int64_t version,
+                                        const std::string& source, std::int64_t num_parts,
+                                        const std::string& dir) {
+    return file + ": partition format version " + std::to_string(version) +
+           " is not supported (this strata reads version " +
+           std::to_string(partition_format_version) +
+           "): re-partition with 'strata partition --data " +
+           (source.empty() ? std::string("GRAPH.h5") : source) + " --parts " +
+           (num_parts >= 1 ? std::to_string(num_parts) : std::string("K")) + " --out " +
+           (dir.empty() ? std::string(".") : dir) + " --force'";
+}
+
 PartitionReport report_from_json(const std::string& text, const std::string& what) {
     Json json;
     try {
@@ -151,8 +167,18 @@ PartitionReport report_from_json(const std::string& text, const std::string& wha
     STRATA_CHECK(format == "partition", what, ": strata_format is '", format,
                  "', expected 'partition'");
     const auto version = field<std::int64_t>(json, "strata_format_version", what);
-    STRATA_CHECK(version == 1, what, ": strata_format_version ", version,
-                 " is not supported (this build reads version 1)");
+    if (version != partition_format_version) {
+        // Name the command that makes a readable directory from what this one says it came from.
+        const std::string source = json.contains("source") && json["source"].is_object() &&
+                                           json["source"].value("path", Json()).is_string()
+                                       ? json["source"]["path"].get<std::string>()
+                                       : std::string();
+        const std::int64_t k = json.value("num_parts", Json()).is_number_integer()
+                                   ? json["num_parts"].get<std::int64_t>()
+                                   : -1;
+        STRATA_FAIL(unsupported_version_message(what, version, source, k,
+                                                fs::path(what).parent_path().string()));
+    }
     PartitionReport r;
     r.partition_id = field<std::string>(json, "partition_id", what);
     const Json source = json.contains("source") ? json["source"] : Json::object();
@@ -238,7 +264,7 @@ std::string format_report(const PartitionReport& r) {
     }
     add(std::snprintf(
         line, sizeof(line),
-        "partition %s: %d parts of %lld vertices, %lld Â entries (method %s, seed %llu%s%s)\n",
+        "partition %s: %d parts of %lld vertices, %lld A entries (method %s, seed %llu%s%s)\n",
         r.partition_id.c_str(), r.num_parts, static_cast<long long>(r.num_vertices),
         static_cast<long long>(r.nnz), r.info.method.c_str(),
         static_cast<unsigned long long>(r.info.seed), balance.empty() ? "" : ", balance ",
@@ -257,7 +283,7 @@ std::string format_report(const PartitionReport& r) {
     const double cut_percent =
         r.nnz > 0 ? 100.0 * static_cast<double>(r.edge_cut) / static_cast<double>(r.nnz) : 0.0;
     add(std::snprintf(
-        line, sizeof(line), "edge cut: %lld of %lld Â entries (%.2f%%)%s\n",
+        line, sizeof(line), "edge cut: %lld of %lld A entries (%.2f%%)%s\n",
         static_cast<long long>(r.edge_cut), static_cast<long long>(r.nnz), cut_percent,
         r.info.metis_edgecut >= 0
             ? (", METIS objective " + std::to_string(r.info.metis_edgecut) + " undirected edges")

@@ -34,7 +34,7 @@ struct PartitionInfo {
 struct PartStats {
     global_id first_owned = 0;
     global_id num_owned = 0;
-    std::int64_t edges = 0;          ///< nnz of the part's rows of Â (inner + halo blocks)
+    std::int64_t edges = 0;          ///< nnz of the part's rows of A (inner + halo blocks)
     std::int64_t halo_edges = 0;     ///< of which in halo blocks (column owned elsewhere)
     std::int64_t halo = 0;           ///< halo vertices = rows received per exchange
     std::int64_t boundary = 0;       ///< owned rows sent to >= 1 peer
@@ -50,7 +50,7 @@ struct PartitionReport {
     int num_parts = 0;
     global_id num_vertices = 0;
     std::int64_t num_edges = 0;  ///< stored (directed) edges of the source graph
-    std::int64_t nnz = 0;        ///< entries of Â
+    std::int64_t nnz = 0;        ///< entries of A (duplicates merged, no diagonal added)
     std::int64_t num_features = 0;
     std::int64_t num_classes = 0;
     std::int64_t global_train = 0;
@@ -58,7 +58,7 @@ struct PartitionReport {
     std::int64_t global_test = 0;
     std::vector<global_id> part_offsets;  ///< K+1: part r owns new ids [offsets[r], offsets[r+1])
     std::vector<PartStats> parts;
-    std::int64_t edge_cut = 0;      ///< Â entries whose row and column lie in different parts
+    std::int64_t edge_cut = 0;      ///< A entries whose row and column lie in different parts
     double vertex_imbalance = 1.0;  ///< max owned / average owned
     double edge_imbalance = 1.0;    ///< max edges / average edges
     std::int64_t communication_volume = 0;  ///< Σ halo: rows moved per layer per exchange
@@ -70,12 +70,21 @@ struct PartitionReport {
 /// Fills edge_cut, imbalances and communication_volume from `parts`.
 void summarize(PartitionReport& report);
 
-/// partition.json text (pretty-printed JSON, format "partition", version 1).
+/// partition.json text (pretty-printed JSON, format "partition", partition_format_version).
 [[nodiscard]] std::string report_to_json(const PartitionReport& report);
 
-/// Parses partition.json; checks the format name and version and the fields read_part relies on.
-/// Throws strata::Error whose message starts with `what` (the file path).
+/// Parses partition.json; checks the format name and version (another version: the
+/// unsupported_version_message with the directory `what` lies in) and the fields read_part
+/// relies on. Throws strata::Error whose message starts with `what` (the file path).
 [[nodiscard]] PartitionReport report_from_json(const std::string& text, const std::string& what);
+
+/// "FILE: partition format version 1 is not supported (this strata reads version 2):
+/// re-partition with 'strata partition --data SOURCE --parts K --out DIR --force'" (GRAPH.h5 for
+/// an empty source, K for num_parts < 1).
+[[nodiscard]] std::string unsupported_version_message(const std::string& file, std::int64_t version,
+                                                      const std::string& source,
+                                                      std::int64_t num_parts,
+                                                      const std::string& dir);
 
 /// The human-readable report: one row per part, the summary and the phases.
 [[nodiscard]] std::string format_report(const PartitionReport& report);

@@ -1,4 +1,4 @@
-// `strata partition`: args → run_partition_job (read, METIS/random/block, normalize, build,
+// `strata partition`: args → run_partition_job (read, METIS/random/block, adjacency, build,
 // write) → the report as a table (or JSON with --json).
 #include <cstdio>
 #include <memory>

@@ -84,6 +84,22 @@ else
   cat "$tmp/err"
   failures=$((failures + 1))
 fi
+# A partition directory of format version 1 (Â values, no degrees) is refused with the command
+# that rebuilds it.
+"$strata" partition --data "$data/cora.h5" --parts 1 --out "$tmp/cora.1" >/dev/null
+sed -i 's/"strata_format_version": 2/"strata_format_version": 1/' "$tmp/cora.1/partition.json"
+expect_error "partition format 1" "$strata" train --data "$tmp/cora.1" --epochs 1
+checks=$((checks + 1))
+expected="$tmp/cora.1/partition.json: partition format version 1 is not supported (this strata \
+reads version 2): re-partition with 'strata partition --data $data/cora.h5 --parts 1 --out \
+$tmp/cora.1 --force'"
+if grep -qF "$expected" "$tmp/err"; then
+  echo "ok: the format-1 message names the file and the command"
+else
+  echo "FAIL: expected '$expected' in:"
+  cat "$tmp/err"
+  failures=$((failures + 1))
+fi
 if ! nvidia-smi -L >/dev/null 2>&1; then  # no GPU here: without CUDA support, or no device
   expect_error "cuda without a GPU" "$strata" train --data "$data/cora.h5" --device cuda
   expect_error "predict on cuda without a GPU" "$strata" predict --data "$data/cora.h5" \

@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include "datasets/adjacency.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/add_op.hpp"
 #include "layers/aggregate_op.hpp"
@@ -29,7 +30,7 @@
 namespace strata::test {
 
 /// Everything an op needs on one rank, for a small community graph (directed on request:
-/// then Âᵀ != Â and the transposed blocks are exercised).
+/// then Âᵀ != Â and the transposed blocks are exercised), aggregating with `normalization`.
 struct OneRankGraph {
     std::unique_ptr<Backend> backend = make_cpu_backend(1);
     MpiCommunicator comm{MPI_COMM_SELF};
@@ -39,10 +40,11 @@ struct OneRankGraph {
     std::unique_ptr<PipelinedAggregation> aggregation;
     std::unique_ptr<GraphHaloExchange> halo;
 
-    explicit OneRankGraph(std::int64_t n = 12, index_t features = 5, bool directed = false) {
+    explicit OneRankGraph(std::int64_t n = 12, index_t features = 5, bool directed = false,
+                          Normalization normalization = Normalization::symmetric) {
         graph = community_graph(n, 3, 3, features, 7, directed);
-        part = build_local_part(graph, gcn_normalize(graph), partition_block(n, 1), 0);
-        inputs = std::make_unique<TrainingInputs>(*backend, part);
+        part = build_local_part(graph, adjacency_matrix(graph), partition_block(n, 1), 0);
+        inputs = std::make_unique<TrainingInputs>(*backend, part, normalization);
         aggregation = std::make_unique<PipelinedAggregation>(inputs->blocks, comm);
         halo = std::make_unique<GraphHaloExchange>(inputs->blocks, part.graph, comm);
     }

@@ -11,11 +11,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/gcn_model.hpp"
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
+#include "partition/local_normalize.hpp"
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "partition/partition.hpp"
@@ -48,17 +50,17 @@ Partition agreed_partition(const GraphDataset& g, Communicator& comm, const std:
 }
 
 /// Σ over ranks of distinct remote in-neighbours: the analytic halo rows of one exchange.
-std::int64_t analytic_halo_rows(const GlobalCsr& a_hat, const Partition& p) {
+std::int64_t analytic_halo_rows(const GlobalCsr& a, const Partition& p) {
     std::int64_t total = 0;
     for (int r = 0; r < p.num_parts; ++r) {
         std::set<std::int64_t> halo;
-        for (std::int64_t v = 0; v < a_hat.num_rows(); ++v) {
+        for (std::int64_t v = 0; v < a.num_rows(); ++v) {
             if (p.owner[static_cast<std::size_t>(v)] != r) {
                 continue;
             }
-            for (auto k = a_hat.indptr[static_cast<std::size_t>(v)];
-                 k < a_hat.indptr[static_cast<std::size_t>(v) + 1]; ++k) {
-                const auto u = a_hat.indices[static_cast<std::size_t>(k)];
+            for (auto k = a.indptr[static_cast<std::size_t>(v)];
+                 k < a.indptr[static_cast<std::size_t>(v) + 1]; ++k) {
+                const auto u = a.indices[static_cast<std::size_t>(k)];
                 if (p.owner[static_cast<std::size_t>(u)] != r) {
                     halo.insert(u);
                 }
@@ -82,12 +84,12 @@ struct EpochResult {
 std::vector<EpochResult> train_on(Backend& backend, const GraphDataset& g, Communicator& comm,
                                   const GcnOptions& gcn, int epochs, const std::string& method,
                                   Recompute recompute = Recompute::none) {
-    const GlobalCsr a_hat = gcn_normalize(g);
-    LocalPart part = build_local_part(g, a_hat, agreed_partition(g, comm, method), comm.rank());
+    const GlobalCsr adjacency = adjacency_matrix(g);
+    LocalPart part = build_local_part(g, adjacency, agreed_partition(g, comm, method), comm.rank());
     row_normalize_features(part.features);
-    const TrainingInputs inputs(backend, part);
-    PipelinedAggregation aggregation(inputs.blocks, comm);
     ModelGraph graph = build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
+    const TrainingInputs inputs(backend, part, graph.normalization());
+    PipelinedAggregation aggregation(inputs.blocks, comm);
     ModelParameters parameters(backend, graph, 17);
     FullGraphExecutor executor(backend, comm, graph, parameters, aggregation, inputs.data(),
                                ExecutorOptions{.recompute = recompute});
@@ -159,9 +161,11 @@ TEST_CASE("pipelined aggregation equals the global Â H and Âᵀ G rows on a di
           "[layers][mpi]") {
     MpiCommunicator comm;
     const GraphDataset g = test::directed_graph(90, 4, 4, 3, 21);
-    const GlobalCsr a_hat = gcn_normalize(g);
+    const GlobalCsr a_hat = gcn_normalize(g);  // the global reference
+    const GlobalCsr adjacency = adjacency_matrix(g);
     const Partition p = agreed_partition(g, comm, "random");
-    const LocalGraph local = build_local_graph(a_hat, p, comm.rank());
+    const LocalGraph local =
+        normalized(build_local_graph(adjacency, p, comm.rank()), Normalization::symmetric);
     auto backend = make_cpu_backend(1);
     const GraphBlocks blocks(*backend, local);
     PipelinedAggregation aggregation(blocks, comm);
@@ -254,7 +258,7 @@ TEST_CASE("recomputing an aggregation re-exchanges its halo rows, counted apart"
     const auto kept = train(g, world, gcn, 2, "random", Recompute::none);
     const auto recomputed = train(g, world, gcn, 2, "random", Recompute::aggregation);
     const Partition p = agreed_partition(g, world, "random");
-    const std::int64_t rows = analytic_halo_rows(gcn_normalize(g), p);
+    const std::int64_t rows = analytic_halo_rows(adjacency_matrix(g), p);
 
     // Layer 0 (12 -> 32) aggregates its 12-wide input first; recomputing it in backward sends
     // the same halo rows again, once per training step. Everything else is unchanged.
@@ -306,7 +310,7 @@ TEST_CASE("halo bytes per epoch equal the analytic halo volume of the partition"
     const GcnOptions gcn{.layers = 2, .hidden = 8, .dropout = 0.0f, .seed = 1};
     const auto stats = train(g, world, gcn, 2, "random");
     const Partition p = agreed_partition(g, world, "random");
-    const std::int64_t rows = analytic_halo_rows(gcn_normalize(g), p);
+    const std::int64_t rows = analytic_halo_rows(adjacency_matrix(g), p);
     // Layer 1 (20 → 8) and layer 2 (8 → 4 classes) both transform first and exchange their
     // output width: per epoch one training forward, one backward and one evaluation forward.
     const std::int64_t expected = rows * 4 * (3 * 8 + 3 * 4);

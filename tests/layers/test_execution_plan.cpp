@@ -249,17 +249,26 @@ TEST_CASE("the executor allocates exactly its plan", "[plan]") {
 }
 
 TEST_CASE("training inputs allocate exactly what they plan", "[plan]") {
-    OneRankGraph g(200, 24, /*directed=*/true);
-    std::int64_t planned = 0;
-    const TrainingInputs::Plan plan = TrainingInputs::plan(g.part);
-    for (const MemoryLine& line : plan.lines) {
-        planned += line.bytes;
+    for (const bool directed : {true, false}) {
+        OneRankGraph g(200, 24, directed);
+        for (const Normalization n :
+             {Normalization::symmetric, Normalization::mean, Normalization::sum}) {
+            std::int64_t planned = 0;
+            const TrainingInputs::Plan plan = TrainingInputs::plan(g.part, n);
+            for (const MemoryLine& line : plan.lines) {
+                planned += line.bytes;
+            }
+            const MemoryStats before = g.backend->memory_stats();
+
+            const TrainingInputs again(*g.backend, g.part, plan);
+
+            INFO(to_string(n) << (directed ? ", directed" : ", symmetric graph"));
+            CHECK(g.backend->memory_stats().bytes_in_use - before.bytes_in_use == planned);
+            CHECK(again.blocks.inner().nnz() == plan.graph_operator.inner.nnz());
+            // The symmetric operator of a symmetric graph is stored once; mean's is not.
+            CHECK(plan.graph.inner_symmetric == (!directed && n != Normalization::mean));
+        }
     }
-    const MemoryStats before = g.backend->memory_stats();
-
-    const TrainingInputs again(*g.backend, g.part, plan);
-
-    CHECK(g.backend->memory_stats().bytes_in_use - before.bytes_in_use == planned);
 }
 
 TEST_CASE("every recompute mode gives the same losses to 1e-6", "[plan]") {

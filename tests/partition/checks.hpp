@@ -1,4 +1,4 @@
-// Property checks of a set of LocalGraphs against the global Â they were cut from.
+// Property checks of a set of LocalGraphs against the global matrix (A or Â) they were cut from.
 #pragma once
 
 #include <algorithm>
@@ -16,7 +16,7 @@ namespace strata::test {
 
 using Entry = std::tuple<global_id, global_id, float>;
 
-/// Every Â entry as (row, column, value) in original ids, sorted.
+/// Every entry of a global matrix as (row, column, value) in original ids, sorted.
 inline std::vector<Entry> global_entries(const GlobalCsr& a_hat) {
     std::vector<Entry> entries;
     for (std::size_t v = 0; v + 1 < a_hat.indptr.size(); ++v) {
@@ -132,11 +132,21 @@ inline bool same_csr(const HostCsr& a, const HostCsr& b) {
            a.col_idx == b.col_idx && a.values == b.values;
 }
 
-/// Bit-exact equality of two LocalParts (graph, vertex data, counts); `why` names the first
-/// difference.
-inline bool same_part(const LocalPart& a, const LocalPart& b, std::string& why) {
-    const LocalGraph& x = a.graph;
-    const LocalGraph& y = b.graph;
+/// Σ_u M_vu of every row v, in double, columns ascending (the builder's degrees).
+inline std::vector<double> row_sums(const GlobalCsr& m) {
+    std::vector<double> sums(static_cast<std::size_t>(m.num_rows()), 0.0);
+    for (std::size_t v = 0; v < sums.size(); ++v) {
+        for (auto k = static_cast<std::size_t>(m.indptr[v]);
+             k < static_cast<std::size_t>(m.indptr[v + 1]); ++k) {
+            sums[v] += static_cast<double>(m.values[k]);
+        }
+    }
+    return sums;
+}
+
+/// Bit-exact equality of two LocalGraphs' operators: sizes, ids, blocks, exchange and
+/// boundary rows (not the degrees); `why` names the first difference.
+inline bool same_operator(const LocalGraph& x, const LocalGraph& y, std::string& why) {
     auto fail = [&](const char* what) {
         why = what;
         return false;
@@ -169,6 +179,23 @@ inline bool same_part(const LocalPart& a, const LocalPart& b, std::string& why) 
     }
     if (x.boundary_rows != y.boundary_rows || x.interior_rows != y.interior_rows) {
         return fail("boundary / interior rows");
+    }
+    return true;
+}
+
+/// Bit-exact equality of two LocalParts (graph with its degrees, vertex data, counts); `why`
+/// names the first difference.
+inline bool same_part(const LocalPart& a, const LocalPart& b, std::string& why) {
+    auto fail = [&](const char* what) {
+        why = what;
+        return false;
+    };
+    if (!same_operator(a.graph, b.graph, why)) {
+        return false;
+    }
+    if (a.graph.owned_degree != b.graph.owned_degree ||
+        a.graph.halo_degree != b.graph.halo_degree) {
+        return fail("degrees");
     }
     if (a.features.rows != b.features.rows || a.features.cols != b.features.cols ||
         a.features.values != b.features.values) {

@@ -6,8 +6,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "datasets/normalize.hpp"
+#include "datasets/adjacency.hpp"
 #include "partition/local_graph.hpp"
+#include "partition/local_normalize.hpp"
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "partition/partition_report.hpp"
@@ -31,8 +32,8 @@ Partition make_partition(const GraphDataset& g, const std::string& method, int k
                            MetisOptions{.seed = 5, .balance_edges = true, .balance_train = true});
 }
 
-std::vector<LocalGraph> all_ranks(const GlobalCsr& a_hat, const Partition& p) {
-    LocalGraphBuilder builder(a_hat, p);
+std::vector<LocalGraph> all_ranks(const GlobalCsr& a, const Partition& p) {
+    LocalGraphBuilder builder(a, p);
     std::vector<LocalGraph> graphs;
     for (int r = 0; r < p.num_parts; ++r) {
         graphs.push_back(builder.build(r));
@@ -48,9 +49,9 @@ std::int64_t communication_volume(const std::vector<LocalGraph>& graphs) {
     return volume;
 }
 
-/// Every property of the issue for one (graph, partition).
-void check_properties(const GraphDataset& graph, const GlobalCsr& a_hat, const Partition& p) {
-    const std::vector<LocalGraph> graphs = all_ranks(a_hat, p);
+/// Every property of the issue for one (graph, partition); `a` = adjacency_matrix(graph).
+void check_properties(const GraphDataset& graph, const GlobalCsr& a, const Partition& p) {
+    const std::vector<LocalGraph> graphs = all_ranks(a, p);
     const global_id n = graph.num_vertices();
 
     // Valid, every vertex owned exactly once, contiguous new-id ranges.
@@ -70,8 +71,23 @@ void check_properties(const GraphDataset& graph, const GlobalCsr& a_hat, const P
     CHECK(next_first == n);
     CHECK(std::all_of(seen.begin(), seen.end(), [](int s) { return s == 1; }));
 
-    // Every Â entry in exactly one block, with its exact value.
-    CHECK(test::local_entries(graphs) == test::global_entries(a_hat));
+    // Every A entry in exactly one block, with its exact value.
+    CHECK(test::local_entries(graphs) == test::global_entries(a));
+
+    // Degrees of owned and halo vertices = the global weighted in-degrees, bit for bit.
+    const std::vector<double> in_degree = test::row_sums(a);
+    bool degrees_ok = true;
+    for (const LocalGraph& g : graphs) {
+        for (std::size_t i = 0; i < g.owned_original.size(); ++i) {
+            degrees_ok = degrees_ok && g.owned_degree[i] ==
+                                           in_degree[static_cast<std::size_t>(g.owned_original[i])];
+        }
+        for (std::size_t j = 0; j < g.halo_original.size(); ++j) {
+            degrees_ok = degrees_ok && g.halo_degree[j] ==
+                                           in_degree[static_cast<std::size_t>(g.halo_original[j])];
+        }
+    }
+    CHECK(degrees_ok);
 
     // Pattern consistency: r sends p exactly what p expects from r, in the same order.
     std::int64_t sent = 0;
@@ -96,8 +112,8 @@ void check_properties(const GraphDataset& graph, const GlobalCsr& a_hat, const P
     CHECK(symmetric_peers);
     CHECK(same_rows);
 
-    // Local aggregation = global Â X rows.
-    CHECK(test::worst_aggregation_error(a_hat, graphs, 5, 99) < 1e-5);
+    // Local aggregation = global A X rows.
+    CHECK(test::worst_aggregation_error(a, graphs, 5, 99) < 1e-5);
 
     // The parts together reproduce features, labels and masks exactly.
     bool data_ok = true;
@@ -122,13 +138,19 @@ void check_properties(const GraphDataset& graph, const GlobalCsr& a_hat, const P
 
 TEST_CASE("a 4-vertex path split {1,2} | {0,3} gives the hand-computed blocks", "[partition]") {
     const GraphDataset g = test::path_graph(4);
-    const GlobalCsr a_hat = gcn_normalize(g);  // degrees with self loops: 2, 3, 3, 2
+    const GlobalCsr a = adjacency_matrix(g);  // in-degrees 1, 2, 2, 1; with self loops 2, 3, 3, 2
     const Partition p{2, {1, 0, 0, 1}};
     const float third = 1.0f / 3.0f;
     const float sixth = static_cast<float>(1.0 / std::sqrt(6.0));
 
-    const LocalGraph r0 = build_local_graph(a_hat, p, 0);
-    const LocalGraph r1 = build_local_graph(a_hat, p, 1);
+    const LocalGraph raw0 = build_local_graph(a, p, 0);
+    const LocalGraph r0 = normalized(raw0, Normalization::symmetric);
+    const LocalGraph r1 = normalized(build_local_graph(a, p, 1), Normalization::symmetric);
+
+    REQUIRE(raw0.inner.col_idx == std::vector<index_t>{1, 0});  // no diagonal in A
+    REQUIRE(raw0.inner.values == std::vector<float>{1.0f, 1.0f});
+    REQUIRE(raw0.owned_degree == std::vector<double>{2.0, 2.0});
+    REQUIRE(raw0.halo_degree == std::vector<double>{1.0, 1.0});
 
     REQUIRE(r0.first_owned == 0);
     REQUIRE(r0.num_owned == 2);
@@ -161,9 +183,9 @@ TEST_CASE("a 4-vertex path split {1,2} | {0,3} gives the hand-computed blocks", 
 
 TEST_CASE("a 6-vertex path in two blocks has one boundary row per side", "[partition]") {
     const GraphDataset g = test::path_graph(6);
-    const GlobalCsr a_hat = gcn_normalize(g);
+    const GlobalCsr a = adjacency_matrix(g);
 
-    const LocalGraph r0 = build_local_graph(a_hat, partition_block(6, 2), 0);
+    const LocalGraph r0 = build_local_graph(a, partition_block(6, 2), 0);
 
     REQUIRE(r0.owned_original == std::vector<global_id>{0, 1, 2});
     REQUIRE(r0.boundary_rows == std::vector<index_t>{2});
@@ -175,11 +197,11 @@ TEST_CASE("a 6-vertex path in two blocks has one boundary row per side", "[parti
 
 TEST_CASE("a one-way edge makes a peer that is only sent to", "[partition]") {
     const GraphDataset g = test::tiny_graph(4, {{0, 3}});  // 0 -> 3: row 3 reads vertex 0
-    const GlobalCsr a_hat = gcn_normalize(g);
+    const GlobalCsr a = adjacency_matrix(g);
     const Partition p = partition_block(4, 2);
 
-    const LocalGraph r0 = build_local_graph(a_hat, p, 0);
-    const LocalGraph r1 = build_local_graph(a_hat, p, 1);
+    const LocalGraph r0 = build_local_graph(a, p, 0);
+    const LocalGraph r1 = build_local_graph(a, p, 1);
 
     REQUIRE(r0.pattern.peers == std::vector<int>{1});
     REQUIRE(r0.pattern.send_offsets == std::vector<index_t>{0, 1});
@@ -190,41 +212,43 @@ TEST_CASE("a one-way edge makes a peer that is only sent to", "[partition]") {
     REQUIRE(r1.pattern.recv_offsets == std::vector<index_t>{0, 1});
     REQUIRE(r1.halo_original == std::vector<global_id>{0});
     REQUIRE(r1.boundary_rows == std::vector<index_t>{1});
+    REQUIRE(r1.owned_degree == std::vector<double>{0.0, 1.0});
+    REQUIRE(r1.halo_degree == std::vector<double>{0.0});  // vertex 0 has no in-edge
     REQUIRE_NOTHROW(validate_local_graph(r0, "r0"));
 }
 
 TEST_CASE("the builder gives the same LocalGraph as build_local_graph for each rank",
           "[partition]") {
     const GraphDataset g = test::generated(500, 6, 1);
-    const GlobalCsr a_hat = gcn_normalize(g);
+    const GlobalCsr a = adjacency_matrix(g);
     const Partition p = partition_random(500, 3, 2);
-    LocalGraphBuilder builder(a_hat, p);
+    LocalGraphBuilder builder(a, p);
 
     for (int r = 0; r < 3; ++r) {
         std::string why;
         const bool same = test::same_part(attach_vertex_data(g, builder.build(r)),
-                                          build_local_part(g, a_hat, p, r), why);
+                                          build_local_part(g, a, p, r), why);
         CHECK(same);
         INFO(why);
     }
 }
 
-TEST_CASE("local graphs reject a malformed Â or partition", "[partition]") {
+TEST_CASE("local graphs reject a malformed A or partition", "[partition]") {
     const GraphDataset g = test::path_graph(4);
-    GlobalCsr a_hat = gcn_normalize(g);
+    GlobalCsr a = adjacency_matrix(g);  // rows [1], [0, 2], [1, 3], [2]
 
-    REQUIRE_THROWS_WITH(build_local_graph(a_hat, Partition{2, {0, 1, 0}}, 0),
+    REQUIRE_THROWS_WITH(build_local_graph(a, Partition{2, {0, 1, 0}}, 0),
                         Contains("3 owners for 4 vertices"));
-    REQUIRE_THROWS_WITH(build_local_graph(a_hat, partition_block(4, 2), 2),
+    REQUIRE_THROWS_WITH(build_local_graph(a, partition_block(4, 2), 2),
                         Contains("rank 2 outside [0, 2)"));
-    std::swap(a_hat.indices[0], a_hat.indices[1]);
-    REQUIRE_THROWS_WITH(build_local_graph(a_hat, partition_block(4, 2), 0),
+    std::swap(a.indices[1], a.indices[2]);
+    REQUIRE_THROWS_WITH(build_local_graph(a, partition_block(4, 2), 0),
                         Contains("not sorted ascending"));
 }
 
 TEST_CASE("validate_local_graph catches a broken invariant", "[partition]") {
-    const GlobalCsr a_hat = gcn_normalize(test::path_graph(6));
-    LocalGraph g = build_local_graph(a_hat, partition_block(6, 2), 0);
+    const GlobalCsr a = adjacency_matrix(test::path_graph(6));
+    LocalGraph g = build_local_graph(a, partition_block(6, 2), 0);
     LocalGraph bad = g;
 
     bad.send_rows[0] = 3;
@@ -236,16 +260,23 @@ TEST_CASE("validate_local_graph catches a broken invariant", "[partition]") {
     bad = g;
     bad.pattern.peers = {0};
     REQUIRE_THROWS_WITH(validate_local_graph(bad, "g"), Contains("peer 0"));
+    bad = g;
+    bad.halo_degree.clear();
+    REQUIRE_THROWS_WITH(validate_local_graph(bad, "g"),
+                        Contains("3 owned and 0 halo degrees for 3 owned and 1 halo vertices"));
+    bad = g;
+    bad.owned_degree[1] = std::nan("");
+    REQUIRE_THROWS_WITH(validate_local_graph(bad, "g"), Contains("owned degree 1 is nan"));
 }
 
 TEST_CASE("every partition of Cora satisfies the partition properties", "[partition]") {
     const GraphDataset& g = test::cora();
     REQUIRE(g.num_vertices() == 2708);
-    const GlobalCsr a_hat = gcn_normalize(g);
+    const GlobalCsr a = adjacency_matrix(g);
     for (const char* method : {"block", "random", "metis"}) {
         for (int k : {1, 2, 3, 4, 8}) {
             INFO("method " << method << ", K = " << k);
-            check_properties(g, a_hat, make_partition(g, method, k));
+            check_properties(g, a, make_partition(g, method, k));
         }
     }
 }
@@ -253,11 +284,11 @@ TEST_CASE("every partition of Cora satisfies the partition properties", "[partit
 TEST_CASE("every partition of generated graphs satisfies the partition properties", "[partition]") {
     for (std::uint64_t seed : {1, 2}) {
         const GraphDataset g = test::generated(seed == 1 ? 3000 : 777, 8, seed);
-        const GlobalCsr a_hat = gcn_normalize(g);
+        const GlobalCsr a = adjacency_matrix(g);
         for (const char* method : {"block", "random", "metis"}) {
             for (int k : {1, 2, 3, 4, 8}) {
                 INFO("N = " << g.num_vertices() << ", method " << method << ", K = " << k);
-                check_properties(g, a_hat, make_partition(g, method, k));
+                check_properties(g, a, make_partition(g, method, k));
             }
         }
     }
@@ -276,11 +307,11 @@ TEST_CASE("METIS moves at least 3x fewer halo rows than random on Cora K=4 and 2
     // ~10% on such graphs, as on real ones; 5 huge random communities have no locality left).
     cases.push_back({"generated 200k", test::generated(200000, 10, 3, 200, 0.9), 8});
     for (const Case& c : cases) {
-        const GlobalCsr a_hat = gcn_normalize(c.graph);
+        const GlobalCsr a = adjacency_matrix(c.graph);
         const std::int64_t metis =
-            communication_volume(all_ranks(a_hat, make_partition(c.graph, "metis", c.k)));
+            communication_volume(all_ranks(a, make_partition(c.graph, "metis", c.k)));
         const std::int64_t random =
-            communication_volume(all_ranks(a_hat, make_partition(c.graph, "random", c.k)));
+            communication_volume(all_ranks(a, make_partition(c.graph, "random", c.k)));
 
         std::printf(
             "communication volume (%s, N=%lld, K=%d): metis %lld, random %lld (%.1fx)\n",

@@ -2,13 +2,14 @@
 // validation on read, and bad inputs (nothing left behind).
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <catch2/catch.hpp>
 
+#include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
 #include "datasets/h5_file.hpp"
-#include "datasets/normalize.hpp"
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "partition/partition_job.hpp"
@@ -78,9 +79,11 @@ PartitionInfo info_for(const std::string& method, std::uint64_t seed) {
     return info;
 }
 
-/// Copies a part file dataset by dataset, letting `edit` change one dataset's values.
+/// Copies a part file dataset by dataset, letting `edit` change one dataset's values; a root
+/// int attribute named in `attributes` gets the value given there.
 template <class Edit>
-void copy_part_file(const std::string& from, const std::string& to, Edit edit) {
+void copy_part_file(const std::string& from, const std::string& to, Edit edit,
+                    const std::map<std::string, std::int64_t>& attributes = {}) {
     const H5File in = H5File::open(from);
     H5File out = H5File::create(to);
     for (const char* name : {"strata_format", "partition_id"}) {
@@ -89,7 +92,9 @@ void copy_part_file(const std::string& from, const std::string& to, Edit edit) {
     for (const char* name :
          {"strata_format_version", "part", "num_parts", "num_global_vertices", "first_owned",
           "num_owned", "num_halo", "num_classes", "global_train", "global_val", "global_test"}) {
-        out.write_attribute("/", name, in.read_int_attribute("/", name));
+        const auto it = attributes.find(name);
+        out.write_attribute("/", name,
+                            it != attributes.end() ? it->second : in.read_int_attribute("/", name));
     }
     auto copy = [&](const std::string& path, auto tag) {
         using T = decltype(tag);
@@ -109,6 +114,9 @@ void copy_part_file(const std::string& from, const std::string& to, Edit edit) {
     for (const char* path : {"/adjacency/values", "/node/features"}) {
         copy(path, float{});
     }
+    for (const char* path : {"/degrees/owned", "/degrees/halo"}) {
+        copy(path, double{});
+    }
     for (const char* path : {"/node/train_mask", "/node/val_mask", "/node/test_mask"}) {
         copy(path, std::uint8_t{});
     }
@@ -118,7 +126,7 @@ void copy_part_file(const std::string& from, const std::string& to, Edit edit) {
 
 TEST_CASE("written parts read back equal to build_local_part for every rank", "[partition]") {
     const GraphDataset& g = test::cora();
-    const GlobalCsr a_hat = gcn_normalize(g);
+    const GlobalCsr adjacency = adjacency_matrix(g);
     struct Case {
         const char* method;
         int k;
@@ -132,12 +140,12 @@ TEST_CASE("written parts read back equal to build_local_part for every rank", "[
                                 : partition_metis(g, c.k, MetisOptions{.seed = 1});
 
         const PartitionReport report =
-            write_partition(g, a_hat, p, info_for(c.method, 1), dir / "out", false);
+            write_partition(g, adjacency, p, info_for(c.method, 1), dir / "out", false);
 
         for (int r = 0; r < c.k; ++r) {
             std::string why;
             const bool same = test::same_part(read_part(dir / "out", r, c.k),
-                                              build_local_part(g, a_hat, p, r), why);
+                                              build_local_part(g, adjacency, p, r), why);
             INFO("rank " << r << ": " << why);
             CHECK(same);
         }
@@ -157,18 +165,18 @@ TEST_CASE("written parts read back equal to build_local_part for every rank", "[
         CHECK(stored.partition_id == report.partition_id);
         CHECK(stored.num_parts == c.k);
         CHECK(stored.communication_volume == report.communication_volume);
-        CHECK(stored.nnz == a_hat.nnz());
+        CHECK(stored.nnz == adjacency.nnz());
         CHECK(stored.global_train == 140);
     }
 }
 
 TEST_CASE("a part that owns no vertex is written and read back", "[partition]") {
     const GraphDataset g = test::path_graph(4);
-    const GlobalCsr a_hat = gcn_normalize(g);
+    const GlobalCsr adjacency = adjacency_matrix(g);
     const Partition p{3, {0, 2, 2, 0}};  // part 1 is empty
     const TempDir dir;
 
-    (void)write_partition(g, a_hat, p, info_for("block", 0), dir / "p", false);
+    (void)write_partition(g, adjacency, p, info_for("block", 0), dir / "p", false);
 
     const LocalPart empty = read_part(dir / "p", 1, 3);
     CHECK(empty.graph.num_owned == 0);
@@ -179,7 +187,7 @@ TEST_CASE("a part that owns no vertex is written and read back", "[partition]") 
     for (int r = 0; r < 3; ++r) {
         std::string why;
         const bool same =
-            test::same_part(read_part(dir / "p", r, 3), build_local_part(g, a_hat, p, r), why);
+            test::same_part(read_part(dir / "p", r, 3), build_local_part(g, adjacency, p, r), why);
         INFO("rank " << r << ": " << why);
         CHECK(same);
     }
@@ -188,15 +196,15 @@ TEST_CASE("a part that owns no vertex is written and read back", "[partition]") 
 TEST_CASE("the report's counts are those of the local graphs", "[partition]") {
     // Path 0-1-2-3-4-5 in blocks {0,1,2} | {3,4,5}: one row each way, 2 cut entries.
     const GraphDataset g = test::path_graph(6);
-    const GlobalCsr a_hat = gcn_normalize(g);
+    const GlobalCsr adjacency = adjacency_matrix(g);
     const TempDir dir;
 
-    const PartitionReport r =
-        write_partition(g, a_hat, partition_block(6, 2), info_for("block", 0), dir / "p", false);
+    const PartitionReport r = write_partition(g, adjacency, partition_block(6, 2),
+                                              info_for("block", 0), dir / "p", false);
 
     REQUIRE(r.parts.size() == 2);
     CHECK(r.parts[0].num_owned == 3);
-    CHECK(r.parts[0].edges == 3 + 2 * 2 + 1);  // self loops + inner path edges + cut edge
+    CHECK(r.parts[0].edges == 2 * 2 + 1);  // inner path edges + cut edge (A: no self loops)
     CHECK(r.parts[0].halo == 1);
     CHECK(r.parts[0].boundary == 1);
     CHECK(r.parts[0].rows_sent == 1);
@@ -204,17 +212,17 @@ TEST_CASE("the report's counts are those of the local graphs", "[partition]") {
     CHECK(r.edge_cut == 2);
     CHECK(r.communication_volume == 2);
     CHECK(r.vertex_imbalance == Approx(1.0));
-    CHECK(r.nnz == 16);
+    CHECK(r.nnz == 10);
     CHECK(r.info.phases.size() == 2);  // build, write
     const std::string table = format_report(r);
-    CHECK_THAT(table, Contains("edge cut: 2 of 16"));
+    CHECK_THAT(table, Contains("edge cut: 2 of 10 A entries"));
     CHECK_THAT(table, Contains("communication volume: 2 rows"));
 }
 
 TEST_CASE("read_part rejects a partition with another number of parts", "[partition]") {
     const GraphDataset g = test::path_graph(6);
     const TempDir dir;
-    (void)write_partition(g, gcn_normalize(g), partition_block(6, 3), info_for("block", 0),
+    (void)write_partition(g, adjacency_matrix(g), partition_block(6, 3), info_for("block", 0),
                           dir / "p", false);
 
     REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("has 3 parts but 2 were expected"));
@@ -225,12 +233,12 @@ TEST_CASE("read_part rejects a partition with another number of parts", "[partit
 
 TEST_CASE("read_part rejects a part file of another partition", "[partition]") {
     const GraphDataset g = test::generated(300, 6, 4);
-    const GlobalCsr a_hat = gcn_normalize(g);
+    const GlobalCsr adjacency = adjacency_matrix(g);
     const TempDir dir;
-    (void)write_partition(g, a_hat, partition_random(300, 2, 1), info_for("random", 1), dir / "a",
-                          false);
-    (void)write_partition(g, a_hat, partition_random(300, 2, 2), info_for("random", 2), dir / "b",
-                          false);
+    (void)write_partition(g, adjacency, partition_random(300, 2, 1), info_for("random", 1),
+                          dir / "a", false);
+    (void)write_partition(g, adjacency, partition_random(300, 2, 2), info_for("random", 2),
+                          dir / "b", false);
 
     fs::copy_file(dir / "b/part-00001.h5", dir / "a/part-00001.h5",
                   fs::copy_options::overwrite_existing);
@@ -244,25 +252,65 @@ TEST_CASE("read_part rejects a part file of another partition", "[partition]") {
 TEST_CASE("read_part checks partition.json's format and version", "[partition]") {
     const GraphDataset g = test::path_graph(6);
     const TempDir dir;
-    (void)write_partition(g, gcn_normalize(g), partition_block(6, 2), info_for("block", 0),
+    (void)write_partition(g, adjacency_matrix(g), partition_block(6, 2), info_for("block", 0),
                           dir / "p", false);
     const std::string json = read_text(dir / "p/partition.json");
-    const auto at = json.find("\"strata_format_version\": 1");
+    const auto at = json.find("\"strata_format_version\": 2");
     REQUIRE(at != std::string::npos);
 
     std::string edited = json;
-    edited.replace(at, 26, "\"strata_format_version\": 2");
+    edited.replace(at, 26, "\"strata_format_version\": 3");
     write_text(dir / "p/partition.json", edited);
-    REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("version 2 is not supported"));
+    REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("version 3 is not supported"));
     write_text(dir / "p/partition.json", "{ not json");
     REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("not valid JSON"));
+}
+
+TEST_CASE("a version-1 partition is refused with the command that re-partitions it",
+          "[partition]") {
+    const GraphDataset g = test::path_graph(6);
+    const TempDir dir;
+    (void)write_partition(g, adjacency_matrix(g), partition_block(6, 2), info_for("block", 0),
+                          dir / "graph.2", false);
+    const std::string json = read_text(dir / "graph.2/partition.json");
+    const auto at = json.find("\"strata_format_version\": 2");
+    REQUIRE(at != std::string::npos);
+    const std::string command = "re-partition with 'strata partition --data cora --parts 2 --out " +
+                                (dir / "graph.2") + " --force'";
+
+    SECTION("partition.json of version 1") {
+        std::string edited = json;
+        edited.replace(at, 26, "\"strata_format_version\": 1");
+        write_text(dir / "graph.2/partition.json", edited);
+
+        REQUIRE_THROWS_WITH(
+            read_part(dir / "graph.2", 1, 2),
+            Contains(dir / "graph.2/partition.json" +
+                     ": partition format version 1 is not supported (this strata reads version "
+                     "2): " +
+                     command));
+    }
+    SECTION("a part file of version 1") {
+        const std::string part = dir / "graph.2/part-00000.h5";
+        fs::rename(part, dir / "v2.h5");
+        copy_part_file(dir / "v2.h5", part, [](const std::string&, auto&) {},
+                       {{"strata_format_version", 1}});
+
+        REQUIRE_NOTHROW(read_part(dir / "graph.2", 1, 2));
+        REQUIRE_THROWS_WITH(
+            read_part(dir / "graph.2", 0, 2),
+            Contains(part +
+                     ": partition format version 1 is not supported (this strata reads version "
+                     "2): " +
+                     command));
+    }
 }
 
 TEST_CASE("read_part validates every dataset of a part file", "[partition]") {
     const GraphDataset g = test::generated(400, 6, 5);
     const TempDir dir;
-    (void)write_partition(g, gcn_normalize(g), partition_random(400, 2, 3), info_for("random", 3),
-                          dir / "p", false);
+    (void)write_partition(g, adjacency_matrix(g), partition_random(400, 2, 3),
+                          info_for("random", 3), dir / "p", false);
     const std::string part = dir / "p/part-00001.h5";
     const std::string good = dir / "good.h5";
     fs::copy_file(part, good);
@@ -276,13 +324,14 @@ TEST_CASE("read_part validates every dataset of a part file", "[partition]") {
                                Corruption{"/node/train_mask", "expected 0 or 1"},
                                Corruption{"/halo/global_ids", "is not owned by peer"},
                                Corruption{"/owned/original_ids", "not ascending"},
-                               Corruption{"/adjacency/values", "not finite"}}) {
+                               Corruption{"/adjacency/values", "not finite"},
+                               Corruption{"/degrees/halo", "halo degree 0 is nan"}}) {
         INFO(c.dataset);
         copy_part_file(good, part, [&](const std::string& path, auto& data) {
             if (path == c.dataset) {
                 using T = std::decay_t<decltype(data[0])>;
-                if constexpr (std::is_same_v<T, float>) {
-                    data[0] = std::numeric_limits<float>::quiet_NaN();
+                if constexpr (std::is_floating_point_v<T>) {
+                    data[0] = std::numeric_limits<T>::quiet_NaN();
                 } else if constexpr (std::is_same_v<T, std::uint8_t>) {
                     data[0] = 7;
                 } else {
@@ -299,21 +348,21 @@ TEST_CASE("read_part validates every dataset of a part file", "[partition]") {
 TEST_CASE("write_partition refuses an existing output unless forced and leaves nothing on error",
           "[partition]") {
     const GraphDataset g = test::path_graph(6);
-    const GlobalCsr a_hat = gcn_normalize(g);
+    const GlobalCsr adjacency = adjacency_matrix(g);
     const TempDir dir;
     fs::create_directories(dir / "p");
     write_text(dir / "p/keep.txt", "old");
 
-    REQUIRE_THROWS_WITH(
-        write_partition(g, a_hat, partition_block(6, 2), info_for("block", 0), dir / "p", false),
-        Contains("already exists (use --force"));
+    REQUIRE_THROWS_WITH(write_partition(g, adjacency, partition_block(6, 2), info_for("block", 0),
+                                        dir / "p", false),
+                        Contains("already exists (use --force"));
     CHECK(fs::exists(dir / "p/keep.txt"));
-    REQUIRE_THROWS_WITH(write_partition(g, a_hat, Partition{2, {0, 1, 0, 1, 0, 5}},
+    REQUIRE_THROWS_WITH(write_partition(g, adjacency, Partition{2, {0, 1, 0, 1, 0, 5}},
                                         info_for("block", 0), dir / "q", false),
                         Contains("owner of vertex 5"));
     CHECK(dir.entries() == std::vector<std::string>{"p"});
-    REQUIRE_NOTHROW(
-        write_partition(g, a_hat, partition_block(6, 2), info_for("block", 0), dir / "p", true));
+    REQUIRE_NOTHROW(write_partition(g, adjacency, partition_block(6, 2), info_for("block", 0),
+                                    dir / "p", true));
     CHECK(!fs::exists(dir / "p/keep.txt"));
     CHECK(fs::exists(dir / "p/part-00001.h5"));
     CHECK(dir.entries() == std::vector<std::string>{"p"});
@@ -336,7 +385,7 @@ TEST_CASE("run_partition_job writes a partition and reports every phase", "[part
         CHECK(phase.peak_rss_bytes > 0);
     }
     CHECK(phases ==
-          std::vector<std::string>{"read", "metis", "reread", "normalize", "build", "write"});
+          std::vector<std::string>{"read", "metis", "reread", "adjacency", "build", "write"});
     CHECK(r.info.balance == std::vector<std::string>{"vertices", "edges", "train"});
     CHECK(r.info.metis_edgecut > 0);
     CHECK(r.info.source_checksum.rfind("crc32:", 0) == 0);

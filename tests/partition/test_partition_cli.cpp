@@ -93,7 +93,7 @@ TEST_CASE("strata partition prints the report and writes the directory", "[parti
     INFO(table.err);
     REQUIRE(table.exit_code == 0);
     CHECK_THAT(table.out, Contains("edge cut:") && Contains("communication volume:") &&
-                              Contains("imbalance") && Contains("metis") && Contains("normalize"));
+                              Contains("imbalance") && Contains("metis") && Contains("adjacency"));
     CHECK(fs::exists(box.path("p/part-00003.h5")));
     CHECK(fs::exists(box.path("p/partition.json")));
     REQUIRE(json.exit_code == 0);

@@ -75,4 +75,45 @@ inline GraphDataset directed_graph(std::int64_t n, int classes, int degree, inde
     return community_graph(n, classes, degree, features, seed, /*directed=*/true);
 }
 
+/// directed_graph with what a raw adjacency must keep apart from Â: edge weights (`dyadic`:
+/// drawn from {0.25, 0.5, 1, 1.5, 2, 3}, so that every sum is exact in float; otherwise
+/// arbitrary floats in [0.1, 2)), a stored self loop on every 7th vertex, a duplicate of the
+/// first in-edge of every 5th vertex (appended, so the row is unsorted), and no in-edge at all
+/// on every 11th vertex. Deterministic in `seed`.
+inline GraphDataset weighted_directed_graph(std::int64_t n, std::uint64_t seed, bool dyadic) {
+    GraphDataset g = directed_graph(n, 4, 4, 6, seed);
+    std::mt19937_64 rng(seed + 1);
+    const float dyadic_weights[] = {0.25f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f};
+    std::uniform_int_distribution<int> pick(0, 5);
+    std::uniform_real_distribution<float> arbitrary(0.1f, 2.0f);
+    auto weight = [&] { return dyadic ? dyadic_weights[pick(rng)] : arbitrary(rng); };
+    std::vector<std::int64_t> indptr{0};
+    std::vector<std::int64_t> indices;
+    std::vector<float> weights;
+    for (std::int64_t v = 0; v < n; ++v) {
+        const auto begin = g.indptr[static_cast<std::size_t>(v)];
+        const auto end = g.indptr[static_cast<std::size_t>(v) + 1];
+        if (v % 11 != 0) {
+            for (auto k = begin; k < end; ++k) {
+                indices.push_back(g.indices[static_cast<std::size_t>(k)]);
+                weights.push_back(weight());
+            }
+            if (v % 7 == 0) {
+                indices.push_back(v);
+                weights.push_back(weight());
+            }
+            if (v % 5 == 0 && end > begin) {
+                indices.push_back(g.indices[static_cast<std::size_t>(begin)]);
+                weights.push_back(weight());
+            }
+        }
+        indptr.push_back(static_cast<std::int64_t>(indices.size()));
+    }
+    g.name = "weighted directed community";
+    g.indptr = std::move(indptr);
+    g.indices = std::move(indices);
+    g.edge_weight = std::move(weights);
+    return g;
+}
+
 }  // namespace strata::test

@@ -11,8 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "datasets/adjacency.hpp"
 #include "datasets/h5_file.hpp"
-#include "datasets/normalize.hpp"
 #include "layers/gcn_model.hpp"
 #include "layers/model_zoo.hpp"
 #include "layers/pipelined_aggregation.hpp"
@@ -324,8 +324,8 @@ public:
     Run(Communicator& comm, const GraphDataset& g, const Partition& p, const GcnOptions& gcn)
         : comm_(comm),
           backend_(make_cpu_backend(1)),
-          part_(build_local_part(g, gcn_normalize(g), p, comm.rank())),
-          inputs_(*backend_, part_),
+          part_(build_local_part(g, adjacency_matrix(g), p, comm.rank())),
+          inputs_(*backend_, part_, Normalization::symmetric),  // build_gcn's
           aggregation_(inputs_.blocks, comm),
           graph_(build_gcn(part_.features.cols, static_cast<index_t>(part_.num_classes), gcn)),
           parameters_(*backend_, graph_, gcn.seed),
