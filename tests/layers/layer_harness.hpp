@@ -17,6 +17,7 @@
 #include "layers/bias_activation_op.hpp"
 #include "layers/graph_blocks.hpp"
 #include "layers/graph_halo_exchange.hpp"
+#include "partition/local_normalize.hpp"
 #include "layers/linear_op.hpp"
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
@@ -46,7 +47,8 @@ struct OneRankGraph {
         part = build_local_part(graph, adjacency_matrix(graph), partition_block(n, 1), 0);
         inputs = std::make_unique<TrainingInputs>(*backend, part, normalization);
         aggregation = std::make_unique<PipelinedAggregation>(inputs->blocks, comm);
-        halo = std::make_unique<GraphHaloExchange>(inputs->blocks, part.graph, comm);
+        halo = std::make_unique<GraphHaloExchange>(
+            inputs->blocks, normalized(part.graph, Normalization::symmetric), comm);
     }
     [[nodiscard]] index_t rows() const { return part.graph.num_owned; }
     [[nodiscard]] OpContext context(bool training, std::uint64_t epoch = 3) {

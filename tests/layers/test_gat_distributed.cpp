@@ -12,10 +12,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "datasets/adjacency.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/bias_activation_op.hpp"
 #include "layers/gat_op.hpp"
 #include "layers/graph_halo_exchange.hpp"
+#include "partition/local_normalize.hpp"
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/local_part.hpp"
@@ -109,11 +111,11 @@ struct EpochResult {
 std::vector<EpochResult> train(const GraphDataset& g, Communicator& comm, int epochs,
                                float dropout, Recompute recompute) {
     auto backend = make_cpu_backend(1);
-    const LocalPart part = build_local_part(g, gcn_normalize(g), agreed_partition(g, comm),
+    const LocalPart part = build_local_part(g, adjacency_matrix(g), agreed_partition(g, comm),
                                             comm.rank());
-    const TrainingInputs inputs(*backend, part);
+    const TrainingInputs inputs(*backend, part, Normalization::symmetric);
     PipelinedAggregation aggregation(inputs.blocks, comm);
-    GraphHaloExchange halo(inputs.blocks, part.graph, comm);
+    GraphHaloExchange halo(inputs.blocks, normalized(part.graph, Normalization::symmetric), comm);
     ModelGraph graph =
         gat_model(part.features.cols, static_cast<index_t>(part.num_classes), dropout);
     ModelParameters parameters(*backend, graph, 17);
