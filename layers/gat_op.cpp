@@ -72,8 +72,7 @@ GatOp::GatOp(index_t in, index_t heads, index_t out_per_head, GatOptions options
     STRATA_CHECK(options.negative_slope >= 0.0f, "gat: negative slope ", options.negative_slope,
                  " must be >= 0");
     STRATA_CHECK(options.attention_dropout >= 0.0f && options.attention_dropout < 1.0f,
-                 "gat: attention dropout rate must be in [0, 1), got ",
-                 options.attention_dropout);
+                 "gat: attention dropout rate must be in [0, 1), got ", options.attention_dropout);
 }
 
 std::string GatOp::describe() const {
@@ -153,8 +152,8 @@ void GatOp::attend(const OpContext& context, ConstMatrixView x, const Attention&
     // B_src, B_dst: a[h] at row h, columns hF .. hF + F.
     backend.fill(a.b, 0.0f);
     for (index_t h = 0; h < heads_; ++h) {
-        const std::size_t src = static_cast<std::size_t>(h) * hf + static_cast<std::size_t>(h) *
-                                                                       per_head_;
+        const std::size_t src =
+            static_cast<std::size_t>(h) * hf + static_cast<std::size_t>(h) * per_head_;
         const std::size_t dst = src + static_cast<std::size_t>(heads_) * hf;
         backend.axpby(1.0f, att_src_.value.row_range(h, 1), 0.0f, {a.b.data + src, 1, per_head_});
         backend.axpby(1.0f, att_dst_.value.row_range(h, 1), 0.0f, {a.b.data + dst, 1, per_head_});
@@ -176,8 +175,8 @@ namespace {
 
 /// Throws unless `rows` is every owned row.
 void check_whole(const HaloExchange& halo, RowRange rows) {
-    STRATA_CHECK(rows.first == 0 && rows.count == halo.num_owned(), "gat: rows [", rows.first,
-                 ", ", rows.end(), ") of ", halo.num_owned(),
+    STRATA_CHECK(rows.first == 0 && rows.count == halo.num_owned(), "gat: rows [", rows.first, ", ",
+                 rows.end(), ") of ", halo.num_owned(),
                  ": the op needs all rows at once (each softmax reads a whole neighbourhood)");
 }
 
@@ -280,8 +279,8 @@ void GatOp::backward(const OpContext& context, const BackwardArgs& args) {
     }
     backend.gemm(ds_src_own, Transpose::no, a.b.row_range(0, heads_), Transpose::no, dwh_own, 1.0f,
                  1.0f);
-    backend.gemm(ds_dst, Transpose::no, a.b.row_range(heads_, heads_), Transpose::no, dwh_own,
-                 1.0f, 1.0f);
+    backend.gemm(ds_dst, Transpose::no, a.b.row_range(heads_, heads_), Transpose::no, dwh_own, 1.0f,
+                 1.0f);
     // Wh = x W.
     backend.gemm(x, Transpose::yes, dwh_own, Transpose::no, weight_.grad, 1.0f, 1.0f);
     if (args.modes[0] != GradMode::skip) {

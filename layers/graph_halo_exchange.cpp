@@ -132,7 +132,7 @@ void GraphHaloExchange::gather(ConstMatrixView h, MatrixView halo_rows, std::spa
     blocks_.backend().gather_rows(h, blocks_.send_rows(), send);
     auto exchange = comm_.start_exchange(pattern, send, halo_rows);
     const auto bytes = static_cast<std::int64_t>(send.size() * sizeof(float));
-    (purpose == ExchangePurpose::recompute ? sent_.recompute
+    (purpose == ExchangePurpose::recompute  ? sent_.recompute
      : purpose == ExchangePurpose::backward ? sent_.backward
                                             : sent_.forward) += bytes;
     exchange->wait_all();
@@ -142,8 +142,8 @@ void GraphHaloExchange::scatter_add(ConstMatrixView dhalo, MatrixView dh,
                                     std::span<float> workspace) {
     const ExchangePattern& reversed = blocks_.reversed_pattern();  // send = forward recv
     STRATA_CHECK(dh.rows == num_owned() && dhalo.rows == num_halo_ && dhalo.cols == dh.cols,
-                 "halo exchange: scatter_add of ", dhalo.rows, " x ", dhalo.cols, " into ",
-                 dh.rows, " x ", dh.cols, ", expected ", num_halo_, " and ", num_owned(), " rows");
+                 "halo exchange: scatter_add of ", dhalo.rows, " x ", dhalo.cols, " into ", dh.rows,
+                 " x ", dh.cols, ", expected ", num_halo_, " and ", num_owned(), " rows");
     if (reversed.peers.empty()) {
         return;
     }
