@@ -433,8 +433,9 @@ ExecutionPlan plan_execution(const ModelGraph& graph, const PlanOptions& options
     for (const Node& node : graph.nodes()) {
         STRATA_CHECK(node.op->kind() != OpKind::aggregate || options.graph != nullptr,
                      "plan: ", node.name, " aggregates but no graph operator was given");
-        STRATA_CHECK(node.op->kind() != OpKind::attention || options.halo != nullptr, "plan: ",
-                     node.name, " attends over neighbours but no halo exchange was given");
+        STRATA_CHECK(node.op->kind() != OpKind::attention || options.halo != nullptr,
+                     "plan: ", node.name,
+                     " attends over neighbours but no halo exchange was given");
     }
     for (const TensorId t : options.evaluation_outputs) {
         STRATA_CHECK(t >= 0 && t < static_cast<TensorId>(graph.tensors().size()) &&

@@ -47,6 +47,9 @@ FullGraphExecutor::FullGraphExecutor(Backend& backend, Communicator& comm, Model
                      "executor: input '", info.name, "' is ", data_.inputs[k].rows, " x ",
                      data_.inputs[k].cols, ", the model expects ", rows, " x ", info.cols);
     }
+    STRATA_CHECK(halo_ == nullptr || halo_->num_owned() == rows, "executor: the halo exchange has ",
+                 halo_ == nullptr ? 0 : halo_->num_owned(), " owned rows, the graph operator ",
+                 rows);
     const auto n = static_cast<std::size_t>(rows);
     STRATA_CHECK(data_.labels.size() == n && data_.train_mask.size() == n &&
                      data_.val_mask.size() == n && data_.test_mask.size() == n &&

@@ -288,10 +288,9 @@ struct OneRankModel {
                  std::uint64_t seed = 3)
         : g(graph_data), graph(std::move(model)) {
         parameters = std::make_unique<ModelParameters>(*g.backend, graph, seed);
-        executor = std::make_unique<FullGraphExecutor>(*g.backend, g.comm, graph, *parameters,
-                                                       *g.aggregation, g.inputs->data(),
-                                                       ExecutorOptions{.recompute = recompute,
-                                                                       .halo = g.halo.get()});
+        executor = std::make_unique<FullGraphExecutor>(
+            *g.backend, g.comm, graph, *parameters, *g.aggregation, g.inputs->data(),
+            ExecutorOptions{.recompute = recompute, .halo = g.halo.get()});
     }
     /// Mean training loss at `epoch` (dropout keyed by it); fills the gradients.
     double loss(std::int64_t epoch = 1) { return executor->train_step(epoch); }

@@ -85,8 +85,8 @@ HostMatrix reference_gat(const OneRankGraph& g, const HostMatrix& x, index_t hea
             for (const global_id u : neighbours) {
                 double alpha = e[at++] / sum;
                 if (rate > 0.0f) {
-                    const bool keep = counter_u32(stream, v, u * heads + h) >=
-                                      dropout_threshold(rate);
+                    const bool keep =
+                        counter_u32(stream, v, u * heads + h) >= dropout_threshold(rate);
                     alpha = keep ? alpha / (1.0 - rate) : 0.0;
                 }
                 const index_t j = local[static_cast<std::size_t>(u)];
@@ -114,10 +114,8 @@ TEST_CASE("GAT forward equals a dense per-vertex loop over A + I", "[layers][gat
     const HostMatrix x = random_matrix(16, 5, 1);
     for (const bool concat : {true, false}) {
         for (const float rate : {0.0f, 0.5f}) {
-            const GatOptions o{.concat = concat,
-                               .attention_dropout = rate,
-                               .seed = 4,
-                               .dropout_id = 3};
+            const GatOptions o{
+                .concat = concat, .attention_dropout = rate, .seed = 4, .dropout_id = 3};
             GatOp op(5, 3, 2, o);
             INFO("concat " << concat << ", attention dropout " << rate);
             const HostMatrix dy = random_matrix(16, concat ? 6 : 2, 2);
@@ -192,15 +190,14 @@ TEST_CASE("a two-layer GAT model's gradients match finite differences in every r
         const TensorId x = model.add_input("features", 4);
         const TensorId h1 = model.add(
             "gat0", std::make_unique<GatOp>(4, 2, 3, GatOptions{.attention_dropout = 0.3f}), {x});
-        const TensorId a1 = model.add(
-            "act0",
-            std::make_unique<BiasActivationOp>(6, BiasActivationOptions{.activation =
-                                                                            Activation::relu}),
-            {h1});
+        const TensorId a1 = model.add("act0",
+                                      std::make_unique<BiasActivationOp>(
+                                          6, BiasActivationOptions{.activation = Activation::relu}),
+                                      {h1});
         model.mark_layer_input(a1);
         model.set_output(model.add(
-            "gat1",
-            std::make_unique<GatOp>(6, 2, 3, GatOptions{.concat = false, .dropout_id = 1}), {a1}));
+            "gat1", std::make_unique<GatOp>(6, 2, 3, GatOptions{.concat = false, .dropout_id = 1}),
+            {a1}));
         OneRankModel m(g, std::move(model), mode);
         INFO("recompute " << to_string(mode));
 
@@ -227,4 +224,20 @@ TEST_CASE("GAT rejects bad sizes, a partial row range and a missing halo exchang
     g.halo.reset();
     CHECK_THROWS_WITH(run_op(op, g, {random_matrix(14, 4, 1)}, random_matrix(14, 6, 2), true),
                       Catch::Contains("gat: the executor lent no halo exchange"));
+}
+
+TEST_CASE("the halo exchange allocates exactly its plan line", "[layers][gat]") {
+    OneRankGraph g(30, 4, /*directed=*/true);
+    const std::int64_t before = g.backend->memory_stats().bytes_in_use;
+    {
+        const GraphHaloExchange halo(g.inputs->blocks, g.part.graph, g.comm);
+        const std::int64_t used = g.backend->memory_stats().bytes_in_use - before;
+        CHECK(used == GraphHaloExchange::plan_bytes(g.part.graph));
+        CHECK(GraphHaloExchange::plan_line(g.part.graph).bytes == used);
+        // One rank: A + I over owned columns only, the pattern of Â's inner block.
+        CHECK(halo.num_halo() == 0);
+        CHECK(halo.structure().nnz() == g.part.graph.inner.nnz());
+        CHECK(halo.structure_t().rows() == 30);
+    }
+    CHECK(g.backend->memory_stats().bytes_in_use == before);
 }

@@ -26,6 +26,7 @@
 #include "src/comm/mpi_communicator.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/optimizer.hpp"
+#include "src/tensor/dense_matrix.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
 
@@ -76,29 +77,27 @@ constexpr index_t hidden = 8;
 ModelGraph gat_model(index_t features, index_t classes, float dropout) {
     ModelGraph graph;
     const TensorId x = graph.add_input("features", features);
-    const TensorId h = graph.add("gat0",
-                                 std::make_unique<GatOp>(features, heads, hidden,
-                                                         GatOptions{.attention_dropout = dropout,
-                                                                    .weight_decay = 5e-4f,
-                                                                    .seed = 9,
-                                                                    .dropout_id = 1}),
-                                 {x});
+    const TensorId h = graph.add(
+        "gat0",
+        std::make_unique<GatOp>(
+            features, heads, hidden,
+            GatOptions{
+                .attention_dropout = dropout, .weight_decay = 5e-4f, .seed = 9, .dropout_id = 1}),
+        {x});
     const TensorId a = graph.add(
         "act0",
-        std::make_unique<BiasActivationOp>(heads * hidden,
-                                           BiasActivationOptions{.activation = Activation::relu,
-                                                                 .dropout = dropout,
-                                                                 .seed = 9,
-                                                                 .dropout_id = 2}),
+        std::make_unique<BiasActivationOp>(
+            heads * hidden,
+            BiasActivationOptions{
+                .activation = Activation::relu, .dropout = dropout, .seed = 9, .dropout_id = 2}),
         {h});
     graph.mark_layer_input(a);
-    graph.set_output(graph.add("gat1",
-                               std::make_unique<GatOp>(heads * hidden, 1, classes,
-                                                       GatOptions{.concat = false,
-                                                                  .attention_dropout = dropout,
-                                                                  .seed = 9,
-                                                                  .dropout_id = 3}),
-                               {a}));
+    graph.set_output(graph.add(
+        "gat1",
+        std::make_unique<GatOp>(
+            heads * hidden, 1, classes,
+            GatOptions{.concat = false, .attention_dropout = dropout, .seed = 9, .dropout_id = 3}),
+        {a}));
     return graph;
 }
 
@@ -108,8 +107,8 @@ struct EpochResult {
     std::array<std::int64_t, 3> halo{};  ///< forward, backward, recompute bytes; over ranks
 };
 
-std::vector<EpochResult> train(const GraphDataset& g, Communicator& comm, int epochs,
-                               float dropout, Recompute recompute) {
+std::vector<EpochResult> train(const GraphDataset& g, Communicator& comm, int epochs, float dropout,
+                               Recompute recompute) {
     auto backend = make_cpu_backend(1);
     const LocalPart part = build_local_part(g, adjacency_matrix(g), agreed_partition(g, comm),
                                             comm.rank());
@@ -155,6 +154,67 @@ bool same_losses(const std::vector<EpochResult>& k, const std::vector<EpochResul
 }
 
 }  // namespace
+
+TEST_CASE("the halo exchange gathers peers' rows and returns their gradients to the owners",
+          "[layers][gat][mpi]") {
+    MpiCommunicator world;
+    const GraphDataset g = test::directed_graph(90, 4, 4, 3, 21);
+    const LocalGraph local =
+        build_local_graph(gcn_normalize(g), agreed_partition(g, world), world.rank());
+    auto backend = make_cpu_backend(1);
+    const GraphBlocks blocks(*backend, local);
+    GraphHaloExchange halo(blocks, local, world);
+    const index_t n = local.num_owned;
+    const index_t m = halo.num_halo();
+    // h[v, c] = 1000 v + c on every rank: a gathered row names its vertex.
+    HostMatrix h_local(n, 3);
+    for (index_t i = 0; i < n; ++i) {
+        for (index_t c = 0; c < 3; ++c) {
+            h_local.at(i, c) =
+                static_cast<float>(1000 * local.owned_original[static_cast<std::size_t>(i)] + c);
+        }
+    }
+    const DenseMatrix h = DenseMatrix::upload(*backend, h_local);
+    DenseMatrix rows(*backend, m, 3);
+    Buffer<float> workspace(*backend, std::max<std::size_t>(1, halo.workspace_floats(3)));
+    halo.gather(h.view(), rows.view(), workspace.span(), ExchangePurpose::forward);
+    const HostMatrix got = rows.download();
+    bool ok = true;
+    for (index_t j = 0; j < m; ++j) {
+        for (index_t c = 0; c < 3; ++c) {
+            const auto v = local.halo_original[static_cast<std::size_t>(j)];
+            ok = ok && got.at(j, c) == static_cast<float>(1000 * v + c);
+        }
+    }
+    // Reverse: every rank sends 1 per halo row; an owner receives one per rank that reads the
+    // row, i.e. dh[i] = number of other ranks with an in-edge from i.
+    DenseMatrix ones(*backend, m, 3);
+    backend->fill(ones.view(), 1.0f);
+    DenseMatrix dh(*backend, n, 3);
+    backend->fill(dh.view(), 0.0f);
+    halo.scatter_add(ones.view(), dh.view(), workspace.span());
+    const HostMatrix counts = dh.download();
+    const Partition p = agreed_partition(g, world);
+    for (index_t i = 0; i < n; ++i) {
+        const auto v = local.owned_original[static_cast<std::size_t>(i)];
+        std::set<int> readers;
+        for (std::int64_t u = 0; u < g.num_vertices(); ++u) {
+            for (auto k = g.indptr[static_cast<std::size_t>(u)];
+                 k < g.indptr[static_cast<std::size_t>(u) + 1]; ++k) {
+                const int owner = p.owner[static_cast<std::size_t>(u)];
+                if (g.indices[static_cast<std::size_t>(k)] == v && owner != world.rank()) {
+                    readers.insert(owner);
+                }
+            }
+        }
+        ok = ok && counts.at(i, 0) == static_cast<float>(readers.size());
+    }
+    CHECK(ok);
+    REQUIRE(all_ranks(ok));
+    CHECK(halo.bytes_sent().forward ==
+          static_cast<std::int64_t>(blocks.pattern().num_send_rows()) * 3 * 4);
+    CHECK(halo.bytes_sent().backward == static_cast<std::int64_t>(m) * 3 * 4);
+}
 
 TEST_CASE("GAT training on K ranks equals one rank at every epoch", "[layers][gat][mpi]") {
     MpiCommunicator world;

@@ -14,6 +14,7 @@
 #include "src/device/cuda/cuda_check.hpp"
 #include "src/device/cuda/cuda_kernels.hpp"
 #include "src/device/operand_checks.hpp"
+#include "src/tensor/csr_matrix.hpp"
 
 namespace strata {
 namespace {
@@ -285,6 +286,62 @@ void CudaBackend::bias_activation_backward(ConstMatrixView y, ConstMatrixView dy
     STRATA_CUDA_CHECK(cuda::kernels::bias_activation_backward(
         relu ? y.data : nullptr, dy.data, dy.rows, dy.cols, relu, mask,
         mask.drop && !relu ? row_ids.data() : nullptr, dx.data, beta, compute_.get()));
+}
+
+// --- graph attention ---------------------------------------------------------------------------
+
+namespace {
+
+cuda::kernels::EdgeCsr edge_csr(const CsrMatrix& a, index_t heads) {
+    return {a.row_ptr(), a.col_idx(), a.rows(), heads};
+}
+
+}  // namespace
+
+void CudaBackend::edge_scores(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
+                              float negative_slope, MatrixView e) {
+    check_edge_scores(a, s_dst, s_src, e);
+    STRATA_CUDA_CHECK(cuda::kernels::edge_scores(edge_csr(a, e.cols), s_dst.data, s_src.data,
+                                                 negative_slope, e.data, compute_.get()));
+}
+
+void CudaBackend::edge_softmax(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha) {
+    check_edge_softmax(a, e, alpha);
+    STRATA_CUDA_CHECK(
+        cuda::kernels::edge_softmax(edge_csr(a, e.cols), e.data, alpha.data, compute_.get()));
+}
+
+void CudaBackend::edge_softmax_backward(const CsrMatrix& a, ConstMatrixView alpha,
+                                        ConstMatrixView dalpha, ConstMatrixView e,
+                                        float negative_slope, MatrixView dz) {
+    check_edge_softmax_backward(a, alpha, dalpha, e, dz);
+    STRATA_CUDA_CHECK(cuda::kernels::edge_softmax_backward(edge_csr(a, alpha.cols), alpha.data,
+                                                           dalpha.data, e.data, negative_slope,
+                                                           dz.data, compute_.get()));
+}
+
+void CudaBackend::edge_dropout(const CsrMatrix& a, const DropoutKey& key,
+                               std::span<const global_id> row_ids,
+                               std::span<const global_id> col_ids, MatrixView values) {
+    check_edge_dropout(a, key, row_ids, col_ids, values);
+    STRATA_CUDA_CHECK(cuda::kernels::edge_dropout(edge_csr(a, values.cols), dropout_mask(key),
+                                                  row_ids.data(), col_ids.data(), values.data,
+                                                  compute_.get()));
+}
+
+void CudaBackend::edge_spmm(const CsrMatrix& a, std::span<const index_t> edge_ids,
+                            ConstMatrixView alpha, ConstMatrixView x, MatrixView y, float beta) {
+    check_edge_spmm(a, edge_ids, alpha, x, y);
+    STRATA_CUDA_CHECK(cuda::kernels::edge_spmm(
+        edge_csr(a, alpha.cols), edge_ids.empty() ? nullptr : edge_ids.data(), alpha.data, x.data,
+        x.cols, y.data, y.cols, beta, compute_.get()));
+}
+
+void CudaBackend::edge_dots(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z,
+                            MatrixView out) {
+    check_edge_dots(a, x, z, out);
+    STRATA_CUDA_CHECK(cuda::kernels::edge_dots(edge_csr(a, out.cols), x.data, x.cols, z.data,
+                                               z.cols, out.data, compute_.get()));
 }
 
 // --- loss and optimizer ------------------------------------------------------------------------

@@ -99,6 +99,21 @@ public:
                                   const DropoutKey& key, std::span<const global_id> row_ids,
                                   MatrixView dx, float beta) override;
 
+    /// Graph attention: plain kernels, one thread per CSR row (per output element for
+    /// edge_spmm), the CPU's formulas and order (src/device/edge_rows.hpp); exp may differ from
+    /// the CPU's in the last bit.
+    void edge_scores(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
+                     float negative_slope, MatrixView e) override;
+    void edge_softmax(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha) override;
+    void edge_softmax_backward(const CsrMatrix& a, ConstMatrixView alpha, ConstMatrixView dalpha,
+                               ConstMatrixView e, float negative_slope, MatrixView dz) override;
+    void edge_dropout(const CsrMatrix& a, const DropoutKey& key, std::span<const global_id> row_ids,
+                      std::span<const global_id> col_ids, MatrixView values) override;
+    void edge_spmm(const CsrMatrix& a, std::span<const index_t> edge_ids, ConstMatrixView alpha,
+                   ConstMatrixView x, MatrixView y, float beta) override;
+    void edge_dots(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z,
+                   MatrixView out) override;
+
     /// Waits for the result. Throws strata::Error if a selected label is >= classes.
     LossSums softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
                                    std::span<const std::uint8_t> mask, float grad_scale,

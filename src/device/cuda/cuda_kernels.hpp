@@ -82,6 +82,39 @@ struct DropoutMask {
                                                    const std::int64_t* row_ids, float* dx,
                                                    float beta, cudaStream_t stream);
 
+// --- attention.cu -------------------------------------------------------------------------------
+
+/// The CSR structure of A (values unused) and the head count H of its edge values (nnz x H).
+struct EdgeCsr {
+    const std::int32_t* row_ptr;
+    const std::int32_t* col_idx;
+    std::int32_t rows;
+    std::int32_t heads;
+};
+
+/// Backend::edge_scores: e[k, h] = LeakyReLU(s_dst[i, h] + s_src[c_k, h]).
+[[nodiscard]] cudaError_t edge_scores(const EdgeCsr& a, const float* s_dst, const float* s_src,
+                                      float slope, float* e, cudaStream_t stream);
+/// Backend::edge_softmax: per row and head (alpha may alias e).
+[[nodiscard]] cudaError_t edge_softmax(const EdgeCsr& a, const float* e, float* alpha,
+                                       cudaStream_t stream);
+/// Backend::edge_softmax_backward (dz may alias dalpha).
+[[nodiscard]] cudaError_t edge_softmax_backward(const EdgeCsr& a, const float* alpha,
+                                                const float* dalpha, const float* e, float slope,
+                                                float* dz, cudaStream_t stream);
+/// Backend::edge_dropout with the mask of mask (row_ids: rows, col_ids: A's columns).
+[[nodiscard]] cudaError_t edge_dropout(const EdgeCsr& a, const DropoutMask& mask,
+                                       const std::int64_t* row_ids, const std::int64_t* col_ids,
+                                       float* values, cudaStream_t stream);
+/// Backend::edge_spmm (edge_ids may be null). y: rows x y_cols; beta == 0 never reads y.
+[[nodiscard]] cudaError_t edge_spmm(const EdgeCsr& a, const std::int32_t* edge_ids,
+                                    const float* alpha, const float* x, std::int32_t x_cols,
+                                    float* y, std::int32_t y_cols, float beta, cudaStream_t stream);
+/// Backend::edge_dots: out nnz x H.
+[[nodiscard]] cudaError_t edge_dots(const EdgeCsr& a, const float* x, std::int32_t x_cols,
+                                    const float* z, std::int32_t z_cols, float* out,
+                                    cudaStream_t stream);
+
 // --- spmm_rows.cu -------------------------------------------------------------------------------
 
 /// y = A[first : first + count] x + beta y without cuSPARSE (a row range; row_ptr is A's whole
