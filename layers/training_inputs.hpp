@@ -1,5 +1,6 @@
 // TrainingInputs: a rank's LocalPart uploaded once to a backend — graph blocks, features,
-// labels and masks — and the views an executor reads (TrainingData).
+// labels and the selected split's masks (LocalPart::split) — and the views an executor reads
+// (TrainingData).
 #pragma once
 
 #include <vector>

@@ -90,7 +90,7 @@ void summarize(PartitionReport& report) {
 std::string report_to_json(const PartitionReport& r) {
     Json json;
     json["strata_format"] = "partition";
-    json["strata_format_version"] = 1;
+    json["strata_format_version"] = 2;
     json["partition_id"] = r.partition_id;
     json["source"] = {{"path", r.info.source_path}, {"checksum", r.info.source_checksum}};
     json["method"] = r.info.method;
@@ -151,8 +151,8 @@ PartitionReport report_from_json(const std::string& text, const std::string& wha
     STRATA_CHECK(format == "partition", what, ": strata_format is '", format,
                  "', expected 'partition'");
     const auto version = field<std::int64_t>(json, "strata_format_version", what);
-    STRATA_CHECK(version == 1, what, ": strata_format_version ", version,
-                 " is not supported (this build reads version 1)");
+    STRATA_CHECK(version == 2, what, ": strata_format_version ", version,
+                 " is not supported (this build reads version 2)");
     PartitionReport r;
     r.partition_id = field<std::string>(json, "partition_id", what);
     const Json source = json.contains("source") ? json["source"] : Json::object();

@@ -70,7 +70,7 @@ struct PartitionReport {
 /// Fills edge_cut, imbalances and communication_volume from `parts`.
 void summarize(PartitionReport& report);
 
-/// partition.json text (pretty-printed JSON, format "partition", version 1).
+/// partition.json text (pretty-printed JSON, format "partition", version 2).
 [[nodiscard]] std::string report_to_json(const PartitionReport& report);
 
 /// Parses partition.json; checks the format name and version and the fields read_part relies on.

@@ -34,6 +34,7 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
     line["planned_bytes"] = context.planned_bytes;
     line["planned_bytes_per_vertex"] = context.planned_bytes_per_vertex;
     line["baseline_rss_bytes"] = context.baseline_rss_bytes;
+    line["split"] = context.split;
     return line.dump();
 }
 
