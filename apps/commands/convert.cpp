@@ -50,6 +50,8 @@ void check_options(const ConvertOptions& o) {
                  o.from,
                  splits ? ": --data G.h5 and --splits DIR are required"
                         : ": --data and --splits are for --from geom-gcn-splits");
+    STRATA_CHECK(!splits || (o.name.empty() && !o.undirected), "convert --from ", o.from,
+                 ": --name and --undirected do not apply (the graph of --data is kept as it is)");
     STRATA_CHECK(o.split.empty() || o.from == "ogb", "convert --from ", o.from,
                  ": --split applies to --from ogb only");
 }

@@ -310,6 +310,16 @@ check("train (.h5) reports split 2 and its sizes",
 records = [json.loads(line) for line in open(metrics)]
 check("metrics records carry split 2", len(records) == 2 and all(x["split"] == 2 for x in records),
       str(records))
+ck = os.path.join(tmp, "ck")
+expect_ok("train --split-index 1 with a checkpoint", "train", "--data", four, "--split-index", "1",
+          "--epochs", "2", "--checkpoint-dir", ck, "--quiet")
+r = expect_ok("predict --split-index 1", "predict", "--data", four, "--checkpoint", ck, "--out",
+              os.path.join(tmp, "p.h5"), "--split-index", "1")
+check("predict reports split 1", "split=1 train_accuracy=" in r.stdout, r.stdout)
+expect_error("predict --split-index out of range",
+             f"{four}: --split-index 4 out of range: the file has 4 splits (0..3)", "predict",
+             "--data", four, "--checkpoint", ck, "--out", os.path.join(tmp, "q.h5"),
+             "--split-index", "4")
 parts = os.path.join(tmp, "four.2")
 expect_ok("partition a four-split file", "partition", "--data", four, "--parts", "2", "--out",
           parts)
