@@ -15,7 +15,8 @@ namespace strata {
 /// "schema_version" of every record. 1: the unversioned records of earlier strata; 2: versioned
 /// records with `evaluated`, `recompute_halo_bytes`, `planned_bytes`,
 /// `planned_bytes_per_vertex`, `baseline_rss_bytes` (accuracies only on evaluated epochs);
-/// 3: `split` (the dataset split the run trains and evaluates on, --split-index).
+/// 3: `split` (the dataset split the run trains and evaluates on, --split-index), and on
+/// evaluated epochs of two-class tasks `val_auc`, `test_auc`.
 inline constexpr int metrics_schema_version = 3;
 
 /// Constant fields every record carries.

@@ -340,6 +340,51 @@ check("split index out of range on a partition directory",
       r.returncode != 0 and f"{parts}: --split-index 4 out of range: the file has 4 splits (0..3)"
       in r.stderr, r.stderr)
 
+# --- two classes: ROC-AUC next to accuracy, gathered from every rank ------------------------------
+def auc(scores, positive):
+    """Pair counting (ties = 1/2): the definition, independent of strata's rank formula."""
+    p, q = scores[positive], scores[~positive]
+    return ((p[:, None] > q[None, :]).sum() + 0.5 * (p[:, None] == q[None, :]).sum()) / (
+        len(p) * len(q))
+
+
+binary = os.path.join(tmp, "binary.h5")
+expect_ok("generate a two-class graph", "generate", "--nodes", "600", "--avg-degree", "6",
+          "--features", "8", "--classes", "2", "--feature-noise", "6", "--seed", "3", "--out",
+          binary)
+for ranks in (1, 2):
+    ck = os.path.join(tmp, f"bck{ranks}")
+    metrics = os.path.join(tmp, f"b{ranks}.jsonl")
+    r = expect_ok(f"binary task trains on {ranks} rank(s)", "train", "--data", binary, "--epochs",
+                  "12", "--threads", "1", "--metrics", metrics, "--checkpoint-dir", ck,
+                  mpi=ranks if ranks > 1 else 0)
+    records = [json.loads(line) for line in open(metrics)]
+    best = records[0]
+    for rec in records:  # strata's rule: the first epoch of highest val_acc
+        if rec["val_acc"] > best["val_acc"]:
+            best = rec
+    check(f"binary ({ranks}): every record has val_auc and test_auc",
+          all("val_auc" in x and "test_auc" in x for x in records), str(records[0]))
+    check(f"binary ({ranks}): the epoch lines and the final lines show the AUC",
+          "  auc val " in r.stdout and
+          f"best epoch {best['epoch']}: val_auc={best['val_auc']:.4f} test_auc="
+          f"{best['test_auc']:.4f}" in r.stdout, r.stdout[-400:])
+    pred = os.path.join(tmp, f"bp{ranks}.h5")
+    expect_ok(f"binary ({ranks}): predict with the best weights", "predict", "--data", binary,
+              "--checkpoint", ck, "--out", pred)
+    with h5py.File(pred, "r") as p, h5py.File(binary, "r") as g:
+        logits = p["logits"][:]
+        y = g["node/labels"][:]
+        score = logits[:, 1] - logits[:, 0]
+        for key, name in (("val_mask", "val_auc"), ("test_mask", "test_auc")):
+            m = g["node/" + key][0].astype(bool) & (y >= 0)
+            want = auc(score[m], y[m] == 1)
+            check(f"binary ({ranks}): {name} of the best epoch = numpy's AUC of predict's "
+                  f"logits", abs(best[name] - want) < 2e-3, f"{best[name]} vs {want}")
+r = expect_ok("no AUC for a 7-class task", "train", "--data", CORA, "--epochs", "1")
+check("no AUC for a 7-class task (output)", " auc " not in r.stdout and "val_auc" not in r.stdout,
+      r.stdout)
+
 print(f"{checks - len(failures)} passed, {len(failures)} failed")
 subprocess.run(["rm", "-rf", tmp])
 sys.exit(1 if failures else 0)
