@@ -20,7 +20,8 @@ with h5py.File(path, "r") as f:
     indices = f["/graph/indices"][:]
     x = torch.from_numpy(f["/node/features"][:])
     y = torch.from_numpy(f["/node/labels"][:])
-    train = torch.from_numpy(f["/node/train_mask"][:].astype(bool))
+    train_mask = f["/node/train_mask"][:].astype(bool)  # [S, N] (format 2) or [N] (format 1)
+    train = torch.from_numpy(train_mask[0] if train_mask.ndim == 2 else train_mask)
     classes = int(f.attrs["num_classes"])
 n = len(indptr) - 1
 rows = np.repeat(np.arange(n), np.diff(indptr))

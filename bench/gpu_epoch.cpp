@@ -112,7 +112,7 @@ void write_npy(const GraphDataset& graph, const std::filesystem::path& dir) {
     }
     {
         bench::NpyWriter<bool> out(dir / "train_mask.npy", {n});
-        out.append(std::span<const std::uint8_t>(graph.train_mask));
+        out.append(graph.split_of(graph.train_mask, 0));
         out.commit();
     }
 }

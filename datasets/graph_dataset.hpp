@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@ namespace strata {
 
 /// CSR by destination: the in-neighbours of v are indices[indptr[v] : indptr[v+1]].
 /// An undirected graph stores both directions. Global ids are 64-bit.
+/// The masks hold `num_splits` splits, split-major: vertex v is in split s's training set when
+/// train_mask[s * N + v] == 1 (so with one split, train_mask[v]).
 struct GraphDataset {
     std::string name;
     std::int64_t num_classes = 0;
@@ -21,9 +24,10 @@ struct GraphDataset {
     std::vector<float> edge_weight;        ///< empty (all 1) or E
     HostMatrix features;                   ///< N x F
     std::vector<std::int64_t> labels;      ///< N, class id or -1 (unlabeled)
-    std::vector<std::uint8_t> train_mask;  ///< N, 0/1
-    std::vector<std::uint8_t> val_mask;    ///< N, 0/1
-    std::vector<std::uint8_t> test_mask;   ///< N, 0/1
+    int num_splits = 1;                    ///< S >= 1
+    std::vector<std::uint8_t> train_mask;  ///< S x N, 0/1
+    std::vector<std::uint8_t> val_mask;    ///< S x N, 0/1
+    std::vector<std::uint8_t> test_mask;   ///< S x N, 0/1
 
     [[nodiscard]] global_id num_vertices() const {
         return static_cast<global_id>(indptr.size()) - 1;
@@ -32,6 +36,13 @@ struct GraphDataset {
         return static_cast<std::int64_t>(indices.size());
     }
     [[nodiscard]] index_t num_features() const { return features.cols; }
+
+    /// Split s of a mask: its N entries (mask is train_mask, val_mask or test_mask).
+    [[nodiscard]] std::span<const std::uint8_t> split_of(const std::vector<std::uint8_t>& mask,
+                                                         int s) const {
+        const auto n = static_cast<std::size_t>(num_vertices());
+        return std::span<const std::uint8_t>(mask).subspan(static_cast<std::size_t>(s) * n, n);
+    }
 };
 
 }  // namespace strata

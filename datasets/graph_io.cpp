@@ -1,5 +1,5 @@
-// Graph dataset format v1: every invariant is checked on read and before write; messages name
-// the file, the dataset path and the first bad value.
+// Graph dataset format v2 (v1 read as one split): every invariant is checked on read and before
+// write; messages name the file, the dataset path and the first bad value.
 #include "datasets/graph_io.hpp"
 
 #include <cmath>
@@ -28,12 +28,28 @@ void check_size(const std::string& what, const char* dataset, std::size_t size,
 }
 
 void check_mask(const std::string& what, const char* dataset, std::span<const std::uint8_t> mask,
-                std::int64_t n) {
-    check_size(what, dataset, mask.size(), n, "N");
+                std::int64_t n, int splits) {
+    check_size(what, dataset, mask.size(), n * splits, splits == 1 ? "N" : "S x N");
     for (std::size_t i = 0; i < mask.size(); ++i) {
         STRATA_CHECK(mask[i] <= 1, what, ": ", dataset, ": value ", static_cast<int>(mask[i]),
                      " at index ", i, " is not 0 or 1");
     }
+}
+
+/// Version 1: [N] (one split); version 2: [S, N] with the same S for all three masks.
+std::vector<std::uint8_t> read_mask(const H5File& file, const char* dataset, std::int64_t version,
+                                    int& splits) {
+    H5Shape shape;
+    std::vector<std::uint8_t> mask = file.read<std::uint8_t>(dataset, &shape, version == 1 ? 1 : 2);
+    if (version == 1) {
+        return mask;
+    }
+    STRATA_CHECK(shape[0] >= 1 && shape[0] <= std::numeric_limits<int>::max(), file.path(), ": ",
+                 dataset, ": ", shape[0], " splits (expected S >= 1)");
+    STRATA_CHECK(splits == 0 || splits == shape[0], file.path(), ": ", dataset, ": has ", shape[0],
+                 " splits but ", mask_paths[0], " has ", splits);
+    splits = static_cast<int>(shape[0]);
+    return mask;
 }
 
 /// The masks of a dataset in file order (train, val, test).
@@ -92,8 +108,10 @@ void validate_graph(const GraphDataset& g, const std::string& what) {
                      ": label ", g.labels[v], " at index ", v, " out of range [-1, ", g.num_classes,
                      ")");
     }
+    STRATA_CHECK(g.num_splits >= 1, what, ": ", mask_paths[0], ": num_splits must be >= 1, found ",
+                 g.num_splits);
     for (int i = 0; i < 3; ++i) {
-        check_mask(what, mask_paths[i], mask_of(g, i), n);
+        check_mask(what, mask_paths[i], mask_of(g, i), n, g.num_splits);
     }
 }
 
@@ -104,8 +122,9 @@ GraphDataset read_graph(const std::string& path) {
     const std::string format = file.read_string_attribute("/", "strata_format");
     STRATA_CHECK(format == "graph", path, ": /: strata_format is '", format, "', expected 'graph'");
     const std::int64_t version = file.read_int_attribute("/", "strata_format_version");
-    STRATA_CHECK(version == graph_format_version, path, ": /: strata_format_version ", version,
-                 " is not supported (this build reads version ", graph_format_version, ")");
+    STRATA_CHECK(version == 1 || version == graph_format_version, path,
+                 ": /: strata_format_version ", version,
+                 " is not supported (this build reads versions 1 and ", graph_format_version, ")");
 
     GraphDataset g;
     g.name = file.read_string_attribute("/", "name");
@@ -127,9 +146,11 @@ GraphDataset read_graph(const std::string& path) {
     g.features.rows = static_cast<index_t>(shape[0]);
     g.features.cols = static_cast<index_t>(shape[1]);
     g.labels = file.read<std::int64_t>(labels_path, nullptr, 1);
+    int splits = version == 1 ? 1 : 0;
     for (int i = 0; i < 3; ++i) {
-        *mask_of(g, i) = file.read<std::uint8_t>(mask_paths[i], nullptr, 1);
+        *mask_of(g, i) = read_mask(file, mask_paths[i], version, splits);
     }
+    g.num_splits = splits;
     validate_graph(g, path);
     return g;
 }
@@ -153,7 +174,7 @@ void write_graph(const GraphDataset& g, const std::string& path, bool overwrite)
         file.write<float>(features_path, g.features.values, {n, g.features.cols}, true);
         file.write<std::int64_t>(labels_path, g.labels, {n});
         for (int i = 0; i < 3; ++i) {
-            file.write<std::uint8_t>(mask_paths[i], mask_of(g, i), {n});
+            file.write<std::uint8_t>(mask_paths[i], mask_of(g, i), {g.num_splits, n});
         }
     }  // the file is closed (and flushed) before the rename
     output.commit();

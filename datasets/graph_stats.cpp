@@ -94,12 +94,18 @@ GraphStats graph_stats(const GraphDataset& g) {
             ++s.label_counts[static_cast<std::size_t>(l)];
         }
     }
-    const auto ones = [](const std::vector<std::uint8_t>& m) {
+    const auto ones = [](std::span<const std::uint8_t> m) {
         return std::accumulate(m.begin(), m.end(), std::int64_t{0});
     };
-    s.num_train = ones(g.train_mask);
-    s.num_val = ones(g.val_mask);
-    s.num_test = ones(g.test_mask);
+    s.num_splits = g.num_splits;
+    for (int split = 0; split < g.num_splits; ++split) {
+        s.split_sizes.push_back({.train = ones(g.split_of(g.train_mask, split)),
+                                 .val = ones(g.split_of(g.val_mask, split)),
+                                 .test = ones(g.split_of(g.test_mask, split))});
+    }
+    s.num_train = s.split_sizes[0].train;
+    s.num_val = s.split_sizes[0].val;
+    s.num_test = s.split_sizes[0].test;
     return s;
 }
 

@@ -8,6 +8,13 @@
 
 namespace strata {
 
+/// Vertices in the train, val and test sets of one split.
+struct SplitSizes {
+    std::int64_t train = 0;
+    std::int64_t val = 0;
+    std::int64_t test = 0;
+};
+
 struct GraphStats {
     std::int64_t num_vertices = 0;
     std::int64_t num_edges = 0;  ///< directed entries of the CSR
@@ -27,7 +34,9 @@ struct GraphStats {
     bool symmetric = false;            ///< every u -> v has a v -> u (structure only)
     std::vector<std::int64_t> label_counts;  ///< per class
     std::int64_t unlabeled = 0;              ///< label -1
-    std::int64_t num_train = 0;
+    int num_splits = 1;
+    std::vector<SplitSizes> split_sizes;  ///< per split
+    std::int64_t num_train = 0;           ///< split 0's sizes
     std::int64_t num_val = 0;
     std::int64_t num_test = 0;
 };

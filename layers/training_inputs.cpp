@@ -4,8 +4,8 @@
 namespace strata {
 namespace {
 
-Buffer<std::uint8_t> upload_mask(Backend& backend, const std::vector<std::uint8_t>& mask) {
-    return Buffer<std::uint8_t>(backend, std::span<const std::uint8_t>(mask));
+Buffer<std::uint8_t> upload_mask(Backend& backend, std::span<const std::uint8_t> mask) {
+    return Buffer<std::uint8_t>(backend, mask);
 }
 
 }  // namespace
@@ -14,9 +14,9 @@ TrainingInputs::TrainingInputs(Backend& backend, const LocalPart& part, const Pl
     : blocks(backend, plan.graph_operator, plan.graph),
       features(DenseMatrix::upload(backend, part.features)),
       labels(backend, std::span<const index_t>(part.labels)),
-      train_mask(upload_mask(backend, part.train_mask)),
-      val_mask(upload_mask(backend, part.val_mask)),
-      test_mask(upload_mask(backend, part.test_mask)),
+      train_mask(upload_mask(backend, part.split_of(part.train_mask))),
+      val_mask(upload_mask(backend, part.split_of(part.val_mask))),
+      test_mask(upload_mask(backend, part.split_of(part.test_mask))),
       global_train(part.global_train) {}
 
 TrainingData TrainingInputs::data() const {

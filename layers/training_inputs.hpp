@@ -1,6 +1,6 @@
 // TrainingInputs: a rank's LocalPart uploaded once to a backend — the model's graph operator
-// (built here from the part's raw adjacency), features, labels and masks — and the views an
-// executor reads (TrainingData).
+// (built here from the part's raw adjacency), features, labels and the selected split's masks
+// (LocalPart::split) — and the views an executor reads (TrainingData).
 #pragma once
 
 #include <vector>

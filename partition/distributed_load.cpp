@@ -1,4 +1,5 @@
-// load_local_part: directory → read_part; file → read, merge A, partition on rank 0, broadcast.
+// load_local_part: directory → read_part; file → read, merge A, partition on rank 0,
+// broadcast; then the split is selected.
 #include "partition/distributed_load.hpp"
 
 #include <filesystem>
@@ -11,9 +12,10 @@
 #include "src/base/error.hpp"
 
 namespace strata {
+namespace {
 
-LocalPart load_local_part(const std::string& path, Communicator& comm,
-                          const InMemoryPartitionOptions& options) {
+LocalPart load_all_splits(const std::string& path, Communicator& comm,
+                          const InMemoryPartitionOptions& options, int split_index) {
     const int rank = comm.rank();
     const int size = comm.size();
     if (std::filesystem::is_directory(path)) {
@@ -23,6 +25,7 @@ LocalPart load_local_part(const std::string& path, Communicator& comm,
     // Every rank reads the (read-only) file; only rank 0 partitions, and broadcasts the owners
     // so that all ranks agree even if METIS were not deterministic across processes.
     const GraphDataset graph = read_graph(path);
+    check_split_index(graph.num_splits, split_index, path);  // before partitioning
     const GlobalCsr adjacency = adjacency_matrix(graph);
     Partition partition;
     partition.num_parts = size;
@@ -45,6 +48,15 @@ LocalPart load_local_part(const std::string& path, Communicator& comm,
         comm.broadcast(std::as_writable_bytes(std::span<int>(partition.owner)), 0);
     }
     return build_local_part(graph, adjacency, partition, rank);
+}
+
+}  // namespace
+
+LocalPart load_local_part(const std::string& path, Communicator& comm,
+                          const InMemoryPartitionOptions& options, int split_index) {
+    LocalPart part = load_all_splits(path, comm, options, split_index);
+    select_split(part, split_index, comm, path);
+    return part;
 }
 
 }  // namespace strata

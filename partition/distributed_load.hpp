@@ -17,9 +17,12 @@ struct InMemoryPartitionOptions {
 
 /// `path` is a directory written by `strata partition` (its K must equal comm.size()) or a
 /// graph .h5 file. Either way the part is raw (the adjacency A and its degrees, as the part
-/// files store it); the model's operator is built from it at upload (TrainingInputs). Throws
-/// strata::Error on any mismatch or invalid input.
+/// files store it); the model's operator is built from it at upload (TrainingInputs). The part
+/// holds all the dataset's splits; split `split_index` is selected (select_split: "<path>:
+/// --split-index 10 out of range: the file has 10 splits (0..9)"). Throws strata::Error on any
+/// mismatch or invalid input.
 [[nodiscard]] LocalPart load_local_part(const std::string& path, Communicator& comm,
-                                        const InMemoryPartitionOptions& options);
+                                        const InMemoryPartitionOptions& options,
+                                        int split_index = 0);
 
 }  // namespace strata

@@ -2,13 +2,14 @@
 #include "partition/local_part.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "src/base/error.hpp"
 
 namespace strata {
 namespace {
 
-std::int64_t count_ones(const std::vector<std::uint8_t>& mask) {
+std::int64_t count_ones(std::span<const std::uint8_t> mask) {
     return std::count_if(mask.begin(), mask.end(), [](std::uint8_t m) { return m != 0; });
 }
 
@@ -19,20 +20,24 @@ LocalPart attach_vertex_data(const GraphDataset& graph, LocalGraph graph_part, b
     const auto num = static_cast<std::size_t>(n);
     STRATA_CHECK(graph_part.num_global_vertices == n, "graph has ", n,
                  " vertices but the local graph was built for ", graph_part.num_global_vertices);
-    STRATA_CHECK(
-        graph.features.rows == n && graph.labels.size() == num && graph.train_mask.size() == num &&
-            graph.val_mask.size() == num && graph.test_mask.size() == num,
-        "graph: vertex data sizes disagree with ", n, " vertices (features ", graph.features.rows,
-        " rows, labels ", graph.labels.size(), ", masks ", graph.train_mask.size(), "/",
-        graph.val_mask.size(), "/", graph.test_mask.size(), ")");
+    const std::size_t masks = num * static_cast<std::size_t>(graph.num_splits);
+    STRATA_CHECK(graph.features.rows == n && graph.labels.size() == num &&
+                     graph.train_mask.size() == masks && graph.val_mask.size() == masks &&
+                     graph.test_mask.size() == masks,
+                 "graph: vertex data sizes disagree with ", n, " vertices (features ",
+                 graph.features.rows, " rows, labels ", graph.labels.size(), ", masks ",
+                 graph.train_mask.size(), "/", graph.val_mask.size(), "/", graph.test_mask.size(),
+                 ")");
     LocalPart part;
     const index_t rows = graph_part.num_owned;
     const index_t cols = graph.features.cols;
     part.features = HostMatrix(rows, cols);
     part.labels.resize(static_cast<std::size_t>(rows));
-    part.train_mask.resize(static_cast<std::size_t>(rows));
-    part.val_mask.resize(static_cast<std::size_t>(rows));
-    part.test_mask.resize(static_cast<std::size_t>(rows));
+    const auto splits = static_cast<std::size_t>(graph.num_splits);
+    part.num_splits = graph.num_splits;
+    part.train_mask.resize(splits * static_cast<std::size_t>(rows));
+    part.val_mask.resize(splits * static_cast<std::size_t>(rows));
+    part.test_mask.resize(splits * static_cast<std::size_t>(rows));
     for (index_t i = 0; i < rows; ++i) {
         const auto local = static_cast<std::size_t>(i);
         const global_id v = graph_part.owned_original[local];
@@ -42,18 +47,40 @@ LocalPart attach_vertex_data(const GraphDataset& graph, LocalGraph graph_part, b
         STRATA_CHECK(label >= -1 && label < graph.num_classes, "graph: label ", label,
                      " of vertex ", v, " outside [-1, ", graph.num_classes, ")");
         part.labels[local] = static_cast<index_t>(label);
-        part.train_mask[local] = graph.train_mask[global];
-        part.val_mask[local] = graph.val_mask[global];
-        part.test_mask[local] = graph.test_mask[global];
+        for (std::size_t s = 0; s < splits; ++s) {
+            const std::size_t at = s * static_cast<std::size_t>(rows) + local;
+            part.train_mask[at] = graph.train_mask[s * num + global];
+            part.val_mask[at] = graph.val_mask[s * num + global];
+            part.test_mask[at] = graph.test_mask[s * num + global];
+        }
     }
     part.num_classes = graph.num_classes;
     if (count_splits) {
-        part.global_train = count_ones(graph.train_mask);
-        part.global_val = count_ones(graph.val_mask);
-        part.global_test = count_ones(graph.test_mask);
+        part.global_train = count_ones(graph.split_of(graph.train_mask, 0));
+        part.global_val = count_ones(graph.split_of(graph.val_mask, 0));
+        part.global_test = count_ones(graph.split_of(graph.test_mask, 0));
     }
     part.graph = std::move(graph_part);
     return part;
+}
+
+void check_split_index(int num_splits, int index, const std::string& what) {
+    STRATA_CHECK(
+        index >= 0 && index < num_splits, what, ": --split-index ", index,
+        " out of range: the file has ", num_splits,
+        num_splits == 1 ? " split (0)" : " splits (0.." + std::to_string(num_splits - 1) + ")");
+}
+
+void select_split(LocalPart& part, int index, Communicator& comm, const std::string& what) {
+    check_split_index(part.num_splits, index, what);
+    part.split = index;
+    std::array<std::int64_t, 3> counts{count_ones(part.split_of(part.train_mask)),
+                                       count_ones(part.split_of(part.val_mask)),
+                                       count_ones(part.split_of(part.test_mask))};
+    comm.allreduce_sum(counts);
+    part.global_train = counts[0];
+    part.global_val = counts[1];
+    part.global_test = counts[2];
 }
 
 LocalPart build_local_part(const GraphDataset& graph, const GlobalCsr& adjacency,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -10,38 +11,61 @@
 #include "partition/local_graph.hpp"
 #include "partition/partition.hpp"
 #include "partition/partition_report.hpp"
+#include "src/comm/communicator.hpp"
 #include "src/tensor/host_matrix.hpp"
 
 namespace strata {
 
 /// Rank `graph.rank`'s share of a dataset; rows in local order (new ids first_owned + i).
+/// The masks hold all `num_splits` splits of the dataset, split-major (local row i is in split
+/// s's training set when train_mask[s * num_owned + i] == 1); `split` is the one a run uses
+/// (train_split() etc.), and global_train/val/test count that split over all parts.
 struct LocalPart {
     LocalGraph graph;
     HostMatrix features;                   ///< num_owned x F
     std::vector<index_t> labels;           ///< num_owned, -1 = unlabeled
-    std::vector<std::uint8_t> train_mask;  ///< num_owned, 0/1
+    int num_splits = 1;                    ///< S >= 1
+    std::vector<std::uint8_t> train_mask;  ///< S x num_owned, 0/1
     std::vector<std::uint8_t> val_mask;
     std::vector<std::uint8_t> test_mask;
+    int split = 0;  ///< the selected split, in [0, num_splits)
     std::int64_t num_classes = 0;
-    std::int64_t global_train = 0;  ///< counts over all parts
+    std::int64_t global_train = 0;  ///< sizes of the selected split over all parts
     std::int64_t global_val = 0;
     std::int64_t global_test = 0;
+
+    /// The selected split's rows of a mask (num_owned entries).
+    [[nodiscard]] std::span<const std::uint8_t> split_of(
+        const std::vector<std::uint8_t>& mask) const {
+        const auto n = static_cast<std::size_t>(graph.num_owned);
+        return std::span<const std::uint8_t>(mask).subspan(static_cast<std::size_t>(split) * n, n);
+    }
 };
+
+/// Makes split `index` the selected one: checks it is in [0, num_splits) (else throws
+/// "<what>: --split-index 10 out of range: the file has 10 splits (0..9)") and sets
+/// global_train/val/test to its sizes summed over the ranks of `comm` (a collective: every rank
+/// calls it with the same index).
+void select_split(LocalPart& part, int index, Communicator& comm, const std::string& what);
+
+/// The range check of select_split alone (to fail before expensive work).
+void check_split_index(int num_splits, int index, const std::string& what);
 
 /// The part of `rank`: its raw LocalGraph (adjacency = adjacency_matrix(graph)) and its vertex
 /// data. O(nnz). Throws strata::Error if shapes disagree or the partition is invalid.
 [[nodiscard]] LocalPart build_local_part(const GraphDataset& graph, const GlobalCsr& adjacency,
                                          const Partition& partition, int rank);
 
-/// The vertex data of `graph_part.rank` (features, labels, masks, counts) attached to an
-/// already built LocalGraph. `count_splits = false` leaves global_train/val/test at 0 (they
-/// take O(N); callers attaching many parts count once).
+/// The vertex data of `graph_part.rank` (features, labels, all splits' masks, split 0's
+/// counts) attached to an already built LocalGraph. `count_splits = false` leaves
+/// global_train/val/test at 0 (they take O(N); callers attaching many parts count once).
 [[nodiscard]] LocalPart attach_vertex_data(const GraphDataset& graph, LocalGraph graph_part,
                                            bool count_splits = true);
 
 /// The current part file format (root attribute strata_format_version of part-NNNNN.h5, and
 /// strata_format_version of partition.json). Version 2: parts carry the raw adjacency and the
-/// degrees (version 1 carried Â's values and is refused with a re-partition command).
+/// degrees (version 1 carried Â's values and is refused with a re-partition command). Masks
+/// are [S, num_owned] (S splits).
 inline constexpr std::int64_t partition_format_version = 2;
 /// Root attribute strata_format of a part file.
 inline constexpr const char* part_format_name = "partition_part";

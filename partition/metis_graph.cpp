@@ -189,8 +189,13 @@ MetisGraph build_metis_graph(const GraphDataset& graph, const MetisOptions& opti
                  ": no balance constraint requested (vertices, edges or train)");
     STRATA_CHECK(n < idx_max, what, ": ", n,
                  " vertices do not fit METIS's 32-bit idx_t (Debian's METIS); at most ", idx_max);
-    STRATA_CHECK(graph.train_mask.size() == static_cast<std::size_t>(n), what, ": train_mask has ",
-                 graph.train_mask.size(), " entries for ", n, " vertices");
+    STRATA_CHECK(graph.num_splits >= 1 &&
+                     graph.train_mask.size() ==
+                         static_cast<std::size_t>(n) * static_cast<std::size_t>(graph.num_splits),
+                 what, ": train_mask has ", graph.train_mask.size(), " entries for ", n,
+                 " vertices and ", graph.num_splits, " splits");
+    // The `train` constraint balances split 0's training vertices.
+    const std::span<const std::uint8_t> train_mask = graph.split_of(graph.train_mask, 0);
     const auto num = static_cast<std::size_t>(n);
 
     MetisGraph out;
@@ -200,7 +205,7 @@ MetisGraph build_metis_graph(const GraphDataset& graph, const MetisOptions& opti
 
     // Balance weights, vertex-major; a constraint with zero total cannot be balanced.
     std::int64_t train_total = 0;
-    for (std::uint8_t t : graph.train_mask) {
+    for (std::uint8_t t : train_mask) {
         train_total += t != 0 ? 1 : 0;
     }
     const std::int64_t edge_total = n + graph.num_edges();
@@ -227,7 +232,7 @@ MetisGraph build_metis_graph(const GraphDataset& graph, const MetisOptions& opti
             if (c == "edges") {
                 weight = 1 + graph.indptr[v + 1] - graph.indptr[v];
             } else if (c == "train") {
-                weight = graph.train_mask[v] != 0 ? 1 : 0;
+                weight = train_mask[v] != 0 ? 1 : 0;
             }
             out.vwgt[slot++] = static_cast<std::int32_t>(weight);
         }

@@ -1,5 +1,6 @@
 // Reading a partition directory (docs/partition-format.md): partition.json and one rank's
 // part-NNNNN.h5, with every invariant the trainer relies on checked.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -246,15 +247,28 @@ LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
                      "] = ", labels[i], " outside [-1, ", report.num_classes, ")");
         part.labels[i] = static_cast<index_t>(labels[i]);
     }
+    // Masks [S, n]: S splits, the same S for all three.
+    std::int64_t splits = 0;
     for (auto [name, mask] : {std::pair{"/node/train_mask", &part.train_mask},
                               std::pair{"/node/val_mask", &part.val_mask},
                               std::pair{"/node/test_mask", &part.test_mask}}) {
-        *mask = read_vector<std::uint8_t>(file, name, owned);
-        for (std::size_t i = 0; i < n; ++i) {
-            STRATA_CHECK((*mask)[i] <= 1, path, ": ", name, "[", i, "] = ", int{(*mask)[i]},
+        H5Shape mask_shape;
+        *mask = file.read<std::uint8_t>(name, &mask_shape, 2);
+        STRATA_CHECK(
+            mask_shape[1] == owned && mask_shape[0] >= 1 &&
+                mask_shape[0] <= std::numeric_limits<int>::max() &&
+                (splits == 0 || mask_shape[0] == splits),
+            path, ": ", name, " has shape [", mask_shape[0], ", ", mask_shape[1],
+            "], expected [S, ", owned, "] with S >= 1",
+            splits == 0 ? "" : " (S = " + std::to_string(splits) + " as /node/train_mask)");
+        splits = mask_shape[0];
+        for (std::size_t i = 0; i < mask->size(); ++i) {
+            STRATA_CHECK((*mask)[i] <= 1, path, ": ", name, "[", i / std::max<std::size_t>(n, 1),
+                         ", ", i % std::max<std::size_t>(n, 1), "] = ", int{(*mask)[i]},
                          ", expected 0 or 1");
         }
     }
+    part.num_splits = static_cast<int>(splits);
     part.num_classes = report.num_classes;
     part.global_train = report.global_train;
     part.global_val = report.global_val;

@@ -116,9 +116,10 @@ void write_part_file(const std::string& path, const LocalPart& part,
                {rows, part.features.cols});
     const std::vector<std::int64_t> labels(part.labels.begin(), part.labels.end());
     file.write(std::string("/node/labels"), as_span(labels), {rows});
-    file.write(std::string("/node/train_mask"), as_span(part.train_mask), {rows});
-    file.write(std::string("/node/val_mask"), as_span(part.val_mask), {rows});
-    file.write(std::string("/node/test_mask"), as_span(part.test_mask), {rows});
+    const std::int64_t splits = part.num_splits;
+    file.write(std::string("/node/train_mask"), as_span(part.train_mask), {splits, rows});
+    file.write(std::string("/node/val_mask"), as_span(part.val_mask), {splits, rows});
+    file.write(std::string("/node/test_mask"), as_span(part.test_mask), {splits, rows});
 }
 
 }  // namespace

@@ -15,6 +15,9 @@ struct EpochStats {
     double val_acc = 0.0;
     double test_acc = 0.0;
     double val_loss = 0.0;
+    bool binary = false;   ///< two classes: val_auc/test_auc were measured (when evaluated)
+    double val_auc = 0.0;  ///< ROC-AUC of the class-1 score (NaN if a set lacks a class)
+    double test_auc = 0.0;
     double epoch_s = 0.0;         ///< training step + evaluation, max over ranks
     double train_s = 0.0;         ///< training step (forward, backward, update), max over ranks
     double eval_s = 0.0;          ///< evaluation forward pass and metrics, max over ranks

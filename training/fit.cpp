@@ -42,6 +42,9 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
             stats.val_acc = e.val_acc;
             stats.test_acc = e.test_acc;
             stats.val_loss = e.val_loss;
+            stats.binary = e.binary;
+            stats.val_auc = e.val_auc;
+            stats.test_auc = e.test_auc;
         }
         stats.epoch_s = watch.seconds();
         stats.eval_s = stats.epoch_s - stats.train_s;

@@ -21,6 +21,10 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
         line["val_acc"] = s.val_acc;
         line["test_acc"] = s.test_acc;
         line["val_loss"] = s.val_loss;
+        if (s.binary) {  // NaN (a set without both classes) is written as null
+            line["val_auc"] = s.val_auc;
+            line["test_auc"] = s.test_auc;
+        }
     }
     line["epoch_s"] = s.epoch_s;
     line["train_s"] = s.train_s;
@@ -34,6 +38,7 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
     line["planned_bytes"] = context.planned_bytes;
     line["planned_bytes_per_vertex"] = context.planned_bytes_per_vertex;
     line["baseline_rss_bytes"] = context.baseline_rss_bytes;
+    line["split"] = context.split;
     return line.dump();
 }
 

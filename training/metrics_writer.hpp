@@ -14,14 +14,17 @@ namespace strata {
 
 /// "schema_version" of every record. 1: the unversioned records of earlier strata; 2: versioned
 /// records with `evaluated`, `recompute_halo_bytes`, `planned_bytes`,
-/// `planned_bytes_per_vertex`, `baseline_rss_bytes` (accuracies only on evaluated epochs).
-inline constexpr int metrics_schema_version = 2;
+/// `planned_bytes_per_vertex`, `baseline_rss_bytes` (accuracies only on evaluated epochs);
+/// 3: `split` (the dataset split the run trains and evaluates on, --split-index), and on
+/// evaluated epochs of two-class tasks `val_auc`, `test_auc`.
+inline constexpr int metrics_schema_version = 3;
 
 /// Constant fields every record carries.
 struct MetricsContext {
     std::int64_t planned_bytes = 0;  ///< the run's memory plan on the largest rank
     double planned_bytes_per_vertex = 0.0;
     std::int64_t baseline_rss_bytes = 0;  ///< resident memory before the data (largest rank)
+    int split = 0;                        ///< the dataset split in use (--split-index)
 };
 
 class MetricsWriter final : public FitHook {

@@ -30,6 +30,10 @@ nlohmann::json to_json(const std::string& path, const GraphDataset& g, const Gra
         histogram.push_back(
             {{"low", low}, {"high", k == 0 ? 0 : 2 * low - 1}, {"count", s.degree_histogram[k]}});
     }
+    nlohmann::json splits = nlohmann::json::array();
+    for (const SplitSizes& split : s.split_sizes) {
+        splits.push_back({{"train", split.train}, {"val", split.val}, {"test", split.test}});
+    }
     return {{"file", path},
             {"name", g.name},
             {"num_vertices", s.num_vertices},
@@ -48,7 +52,9 @@ nlohmann::json to_json(const std::string& path, const GraphDataset& g, const Gra
               {"max", s.degree_max},
               {"histogram", histogram}}},
             {"labels", {{"counts", s.label_counts}, {"unlabeled", s.unlabeled}}},
-            {"split", {{"train", s.num_train}, {"val", s.num_val}, {"test", s.num_test}}}};
+            {"num_splits", s.num_splits},
+            {"split", {{"train", s.num_train}, {"val", s.num_val}, {"test", s.num_test}}},
+            {"splits", splits}};
 }
 
 void print_text(const std::string& path, const GraphDataset& g, const GraphStats& s) {
@@ -77,9 +83,14 @@ void print_text(const std::string& path, const GraphDataset& g, const GraphStats
         std::printf(" %zu:%lld", c, static_cast<long long>(s.label_counts[c]));
     }
     std::printf(", unlabeled %lld\n", static_cast<long long>(s.unlabeled));
-    std::printf("split:             train %lld, val %lld, test %lld\n",
-                static_cast<long long>(s.num_train), static_cast<long long>(s.num_val),
-                static_cast<long long>(s.num_test));
+    std::printf("splits:            %d\n", s.num_splits);
+    for (std::size_t i = 0; i < s.split_sizes.size(); ++i) {
+        const std::string label = s.num_splits == 1 ? "split:" : "split " + std::to_string(i) + ":";
+        std::printf("%-19strain %lld, val %lld, test %lld\n", label.c_str(),
+                    static_cast<long long>(s.split_sizes[i].train),
+                    static_cast<long long>(s.split_sizes[i].val),
+                    static_cast<long long>(s.split_sizes[i].test));
+    }
 }
 
 int run_info(const InfoOptions& o) {

@@ -33,6 +33,7 @@ struct PredictOptions {
     std::string out;
     bool embeddings = false;
     bool force = false;
+    int split_index = 0;
     DeviceOptions device;
 };
 
@@ -123,7 +124,8 @@ int run_predict(const PredictOptions& o) {
     // The same input as training: same in-memory partitioning of a .h5 by default (any K works).
     LocalPart part = load_local_part(o.data, comm,
                                      InMemoryPartitionOptions{.method = checkpoint.partition_method,
-                                                              .seed = checkpoint.model.seed});
+                                                              .seed = checkpoint.model.seed},
+                                     o.split_index);
     if (checkpoint.row_normalize) {
         row_normalize_features(part.features);
     }
@@ -165,15 +167,16 @@ int run_predict(const PredictOptions& o) {
         backend.download(hidden->values.data(), h.data, h.size() * sizeof(float));
     }
 
-    // Accuracy of these predictions on the dataset's masks (summed over ranks).
+    // Accuracy of these predictions on the selected split's masks (summed over ranks).
     const std::vector<std::int64_t> local_pred = argmax_rows(logits);
     std::array<std::int64_t, 6> counts{};
-    const std::array<const std::vector<std::uint8_t>*, 3> masks{&part.train_mask, &part.val_mask,
-                                                                &part.test_mask};
+    const std::array<std::span<const std::uint8_t>, 3> masks{part.split_of(part.train_mask),
+                                                             part.split_of(part.val_mask),
+                                                             part.split_of(part.test_mask)};
     for (std::size_t i = 0; i < local_pred.size(); ++i) {
         const index_t label = part.labels[i];
         for (std::size_t m = 0; m < masks.size(); ++m) {
-            if ((*masks[m])[i] != 0 && label >= 0) {
+            if (masks[m][i] != 0 && label >= 0) {
                 counts[2 * m] += local_pred[i] == label ? 1 : 0;
                 counts[2 * m + 1] += 1;
             }
@@ -212,11 +215,11 @@ int run_predict(const PredictOptions& o) {
         std::printf(
             "strata predict: %lld vertices, %d classes, checkpoint %s (epoch %lld, best weights of "
             "epoch %lld) -> %s\n"
-            "train_accuracy=%.4f val_accuracy=%.4f test_accuracy=%.4f\n",
+            "split=%d train_accuracy=%.4f val_accuracy=%.4f test_accuracy=%.4f\n",
             static_cast<long long>(n), static_cast<int>(all_logits.cols), checkpoint_path.c_str(),
             static_cast<long long>(checkpoint.epoch),
             static_cast<long long>(checkpoint.best ? checkpoint.best->epoch : checkpoint.epoch),
-            o.out.c_str(), ratio(counts[0], counts[1]), ratio(counts[2], counts[3]),
+            o.out.c_str(), part.split, ratio(counts[0], counts[1]), ratio(counts[2], counts[3]),
             ratio(counts[4], counts[5]));
         std::fflush(stdout);
     }
@@ -241,6 +244,9 @@ Command add_predict_command(CLI::App& root) {
     cmd->add_flag("--embeddings", o->embeddings,
                   "Also write /embeddings: the last hidden layer (input of the last GCN layer)");
     cmd->add_flag("--force", o->force, "Replace --out if it exists");
+    cmd->add_option("--split-index", o->split_index,
+                    "The dataset split whose masks the printed accuracies use, from 0")
+        ->check(CLI::NonNegativeNumber);
     add_device_options(*cmd, o->device);
     return {cmd, [o] { return run_predict(*o); }};
 }

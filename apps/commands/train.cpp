@@ -57,6 +57,7 @@ struct TrainOptions {
     std::string checkpoint_dir;
     int checkpoint_every = 10;
     bool resume = false;
+    int split_index = 0;
 };
 
 /// Options that change the training trajectory (beyond the model itself), for the checkpoint
@@ -66,10 +67,11 @@ std::string training_identity(const TrainOptions& o) {
     std::array<char, 300> text{};
     std::snprintf(text.data(), text.size(),
                   "adam%s lr %.9g, seed %llu, early-stop %d, patience %d, eval-every %d, "
-                  "select-by %s, row-normalize-features %d",
+                  "select-by %s, row-normalize-features %d%s",
                   o.weight_decay_mode == "decoupled" ? "w" : "", o.lr,
                   static_cast<unsigned long long>(o.seed), o.early_stop, o.patience, o.eval_every,
-                  o.select_by.c_str(), o.row_normalize ? 1 : 0);
+                  o.select_by.c_str(), o.row_normalize ? 1 : 0,
+                  o.split_index == 0 ? "" : (", split " + std::to_string(o.split_index)).c_str());
     return text.data();
 }
 
@@ -135,9 +137,18 @@ int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtension
     std::vector<MemoryLine> lines;
     index_t owned = 0;
     global_id vertices = 0;
+    std::string split_line;
+    int split = 0;
     {
         LocalPart part = load_local_part(
-            o.data, comm, InMemoryPartitionOptions{.method = o.partition_method, .seed = o.seed});
+            o.data, comm, InMemoryPartitionOptions{.method = o.partition_method, .seed = o.seed},
+            o.split_index);
+        split = part.split;
+        split_line = "split: " + std::to_string(part.split) + " of " +
+                     std::to_string(part.num_splits) + " (train " +
+                     std::to_string(part.global_train) + ", val " +
+                     std::to_string(part.global_val) + ", test " +
+                     std::to_string(part.global_test) + " vertices)";
         if (o.row_normalize) {
             row_normalize_features(part.features);
         }
@@ -168,6 +179,7 @@ int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtension
     RunReport report(root, o.quiet);
     report.start(o.data, comm.size(), runtime.device, runtime.comm_name, describe(spec), o.seed,
                  o.epochs, vertices, memory, to_string(recompute));
+    report.note(split_line);
 
     FitState state;
     state.epochs = o.epochs;
@@ -201,7 +213,8 @@ int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtension
     MetricsWriter metrics(o.metrics, root, state.epoch,
                           MetricsContext{.planned_bytes = memory.total_bytes,
                                          .planned_bytes_per_vertex = memory.bytes_per_vertex,
-                                         .baseline_rss_bytes = memory.baseline_rss_bytes});
+                                         .baseline_rss_bytes = memory.baseline_rss_bytes,
+                                         .split = split});
     if (!o.metrics.empty() && state.epoch > 0 && metrics.kept() != state.epoch) {
         report.warn(o.metrics + ": kept " + std::to_string(metrics.kept()) +
                     " metrics records of epochs <= " + std::to_string(state.epoch) + " (expected " +
@@ -307,6 +320,9 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     cmd->add_option("--metrics", o->metrics,
                     "Append one JSON object per epoch to this file (flushed as it happens)");
     add_device_options(*cmd, o->device);
+    cmd->add_option("--split-index", o->split_index,
+                    "Which of the dataset's splits (train/val/test masks) to use, from 0")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--partition-method", o->partition_method,
                     "In-memory partitioning of a .h5 --data over the ranks")
         ->check(CLI::IsMember({"metis", "random", "block"}));

@@ -38,6 +38,9 @@ void RunReport::end_epoch(const EpochStats& s, FitState& /*state*/) {
             std::printf("epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f",
                         static_cast<long long>(s.epoch), s.loss, s.train_acc, s.val_acc,
                         s.test_acc);
+            if (s.binary) {
+                std::printf("  auc val %.4f test %.4f", s.val_auc, s.test_auc);
+            }
         } else {
             std::printf("epoch %4lld  loss %.4f  (not evaluated)", static_cast<long long>(s.epoch),
                         s.loss);
@@ -72,6 +75,10 @@ void RunReport::finish(const std::optional<EpochStats>& best) {
         std::printf("best epoch %lld: val_accuracy=%.4f val_loss=%.4f\ntest_accuracy=%.4f\n",
                     static_cast<long long>(best->epoch), best->val_acc, best->val_loss,
                     best->test_acc);
+        if (best->binary) {
+            std::printf("best epoch %lld: val_auc=%.4f test_auc=%.4f\n",
+                        static_cast<long long>(best->epoch), best->val_auc, best->test_auc);
+        }
         std::fflush(stdout);
     }
 }

@@ -34,6 +34,11 @@ struct Evaluation {
     double train_loss = 0.0;
     double val_loss = 0.0;
     double test_loss = 0.0;
+    /// Two-class tasks only (binary): ROC-AUC of the class-1 score on val and test (NaN when a
+    /// set lacks one of the classes).
+    bool binary = false;
+    double val_auc = 0.0;
+    double test_auc = 0.0;
 };
 
 /// One line of a memory plan: what is held and how many bytes (this rank).

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "src/base/error.hpp"
+#include "src/nn/roc_auc.hpp"
 
 namespace strata {
 namespace {
@@ -229,6 +230,13 @@ Evaluation FullGraphExecutor::evaluate() {
     e.train_loss = ratio(losses[0], counts[1]);
     e.val_loss = ratio(losses[1], counts[3]);
     e.test_loss = ratio(losses[2], counts[5]);
+    if (logits.cols == 2) {
+        e.binary = true;
+        const auto auc = gathered_roc_auc(backend_, comm_, logits, data_.labels,
+                                          {data_.val_mask, data_.test_mask});
+        e.val_auc = auc[0];
+        e.test_auc = auc[1];
+    }
     return e;
 }
 

@@ -35,7 +35,7 @@ import h5py
 import numpy as np
 graph = h5py.File(sys.argv[1], "r")
 labels = graph["node/labels"][:]
-test = graph["node/test_mask"][:].astype(bool)
+test = graph["node/test_mask"][:].astype(bool).reshape(-1, labels.shape[0])[0]  # split 0
 n = labels.shape[0]
 records = [json.loads(line) for line in open("m.jsonl")]
 best = records[0]

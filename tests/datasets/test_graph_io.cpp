@@ -44,16 +44,16 @@ TEST_CASE("write_graph stores the documented layout and attributes", "[datasets]
     const strata::H5File f = strata::H5File::open(dir.file("g.h5"));
 
     REQUIRE(f.read_string_attribute("/", "strata_format") == "graph");
-    REQUIRE(f.read_int_attribute("/", "strata_format_version") == 1);
+    REQUIRE(f.read_int_attribute("/", "strata_format_version") == 2);
     REQUIRE(f.read_string_attribute("/", "name") == "tiny");
     REQUIRE(f.read_int_attribute("/", "num_classes") == 3);
     REQUIRE(f.shape("/graph/indptr") == strata::H5Shape{5});
     REQUIRE(f.shape("/graph/indices") == strata::H5Shape{5});
     REQUIRE(f.shape("/graph/edge_weight") == strata::H5Shape{5});
     REQUIRE(f.shape("/node/features") == strata::H5Shape{4, 3});
-    for (const char* p :
-         {"/node/labels", "/node/train_mask", "/node/val_mask", "/node/test_mask"}) {
-        REQUIRE(f.shape(p) == strata::H5Shape{4});
+    REQUIRE(f.shape("/node/labels") == strata::H5Shape{4});
+    for (const char* p : {"/node/train_mask", "/node/val_mask", "/node/test_mask"}) {
+        REQUIRE(f.shape(p) == strata::H5Shape{1, 4});  // [S, N], one split
     }
 }
 
@@ -205,10 +205,10 @@ TEST_CASE("read_graph refuses files that break the format, naming file and path"
     SECTION("another version") {
         write_raw_graph(g, path, {.skip = "strata_format_version", .extra = [](H5File& f) {
                                       f.write_attribute("/", "strata_format_version",
-                                                        std::int64_t{2});
+                                                        std::int64_t{3});
                                   }});
         REQUIRE_THROWS_WITH(strata::read_graph(path),
-                            Contains("bad.h5: /: strata_format_version 2 is not supported"));
+                            Contains("bad.h5: /: strata_format_version 3 is not supported"));
     }
     SECTION("missing name") {
         write_raw_graph(g, path, {.skip = "name"});

@@ -201,8 +201,8 @@ inline bool same_part(const LocalPart& a, const LocalPart& b, std::string& why) 
         a.features.values != b.features.values) {
         return fail("features");
     }
-    if (a.labels != b.labels || a.train_mask != b.train_mask || a.val_mask != b.val_mask ||
-        a.test_mask != b.test_mask) {
+    if (a.labels != b.labels || a.num_splits != b.num_splits || a.split != b.split ||
+        a.train_mask != b.train_mask || a.val_mask != b.val_mask || a.test_mask != b.test_mask) {
         return fail("labels / masks");
     }
     if (a.num_classes != b.num_classes || a.global_train != b.global_train ||

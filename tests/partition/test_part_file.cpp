@@ -170,6 +170,48 @@ TEST_CASE("written parts read back equal to build_local_part for every rank", "[
     }
 }
 
+TEST_CASE("part files carry every split of the dataset, split-major", "[partition]") {
+    GraphDataset g = test::cora();
+    const auto n = static_cast<std::size_t>(g.num_vertices());
+    g.num_splits = 3;
+    for (auto* mask : {&g.train_mask, &g.val_mask, &g.test_mask}) {
+        mask->assign(3 * n, 0);
+    }
+    for (std::size_t s = 0; s < 3; ++s) {  // split s: train = every (s+2)-th vertex, etc.
+        for (std::size_t v = 0; v < n; ++v) {
+            g.train_mask[s * n + v] = v % (s + 2) == 0 ? 1 : 0;
+            g.val_mask[s * n + v] = v % (s + 2) == 1 ? 1 : 0;
+            g.test_mask[s * n + v] = v % 7 == s ? 1 : 0;
+        }
+    }
+    const GlobalCsr a_hat = gcn_normalize(g);
+    const TempDir dir;
+    const Partition p = partition_random(2708, 3, 5);
+    const PartitionReport report =
+        write_partition(g, a_hat, p, info_for("random", 5), dir / "p", false);
+    CHECK(report.global_train == 1354);  // split 0's sizes
+    for (int r = 0; r < 3; ++r) {
+        const LocalPart part = read_part(dir / "p", r, 3);
+        REQUIRE(part.num_splits == 3);
+        REQUIRE(part.split == 0);
+        const auto rows = static_cast<std::size_t>(part.graph.num_owned);
+        REQUIRE(part.train_mask.size() == 3 * rows);
+        for (std::size_t s = 0; s < 3; ++s) {
+            for (std::size_t i = 0; i < rows; ++i) {
+                const auto v = static_cast<std::size_t>(part.graph.owned_original[i]);
+                REQUIRE(part.train_mask[s * rows + i] == g.train_mask[s * n + v]);
+                REQUIRE(part.val_mask[s * rows + i] == g.val_mask[s * n + v]);
+                REQUIRE(part.test_mask[s * rows + i] == g.test_mask[s * n + v]);
+            }
+        }
+        std::string why;
+        CHECK(test::same_part(part, build_local_part(g, a_hat, p, r), why));
+    }
+    const H5File file = H5File::open(dir / "p/part-00001.h5");
+    CHECK(file.read_int_attribute("/", "strata_format_version") == 2);
+    CHECK(file.shape("/node/val_mask") == H5Shape{3, read_part(dir / "p", 1, 3).graph.num_owned});
+}
+
 TEST_CASE("a part that owns no vertex is written and read back", "[partition]") {
     const GraphDataset g = test::path_graph(4);
     const GlobalCsr adjacency = adjacency_matrix(g);
