@@ -184,7 +184,7 @@ TEST_CASE("part files carry every split of the dataset, split-major", "[partitio
             g.test_mask[s * n + v] = v % 7 == s ? 1 : 0;
         }
     }
-    const GlobalCsr a_hat = gcn_normalize(g);
+    const GlobalCsr a_hat = adjacency_matrix(g);
     const TempDir dir;
     const Partition p = partition_random(2708, 3, 5);
     const PartitionReport report =
