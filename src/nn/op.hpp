@@ -41,12 +41,12 @@ struct Saves {
 /// What the executor lends an op for one call.
 struct OpContext {
     Backend& backend;
-    GraphOperator* graph = nullptr;      ///< for aggregations
-    HaloExchange* halo = nullptr;        ///< for attention ops (halo rows, A + I structure)
-    std::span<const global_id> row_ids;  ///< global id of each owned row (dropout keys)
-    bool training = false;               ///< dropout on, values may be kept for backward
-    std::uint64_t epoch = 0;             ///< dropout masks are keyed by it
-    bool recompute = false;              ///< a forward re-run during backward
+    GraphOperator* graph = nullptr;        ///< for aggregations
+    HaloExchange* halo = nullptr;          ///< for attention ops (halo rows, A + I structure)
+    std::span<const global_id> row_ids{};  ///< global id of each owned row (dropout keys)
+    bool training = false;                 ///< dropout on, values may be kept for backward
+    std::uint64_t epoch = 0;               ///< dropout masks are keyed by it
+    bool recompute = false;                ///< a forward re-run during backward
     /// The ranks' communicator, for ops whose statistics span all ranks (BatchNormOp); null
     /// means one rank.
     Communicator* comm = nullptr;

@@ -44,6 +44,7 @@ cuda::kernels::DropoutMask dropout_mask(const DropoutKey& key) {
     mask.stream_key = mask.drop ? dropout_stream(key.seed, key.epoch, key.layer) : 0;
     mask.threshold = dropout_threshold(key.rate);
     mask.scale = mask.drop ? 1.0f / (1.0f - key.rate) : 1.0f;
+    mask.keep_rate = 1.0f - key.rate;
     return mask;
 }
 
@@ -265,26 +266,29 @@ void CudaBackend::column_sums(ConstMatrixView x, std::span<float> out, float bet
                                                  compute_.get()));
 }
 
-void CudaBackend::bias_activation(ConstMatrixView x, std::span<const float> bias, Activation act,
-                                  const DropoutKey& key, std::span<const global_id> row_ids,
-                                  MatrixView y) {
-    check_bias_activation(x, bias, key, row_ids, y);
+void CudaBackend::bias_activation(ConstMatrixView x, std::span<const float> bias,
+                                  ActivationSpec act, const DropoutKey& key,
+                                  std::span<const global_id> row_ids, MatrixView y) {
+    check_bias_activation(x, bias, act, key, row_ids, y);
     const cuda::kernels::DropoutMask mask = dropout_mask(key);
     STRATA_CUDA_CHECK(cuda::kernels::bias_activation(
-        x.data, bias.empty() ? nullptr : bias.data(), x.rows, x.cols, act == Activation::relu, mask,
-        mask.drop ? row_ids.data() : nullptr, y.data, compute_.get()));
+        x.data, bias.empty() ? nullptr : bias.data(), x.rows, x.cols, static_cast<int>(act.kind),
+        act.negative_slope, mask, mask.drop ? row_ids.data() : nullptr, y.data, compute_.get()));
 }
 
-void CudaBackend::bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
+void CudaBackend::bias_activation_backward(ConstMatrixView saved, std::span<const float> bias,
+                                           ConstMatrixView dy, ActivationSpec act,
                                            const DropoutKey& key,
                                            std::span<const global_id> row_ids, MatrixView dx,
                                            float beta) {
-    check_bias_activation_backward(y, dy, act, key, row_ids, dx);
-    const bool relu = act == Activation::relu;
+    check_bias_activation_backward(saved, bias, dy, act, key, row_ids, dx);
+    const bool relu = act.kind == Activation::relu;
     // With relu, y > 0 already says "kept": the mask is regenerated only without relu.
     const cuda::kernels::DropoutMask mask = dropout_mask(key);
     STRATA_CUDA_CHECK(cuda::kernels::bias_activation_backward(
-        relu ? y.data : nullptr, dy.data, dy.rows, dy.cols, relu, mask,
+        act.kind == Activation::none ? nullptr : saved.data,
+        act.kind == Activation::gelu && !bias.empty() ? bias.data() : nullptr, dy.data, dy.rows,
+        dy.cols, static_cast<int>(act.kind), act.negative_slope, mask,
         mask.drop && !relu ? row_ids.data() : nullptr, dx.data, beta, compute_.get()));
 }
 
@@ -342,6 +346,71 @@ void CudaBackend::edge_dots(const CsrMatrix& a, ConstMatrixView x, ConstMatrixVi
     check_edge_dots(a, x, z, out);
     STRATA_CUDA_CHECK(cuda::kernels::edge_dots(edge_csr(a, out.cols), x.data, x.cols, z.data,
                                                z.cols, out.data, compute_.get()));
+}
+
+void CudaBackend::axpby_scalar(float shift, std::span<const float> s, ConstMatrixView x, float beta,
+                               MatrixView y) {
+    check_axpby_scalar(s, x, y);
+    STRATA_CUDA_CHECK(cuda::kernels::axpby_scalar(shift, s.data(), x.data, beta, y.data, x.size(),
+                                                  compute_.get()));
+}
+
+void CudaBackend::dot(ConstMatrixView a, ConstMatrixView b, std::span<float> out, float beta) {
+    check_dot(a, b, out);
+    void* scratch = workspace(cuda::kernels::dot_workspace_bytes(a.size()));
+    STRATA_CUDA_CHECK(
+        cuda::kernels::dot(a.data, b.data, a.size(), out.data(), beta, scratch, compute_.get()));
+}
+
+// --- normalisation -------------------------------------------------------------------------
+
+void CudaBackend::layer_norm(ConstMatrixView x, std::span<const float> gamma,
+                             std::span<const float> beta, float eps, MatrixView y) {
+    check_layer_norm(x, gamma, beta, eps, y);
+    STRATA_CUDA_CHECK(cuda::kernels::layer_norm(x.data, x.rows, x.cols, gamma.data(), beta.data(),
+                                                eps, y.data, compute_.get()));
+}
+
+void CudaBackend::layer_norm_backward(ConstMatrixView x, ConstMatrixView dy,
+                                      std::span<const float> gamma, float eps, MatrixView dx,
+                                      float beta, std::span<float> dgamma, std::span<float> dbeta) {
+    check_layer_norm_backward(x, dy, gamma, eps, dx, dgamma, dbeta);
+    void* scratch = workspace(cuda::kernels::layer_norm_backward_workspace_bytes(x.rows, x.cols));
+    STRATA_CUDA_CHECK(cuda::kernels::layer_norm_backward(
+        x.data, dy.data, x.rows, x.cols, gamma.data(), eps, dx.data, beta,
+        dgamma.empty() ? nullptr : dgamma.data(), dbeta.empty() ? nullptr : dbeta.data(), scratch,
+        compute_.get()));
+}
+
+void CudaBackend::centered_column_sums(ConstMatrixView x, std::span<const float> mean,
+                                       std::span<const float> var, float eps, ConstMatrixView w,
+                                       std::span<float> out, float beta) {
+    check_centered_column_sums(x, mean, var, w, out);
+    void* scratch = workspace(cuda::kernels::centered_column_sums_workspace_bytes(x.rows, x.cols));
+    STRATA_CUDA_CHECK(cuda::kernels::centered_column_sums(
+        x.data, x.rows, x.cols, mean.data(), var.empty() ? nullptr : var.data(), eps, w.data,
+        out.data(), beta, scratch, compute_.get()));
+}
+
+void CudaBackend::batch_norm(ConstMatrixView x, std::span<const float> mean,
+                             std::span<const float> var, float eps, std::span<const float> gamma,
+                             std::span<const float> beta, MatrixView y) {
+    check_batch_norm(x, mean, var, eps, gamma, beta, y);
+    STRATA_CUDA_CHECK(cuda::kernels::batch_norm(x.data, x.rows, x.cols, mean.data(), var.data(),
+                                                eps, gamma.data(), beta.data(), y.data,
+                                                compute_.get()));
+}
+
+void CudaBackend::batch_norm_backward(ConstMatrixView x, ConstMatrixView dy,
+                                      std::span<const float> mean, std::span<const float> var,
+                                      float eps, std::span<const float> gamma,
+                                      std::span<const float> sum_dy,
+                                      std::span<const float> sum_dy_xhat, double count,
+                                      MatrixView dx, float beta) {
+    check_batch_norm_backward(x, dy, mean, var, eps, gamma, sum_dy, sum_dy_xhat, dx);
+    STRATA_CUDA_CHECK(cuda::kernels::batch_norm_backward(
+        x.data, dy.data, x.rows, x.cols, mean.data(), var.data(), eps, gamma.data(), sum_dy.data(),
+        sum_dy_xhat.data(), count, dx.data, beta, compute_.get()));
 }
 
 // --- loss and optimizer ------------------------------------------------------------------------

@@ -90,14 +90,39 @@ public:
     void axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) override;
     /// Deterministic; bit-identical to the CPU.
     void column_sums(ConstMatrixView x, std::span<float> out, float beta) override;
-    /// Throws strata::Error unless 0 <= rate < 1. Bit-identical to the CPU (same dropout mask).
-    void bias_activation(ConstMatrixView x, std::span<const float> bias, Activation act,
+    /// Throws strata::Error unless 0 <= rate < 1 (and a leaky_relu slope >= 0). Bit-identical to
+    /// the CPU (same dropout mask) except elu and gelu (expf/erff rounding).
+    void bias_activation(ConstMatrixView x, std::span<const float> bias, ActivationSpec act,
                          const DropoutKey& key, std::span<const global_id> row_ids,
                          MatrixView y) override;
-    /// Throws strata::Error unless 0 <= rate < 1. Bit-identical to the CPU.
-    void bias_activation_backward(ConstMatrixView y, ConstMatrixView dy, Activation act,
-                                  const DropoutKey& key, std::span<const global_id> row_ids,
-                                  MatrixView dx, float beta) override;
+    /// Throws strata::Error unless 0 <= rate < 1. Bit-identical to the CPU except gelu.
+    void bias_activation_backward(ConstMatrixView saved, std::span<const float> bias,
+                                  ConstMatrixView dy, ActivationSpec act, const DropoutKey& key,
+                                  std::span<const global_id> row_ids, MatrixView dx,
+                                  float beta) override;
+    /// Bit-identical to the CPU.
+    void axpby_scalar(float shift, std::span<const float> s, ConstMatrixView x, float beta,
+                      MatrixView y) override;
+    /// Deterministic (fixed grid); equal to the CPU to rounding.
+    void dot(ConstMatrixView a, ConstMatrixView b, std::span<float> out, float beta) override;
+
+    /// The normalisation kernels (norm.cu): deterministic; equal to the CPU to rounding
+    /// (batch_norm and batch_norm_backward bit for bit).
+    void layer_norm(ConstMatrixView x, std::span<const float> gamma, std::span<const float> beta,
+                    float eps, MatrixView y) override;
+    void layer_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<const float> gamma,
+                             float eps, MatrixView dx, float beta, std::span<float> dgamma,
+                             std::span<float> dbeta) override;
+    void centered_column_sums(ConstMatrixView x, std::span<const float> mean,
+                              std::span<const float> var, float eps, ConstMatrixView w,
+                              std::span<float> out, float beta) override;
+    void batch_norm(ConstMatrixView x, std::span<const float> mean, std::span<const float> var,
+                    float eps, std::span<const float> gamma, std::span<const float> beta,
+                    MatrixView y) override;
+    void batch_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<const float> mean,
+                             std::span<const float> var, float eps, std::span<const float> gamma,
+                             std::span<const float> sum_dy, std::span<const float> sum_dy_xhat,
+                             double count, MatrixView dx, float beta) override;
 
     /// Graph attention: plain kernels, one thread per CSR row (per output element for
     /// edge_spmm), the CPU's formulas and order (src/device/edge_rows.hpp); exp may differ from

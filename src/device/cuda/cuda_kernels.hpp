@@ -63,21 +63,24 @@ struct DropoutMask {
     std::uint64_t stream_key;  ///< dropout_stream(seed, epoch, layer)
     std::uint32_t threshold;   ///< dropout_threshold(rate): kept iff counter_u32(...) >= threshold
     float scale;               ///< 1.0f / (1.0f - rate), in float
+    float keep_rate;  ///< 1.0f - rate, in float (elu/leaky_relu backward: a = y·keep_rate)
 };
 
-/// y = dropout(act(x + bias)):  v = x[i, j] + bias[j] (bias may be null);  v = max(v, 0) if relu;
+/// y = dropout(act(x + bias)):  v = x[i, j] + bias[j] (bias may be null);  v = act(v) (`act` an
+/// ActivationCode of activation_math.hpp, `slope` leaky_relu's);
 /// y[i, j] = counter_u32(stream_key, row_ids[i], j) >= threshold ? v · scale : 0 if mask.drop,
 /// else v.   x, y: rows x cols (y may alias x), row_ids: rows (may be null without dropout).
 [[nodiscard]] cudaError_t bias_activation(const float* x, const float* bias, std::int32_t rows,
-                                          std::int32_t cols, bool relu, const DropoutMask& mask,
-                                          const std::int64_t* row_ids, float* y,
-                                          cudaStream_t stream);
-/// dx = g + beta dx:  g = y > 0 ? (mask.drop ? dy · scale : dy) : 0 if relu (y is the forward
-/// output; no mask is regenerated); g = keep(i, j) ? dy · scale : 0 without relu when mask.drop;
-/// g = dy otherwise.   y (read only with relu), dy, dx: rows x cols (dx may alias dy), row_ids:
-/// rows (read only without relu when mask.drop). beta == 0 never reads dx.
-[[nodiscard]] cudaError_t bias_activation_backward(const float* y, const float* dy,
-                                                   std::int32_t rows, std::int32_t cols, bool relu,
+                                          std::int32_t cols, int act, float slope,
+                                          const DropoutMask& mask, const std::int64_t* row_ids,
+                                          float* y, cudaStream_t stream);
+/// dx = g + beta dx, g the gradient through dropout and act (bias_activation.cu's first
+/// comment): `saved` is y (relu, elu, leaky_relu) or x (gelu, with `bias`, which may be null),
+/// not read without activation; row_ids read when mask.drop and act is not relu.
+/// saved, dy, dx: rows x cols (dx may alias dy). beta == 0 never reads dx.
+[[nodiscard]] cudaError_t bias_activation_backward(const float* saved, const float* bias,
+                                                   const float* dy, std::int32_t rows,
+                                                   std::int32_t cols, int act, float slope,
                                                    const DropoutMask& mask,
                                                    const std::int64_t* row_ids, float* dx,
                                                    float beta, cudaStream_t stream);
@@ -114,6 +117,58 @@ struct EdgeCsr {
 [[nodiscard]] cudaError_t edge_dots(const EdgeCsr& a, const float* x, std::int32_t x_cols,
                                     const float* z, std::int32_t z_cols, float* out,
                                     cudaStream_t stream);
+
+// --- scalar.cu ----------------------------------------------------------------------------------
+
+/// y[0:n] = (shift + s[0]) x + beta y, s in device memory.   y may alias x; beta == 0 never
+/// reads y.
+[[nodiscard]] cudaError_t axpby_scalar(float shift, const float* s, const float* x, float beta,
+                                       float* y, std::size_t n, cudaStream_t stream);
+/// Device workspace bytes dot needs for n elements.
+[[nodiscard]] std::size_t dot_workspace_bytes(std::size_t n);
+/// out[0] = Σ_k a[k] b[k] + beta out[0]: double partials per block (fixed grid for n, tree
+/// reduction in shared memory), added in block order; deterministic. beta == 0 never reads out.
+[[nodiscard]] cudaError_t dot(const float* a, const float* b, std::size_t n, float* out, float beta,
+                              void* workspace, cudaStream_t stream);
+
+// --- norm.cu ------------------------------------------------------------------------------------
+
+/// Per row i, one warp: μ, σ² (biased) in double, r = 1/sqrt(σ² + eps) (double, then float);
+/// y[i, j] = (x[i, j] - μ) r gamma[j] + beta[j].   x, y: rows x cols (not overlapping).
+[[nodiscard]] cudaError_t layer_norm(const float* x, std::int32_t rows, std::int32_t cols,
+                                     const float* gamma, const float* beta, float eps, float* y,
+                                     cudaStream_t stream);
+/// Device workspace bytes layer_norm_backward needs.
+[[nodiscard]] std::size_t layer_norm_backward_workspace_bytes(std::int32_t rows, std::int32_t cols);
+/// Backend::layer_norm_backward: dgamma[j] += Σ_i dy x̂, dbeta[j] += Σ_i dy (double over the CPU's
+/// row chunks, chunks in order; each skipped when null), then dx = r (g - mean g - x̂ mean(g x̂))
+/// + beta dx, g = dy gamma (skipped when dx is null; dx may alias dy).
+[[nodiscard]] cudaError_t layer_norm_backward(const float* x, const float* dy, std::int32_t rows,
+                                              std::int32_t cols, const float* gamma, float eps,
+                                              float* dx, float beta, float* dgamma, float* dbeta,
+                                              void* workspace, cudaStream_t stream);
+/// Device workspace bytes centered_column_sums needs.
+[[nodiscard]] std::size_t centered_column_sums_workspace_bytes(std::int32_t rows,
+                                                               std::int32_t cols);
+/// out[j] = Σ_i d (w ? w : d) + beta out[j], d = (x - mean[j]) s[j], s = 1/sqrt(var + eps) in
+/// double when var is given, else 1; double over the CPU's row chunks. w, var may be null.
+[[nodiscard]] cudaError_t centered_column_sums(const float* x, std::int32_t rows, std::int32_t cols,
+                                               const float* mean, const float* var, float eps,
+                                               const float* w, float* out, float beta,
+                                               void* workspace, cudaStream_t stream);
+/// y = (x - mean[j]) r gamma[j] + beta[j], r = 1/sqrtf(var[j] + eps).   y may alias x.
+[[nodiscard]] cudaError_t batch_norm(const float* x, std::int32_t rows, std::int32_t cols,
+                                     const float* mean, const float* var, float eps,
+                                     const float* gamma, const float* beta, float* y,
+                                     cudaStream_t stream);
+/// dx = gamma r (dy - m1 - x̂ m2) + beta dx, r = 1/sqrtf(var + eps), x̂ = (x - mean) r,
+/// m1 = sum_dy/count, m2 = sum_dy_xhat/count (double, then float). dx may alias dy.
+[[nodiscard]] cudaError_t batch_norm_backward(const float* x, const float* dy, std::int32_t rows,
+                                              std::int32_t cols, const float* mean,
+                                              const float* var, float eps, const float* gamma,
+                                              const float* sum_dy, const float* sum_dy_xhat,
+                                              double count, float* dx, float beta,
+                                              cudaStream_t stream);
 
 // --- spmm_rows.cu -------------------------------------------------------------------------------
 
