@@ -25,29 +25,17 @@
 #include "src/comm/staged_communicator.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/optimizer.hpp"
+#include "tests/layers/distributed_harness.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
 #include "tests/support/matrices.hpp"
 
 using namespace strata;
+using strata::test::agreed_partition;
 using strata::test::all_ranks;
+using strata::test::same_run;
 
 namespace {
-
-/// Rank 0 partitions, everyone receives the owners (as the trainer does).
-Partition agreed_partition(const GraphDataset& g, Communicator& comm, const std::string& method) {
-    Partition p;
-    p.num_parts = comm.size();
-    p.owner.assign(static_cast<std::size_t>(g.num_vertices()), 0);
-    if (comm.size() > 1) {
-        if (comm.rank() == 0) {
-            p = method == "metis" ? partition_metis(g, comm.size(), MetisOptions{.seed = 3})
-                                  : partition_random(g.num_vertices(), comm.size(), 3);
-        }
-        comm.broadcast(std::as_writable_bytes(std::span<int>(p.owner)), 0);
-    }
-    return p;
-}
 
 /// Σ over ranks of distinct remote in-neighbours: the analytic halo rows of one exchange.
 std::int64_t analytic_halo_rows(const GlobalCsr& a, const Partition& p) {
@@ -120,39 +108,6 @@ std::vector<EpochResult> train(const GraphDataset& g, Communicator& comm, const 
                                Recompute recompute = Recompute::none) {
     auto backend = make_cpu_backend(1);
     return train_on(*backend, g, comm, gcn, epochs, method, recompute);
-}
-
-std::int64_t count(const std::vector<std::uint8_t>& mask) {
-    return std::count(mask.begin(), mask.end(), std::uint8_t{1});
-}
-
-/// Every epoch's loss within 1e-5 relative; every epoch's accuracies within one vertex of
-/// each split (halo rows are summed in arrival order, so an argmax may flip on a tie).
-bool same_run(const std::vector<EpochResult>& k, const std::vector<EpochResult>& one,
-              const GraphDataset& g) {
-    bool ok = k.size() == one.size();
-    const std::array<double, 3> sizes{static_cast<double>(count(g.train_mask)),
-                                      static_cast<double>(count(g.val_mask)),
-                                      static_cast<double>(count(g.test_mask))};
-    for (std::size_t e = 0; ok && e < k.size(); ++e) {
-        const double rel = std::abs(k[e].loss - one[e].loss) / std::abs(one[e].loss);
-        if (rel > 1e-5) {
-            UNSCOPED_INFO("epoch " << e + 1 << ": loss " << k[e].loss << " vs one rank "
-                                   << one[e].loss << " (relative " << rel << ")");
-            ok = false;
-        }
-        const std::array<double, 3> diff{std::abs(k[e].eval.train_acc - one[e].eval.train_acc),
-                                         std::abs(k[e].eval.val_acc - one[e].eval.val_acc),
-                                         std::abs(k[e].eval.test_acc - one[e].eval.test_acc)};
-        for (std::size_t s = 0; s < 3; ++s) {
-            if (diff[s] * sizes[s] > 1.0 + 1e-9) {
-                UNSCOPED_INFO("epoch " << e + 1 << ": split " << s << " accuracy differs by "
-                                       << diff[s] * sizes[s] << " vertices");
-                ok = false;
-            }
-        }
-    }
-    return ok;
 }
 
 }  // namespace

@@ -17,9 +17,9 @@
 #include "layers/bias_activation_op.hpp"
 #include "layers/gat_op.hpp"
 #include "layers/graph_halo_exchange.hpp"
-#include "partition/local_normalize.hpp"
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
+#include "partition/local_normalize.hpp"
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "partition/partition.hpp"
@@ -110,8 +110,8 @@ struct EpochResult {
 std::vector<EpochResult> train(const GraphDataset& g, Communicator& comm, int epochs, float dropout,
                                Recompute recompute) {
     auto backend = make_cpu_backend(1);
-    const LocalPart part = build_local_part(g, adjacency_matrix(g), agreed_partition(g, comm),
-                                            comm.rank());
+    const LocalPart part =
+        build_local_part(g, adjacency_matrix(g), agreed_partition(g, comm), comm.rank());
     const TrainingInputs inputs(*backend, part, Normalization::symmetric);
     PipelinedAggregation aggregation(inputs.blocks, comm);
     GraphHaloExchange halo(inputs.blocks, normalized(part.graph, Normalization::symmetric), comm);
