@@ -16,4 +16,5 @@ install(FILES ${PROJECT_BINARY_DIR}/StrataConfig.cmake
               ${PROJECT_SOURCE_DIR}/cmake/FindMETIS.cmake
               ${PROJECT_SOURCE_DIR}/cmake/FindOpenBLAS.cmake
               ${PROJECT_SOURCE_DIR}/cmake/FindNCCL.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/FindLibZip.cmake
         DESTINATION ${STRATA_INSTALL_CMAKEDIR})
