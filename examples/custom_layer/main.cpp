@@ -15,8 +15,7 @@
 
 #include "datasets/normalize.hpp"
 #include "gradient_check.hpp"
-#include "layers/pipelined_aggregation.hpp"
-#include "layers/training_inputs.hpp"
+#include "layers/model_inputs.hpp"
 #include "partition/distributed_load.hpp"
 #include "scaled_gcn.hpp"
 #include "src/base/error.hpp"
@@ -71,16 +70,17 @@ int train(const Options& o) {
     strata::LocalPart part = strata::load_local_part(
         o.data, *comm, strata::InMemoryPartitionOptions{.method = "metis", .seed = o.seed});
     strata::row_normalize_features(part.features);
-    const strata::TrainingInputs inputs(*backend, part);
 
     example::ScaledGcnOptions model = o.model;
     model.seed = o.seed;
     strata::ModelGraph graph =
         build_scaled_gcn(part.features.cols, static_cast<strata::index_t>(part.num_classes), model);
-    strata::PipelinedAggregation aggregation(inputs.blocks, *comm);
+    // The upload for this model: its graph operator (Â, the normalization build_scaled_gcn
+    // sets), features, labels, masks, and the aggregation over them.
+    const strata::ModelInputs inputs(*backend, *comm, part, graph);
     strata::ModelParameters parameters(*backend, graph, o.seed);
-    strata::FullGraphExecutor executor(*backend, *comm, graph, parameters, aggregation,
-                                       inputs.data(), strata::ExecutorOptions{});
+    strata::FullGraphExecutor executor(*backend, *comm, graph, parameters, *inputs.aggregation,
+                                       inputs.inputs->data(), inputs.executor_options({}));
     strata::Adam adam(*backend, parameters.size(), strata::AdamOptions{.lr = o.lr});
     if (root) {
         std::printf("custom_layer: %s, %d rank(s), %s\nparameters: %s\n", o.data.c_str(),
