@@ -130,8 +130,9 @@ int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtension
         const AtomicOutput probe(o.metrics, /*overwrite=*/true);  // fail before loading any data
     }
 
-    // Data: uploaded once, then the host copy is released (its bytes would otherwise stay for
-    // the whole run next to the backend's).
+    // Data: the model is built from the part's sizes (it names the graph operator to upload),
+    // everything is uploaded once, then the host copy is released (its bytes would otherwise
+    // stay for the whole run next to the backend's).
     std::optional<BuiltModel> model;
     std::unique_ptr<ModelInputs> inputs;
     std::vector<MemoryLine> lines;
