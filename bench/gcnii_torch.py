@@ -50,7 +50,8 @@ def load(path, sparse):
         indices = f["graph/indices"][:]
         x = f["node/features"][:].astype(np.float32)
         labels = torch.from_numpy(f["node/labels"][:].astype(np.int64))
-        masks = [torch.from_numpy(f["node/" + m][:].astype(bool))
+        # Graph format 2 stores [S, N] masks (S splits); the public split is split 0.
+        masks = [torch.from_numpy(np.atleast_2d(f["node/" + m][:])[0].astype(bool))
                  for m in ("train_mask", "val_mask", "test_mask")]
     n = len(indptr) - 1
     # Row v holds v's in-neighbours (docs/format.md); Cora stores both directions. Duplicate
