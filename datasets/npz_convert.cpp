@@ -7,53 +7,12 @@
 #include <limits>
 #include <numeric>
 
+#include "datasets/edge_list.hpp"
 #include "datasets/npz_file.hpp"
 #include "src/base/error.hpp"
 
 namespace strata {
 namespace {
-
-struct EdgeList {
-    std::vector<std::int64_t> src;
-    std::vector<std::int64_t> dst;
-    std::vector<float> weight;  ///< empty = all 1
-};
-
-/// CSR by destination; within a row, sources ascending, the first listed of duplicates kept.
-void build_csr(const EdgeList& edges, std::int64_t n, NpzConversion& c) {
-    GraphDataset& g = c.graph;
-    const std::size_t m = edges.src.size();
-    std::vector<std::int64_t> count(static_cast<std::size_t>(n) + 1, 0);
-    for (std::int64_t v : edges.dst) {
-        ++count[static_cast<std::size_t>(v) + 1];
-    }
-    std::partial_sum(count.begin(), count.end(), count.begin());
-    std::vector<std::size_t> order(m);  // edge ids grouped by destination, in list order
-    std::vector<std::int64_t> next(count.begin(), count.end() - 1);
-    for (std::size_t k = 0; k < m; ++k) {
-        order[static_cast<std::size_t>(next[static_cast<std::size_t>(edges.dst[k])]++)] = k;
-    }
-    g.indptr.assign(static_cast<std::size_t>(n) + 1, 0);
-    g.indices.clear();
-    g.edge_weight.clear();
-    for (std::int64_t v = 0; v < n; ++v) {
-        const auto begin = order.begin() + count[static_cast<std::size_t>(v)];
-        const auto end = order.begin() + count[static_cast<std::size_t>(v) + 1];
-        std::stable_sort(begin, end,
-                         [&](std::size_t a, std::size_t b) { return edges.src[a] < edges.src[b]; });
-        for (auto it = begin; it != end; ++it) {
-            if (it != begin && edges.src[*it] == edges.src[*(it - 1)]) {
-                ++c.duplicates_dropped;
-                continue;
-            }
-            g.indices.push_back(edges.src[*it]);
-            if (!edges.weight.empty()) {
-                g.edge_weight.push_back(edges.weight[*it]);
-            }
-        }
-        g.indptr[static_cast<std::size_t>(v) + 1] = static_cast<std::int64_t>(g.indices.size());
-    }
-}
 
 void check_vertex(std::int64_t id, std::int64_t n, const std::string& what, std::size_t index) {
     STRATA_CHECK(id >= 0 && id < n, what, ": vertex id ", id, " at index ", index,
@@ -129,7 +88,7 @@ void convert_heterophilous(const NpzFile& file, bool undirected, NpzConversion& 
             }
         }
     }
-    build_csr(list, n, c);
+    c.duplicates_dropped += edges_to_csr(list, n, c.graph);
 
     int splits = 0;
     g.train_mask = read_masks(file, "train_masks", n, splits);
@@ -226,7 +185,7 @@ void convert_gnn_benchmark(const NpzFile& file, bool undirected, NpzConversion& 
             }
         }
     }
-    build_csr(list, n, c);
+    c.duplicates_dropped += edges_to_csr(list, n, c.graph);
 
     g.features.rows = static_cast<index_t>(n);
     if (file.has("attr_matrix")) {

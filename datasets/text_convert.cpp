@@ -13,6 +13,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "datasets/edge_list.hpp"
 #include "datasets/graph_io.hpp"
 #include "src/base/error.hpp"
 
@@ -199,12 +200,6 @@ std::vector<std::uint8_t> read_split(const fs::path& path, std::int64_t n) {
     return mask;
 }
 
-struct EdgeList {
-    std::vector<std::int64_t> src;
-    std::vector<std::int64_t> dst;
-    std::vector<float> weight;  ///< empty when the file has two fields per line
-};
-
 EdgeList read_edges(const fs::path& path, std::int64_t n) {
     LineReader in(path);
     std::vector<std::string_view> fields;
@@ -226,40 +221,6 @@ EdgeList read_edges(const fs::path& path, std::int64_t n) {
         }
     }
     return edges;
-}
-
-/// CSR by destination; within a row, sources ascending, the first listed of duplicates kept.
-void build_csr(const EdgeList& edges, std::int64_t n, GraphDataset& g) {
-    const std::size_t m = edges.src.size();
-    std::vector<std::int64_t> count(static_cast<std::size_t>(n) + 1, 0);
-    for (std::int64_t v : edges.dst) {
-        ++count[static_cast<std::size_t>(v) + 1];
-    }
-    std::partial_sum(count.begin(), count.end(), count.begin());
-    std::vector<std::size_t> order(m);  // edge ids grouped by destination, in file order
-    std::vector<std::int64_t> next(count.begin(), count.end() - 1);
-    for (std::size_t k = 0; k < m; ++k) {
-        order[static_cast<std::size_t>(next[static_cast<std::size_t>(edges.dst[k])]++)] = k;
-    }
-    g.indptr.assign(static_cast<std::size_t>(n) + 1, 0);
-    g.indices.clear();
-    g.edge_weight.clear();
-    for (std::int64_t v = 0; v < n; ++v) {
-        const auto begin = order.begin() + count[static_cast<std::size_t>(v)];
-        const auto end = order.begin() + count[static_cast<std::size_t>(v) + 1];
-        std::stable_sort(begin, end,
-                         [&](std::size_t a, std::size_t b) { return edges.src[a] < edges.src[b]; });
-        for (auto it = begin; it != end; ++it) {
-            if (it != begin && edges.src[*it] == edges.src[*(it - 1)]) {
-                continue;  // duplicate: keep the first listed
-            }
-            g.indices.push_back(edges.src[*it]);
-            if (!edges.weight.empty()) {
-                g.edge_weight.push_back(edges.weight[*it]);
-            }
-        }
-        g.indptr[static_cast<std::size_t>(v) + 1] = static_cast<std::int64_t>(g.indices.size());
-    }
 }
 
 }  // namespace
@@ -305,7 +266,7 @@ GraphDataset convert_text(const std::string& dir_name, const TextConvertOptions&
             }
         }
     }
-    build_csr(edges, n, g);
+    (void)edges_to_csr(edges, n, g);
 
     g.train_mask = read_split(dir / "train.txt", n);
     g.val_mask = read_split(dir / "val.txt", n);
