@@ -20,6 +20,8 @@ public:
 
     /// Row-local only in evaluation (see above); the planner treats it like any pointwise op.
     [[nodiscard]] OpKind kind() const override { return OpKind::pointwise; }
+    /// Its statistics span all rows (of all ranks).
+    [[nodiscard]] bool row_local() const override { return false; }
     /// "batch_norm 16".
     [[nodiscard]] std::string describe() const override;
     [[nodiscard]] int num_inputs() const override { return 1; }

@@ -14,6 +14,16 @@ std::size_t PipelinedAggregation::workspace_floats(index_t width) const {
            static_cast<std::size_t>(width);
 }
 
+MatrixView PipelinedAggregation::rows_of(MatrixView y, RowRange rows) const {
+    if (y.rows == blocks_.num_owned()) {
+        return y.rows_of(rows);
+    }
+    STRATA_CHECK(y.rows == rows.count, "aggregation: output of ", y.rows, " rows for rows [",
+                 rows.first, ", ", rows.end(), ") of ", blocks_.num_owned(),
+                 " (all rows or exactly the range's)");
+    return y;
+}
+
 bool PipelinedAggregation::whole(RowRange rows) const {
     if (rows.first == 0 && rows.count == blocks_.num_owned()) {
         return true;
@@ -26,12 +36,13 @@ bool PipelinedAggregation::whole(RowRange rows) const {
 
 void PipelinedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange rows,
                                    std::span<float> workspace, ExchangePurpose purpose) {
-    STRATA_ASSERT(h.rows == blocks_.num_owned() && z.rows == h.rows && z.cols == h.cols);
+    STRATA_ASSERT(h.rows == blocks_.num_owned() && z.cols == h.cols);
     Backend& backend = blocks_.backend();
     if (!whole(rows)) {
-        backend.spmm(blocks_.inner(), rows, h, z.rows_of(rows), 0.0f);
+        backend.spmm(blocks_.inner(), rows, h, rows_of(z, rows), 0.0f);
         return;
     }
+    STRATA_ASSERT(z.rows == h.rows);
     const ExchangePattern& pattern = blocks_.pattern();
     const index_t width = h.cols;
     STRATA_CHECK(workspace.size() >= workspace_floats(width), "aggregation: workspace of ",
@@ -54,12 +65,13 @@ void PipelinedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange row
 
 void PipelinedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
                                     std::span<float> workspace) {
-    STRATA_ASSERT(dz.rows == blocks_.num_owned() && dh.rows == dz.rows && dh.cols == dz.cols);
+    STRATA_ASSERT(dz.rows == blocks_.num_owned() && dh.cols == dz.cols);
     Backend& backend = blocks_.backend();
     if (!whole(rows)) {
-        backend.spmm(blocks_.inner_t(), rows, dz, dh.rows_of(rows), beta);
+        backend.spmm(blocks_.inner_t(), rows, dz, rows_of(dh, rows), beta);
         return;
     }
+    STRATA_ASSERT(dh.rows == dz.rows);
     const ExchangePattern& reversed = blocks_.reversed_pattern();  // send = forward recv
     const index_t width = dz.cols;
     STRATA_CHECK(workspace.size() >= workspace_floats(width), "aggregation: workspace of ",

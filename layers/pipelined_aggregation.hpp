@@ -34,6 +34,8 @@ public:
 
 private:
     [[nodiscard]] bool whole(RowRange rows) const;
+    /// The rows `rows` of an output given as all rows or as exactly those rows.
+    [[nodiscard]] MatrixView rows_of(MatrixView y, RowRange rows) const;
 
     const GraphBlocks& blocks_;
     Communicator& comm_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,6 +48,16 @@ struct MemoryLine {
     std::int64_t bytes = 0;
 };
 
+/// One training step of a layer-pipeline executor (pipeline_executor.hpp), global over ranks.
+struct PipelineEpochStats {
+    std::int64_t stage_bytes = 0;  ///< training stage-to-stage payload (forward + backward), all
+                                   ///< ranks; = 2 (S-1 cuts summed) x |V| x cut widths x 4
+    double bubble_s = 0.0;      ///< max over ranks: waiting for the first chunk of each wave
+    double stage_wait_s = 0.0;  ///< max over ranks: all waits on stage-to-stage receives
+    int chunks = 1;             ///< chunks in flight this step (the guard may lower it)
+    int snapshot_period = 0;    ///< historical-embedding snapshot period (0: off)
+};
+
 class Executor {
 public:
     virtual ~Executor() = default;
@@ -60,6 +71,10 @@ public:
     [[nodiscard]] virtual std::vector<MemoryLine> memory_plan() const = 0;
     /// Halo payload sent so far by this rank, by purpose (recomputation counted apart).
     [[nodiscard]] virtual HaloBytes halo_bytes() const = 0;
+    /// The last train_step's pipeline figures; std::nullopt for an executor without stages.
+    [[nodiscard]] virtual std::optional<PipelineEpochStats> pipeline_epoch() const {
+        return std::nullopt;
+    }
 };
 
 }  // namespace strata

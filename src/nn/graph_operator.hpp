@@ -48,11 +48,13 @@ public:
     /// buffers). The caller provides it: executors plan it with the other buffers.
     [[nodiscard]] virtual std::size_t workspace_floats(index_t width) const = 0;
 
-    /// z[rows] = (Â h)[rows].   h, z: num_rows x w (all owned rows; only `rows` of z written).
+    /// z[rows] = (Â h)[rows].   h: num_rows x w (all owned rows); z: num_rows x w (only `rows`
+    /// written) or, for a partial range, rows.count x w (exactly those rows: a chunk's buffer).
     /// Reads every row of h (and peers' rows of H through the exchange).
     virtual void forward(ConstMatrixView h, MatrixView z, RowRange rows, std::span<float> workspace,
                          ExchangePurpose purpose) = 0;
-    /// dh[rows] = (Âᵀ dz)[rows] + beta dh[rows].   dz, dh: num_rows x w. Reads every row of dz.
+    /// dh[rows] = (Âᵀ dz)[rows] + beta dh[rows].   dz: num_rows x w; dh: num_rows x w or, for a
+    /// partial range, rows.count x w (as z of forward). Reads every row of dz.
     virtual void backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
                           std::span<float> workspace) = 0;
 

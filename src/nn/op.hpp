@@ -104,6 +104,12 @@ public:
     /// Outside training the output equals input 0 (e.g. a bare dropout): evaluation skips the
     /// op and reads its input instead.
     [[nodiscard]] virtual bool identity_in_evaluation() const { return false; }
+    /// Output row i depends only on input rows i (and parameters), so the op may run on row
+    /// chunks apart, at any time (the layer-pipeline executor relies on it). Linear and
+    /// pointwise ops are; an op whose statistics span rows (BatchNorm) overrides it.
+    [[nodiscard]] virtual bool row_local() const {
+        return kind() == OpKind::linear || kind() == OpKind::pointwise;
+    }
     [[nodiscard]] virtual std::size_t forward_workspace(const WorkspaceQuery& query) const {
         (void)query;
         return 0;

@@ -1,0 +1,595 @@
+// PipelineExecutor: storage per stage, the GPipe wave, and the techniques' bookkeeping.
+#include "src/nn/pipeline_executor.hpp"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+
+#include "src/base/error.hpp"
+#include "src/base/timer.hpp"
+#include "src/device/counter_rng.hpp"
+
+namespace strata {
+namespace {
+
+enum class Place { none, input, kept, scratch };
+
+/// Where a tensor's value (or gradient) lives on this stage.
+struct Location {
+    Place place = Place::none;
+    int input = -1;          ///< Place::input: index into the data's inputs
+    std::size_t offset = 0;  ///< Place::kept / scratch: floats into that buffer
+    index_t cols = 0;
+};
+
+/// A point-to-point message in flight (the pattern outlives the exchange that reads it).
+struct Message {
+    ExchangePattern pattern;
+    std::unique_ptr<Exchange> exchange;
+};
+
+std::uint64_t aligned(std::uint64_t floats) {
+    return (floats + 15) / 16 * 16;  // 64-byte aligned regions
+}
+
+}  // namespace
+
+struct PipelineExecutor::Storage {
+    std::vector<Location> value;  ///< per tensor
+    std::vector<Location> grad;   ///< per tensor
+    std::vector<int> nodes;       ///< this stage's nodes, in order
+    std::vector<int> recompute;   ///< row-local nodes whose outputs are chunk scratch
+    std::vector<std::vector<GradMode>> modes;  ///< per stage node, per input
+    std::vector<TensorId> snapshot;            ///< kept aggregation inputs (historical rows)
+    std::vector<TensorId> kept_grads;          ///< aggregation outputs' gradients
+    std::size_t kept_floats = 0;
+    std::size_t kept_grad_floats = 0;
+    std::size_t scratch_per_row = 0;  ///< floats of chunk scratch per chunk row
+    std::size_t snapshot_floats = 0;
+    std::size_t workspace_floats = 0;
+    index_t scratch_rows = 0;  ///< rows the scratch was sized for
+    Buffer<float> kept;
+    Buffer<float> kept_grad;
+    Buffer<float> scratch;
+    Buffer<float> backup;
+    Buffer<float> workspace;
+    std::vector<std::unique_ptr<Message>> sends;  ///< forward values in flight
+    std::vector<std::unique_ptr<Message>> grad_sends;
+    std::int64_t stage_bytes = 0;
+    double wait_s = 0.0;
+    double bubble_s = 0.0;
+};
+
+namespace {
+
+index_t largest_chunk(const std::vector<index_t>& offsets) {
+    index_t largest = 0;
+    for (std::size_t c = 0; c + 1 < offsets.size(); ++c) {
+        largest = std::max(largest, offsets[c + 1] - offsets[c]);
+    }
+    return largest;
+}
+
+}  // namespace
+
+PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Communicator& self,
+                                   ModelGraph& graph, ModelParameters& parameters,
+                                   GraphOperator& aggregation, TrainingData data,
+                                   const PipelineOptions& options)
+    : backend_(backend),
+      world_(world),
+      graph_(graph),
+      parameters_(parameters),
+      aggregation_(aggregation),
+      data_(std::move(data)),
+      options_(options),
+      base_offsets_(options.chunk_offsets),
+      offsets_(options.chunk_offsets),
+      snapshot_period_(options.snapshot_period),
+      storage_(std::make_unique<Storage>()) {
+    const index_t rows = aggregation.num_rows();
+    STRATA_CHECK(options.stages == world.size(), "--stages ", options.stages, " with ",
+                 world.size(), " ranks: the pipeline runs one rank per stage");
+    STRATA_CHECK(options.snapshot_period >= 0, "--snapshot-period ", options.snapshot_period,
+                 ": must be 0 (off) or positive");
+    STRATA_CHECK(base_offsets_.size() >= 2 && base_offsets_.front() == 0 &&
+                     base_offsets_.back() == rows,
+                 "pipeline: chunk offsets do not cover the ", rows, " rows");
+    for (std::size_t c = 0; c + 1 < base_offsets_.size(); ++c) {
+        STRATA_CHECK(base_offsets_[c] < base_offsets_[c + 1], "pipeline: chunk ", c, " is empty");
+    }
+    STRATA_CHECK(data_.inputs.size() == graph.inputs().size(), "pipeline: ", data_.inputs.size(),
+                 " data inputs for a model with ", graph.inputs().size());
+    STRATA_CHECK(data_.global_train > 0, "training set is empty (no vertex has train_mask = 1)");
+    for (int n = 0; n < graph.num_nodes(); ++n) {
+        const Op& op = *graph.node(n).op;
+        STRATA_CHECK(op.row_local() || op.kind() == OpKind::aggregate, "--parallel pipeline: op '",
+                     graph.node(n).name, "' (", op.describe(),
+                     ") is neither row-local nor an aggregation, so it cannot run chunk by chunk");
+    }
+    layout_ = plan_stages(graph, options.stages,
+                          StageCostInputs{.rows = rows, .nnz = options.nnz});
+    const Stage& stage = layout_.stages[static_cast<std::size_t>(world.rank())];
+
+    // Where every tensor of this stage lives.
+    Storage& st = *storage_;
+    const auto num_tensors = graph.tensors().size();
+    st.value.assign(num_tensors, {});
+    st.grad.assign(num_tensors, {});
+    for (std::size_t k = 0; k < graph.inputs().size(); ++k) {
+        const TensorId t = graph.inputs()[k];
+        st.value[static_cast<std::size_t>(t)] = {
+            .place = Place::input, .input = static_cast<int>(k), .cols = graph.tensor(t).cols};
+    }
+    std::vector<bool> kept(num_tensors, false);
+    for (const TensorId t : stage.incoming) {
+        kept[static_cast<std::size_t>(t)] = true;
+    }
+    for (const TensorId t : stage.outgoing) {
+        kept[static_cast<std::size_t>(t)] = true;
+    }
+    std::vector<bool> kept_grad(num_tensors, false);
+    for (int n = stage.first; n < stage.end; ++n) {
+        const Node& node = graph.node(n);
+        st.nodes.push_back(n);
+        if (node.op->kind() == OpKind::aggregate) {
+            kept[static_cast<std::size_t>(node.output)] = true;
+            kept_grad[static_cast<std::size_t>(node.output)] = true;
+            for (const TensorId t : node.inputs) {
+                if (graph.tensor(t).producer >= 0 && !kept[static_cast<std::size_t>(t)]) {
+                    kept[static_cast<std::size_t>(t)] = true;
+                }
+                if (graph.tensor(t).producer >= 0 &&
+                    std::find(st.snapshot.begin(), st.snapshot.end(), t) == st.snapshot.end()) {
+                    st.snapshot.push_back(t);
+                }
+            }
+        }
+    }
+    // Tensors of the stage: produced here or received.
+    std::vector<TensorId> tensors = stage.incoming;
+    for (const int n : st.nodes) {
+        tensors.push_back(graph.node(n).output);
+    }
+    for (const TensorId t : tensors) {
+        const auto i = static_cast<std::size_t>(t);
+        const index_t cols = graph.tensor(t).cols;
+        const auto whole = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+        if (kept[i]) {
+            st.value[i] = {.place = Place::kept, .offset = st.kept_floats, .cols = cols};
+            st.kept_floats += aligned(whole);
+        } else {
+            st.value[i] = {.place = Place::scratch, .offset = st.scratch_per_row, .cols = cols};
+            st.scratch_per_row += static_cast<std::size_t>(cols);
+        }
+        if (kept_grad[i]) {
+            st.grad[i] = {.place = Place::kept, .offset = st.kept_grad_floats, .cols = cols};
+            st.kept_grad_floats += aligned(whole);
+            st.kept_grads.push_back(t);
+        } else {
+            st.grad[i] = {.place = Place::scratch, .offset = st.scratch_per_row, .cols = cols};
+            st.scratch_per_row += static_cast<std::size_t>(cols);
+        }
+    }
+    for (const int n : st.nodes) {
+        const Node& node = graph.node(n);
+        if (node.op->row_local() &&
+            st.value[static_cast<std::size_t>(node.output)].place == Place::scratch) {
+            st.recompute.push_back(n);
+        }
+    }
+    for (const TensorId t : st.snapshot) {
+        st.snapshot_floats += aligned(static_cast<std::size_t>(rows) *
+                                      static_cast<std::size_t>(graph.tensor(t).cols));
+    }
+    // Gradient modes: the first writer of a tensor's chunk rows overwrites, later ones add. The
+    // next stage (received gradients) and the loss write first.
+    std::vector<bool> written(num_tensors, false);
+    for (const TensorId t : stage.outgoing) {
+        written[static_cast<std::size_t>(t)] = true;
+    }
+    if (stage.end == graph.num_nodes()) {
+        written[static_cast<std::size_t>(graph.output())] = true;
+    }
+    st.modes.resize(st.nodes.size());
+    for (std::size_t k = st.nodes.size(); k-- > 0;) {
+        const Node& node = graph.node(st.nodes[k]);
+        for (const TensorId t : node.inputs) {
+            const auto i = static_cast<std::size_t>(t);
+            if (graph.tensor(t).producer < 0) {
+                st.modes[k].push_back(GradMode::skip);
+            } else {
+                st.modes[k].push_back(written[i] ? GradMode::accumulate : GradMode::overwrite);
+                written[i] = true;
+            }
+        }
+    }
+    st.kept = Buffer<float>(backend, st.kept_floats);
+    st.kept_grad = Buffer<float>(backend, st.kept_grad_floats);
+    if (st.kept_floats > 0) {
+        backend.fill(MatrixView{st.kept.data(), 1, static_cast<index_t>(st.kept_floats)}, 0.0f);
+    }
+    if (st.kept_grad_floats > 0) {
+        backend.fill(MatrixView{st.kept_grad.data(), 1, static_cast<index_t>(st.kept_grad_floats)},
+                     0.0f);
+    }
+    if (snapshot_period_ > 0 && st.snapshot_floats > 0) {
+        st.backup = Buffer<float>(backend, st.snapshot_floats);
+    }
+    allocate_scratch();
+    if (world.rank() == 0) {
+        evaluation_ = std::make_unique<FullGraphExecutor>(
+            backend, self, graph, parameters, aggregation, data_,
+            ExecutorOptions{.training = false});
+    }
+}
+
+PipelineExecutor::~PipelineExecutor() = default;
+
+void PipelineExecutor::allocate_scratch() {
+    Storage& st = *storage_;
+    const index_t rows = largest_chunk(offsets_);
+    if (rows <= st.scratch_rows) {
+        return;
+    }
+    st.scratch_rows = rows;
+    st.scratch = Buffer<float>(backend_, st.scratch_per_row * static_cast<std::size_t>(rows));
+    std::size_t workspace = 0;
+    for (std::size_t k = 0; k < st.nodes.size(); ++k) {
+        const int n = st.nodes[k];
+        const Op& op = *graph_.node(n).op;
+        const std::vector<index_t> in = graph_.input_cols(n);
+        const WorkspaceQuery query{.rows = op.row_local() ? rows : aggregation_.num_rows(),
+                                   .input_cols = in,
+                                   .output_cols = graph_.tensor(graph_.node(n).output).cols,
+                                   .graph = &aggregation_,
+                                   .modes = st.modes[k]};
+        workspace = std::max({workspace, op.forward_workspace(query), op.backward_workspace(query)});
+    }
+    st.workspace_floats = workspace;
+    st.workspace = Buffer<float>(backend_, workspace);
+}
+
+void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
+    const int base = static_cast<int>(base_offsets_.size()) - 1;
+    STRATA_CHECK(chunks >= 1 && chunks <= base, "pipeline: ", chunks, " chunks (1..", base, ")");
+    STRATA_CHECK(snapshot_period >= 0, "pipeline: snapshot period ", snapshot_period);
+    offsets_.clear();
+    for (int c = 0; c <= chunks; ++c) {
+        offsets_.push_back(base_offsets_[static_cast<std::size_t>(c * base / chunks)]);
+    }
+    if (snapshot_period_ == 0 || storage_->backup.size() == 0) {
+        snapshot_period = 0;  // never had a snapshot buffer
+    }
+    snapshot_period_ = snapshot_period;
+    allocate_scratch();
+}
+
+namespace {
+
+/// Views of one tensor location.
+struct Views {
+    const std::vector<Location>& where;
+    float* kept;
+    float* scratch;
+    const TrainingData& data;
+    index_t rows;
+
+    [[nodiscard]] MatrixView whole(TensorId t) const {
+        const Location& l = where[static_cast<std::size_t>(t)];
+        if (l.place == Place::input) {
+            const ConstMatrixView in = data.inputs[static_cast<std::size_t>(l.input)];
+            return {const_cast<float*>(in.data), in.rows, in.cols};  // read only, as executors do
+        }
+        STRATA_ASSERT(l.place == Place::kept);
+        return {kept + l.offset, rows, l.cols};
+    }
+    [[nodiscard]] MatrixView chunk(TensorId t, RowRange r) const {
+        const Location& l = where[static_cast<std::size_t>(t)];
+        if (l.place == Place::scratch) {
+            return {scratch + l.offset * static_cast<std::size_t>(r.count), r.count, l.cols};
+        }
+        return whole(t).rows_of(r);
+    }
+};
+
+}  // namespace
+
+void PipelineExecutor::forward_chunk(RowRange r, std::uint64_t epoch, bool recompute_only) {
+    Storage& st = *storage_;
+    const Views values{st.value, st.kept.data(), st.scratch.data(), data_,
+                       aggregation_.num_rows()};
+    OpContext context{.backend = backend_,
+                      .graph = &aggregation_,
+                      .training = true,
+                      .epoch = epoch,
+                      .recompute = recompute_only,
+                      .comm = &world_};
+    const std::span<float> workspace = st.workspace.span();
+    for (const int n : recompute_only ? st.recompute : st.nodes) {
+        Node& node = graph_.node(n);
+        std::vector<ConstMatrixView> x;
+        if (node.op->row_local()) {
+            for (const TensorId t : node.inputs) {
+                x.push_back(values.chunk(t, r));
+            }
+            context.row_ids = data_.row_ids.subspan(static_cast<std::size_t>(r.first),
+                                                    static_cast<std::size_t>(r.count));
+            node.op->forward(context, ForwardArgs{.x = x,
+                                                  .y = values.chunk(node.output, r),
+                                                  .rows = {0, r.count},
+                                                  .workspace = workspace});
+        } else {
+            for (const TensorId t : node.inputs) {
+                x.push_back(values.whole(t));
+            }
+            context.row_ids = data_.row_ids;
+            node.op->forward(context, ForwardArgs{.x = x,
+                                                  .y = values.whole(node.output),
+                                                  .rows = r,
+                                                  .workspace = workspace});
+        }
+    }
+}
+
+double PipelineExecutor::backward_chunk(RowRange r, std::uint64_t epoch) {
+    Storage& st = *storage_;
+    const index_t n_rows = aggregation_.num_rows();
+    const Views values{st.value, st.kept.data(), st.scratch.data(), data_, n_rows};
+    const Views grads{st.grad, st.kept_grad.data(), st.scratch.data(), data_, n_rows};
+    forward_chunk(r, epoch, /*recompute_only=*/true);
+    double loss = 0.0;
+    if (layout_.stages.back().end == layout_.stages[static_cast<std::size_t>(stage())].end) {
+        const TensorId out = graph_.output();
+        const auto first = static_cast<std::size_t>(r.first);
+        const auto count = static_cast<std::size_t>(r.count);
+        loss = backend_
+                   .softmax_cross_entropy(values.chunk(out, r), data_.labels.subspan(first, count),
+                                          data_.train_mask.subspan(first, count),
+                                          1.0f / static_cast<float>(data_.global_train),
+                                          grads.chunk(out, r))
+                   .loss;
+    }
+    OpContext context{.backend = backend_,
+                      .graph = &aggregation_,
+                      .training = true,
+                      .epoch = epoch,
+                      .comm = &world_};
+    const std::span<float> workspace = st.workspace.span();
+    for (std::size_t k = st.nodes.size(); k-- > 0;) {
+        Node& node = graph_.node(st.nodes[k]);
+        const std::vector<GradMode>& modes = st.modes[k];
+        std::vector<ConstMatrixView> x;
+        std::vector<MatrixView> dx;
+        if (node.op->row_local()) {
+            for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+                x.push_back(values.chunk(node.inputs[i], r));
+                dx.push_back(modes[i] == GradMode::skip ? MatrixView{}
+                                                        : grads.chunk(node.inputs[i], r));
+            }
+            context.row_ids = data_.row_ids.subspan(static_cast<std::size_t>(r.first),
+                                                    static_cast<std::size_t>(r.count));
+            node.op->backward(context, BackwardArgs{.x = x,
+                                                    .y = values.chunk(node.output, r),
+                                                    .dy = grads.chunk(node.output, r),
+                                                    .dx = dx,
+                                                    .modes = modes,
+                                                    .rows = {0, r.count},
+                                                    .workspace = workspace});
+        } else {
+            // The pull dx[rows] = (Âᵀ dy)[rows] reads the output gradient's whole-graph buffer;
+            // dx is the chunk's rows (scratch) or a whole-graph buffer.
+            for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+                const TensorId t = node.inputs[i];
+                x.push_back(values.whole(t));
+                if (modes[i] == GradMode::skip) {
+                    dx.push_back(MatrixView{});
+                } else if (st.grad[static_cast<std::size_t>(t)].place == Place::kept) {
+                    dx.push_back(grads.whole(t));
+                } else {
+                    dx.push_back(grads.chunk(t, r));
+                }
+            }
+            context.row_ids = data_.row_ids;
+            node.op->backward(context, BackwardArgs{.x = x,
+                                                    .y = values.whole(node.output),
+                                                    .dy = grads.whole(node.output),
+                                                    .dx = dx,
+                                                    .modes = modes,
+                                                    .rows = r,
+                                                    .workspace = workspace});
+        }
+    }
+    if (options_.grad_zero_scale) {
+        for (const TensorId t : st.kept_grads) {  // T2: processed chunks count twice
+            const MatrixView g = grads.chunk(t, r);
+            backend_.axpby(0.0f, g, 2.0f, g);
+        }
+    }
+    return loss;
+}
+
+namespace {
+
+std::vector<int> chunk_order(int chunks, bool shuffle, std::uint64_t seed, std::int64_t epoch) {
+    std::vector<int> order(static_cast<std::size_t>(chunks));
+    std::iota(order.begin(), order.end(), 0);
+    if (shuffle) {  // Fisher-Yates, the same on every stage
+        std::uint64_t state = mix64(mix64(seed ^ 0x70697065ULL) ^ static_cast<std::uint64_t>(epoch));
+        for (std::size_t i = order.size(); i > 1; --i) {
+            state = mix64(state);
+            std::swap(order[i - 1], order[static_cast<std::size_t>(state % i)]);
+        }
+    }
+    return order;
+}
+
+ExchangePattern one_way(int peer, index_t send_rows, index_t recv_rows) {
+    return ExchangePattern{.peers = {peer}, .send_offsets = {0, send_rows},
+                           .recv_offsets = {0, recv_rows}};
+}
+
+}  // namespace
+
+double PipelineExecutor::train_step(std::int64_t epoch) {
+    Storage& st = *storage_;
+    const int s = stage();
+    const int num_stages = options_.stages;
+    const Stage& stage_ = layout_.stages[static_cast<std::size_t>(s)];
+    const index_t n_rows = aggregation_.num_rows();
+    const Views values{st.value, st.kept.data(), st.scratch.data(), data_, n_rows};
+    const Views grads{st.grad, st.kept_grad.data(), st.scratch.data(), data_, n_rows};
+    const auto key = static_cast<std::uint64_t>(epoch);
+    st.stage_bytes = 0;
+    st.wait_s = 0.0;
+    st.bubble_s = 0.0;
+    parameters_.zero_grads();
+
+    // T3: historical embeddings come from the snapshot, except right after it was taken.
+    if (snapshot_period_ > 0 && have_snapshot_ && (epoch - 1) % snapshot_period_ != 0) {
+        std::size_t offset = 0;
+        for (const TensorId t : st.snapshot) {
+            const MatrixView v = values.whole(t);
+            backend_.copy(v.data, st.backup.data() + offset, v.size() * sizeof(float));
+            offset += aligned(v.size());
+        }
+    }
+
+    auto receive = [&](MatrixView into, int peer, bool first) {
+        Message m{one_way(peer, 0, into.rows), nullptr};
+        Stopwatch watch;
+        m.exchange = world_.start_exchange(m.pattern, ConstMatrixView{nullptr, 0, into.cols}, into);
+        m.exchange->wait_all();
+        const double waited = watch.seconds();
+        st.wait_s += waited;
+        if (first) {
+            st.bubble_s += waited;
+        }
+    };
+    auto send = [&](ConstMatrixView rows, int peer, std::vector<std::unique_ptr<Message>>& out) {
+        auto m = std::make_unique<Message>();
+        m->pattern = one_way(peer, rows.rows, 0);
+        m->exchange =
+            world_.start_exchange(m->pattern, rows, MatrixView{nullptr, 0, rows.cols});
+        st.stage_bytes += static_cast<std::int64_t>(rows.size() * sizeof(float));
+        out.push_back(std::move(m));
+    };
+
+    const int chunks = this->chunks();
+    const std::vector<int> order = chunk_order(chunks, options_.shuffle, options_.seed, epoch);
+    auto range = [&](int c) {
+        const auto i = static_cast<std::size_t>(c);
+        return RowRange{offsets_[i], offsets_[i + 1] - offsets_[i]};
+    };
+    // Forward wave.
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        const RowRange r = range(order[k]);
+        if (s > 0) {
+            for (const TensorId t : stage_.incoming) {
+                receive(values.chunk(t, r), s - 1, k == 0);
+            }
+        }
+        forward_chunk(r, key, /*recompute_only=*/false);
+        if (s + 1 < num_stages) {
+            for (const TensorId t : stage_.outgoing) {
+                send(values.chunk(t, r), s + 1, st.sends);
+            }
+        }
+    }
+    // Backward wave, in reverse order.
+    double loss = 0.0;
+    for (std::size_t k = order.size(); k-- > 0;) {
+        const RowRange r = range(order[k]);
+        st.grad_sends.clear();  // the scratch gradients are about to be rewritten
+        if (s + 1 < num_stages) {
+            for (const TensorId t : stage_.outgoing) {
+                receive(grads.chunk(t, r), s + 1, k + 1 == order.size());
+            }
+        }
+        loss += backward_chunk(r, key);
+        if (s > 0) {
+            for (const TensorId t : stage_.incoming) {
+                send(grads.chunk(t, r), s - 1, st.grad_sends);
+            }
+        }
+    }
+    st.grad_sends.clear();
+    st.sends.clear();
+
+    if (options_.grad_zero_scale) {  // T2: no historical gradient survives the epoch
+        for (const TensorId t : st.kept_grads) {
+            backend_.fill(grads.whole(t), 0.0f);
+        }
+    }
+    if (snapshot_period_ > 0 && epoch % snapshot_period_ == 0) {  // T3: take the snapshot
+        std::size_t offset = 0;
+        for (const TensorId t : st.snapshot) {
+            const MatrixView v = values.whole(t);
+            backend_.copy(st.backup.data() + offset, v.data, v.size() * sizeof(float));
+            offset += aligned(v.size());
+        }
+        have_snapshot_ = true;
+    }
+    if (num_stages > 1) {
+        world_.start_allreduce_sum(parameters_.grads())->wait();
+    }
+    std::array<double, 1> sum{loss};
+    world_.allreduce_sum(sum);
+    std::array<std::int64_t, 1> bytes{st.stage_bytes};
+    world_.allreduce_sum(bytes);
+    std::array<double, 2> waits{st.bubble_s, st.wait_s};
+    world_.allreduce_max(waits);
+    last_ = PipelineEpochStats{.stage_bytes = bytes[0],
+                               .bubble_s = waits[0],
+                               .stage_wait_s = waits[1],
+                               .chunks = chunks,
+                               .snapshot_period = snapshot_period_};
+    return sum[0] / static_cast<double>(data_.global_train);
+}
+
+Evaluation PipelineExecutor::evaluate() {
+    std::array<double, 9> packed{};
+    if (evaluation_) {
+        const Evaluation e = evaluation_->evaluate();
+        packed = {e.train_acc, e.val_acc,  e.test_acc, e.train_loss,           e.val_loss,
+                  e.test_loss, e.val_auc, e.test_auc, e.binary ? 1.0 : 0.0};
+    }
+    world_.broadcast(std::as_writable_bytes(std::span<double>(packed)), 0);
+    Evaluation e;
+    e.train_acc = packed[0];
+    e.val_acc = packed[1];
+    e.test_acc = packed[2];
+    e.train_loss = packed[3];
+    e.val_loss = packed[4];
+    e.test_loss = packed[5];
+    e.val_auc = packed[6];
+    e.test_auc = packed[7];
+    e.binary = packed[8] != 0.0;
+    return e;
+}
+
+std::vector<MemoryLine> PipelineExecutor::memory_plan() const {
+    const Storage& st = *storage_;
+    const auto bytes = [](std::size_t floats) {
+        return static_cast<std::int64_t>(floats * sizeof(float));
+    };
+    const std::string stage_name = "stage " + std::to_string(stage()) + " ";
+    std::vector<MemoryLine> lines{
+        {stage_name + "whole-graph activations (aggregation inputs/outputs, cut tensors)",
+         bytes(st.kept_floats)},
+        {stage_name + "whole-graph aggregation gradients", bytes(st.kept_grad_floats)},
+        {stage_name + "chunk scratch (recomputed values, gradients)",
+         bytes(st.scratch.size() + st.workspace.size())},
+        {stage_name + "historical-embedding snapshot", bytes(st.backup.size())},
+        {"parameters + gradients (replicated)", bytes(2 * parameters_.size())}};
+    if (evaluation_) {
+        lines.push_back({"exact evaluation (rank 0)", bytes(evaluation_->plan().arena_floats())});
+    }
+    return lines;
+}
+
+HaloBytes PipelineExecutor::halo_bytes() const {
+    return aggregation_.bytes_sent();
+}
+
+}  // namespace strata

@@ -1,0 +1,101 @@
+// PipelineExecutor: layer-pipeline parallelism for deep GNNs (GNNPipe, Chen et al. 2023, with
+// its three convergence techniques switchable). Rank s runs stage s of a StageLayout on the whole
+// graph, chunk by chunk: a GPipe wave per epoch — every chunk forward in a (shuffled) order,
+// staggered one chunk per stage, then backward in reverse — with one optimizer step per epoch, so
+// weights are never stale. Only the tensors crossing a stage cut travel: 2 x |V| x their widths x
+// 4 bytes per cut and epoch, independent of depth (graph parallelism sends halo rows at every
+// layer).
+//
+// Staleness: an aggregation of chunk c reads its in-neighbours' rows from whole-graph buffers:
+// fresh for chunks already processed this epoch, historical (last epoch's, or a snapshot's) for
+// the others; the backward pull reads out-neighbours' gradients likewise. With one chunk nothing
+// is stale and the run equals the exact executor (tests/layers/test_pipeline_executor.cpp).
+//
+// Memory per stage: whole-graph buffers only where whole-graph rows are read — aggregation
+// inputs and outputs, tensors crossing a cut, aggregation outputs' gradients — and chunk-sized
+// scratch for everything else, which backward recomputes chunk by chunk (row-local ops only).
+// Evaluation is exact and full-graph: rank 0 runs the model's evaluation schedule alone
+// (FullGraphExecutor, whole graph, replicated weights) and broadcasts the figures.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "src/comm/communicator.hpp"
+#include "src/device/buffer.hpp"
+#include "src/nn/executor.hpp"
+#include "src/nn/full_graph_executor.hpp"
+#include "src/nn/model_parameters.hpp"
+#include "src/nn/stage_layout.hpp"
+
+namespace strata {
+
+/// GNNPipe's convergence techniques and the chunking (`strata train --parallel pipeline`).
+struct PipelineOptions {
+    int stages = 1;                        ///< S; must equal the world communicator's size
+    std::vector<index_t> chunk_offsets{};  ///< C + 1 row offsets: chunk c = [o[c], o[c+1])
+    bool shuffle = true;                   ///< T1: a new chunk order every epoch
+    bool grad_zero_scale = true;  ///< T2: historical gradients zeroed each epoch, processed
+                                  ///< chunks' aggregation-output gradients scaled by 2
+    int snapshot_period = 23;     ///< T3: historical embeddings from a snapshot refreshed every
+                                  ///< P epochs (0: last epoch's)
+    std::uint64_t seed = 0;       ///< chunk order
+    std::int64_t nnz = 0;         ///< entries of the aggregation operator (stage cost model)
+};
+
+class PipelineExecutor final : public Executor {
+public:
+    /// `world`: one rank per stage (stage = rank). `self`: a one-rank communicator for rank 0's
+    /// evaluation. `aggregation`: Â over the whole graph (no halo peers), rows in chunk order,
+    /// as `data`. Everything must outlive the executor. Throws strata::Error on a layout that
+    /// does not fit (stages vs ranks or layers, offsets vs rows) or a model with an op that is
+    /// neither row-local nor an aggregation (attention, batch norm).
+    PipelineExecutor(Backend& backend, Communicator& world, Communicator& self, ModelGraph& graph,
+                     ModelParameters& parameters, GraphOperator& aggregation, TrainingData data,
+                     const PipelineOptions& options);
+    ~PipelineExecutor() override;
+
+    /// One GPipe wave; the parameter gradients are summed over stages (every rank then holds the
+    /// whole gradient, so every rank's optimizer makes the same step).
+    double train_step(std::int64_t epoch) override;
+    Evaluation evaluate() override;
+    [[nodiscard]] std::vector<MemoryLine> memory_plan() const override;
+    [[nodiscard]] HaloBytes halo_bytes() const override;
+    [[nodiscard]] std::optional<PipelineEpochStats> pipeline_epoch() const override {
+        return last_;
+    }
+
+    [[nodiscard]] const StageLayout& layout() const { return layout_; }
+    [[nodiscard]] int stage() const { return world_.rank(); }
+    [[nodiscard]] int chunks() const { return static_cast<int>(offsets_.size()) - 1; }
+    [[nodiscard]] int snapshot_period() const { return snapshot_period_; }
+    /// Less staleness (the accuracy guard): `chunks` (1..the initial C) chunks made of
+    /// consecutive initial chunks, and the snapshot period. One chunk is exact.
+    void set_staleness(int chunks, int snapshot_period);
+
+private:
+    struct Storage;
+    void forward_chunk(RowRange rows, std::uint64_t epoch, bool recompute_only);
+    double backward_chunk(RowRange rows, std::uint64_t epoch);
+    void allocate_scratch();
+
+    Backend& backend_;
+    Communicator& world_;
+    ModelGraph& graph_;
+    ModelParameters& parameters_;
+    GraphOperator& aggregation_;
+    TrainingData data_;
+    PipelineOptions options_;
+    StageLayout layout_;
+    std::vector<index_t> base_offsets_;
+    std::vector<index_t> offsets_;
+    int snapshot_period_ = 0;
+    std::unique_ptr<Storage> storage_;
+    std::unique_ptr<FullGraphExecutor> evaluation_;  ///< rank 0 only
+    std::optional<PipelineEpochStats> last_;
+    bool have_snapshot_ = false;
+};
+
+}  // namespace strata
