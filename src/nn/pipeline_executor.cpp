@@ -35,10 +35,10 @@ std::uint64_t aligned(std::uint64_t floats) {
 }  // namespace
 
 struct PipelineExecutor::Storage {
-    std::vector<Location> value;  ///< per tensor
-    std::vector<Location> grad;   ///< per tensor
-    std::vector<int> nodes;       ///< this stage's nodes, in order
-    std::vector<int> recompute;   ///< row-local nodes whose outputs are chunk scratch
+    std::vector<Location> value;               ///< per tensor
+    std::vector<Location> grad;                ///< per tensor
+    std::vector<int> nodes;                    ///< this stage's nodes, in order
+    std::vector<int> recompute;                ///< row-local nodes whose outputs are chunk scratch
     std::vector<std::vector<GradMode>> modes;  ///< per stage node, per input
     std::vector<TensorId> snapshot;            ///< kept aggregation inputs (historical rows)
     std::vector<TensorId> kept_grads;          ///< aggregation outputs' gradients
@@ -92,9 +92,9 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
                  world.size(), " ranks: the pipeline runs one rank per stage");
     STRATA_CHECK(options.snapshot_period >= 0, "--snapshot-period ", options.snapshot_period,
                  ": must be 0 (off) or positive");
-    STRATA_CHECK(base_offsets_.size() >= 2 && base_offsets_.front() == 0 &&
-                     base_offsets_.back() == rows,
-                 "pipeline: chunk offsets do not cover the ", rows, " rows");
+    STRATA_CHECK(
+        base_offsets_.size() >= 2 && base_offsets_.front() == 0 && base_offsets_.back() == rows,
+        "pipeline: chunk offsets do not cover the ", rows, " rows");
     for (std::size_t c = 0; c + 1 < base_offsets_.size(); ++c) {
         STRATA_CHECK(base_offsets_[c] < base_offsets_[c + 1], "pipeline: chunk ", c, " is empty");
     }
@@ -107,8 +107,7 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
                      graph.node(n).name, "' (", op.describe(),
                      ") is neither row-local nor an aggregation, so it cannot run chunk by chunk");
     }
-    layout_ = plan_stages(graph, options.stages,
-                          StageCostInputs{.rows = rows, .nnz = options.nnz});
+    layout_ = plan_stages(graph, options.stages, StageCostInputs{.rows = rows, .nnz = options.nnz});
     const Stage& stage = layout_.stages[static_cast<std::size_t>(world.rank())];
 
     // Where every tensor of this stage lives.
@@ -218,9 +217,9 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     }
     allocate_scratch();
     if (world.rank() == 0) {
-        evaluation_ = std::make_unique<FullGraphExecutor>(
-            backend, self, graph, parameters, aggregation, data_,
-            ExecutorOptions{.training = false});
+        evaluation_ =
+            std::make_unique<FullGraphExecutor>(backend, self, graph, parameters, aggregation,
+                                                data_, ExecutorOptions{.training = false});
     }
 }
 
@@ -244,7 +243,8 @@ void PipelineExecutor::allocate_scratch() {
                                    .output_cols = graph_.tensor(graph_.node(n).output).cols,
                                    .graph = &aggregation_,
                                    .modes = st.modes[k]};
-        workspace = std::max({workspace, op.forward_workspace(query), op.backward_workspace(query)});
+        workspace =
+            std::max({workspace, op.forward_workspace(query), op.backward_workspace(query)});
     }
     st.workspace_floats = workspace;
     st.workspace = Buffer<float>(backend_, workspace);
@@ -297,8 +297,7 @@ struct Views {
 
 void PipelineExecutor::forward_chunk(RowRange r, std::uint64_t epoch, bool recompute_only) {
     Storage& st = *storage_;
-    const Views values{st.value, st.kept.data(), st.scratch.data(), data_,
-                       aggregation_.num_rows()};
+    const Views values{st.value, st.kept.data(), st.scratch.data(), data_, aggregation_.num_rows()};
     OpContext context{.backend = backend_,
                       .graph = &aggregation_,
                       .training = true,
@@ -324,10 +323,10 @@ void PipelineExecutor::forward_chunk(RowRange r, std::uint64_t epoch, bool recom
                 x.push_back(values.whole(t));
             }
             context.row_ids = data_.row_ids;
-            node.op->forward(context, ForwardArgs{.x = x,
-                                                  .y = values.whole(node.output),
-                                                  .rows = r,
-                                                  .workspace = workspace});
+            node.op->forward(
+                context,
+                ForwardArgs{
+                    .x = x, .y = values.whole(node.output), .rows = r, .workspace = workspace});
         }
     }
 }
@@ -415,7 +414,8 @@ std::vector<int> chunk_order(int chunks, bool shuffle, std::uint64_t seed, std::
     std::vector<int> order(static_cast<std::size_t>(chunks));
     std::iota(order.begin(), order.end(), 0);
     if (shuffle) {  // Fisher-Yates, the same on every stage
-        std::uint64_t state = mix64(mix64(seed ^ 0x70697065ULL) ^ static_cast<std::uint64_t>(epoch));
+        std::uint64_t state =
+            mix64(mix64(seed ^ 0x70697065ULL) ^ static_cast<std::uint64_t>(epoch));
         for (std::size_t i = order.size(); i > 1; --i) {
             state = mix64(state);
             std::swap(order[i - 1], order[static_cast<std::size_t>(state % i)]);
@@ -425,8 +425,8 @@ std::vector<int> chunk_order(int chunks, bool shuffle, std::uint64_t seed, std::
 }
 
 ExchangePattern one_way(int peer, index_t send_rows, index_t recv_rows) {
-    return ExchangePattern{.peers = {peer}, .send_offsets = {0, send_rows},
-                           .recv_offsets = {0, recv_rows}};
+    return ExchangePattern{
+        .peers = {peer}, .send_offsets = {0, send_rows}, .recv_offsets = {0, recv_rows}};
 }
 
 }  // namespace
@@ -469,8 +469,7 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     auto send = [&](ConstMatrixView rows, int peer, std::vector<std::unique_ptr<Message>>& out) {
         auto m = std::make_unique<Message>();
         m->pattern = one_way(peer, rows.rows, 0);
-        m->exchange =
-            world_.start_exchange(m->pattern, rows, MatrixView{nullptr, 0, rows.cols});
+        m->exchange = world_.start_exchange(m->pattern, rows, MatrixView{nullptr, 0, rows.cols});
         st.stage_bytes += static_cast<std::int64_t>(rows.size() * sizeof(float));
         out.push_back(std::move(m));
     };
@@ -551,7 +550,7 @@ Evaluation PipelineExecutor::evaluate() {
     std::array<double, 9> packed{};
     if (evaluation_) {
         const Evaluation e = evaluation_->evaluate();
-        packed = {e.train_acc, e.val_acc,  e.test_acc, e.train_loss,           e.val_loss,
+        packed = {e.train_acc, e.val_acc, e.test_acc, e.train_loss,        e.val_loss,
                   e.test_loss, e.val_auc, e.test_auc, e.binary ? 1.0 : 0.0};
     }
     world_.broadcast(std::as_writable_bytes(std::span<double>(packed)), 0);

@@ -53,7 +53,6 @@ double node_cost(const ModelGraph& graph, int n, const StageCostInputs& inputs) 
     return rows * cols;
 }
 
-
 StageLayout plan_stages(const ModelGraph& graph, int stages, const StageCostInputs& inputs) {
     const int n = graph.num_nodes();
     STRATA_CHECK(stages >= 1, "--stages ", stages, ": must be at least 1");
@@ -86,7 +85,9 @@ StageLayout plan_stages(const ModelGraph& graph, int stages, const StageCostInpu
     const auto cols = static_cast<std::size_t>(m) + 1;
     std::vector<double> best(static_cast<std::size_t>(stages + 1) * cols, inf);
     std::vector<int> from(best.size(), -1);
-    auto at = [&](int k, int j) { return static_cast<std::size_t>(k) * cols + static_cast<std::size_t>(j); };
+    auto at = [&](int k, int j) {
+        return static_cast<std::size_t>(k) * cols + static_cast<std::size_t>(j);
+    };
     best[at(0, 0)] = 0.0;
     for (int k = 1; k <= stages; ++k) {
         for (int j = k; j <= m; ++j) {
@@ -108,7 +109,8 @@ StageLayout plan_stages(const ModelGraph& graph, int stages, const StageCostInpu
     for (int s = 0; s < stages; ++s) {
         Stage stage;
         stage.first = bounds[static_cast<std::size_t>(cut_candidates[static_cast<std::size_t>(s)])];
-        stage.end = bounds[static_cast<std::size_t>(cut_candidates[static_cast<std::size_t>(s) + 1])];
+        stage.end =
+            bounds[static_cast<std::size_t>(cut_candidates[static_cast<std::size_t>(s) + 1])];
         stage.cost = prefix[static_cast<std::size_t>(stage.end)] -
                      prefix[static_cast<std::size_t>(stage.first)];
         if (s > 0) {

@@ -15,8 +15,8 @@ namespace strata {
 
 /// What the cost model needs to know about the graph a stage runs on.
 struct StageCostInputs {
-    index_t rows = 0;       ///< vertices (every stage runs all of them, chunk by chunk)
-    std::int64_t nnz = 0;   ///< entries of the aggregation operator
+    index_t rows = 0;      ///< vertices (every stage runs all of them, chunk by chunk)
+    std::int64_t nnz = 0;  ///< entries of the aggregation operator
 };
 
 struct Stage {

@@ -68,7 +68,8 @@ std::vector<EpochResult> train_exact(const GraphDataset& g, Communicator& self,
                                      const ModelSpec& spec, int epochs) {
     auto backend = make_cpu_backend(1);
     const LocalPart part = whole_part(g);
-    BuiltModel model = build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes));
+    BuiltModel model =
+        build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes));
     const ModelInputs inputs(*backend, self, part, model.graph);
     ModelParameters parameters(*backend, model.graph, 17);
     FullGraphExecutor executor(*backend, self, model.graph, parameters, *inputs.aggregation,
@@ -92,11 +93,11 @@ struct PipelineRun {
 };
 
 PipelineRun train_pipeline(const GraphDataset& g, Communicator& world, Communicator& self,
-                           const ModelSpec& spec, int epochs, PipelineOptions options,
-                           int chunks) {
+                           const ModelSpec& spec, int epochs, PipelineOptions options, int chunks) {
     auto backend = make_cpu_backend(1);
     const LocalPart part = whole_part(g);
-    BuiltModel model = build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes));
+    BuiltModel model =
+        build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes));
     const ModelInputs inputs(*backend, self, part, model.graph);
     ModelParameters parameters(*backend, model.graph, 17);
     options.stages = world.size();
@@ -220,7 +221,8 @@ TEST_CASE("pipeline layouts that cannot run get one clear line", "[pipeline][mpi
     };
     CHECK_THAT(message(small("gcnii", 4), world.size() + 1),
                Catch::StartsWith("--stages " + std::to_string(world.size() + 1) + " with " +
-              std::to_string(world.size()) + " ranks: the pipeline runs one rank per stage"));
+                                 std::to_string(world.size()) +
+                                 " ranks: the pipeline runs one rank per stage"));
     CHECK_THAT(message(small("gat", 4), world.size()),
                Catch::Contains("is neither row-local nor an aggregation"));
     if (world.size() >= 3) {
