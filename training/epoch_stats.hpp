@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "src/nn/executor.hpp"
 
 namespace strata {
 
@@ -15,8 +18,9 @@ struct EpochStats {
     double val_acc = 0.0;
     double test_acc = 0.0;
     double val_loss = 0.0;
-    bool binary = false;   ///< two classes: val_auc/test_auc were measured (when evaluated)
-    double val_auc = 0.0;  ///< ROC-AUC of the class-1 score (NaN if a set lacks a class)
+    double eval_train_loss = 0.0;  ///< the evaluation's loss over the training set (no dropout)
+    bool binary = false;           ///< two classes: val_auc/test_auc were measured (when evaluated)
+    double val_auc = 0.0;          ///< ROC-AUC of the class-1 score (NaN if a set lacks a class)
     double test_auc = 0.0;
     double epoch_s = 0.0;         ///< training step + evaluation, max over ranks
     double train_s = 0.0;         ///< training step (forward, backward, update), max over ranks
@@ -24,9 +28,13 @@ struct EpochStats {
     double wait_s = 0.0;          ///< time blocked on communication, max over ranks
     double compute_s = 0.0;       ///< epoch_s - wait_s of the slowest rank
     std::int64_t halo_bytes = 0;  ///< halo payload (forward + backward), all ranks
-    std::int64_t recompute_halo_bytes = 0;  ///< halo payload re-sent to recompute, all ranks
-    std::int64_t allreduce_bytes = 0;       ///< all-reduce payload, summed over ranks
-    std::int64_t peak_rss_bytes = 0;        ///< max over ranks
+    std::int64_t recompute_halo_bytes = 0;       ///< halo payload re-sent to recompute, all ranks
+    std::int64_t allreduce_bytes = 0;            ///< all-reduce payload, summed over ranks
+    std::int64_t peak_rss_bytes = 0;             ///< max over ranks
+    std::optional<PipelineEpochStats> pipeline;  ///< layer-pipeline runs only
+    /// Set by an accuracy guard when it acted after this epoch (training/accuracy_guard.hpp):
+    /// "rollback: <reason>; restored epoch N; chunks 8 -> 4, snapshot period 23 -> 11".
+    std::string guard;
 };
 
 /// Which evaluated epoch is "best" (`--select-by`).

@@ -33,8 +33,9 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         context.optimizer.step(context.parameters.all());
         context.backend.synchronize();  // a device may still be running backward and the update
         stats.train_s = watch.seconds();
-        STRATA_CHECK(std::isfinite(stats.loss), "training diverged: loss is ", stats.loss,
-                     " at epoch ", epoch, " (try a smaller --lr)");
+        STRATA_CHECK(context.guard != nullptr || std::isfinite(stats.loss),
+                     "training diverged: loss is ", stats.loss, " at epoch ", epoch,
+                     " (try a smaller --lr)");
         if (evaluation_due(epoch, state.epochs, options.eval_every)) {
             const Evaluation e = context.executor.evaluate();
             stats.evaluated = true;
@@ -42,6 +43,7 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
             stats.val_acc = e.val_acc;
             stats.test_acc = e.test_acc;
             stats.val_loss = e.val_loss;
+            stats.eval_train_loss = e.train_loss;
             stats.binary = e.binary;
             stats.val_auc = e.val_auc;
             stats.test_auc = e.test_auc;
@@ -72,6 +74,10 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         stats.eval_s = maxima[4];
         stats.peak_rss_bytes = rss[0];
 
+        stats.pipeline = context.executor.pipeline_epoch();
+        if (context.guard != nullptr) {
+            context.guard->review(stats, state);
+        }
         state.epoch = epoch;
         if (stats.evaluated) {
             state.history.push_back({epoch, stats.val_loss, stats.val_acc});

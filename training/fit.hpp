@@ -47,6 +47,17 @@ public:
     virtual void end_epoch(const EpochStats& stats, FitState& state) = 0;
 };
 
+/// Watches a run whose executor trades exactness for speed, and repairs it (the layer
+/// pipeline's accuracy guard, training/accuracy_guard.hpp). Runs after each epoch's figures are
+/// complete and before the hooks; it may restore parameters and change the executor, and it
+/// records what it did in stats.guard. With a guard, a non-finite loss is the guard's to handle
+/// (without one, fit throws "training diverged").
+class EpochGuard {
+public:
+    virtual ~EpochGuard() = default;
+    virtual void review(EpochStats& stats, FitState& state) = 0;
+};
+
 struct FitOptions {
     int eval_every = 1;  ///< evaluate every N epochs and at the last epoch
 };
@@ -58,6 +69,7 @@ struct FitContext {
     ModelParameters& parameters;
     Backend& backend;
     Communicator& comm;
+    EpochGuard* guard = nullptr;
 };
 
 /// Runs epochs state.epoch + 1 .. state.epochs; stops after an epoch whose hooks set a stop

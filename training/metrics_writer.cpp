@@ -21,6 +21,7 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
         line["val_acc"] = s.val_acc;
         line["test_acc"] = s.test_acc;
         line["val_loss"] = s.val_loss;
+        line["eval_train_loss"] = s.eval_train_loss;
         if (s.binary) {  // NaN (a set without both classes) is written as null
             line["val_auc"] = s.val_auc;
             line["test_auc"] = s.test_auc;
@@ -39,6 +40,16 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
     line["planned_bytes_per_vertex"] = context.planned_bytes_per_vertex;
     line["baseline_rss_bytes"] = context.baseline_rss_bytes;
     line["split"] = context.split;
+    if (s.pipeline) {
+        line["stage_bytes"] = s.pipeline->stage_bytes;
+        line["bubble_s"] = s.pipeline->bubble_s;
+        line["stage_wait_s"] = s.pipeline->stage_wait_s;
+        line["chunks"] = s.pipeline->chunks;
+        line["snapshot_period"] = s.pipeline->snapshot_period;
+    }
+    if (!s.guard.empty()) {
+        line["guard"] = s.guard;
+    }
     return line.dump();
 }
 

@@ -16,8 +16,10 @@ namespace strata {
 /// records with `evaluated`, `recompute_halo_bytes`, `planned_bytes`,
 /// `planned_bytes_per_vertex`, `baseline_rss_bytes` (accuracies only on evaluated epochs);
 /// 3: `split` (the dataset split the run trains and evaluates on, --split-index), and on
-/// evaluated epochs of two-class tasks `val_auc`, `test_auc`.
-inline constexpr int metrics_schema_version = 3;
+/// evaluated epochs of two-class tasks `val_auc`, `test_auc`; 4: `eval_train_loss` on evaluated
+/// epochs, and on layer-pipeline runs `stage_bytes`, `bubble_s`, `stage_wait_s`, `chunks`,
+/// `snapshot_period`, plus `guard` on epochs after which the accuracy guard acted.
+inline constexpr int metrics_schema_version = 4;
 
 /// Constant fields every record carries.
 struct MetricsContext {

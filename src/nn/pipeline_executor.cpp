@@ -205,16 +205,10 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     }
     st.kept = Buffer<float>(backend, st.kept_floats);
     st.kept_grad = Buffer<float>(backend, st.kept_grad_floats);
-    if (st.kept_floats > 0) {
-        backend.fill(MatrixView{st.kept.data(), 1, static_cast<index_t>(st.kept_floats)}, 0.0f);
-    }
-    if (st.kept_grad_floats > 0) {
-        backend.fill(MatrixView{st.kept_grad.data(), 1, static_cast<index_t>(st.kept_grad_floats)},
-                     0.0f);
-    }
     if (snapshot_period_ > 0 && st.snapshot_floats > 0) {
         st.backup = Buffer<float>(backend, st.snapshot_floats);
     }
+    reset_history();
     allocate_scratch();
     if (world.rank() == 0) {
         evaluation_ =
@@ -263,6 +257,20 @@ void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
     }
     snapshot_period_ = snapshot_period;
     allocate_scratch();
+}
+
+void PipelineExecutor::reset_history() {
+    Storage& st = *storage_;
+    const index_t rows = aggregation_.num_rows();
+    for (std::size_t t = 0; t < st.value.size(); ++t) {  // per tensor: sizes stay in index_t
+        if (st.value[t].place == Place::kept) {
+            backend_.fill({st.kept.data() + st.value[t].offset, rows, st.value[t].cols}, 0.0f);
+        }
+        if (st.grad[t].place == Place::kept) {
+            backend_.fill({st.kept_grad.data() + st.grad[t].offset, rows, st.grad[t].cols}, 0.0f);
+        }
+    }
+    have_snapshot_ = false;
 }
 
 namespace {

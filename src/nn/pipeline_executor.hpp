@@ -45,7 +45,21 @@ struct PipelineOptions {
     std::int64_t nnz = 0;         ///< entries of the aggregation operator (stage cost model)
 };
 
-class PipelineExecutor final : public Executor {
+/// What an accuracy guard may turn down (training/accuracy_guard.hpp).
+class StalenessControl {
+public:
+    virtual ~StalenessControl() = default;
+    [[nodiscard]] virtual int chunks() const = 0;
+    [[nodiscard]] virtual int snapshot_period() const = 0;
+    /// `chunks` (1..the initial C) chunks made of consecutive initial chunks, and the snapshot
+    /// period (0: off). One chunk is exact.
+    virtual void set_staleness(int chunks, int snapshot_period) = 0;
+    /// Forgets every historical row (embeddings, gradients, the snapshot): after the weights
+    /// were rolled back, what the abandoned epochs left must not be read.
+    virtual void reset_history() = 0;
+};
+
+class PipelineExecutor final : public Executor, public StalenessControl {
 public:
     /// `world`: one rank per stage (stage = rank). `self`: a one-rank communicator for rank 0's
     /// evaluation. `aggregation`: Â over the whole graph (no halo peers), rows in chunk order,
@@ -69,11 +83,10 @@ public:
 
     [[nodiscard]] const StageLayout& layout() const { return layout_; }
     [[nodiscard]] int stage() const { return world_.rank(); }
-    [[nodiscard]] int chunks() const { return static_cast<int>(offsets_.size()) - 1; }
-    [[nodiscard]] int snapshot_period() const { return snapshot_period_; }
-    /// Less staleness (the accuracy guard): `chunks` (1..the initial C) chunks made of
-    /// consecutive initial chunks, and the snapshot period. One chunk is exact.
-    void set_staleness(int chunks, int snapshot_period);
+    [[nodiscard]] int chunks() const override { return static_cast<int>(offsets_.size()) - 1; }
+    [[nodiscard]] int snapshot_period() const override { return snapshot_period_; }
+    void set_staleness(int chunks, int snapshot_period) override;
+    void reset_history() override;
 
 private:
     struct Storage;

@@ -1,0 +1,94 @@
+// AccuracyGuard: triggers, rollback, less staleness.
+#include "training/accuracy_guard.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace strata {
+
+AccuracyGuard::AccuracyGuard(StalenessControl& executor, ModelParameters& parameters,
+                             Optimizer& optimizer, const GuardOptions& options,
+                             std::function<void(const std::string&)> say)
+    : executor_(executor),
+      parameters_(parameters),
+      optimizer_(optimizer),
+      options_(options),
+      say_(std::move(say)) {
+    remember(0);
+}
+
+void AccuracyGuard::remember(std::int64_t epoch) {
+    good_parameters_ = parameters_.download();
+    good_optimizer_ = optimizer_.state();
+    good_epoch_ = epoch;
+}
+
+std::string AccuracyGuard::trigger_reason(const EpochStats& stats) {
+    std::array<char, 160> text{};
+    if (!std::isfinite(stats.loss)) {
+        std::snprintf(text.data(), text.size(), "training loss is %g", stats.loss);
+        return text.data();
+    }
+    if (!stats.evaluated) {
+        return "";
+    }
+    if (!std::isfinite(stats.eval_train_loss)) {
+        std::snprintf(text.data(), text.size(), "exact training loss is %g", stats.eval_train_loss);
+        return text.data();
+    }
+    if (have_loss_ && stats.eval_train_loss > options_.loss_factor * min_train_loss_) {
+        std::snprintf(text.data(), text.size(),
+                      "exact training loss %.4f above %.2f x its minimum %.4f",
+                      stats.eval_train_loss, options_.loss_factor, min_train_loss_);
+        return text.data();
+    }
+    if (best_val_acc_ >= 0.0 && stats.val_acc < best_val_acc_ - options_.accuracy_drop) {
+        if (++below_ >= options_.patience) {
+            std::snprintf(text.data(), text.size(),
+                          "validation accuracy %.4f below the best %.4f - %.2f at %d evaluations "
+                          "in a row",
+                          stats.val_acc, best_val_acc_, options_.accuracy_drop, below_);
+            return text.data();
+        }
+    } else {
+        below_ = 0;
+    }
+    return "";
+}
+
+void AccuracyGuard::review(EpochStats& stats, FitState& state) {
+    (void)state;
+    const std::string reason = trigger_reason(stats);
+    if (reason.empty()) {
+        if (stats.evaluated) {
+            best_val_acc_ = std::max(best_val_acc_, stats.val_acc);
+            min_train_loss_ = have_loss_ ? std::min(min_train_loss_, stats.eval_train_loss)
+                                         : stats.eval_train_loss;
+            have_loss_ = true;
+            if (below_ == 0) {
+                remember(stats.epoch);
+            }
+        }
+        return;
+    }
+    ++triggers_;
+    parameters_.upload(good_parameters_);
+    optimizer_.set_state(good_optimizer_);
+    const int chunks = executor_.chunks();
+    const int period = executor_.snapshot_period();
+    const bool exact = triggers_ >= options_.max_triggers;
+    const int new_chunks = exact ? 1 : std::max(1, chunks / 2);
+    const int new_period = exact ? 0 : period / 2;
+    executor_.set_staleness(new_chunks, new_period);
+    executor_.reset_history();
+    below_ = 0;
+    stats.guard = "rollback " + std::to_string(triggers_) + ": " + reason + "; restored epoch " +
+                  std::to_string(good_epoch_) + " weights; chunks " + std::to_string(chunks) +
+                  " -> " + std::to_string(executor_.chunks()) + ", snapshot period " +
+                  std::to_string(period) + " -> " + std::to_string(executor_.snapshot_period()) +
+                  (executor_.chunks() == 1 ? " (exact from now on)" : "");
+    say_("guard after epoch " + std::to_string(stats.epoch) + ": " + stats.guard);
+}
+
+}  // namespace strata
