@@ -78,7 +78,8 @@ void AccuracyGuard::review(EpochStats& stats, FitState& state) {
     const int chunks = executor_.chunks();
     const int period = executor_.snapshot_period();
     const bool exact = triggers_ >= options_.max_triggers;
-    const int new_chunks = exact ? 1 : std::max(1, chunks / 2);
+    const int least = executor_.min_chunks();
+    const int new_chunks = exact ? least : std::max(least, chunks / 2 / least * least);
     const int new_period = exact ? 0 : period / 2;
     executor_.set_staleness(new_chunks, new_period);
     executor_.reset_history();
@@ -87,7 +88,7 @@ void AccuracyGuard::review(EpochStats& stats, FitState& state) {
                   std::to_string(good_epoch_) + " weights; chunks " + std::to_string(chunks) +
                   " -> " + std::to_string(executor_.chunks()) + ", snapshot period " +
                   std::to_string(period) + " -> " + std::to_string(executor_.snapshot_period()) +
-                  (executor_.chunks() == 1 ? " (exact from now on)" : "");
+                  (executor_.chunks() == least ? " (exact from now on)" : "");
     say_("guard after epoch " + std::to_string(stats.epoch) + ": " + stats.guard);
 }
 

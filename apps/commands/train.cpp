@@ -14,11 +14,15 @@
 #include "apps/commands/train_report.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/model_inputs.hpp"
+#include "partition/chunking.hpp"
 #include "partition/distributed_load.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
+#include "src/comm/make_communicator.hpp"
 #include "src/nn/full_graph_executor.hpp"
+#include "src/nn/pipeline_executor.hpp"
+#include "training/accuracy_guard.hpp"
 #include "training/best_tracker.hpp"
 #include "training/checkpointer.hpp"
 #include "training/early_stopping.hpp"
@@ -58,7 +62,32 @@ struct TrainOptions {
     int checkpoint_every = 10;
     bool resume = false;
     int split_index = 0;
+    /// Layer-pipeline parallelism (src/nn/pipeline_executor.hpp).
+    std::string parallel = "graph";
+    int stages = 0;  ///< 0: ranks / ways
+    int ways = 1;
+    int chunks = 0;  ///< 0: 4 per stage and way
+    int snapshot_period = 23;
+    std::string chunk_shuffle = "on";
+    std::string grad_zero_scale = "on";
+    std::string guard = "on";
+    CLI::Option* stages_option = nullptr;
+    CLI::Option* ways_option = nullptr;
+    CLI::Option* chunks_option = nullptr;
 };
+
+bool pipelined(const TrainOptions& o) {
+    return o.parallel == "pipeline";
+}
+
+/// The pipeline's settings, for the checkpoint identity and the report.
+std::string pipeline_identity(const TrainOptions& o) {
+    return "parallel pipeline, stages " + std::to_string(o.stages) + ", ways " +
+           std::to_string(o.ways) + ", chunks " +
+           std::to_string(o.chunks) + ", chunk shuffle " + o.chunk_shuffle +
+           ", grad zero+scale " + o.grad_zero_scale + ", snapshot period " +
+           std::to_string(o.snapshot_period) + ", guard " + o.guard;
+}
 
 /// Options that change the training trajectory (beyond the model itself), for the checkpoint
 /// identity: a resumed run must use the same ones to continue the same run. --recompute is not
@@ -72,7 +101,7 @@ std::string training_identity(const TrainOptions& o) {
                   static_cast<unsigned long long>(o.seed), o.early_stop, o.patience, o.eval_every,
                   o.select_by.c_str(), o.row_normalize ? 1 : 0,
                   o.split_index == 0 ? "" : (", split " + std::to_string(o.split_index)).c_str());
-    return text.data();
+    return pipelined(o) ? std::string(text.data()) + ", " + pipeline_identity(o) : text.data();
 }
 
 /// The run's memory plan: this rank's lines, and the totals reduced over ranks.
@@ -115,24 +144,44 @@ std::pair<ModelSpec, TrainOptions> resolve(const TrainOptions& given) {
     if (o.row_normalize_option->count() == 0) {
         o.row_normalize = recipe.row_normalize;
     }
+    if (!pipelined(o)) {
+        for (const CLI::Option* option : {o.stages_option, o.ways_option, o.chunks_option}) {
+            STRATA_CHECK(option->count() == 0, option->get_name(), " needs --parallel pipeline");
+        }
+    }
     return {spec, o};
 }
 
-int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtensions& extensions) {
-    Runtime runtime = open_runtime(o.device);
+int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExtensions& extensions) {
+    Runtime runtime = open_runtime(given.device);
     Backend& backend = *runtime.backend;
     Communicator& comm = *runtime.comm;
     const bool root = comm.rank() == 0;
+
+    // Data: the model is built from the part's sizes (it names the graph operator to upload),
+    // everything is uploaded once, then the host copy is released (its bytes would otherwise
+    // stay for the whole run next to the backend's).
+    TrainOptions o = given;
+    std::unique_ptr<Communicator> self;  // the pipeline's per-rank whole graph and evaluation
+    if (pipelined(o)) {
+        o.stages = o.stages == 0 ? std::max(1, comm.size() / o.ways) : o.stages;
+        o.chunks = o.chunks == 0 ? 4 * o.stages * o.ways : o.chunks;
+        STRATA_CHECK(o.stages * o.ways == comm.size(), "--stages ", o.stages, " x --ways ",
+                     o.ways, " = ", o.stages * o.ways, " ranks, but the job has ", comm.size(),
+                     " (run mpirun -np ", o.stages * o.ways, ")");
+        STRATA_CHECK(o.chunks % o.ways == 0, "--chunks ", o.chunks, " with --ways ", o.ways,
+                     ": every way needs the same number of chunks (a multiple of ", o.ways, ")");
+        self = make_communicator(backend, CommKind::mpi, MPI_COMM_SELF);
+    }
+    std::vector<index_t> chunk_offsets;
+    std::optional<HostCsr> structure;  // the hybrid's mirror lists are made from it
+    std::int64_t nnz = 0;
     const Recompute recompute = *parse_recompute(o.recompute);
     const Selection selection = parse_selection(o.select_by);
     const std::int64_t baseline = current_rss_bytes();  // MPI, BLAS, the program: before any data
     if (root && !o.metrics.empty()) {
         const AtomicOutput probe(o.metrics, /*overwrite=*/true);  // fail before loading any data
     }
-
-    // Data: the model is built from the part's sizes (it names the graph operator to upload),
-    // everything is uploaded once, then the host copy is released (its bytes would otherwise
-    // stay for the whole run next to the backend's).
     std::optional<BuiltModel> model;
     std::unique_ptr<ModelInputs> inputs;
     std::vector<MemoryLine> lines;
@@ -141,9 +190,22 @@ int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtension
     std::string split_line;
     int split = 0;
     {
-        LocalPart part = load_local_part(
-            o.data, comm, InMemoryPartitionOptions{.method = o.partition_method, .seed = o.seed},
-            o.split_index);
+        LocalPart part;
+        if (pipelined(o)) {
+            ChunkedPart chunked = load_chunked_part(
+                o.data, comm, ChunkOptions{.chunks = o.chunks, .seed = o.seed}, o.split_index);
+            part = std::move(chunked.part);
+            chunk_offsets = std::move(chunked.chunk_offsets);
+            if (o.ways > 1) {
+                structure = part.graph.inner;
+            }
+        } else {
+            part = load_local_part(
+                o.data, comm,
+                InMemoryPartitionOptions{.method = o.partition_method, .seed = o.seed},
+                o.split_index);
+        }
+        nnz = part.graph.inner.nnz();
         split = part.split;
         split_line = "split: " + std::to_string(part.split) + " of " +
                      std::to_string(part.num_splits) + " (train " +
@@ -155,7 +217,7 @@ int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtension
         }
         model.emplace(
             build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes)));
-        inputs = std::make_unique<ModelInputs>(backend, comm, part, model->graph);
+        inputs = std::make_unique<ModelInputs>(backend, self ? *self : comm, part, model->graph);
         lines = inputs->lines;
         owned = part.graph.num_owned;
         vertices = part.graph.num_global_vertices;
@@ -164,13 +226,32 @@ int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtension
 
     ModelGraph& graph = model->graph;
     ModelParameters parameters(backend, graph, o.seed);
-    FullGraphExecutor executor(backend, comm, graph, parameters, *inputs->aggregation,
-                               inputs->inputs->data(),
-                               inputs->executor_options({.recompute = recompute}));
+    std::unique_ptr<Executor> executor;
+    PipelineExecutor* pipeline = nullptr;
+    if (pipelined(o)) {
+        auto p = std::make_unique<PipelineExecutor>(
+            backend, comm, *self, graph, parameters, *inputs->aggregation, inputs->inputs->data(),
+            PipelineOptions{.stages = o.stages,
+                            .ways = o.ways,
+                            .structure = structure ? &*structure : nullptr,
+                            .chunk_offsets = chunk_offsets,
+                            .shuffle = o.chunk_shuffle == "on",
+                            .grad_zero_scale = o.grad_zero_scale == "on",
+                            .snapshot_period = o.snapshot_period,
+                            .seed = o.seed,
+                            .nnz = nnz});
+        pipeline = p.get();
+        executor = std::move(p);
+        structure.reset();
+    } else {
+        executor = std::make_unique<FullGraphExecutor>(
+            backend, comm, graph, parameters, *inputs->aggregation, inputs->inputs->data(),
+            inputs->executor_options({.recompute = recompute}));
+    }
     Adam adam(backend, parameters.size(),
               AdamOptions{.lr = o.lr, .decoupled = o.weight_decay_mode == "decoupled"});
     BestTracker best(backend, parameters, selection);
-    for (const MemoryLine& line : executor.memory_plan()) {
+    for (const MemoryLine& line : executor->memory_plan()) {
         lines.push_back(line);
     }
     lines.push_back({"optimizer state", Adam::planned_bytes(parameters.size())});
@@ -181,6 +262,15 @@ int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtension
     report.start(o.data, comm.size(), runtime.device, runtime.comm_name, describe(spec), o.seed,
                  o.epochs, vertices, memory, to_string(recompute));
     report.note(split_line);
+    if (pipeline != nullptr) {
+        report.note("pipeline: " + std::to_string(o.stages) + " stages x " +
+                    std::to_string(o.ways) + " ways, " +
+                    std::to_string(pipeline->chunks()) + " chunks; " +
+                    pipeline->layout().describe(graph));
+        report.note("pipeline: chunk shuffle " + o.chunk_shuffle + ", grad zero+scale " +
+                    o.grad_zero_scale + ", snapshot period " + std::to_string(o.snapshot_period) +
+                    ", guard " + o.guard);
+    }
 
     FitState state;
     state.epochs = o.epochs;
@@ -254,7 +344,12 @@ int run_train(const ModelSpec& spec, const TrainOptions& o, const TrainExtension
     if (checkpointer) {
         hooks.push_back(&*checkpointer);
     }
-    fit(FitContext{executor, adam, parameters, backend, comm},
+    std::optional<AccuracyGuard> guard;
+    if (pipeline != nullptr && o.guard == "on") {
+        guard.emplace(*pipeline, parameters, adam, GuardOptions{},
+                      [&report](const std::string& text) { report.note(text, true); });
+    }
+    fit(FitContext{*executor, adam, parameters, backend, comm, guard ? &*guard : nullptr},
         FitOptions{.eval_every = o.eval_every}, hooks, state);
     if (state.early_stopped) {
         report.note(state.stop_reason);
@@ -327,6 +422,42 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     cmd->add_option("--partition-method", o->partition_method,
                     "In-memory partitioning of a .h5 --data over the ranks")
         ->check(CLI::IsMember({"metis", "random", "block"}));
+    cmd->add_option("--parallel", o->parallel,
+                    "graph: every rank owns a part of the graph and runs every layer (exact); "
+                    "pipeline: every rank runs a stage of consecutive layers on the whole graph, "
+                    "chunk by chunk (GNNPipe; less traffic for deep models, stale rows between "
+                    "chunks, see docs/pipeline.md)")
+        ->check(CLI::IsMember({"graph", "pipeline"}));
+    o->stages_option = cmd->add_option("--stages", o->stages,
+                                       "Pipeline stages (default: ranks / ways)")
+                           ->check(CLI::PositiveNumber)
+                           ->default_str("ranks");
+    o->ways_option =
+        cmd->add_option("--ways", o->ways,
+                        "Pipeline: ranks per stage (the W x S hybrid); each way owns C/W chunks "
+                        "and exchanges boundary rows with the stage's other ways")
+            ->check(CLI::PositiveNumber);
+    o->chunks_option =
+        cmd->add_option("--chunks", o->chunks,
+                        "Pipeline chunks: METIS into 4 C parts merged 4-to-1 at random; 1 is "
+                        "exact (default: 4 per stage and way)")
+            ->check(CLI::PositiveNumber)
+            ->default_str("4 x stages x ways");
+    cmd->add_option("--chunk-shuffle", o->chunk_shuffle,
+                    "Pipeline: a new chunk order every epoch (GNNPipe's technique 1)")
+        ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--grad-zero-scale", o->grad_zero_scale,
+                    "Pipeline: zero historical gradients every epoch and scale processed chunks' "
+                    "by 2 (GNNPipe's technique 2)")
+        ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--snapshot-period", o->snapshot_period,
+                    "Pipeline: unprocessed chunks' rows come from a snapshot refreshed every N "
+                    "epochs (GNNPipe's technique 3; 0: from the last epoch)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--guard", o->guard,
+                    "Pipeline: roll back to the last good weights with less staleness when an "
+                    "exact evaluation says staleness hurts (off: GNNPipe as published)")
+        ->check(CLI::IsMember({"on", "off"}));
     cmd->add_flag("--quiet", o->quiet, "Print only the final line");
     cmd->add_option("--checkpoint-dir", o->checkpoint_dir,
                     "Write checkpoints (ckpt-<epoch>.h5, the newest two kept) to this directory");

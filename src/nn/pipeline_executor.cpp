@@ -55,6 +55,15 @@ struct PipelineExecutor::Storage {
     Buffer<float> workspace;
     std::vector<std::unique_ptr<Message>> sends;  ///< forward values in flight
     std::vector<std::unique_ptr<Message>> grad_sends;
+    /// Hybrid: every mirror list of the initial chunks in one buffer, way-major: list (c, w)
+    /// starts at offsets[w C + c], so the lists of consecutive chunks (a merged chunk) for one
+    /// way are contiguous.
+    Buffer<index_t> mirror_rows;
+    std::vector<std::size_t> forward_offsets;   ///< W C + 1
+    std::vector<std::size_t> backward_offsets;  ///< W C + 1, after the forward lists
+    Buffer<float> mirror_send;
+    Buffer<float> mirror_recv;
+    std::int64_t way_bytes = 0;
     std::int64_t stage_bytes = 0;
     double wait_s = 0.0;
     double bubble_s = 0.0;
@@ -88,8 +97,11 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
       snapshot_period_(options.snapshot_period),
       storage_(std::make_unique<Storage>()) {
     const index_t rows = aggregation.num_rows();
-    STRATA_CHECK(options.stages == world.size(), "--stages ", options.stages, " with ",
-                 world.size(), " ranks: the pipeline runs one rank per stage");
+    STRATA_CHECK(options.ways >= 1, "--ways ", options.ways, ": must be at least 1");
+    STRATA_CHECK(options.stages * options.ways == world.size(), "--stages ", options.stages,
+                 " x --ways ", options.ways, " = ", options.stages * options.ways,
+                 " ranks, but the job has ", world.size(),
+                 " (the pipeline runs one rank per stage and way)");
     STRATA_CHECK(options.snapshot_period >= 0, "--snapshot-period ", options.snapshot_period,
                  ": must be 0 (off) or positive");
     STRATA_CHECK(
@@ -98,6 +110,11 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     for (std::size_t c = 0; c + 1 < base_offsets_.size(); ++c) {
         STRATA_CHECK(base_offsets_[c] < base_offsets_[c + 1], "pipeline: chunk ", c, " is empty");
     }
+    STRATA_CHECK(chunks() % options.ways == 0, "--chunks ", chunks(), " with --ways ",
+                 options.ways, ": every way needs the same number of chunks (a multiple of ",
+                 options.ways, ")");
+    chunk_base_.resize(base_offsets_.size());
+    std::iota(chunk_base_.begin(), chunk_base_.end(), std::size_t{0});
     STRATA_CHECK(data_.inputs.size() == graph.inputs().size(), "pipeline: ", data_.inputs.size(),
                  " data inputs for a model with ", graph.inputs().size());
     STRATA_CHECK(data_.global_train > 0, "training set is empty (no vertex has train_mask = 1)");
@@ -108,7 +125,7 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
                      ") is neither row-local nor an aggregation, so it cannot run chunk by chunk");
     }
     layout_ = plan_stages(graph, options.stages, StageCostInputs{.rows = rows, .nnz = options.nnz});
-    const Stage& stage = layout_.stages[static_cast<std::size_t>(world.rank())];
+    const Stage& stage = layout_.stages[static_cast<std::size_t>(this->stage())];
 
     // Where every tensor of this stage lives.
     Storage& st = *storage_;
@@ -210,6 +227,53 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     }
     reset_history();
     allocate_scratch();
+    if (options.ways > 1) {
+        STRATA_CHECK(options.structure != nullptr, "pipeline: --ways ", options.ways,
+                     " needs the graph's structure for the mirror exchange");
+        mirrors_ = way_mirrors(*options.structure, base_offsets_, options.ways);
+        std::vector<index_t> all;
+        std::size_t send = 0;
+        std::size_t recv = 0;
+        for (const bool forward : {true, false}) {
+            const auto& lists = forward ? mirrors_.forward : mirrors_.backward;
+            auto& offsets = forward ? st.forward_offsets : st.backward_offsets;
+            const auto ways = static_cast<std::size_t>(options.ways);
+            const auto num_chunks = static_cast<std::size_t>(mirrors_.chunks);
+            std::vector<std::size_t> out(num_chunks, 0);
+            for (std::size_t w = 0; w < ways; ++w) {
+                std::size_t in_way = 0;  // a merged chunk may span all of a way's chunks
+                for (std::size_t c = 0; c < num_chunks; ++c) {
+                    const std::vector<index_t>& list = lists[c * ways + w];
+                    offsets.push_back(all.size());
+                    all.insert(all.end(), list.begin(), list.end());
+                    out[c] += list.size();
+                    in_way += list.size();
+                }
+                recv = std::max(recv, in_way);
+            }
+            offsets.push_back(all.size());
+            // Send bound: all of one way's chunks to every other way.
+            const std::size_t per_way = num_chunks / ways;
+            for (std::size_t w = 0; w < ways; ++w) {
+                std::size_t total = 0;
+                for (std::size_t c = w * per_way; c < (w + 1) * per_way; ++c) {
+                    total += out[c];
+                }
+                send = std::max(send, total);
+            }
+        }
+        st.mirror_rows = Buffer<index_t>(backend, std::span<const index_t>(all));
+        index_t widest = 0;
+        for (const int n : st.nodes) {
+            if (graph.node(n).op->kind() == OpKind::aggregate) {
+                widest = std::max(widest, graph.tensor(graph.node(n).output).cols);
+            }
+        }
+        const auto cols = static_cast<std::size_t>(widest);
+        st.mirror_send = Buffer<float>(backend, send * cols);
+        st.mirror_recv =
+            Buffer<float>(backend, recv * static_cast<std::size_t>(options.ways - 1) * cols);
+    }
     if (world.rank() == 0) {
         evaluation_ =
             std::make_unique<FullGraphExecutor>(backend, self, graph, parameters, aggregation,
@@ -246,11 +310,15 @@ void PipelineExecutor::allocate_scratch() {
 
 void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
     const int base = static_cast<int>(base_offsets_.size()) - 1;
-    STRATA_CHECK(chunks >= 1 && chunks <= base, "pipeline: ", chunks, " chunks (1..", base, ")");
+    STRATA_CHECK(chunks >= min_chunks() && chunks <= base && chunks % min_chunks() == 0,
+                 "pipeline: ", chunks, " chunks (a multiple of ", min_chunks(), " up to ", base,
+                 ")");
     STRATA_CHECK(snapshot_period >= 0, "pipeline: snapshot period ", snapshot_period);
     offsets_.clear();
-    for (int c = 0; c <= chunks; ++c) {
-        offsets_.push_back(base_offsets_[static_cast<std::size_t>(c * base / chunks)]);
+    chunk_base_.clear();
+    for (int c = 0; c <= chunks; ++c) {  // way blocks stay whole: c W-aligned maps to W-aligned
+        chunk_base_.push_back(static_cast<std::size_t>(c * base / chunks));
+        offsets_.push_back(base_offsets_[chunk_base_.back()]);
     }
     if (snapshot_period_ == 0 || storage_->backup.size() == 0) {
         snapshot_period = 0;  // never had a snapshot buffer
@@ -303,8 +371,63 @@ struct Views {
 
 }  // namespace
 
-void PipelineExecutor::forward_chunk(RowRange r, std::uint64_t epoch, bool recompute_only) {
+RowRange PipelineExecutor::range(int chunk) const {
+    const auto i = static_cast<std::size_t>(chunk);
+    return RowRange{offsets_[i], offsets_[i + 1] - offsets_[i]};
+}
+
+void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> step,
+                                        bool forward) {
     Storage& st = *storage_;
+    const int ways = options_.ways;
+    const int me = way();
+    const std::vector<std::size_t>& offsets = forward ? st.forward_offsets : st.backward_offsets;
+    const auto base_chunks = static_cast<std::size_t>(base_offsets_.size() - 1);
+    const auto list = [&](int chunk, int w) {  // the initial chunks merged into `chunk`
+        const std::size_t first = static_cast<std::size_t>(w) * base_chunks +
+                                  chunk_base_[static_cast<std::size_t>(chunk)];
+        const std::size_t end = static_cast<std::size_t>(w) * base_chunks +
+                                chunk_base_[static_cast<std::size_t>(chunk) + 1];
+        return std::span<const index_t>(st.mirror_rows.data() + offsets[first],
+                                        offsets[end] - offsets[first]);
+    };
+    const auto chunk_of = [&](int w) { return step[static_cast<std::size_t>(w)]; };
+    ExchangePattern pattern;
+    for (int w = 0; w < ways; ++w) {
+        if (w != me) {
+            pattern.peers.push_back(stage() * ways + w);
+            pattern.send_offsets.push_back(pattern.send_offsets.back() +
+                                           static_cast<index_t>(list(chunk_of(me), w).size()));
+            pattern.recv_offsets.push_back(pattern.recv_offsets.back() +
+                                           static_cast<index_t>(list(chunk_of(w), me).size()));
+        }
+    }
+    const index_t cols = buffer.cols;
+    const MatrixView send{st.mirror_send.data(), pattern.num_send_rows(), cols};
+    const MatrixView recv{st.mirror_recv.data(), pattern.num_recv_rows(), cols};
+    const auto segment = [](MatrixView m, const std::vector<index_t>& o, std::size_t p) {
+        return m.row_range(o[p], o[p + 1] - o[p]);
+    };
+    for (std::size_t p = 0; p < pattern.peers.size(); ++p) {
+        const int w = pattern.peers[p] - stage() * ways;
+        backend_.gather_rows(buffer, list(chunk_of(me), w), segment(send, pattern.send_offsets, p));
+    }
+    Stopwatch watch;
+    auto exchange = world_.start_exchange(pattern, send, recv);
+    st.way_bytes += static_cast<std::int64_t>(send.size() * sizeof(float));
+    exchange->wait_all();
+    st.wait_s += watch.seconds();
+    for (std::size_t p = 0; p < pattern.peers.size(); ++p) {
+        const int w = pattern.peers[p] - stage() * ways;
+        backend_.scatter_rows(segment(recv, pattern.recv_offsets, p), list(chunk_of(w), me),
+                              buffer);
+    }
+}
+
+void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t epoch,
+                                     bool recompute_only) {
+    Storage& st = *storage_;
+    const RowRange r = range(step[static_cast<std::size_t>(way())]);
     const Views values{st.value, st.kept.data(), st.scratch.data(), data_, aggregation_.num_rows()};
     OpContext context{.backend = backend_,
                       .graph = &aggregation_,
@@ -329,6 +452,10 @@ void PipelineExecutor::forward_chunk(RowRange r, std::uint64_t epoch, bool recom
         } else {
             for (const TensorId t : node.inputs) {
                 x.push_back(values.whole(t));
+                if (options_.ways > 1 &&
+                    st.value[static_cast<std::size_t>(t)].place == Place::kept) {
+                    exchange_mirrors(values.whole(t), step, /*forward=*/true);
+                }
             }
             context.row_ids = data_.row_ids;
             node.op->forward(
@@ -339,12 +466,13 @@ void PipelineExecutor::forward_chunk(RowRange r, std::uint64_t epoch, bool recom
     }
 }
 
-double PipelineExecutor::backward_chunk(RowRange r, std::uint64_t epoch) {
+double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t epoch) {
     Storage& st = *storage_;
+    const RowRange r = range(step[static_cast<std::size_t>(way())]);
     const index_t n_rows = aggregation_.num_rows();
     const Views values{st.value, st.kept.data(), st.scratch.data(), data_, n_rows};
     const Views grads{st.grad, st.kept_grad.data(), st.scratch.data(), data_, n_rows};
-    forward_chunk(r, epoch, /*recompute_only=*/true);
+    forward_chunk(step, epoch, /*recompute_only=*/true);
     double loss = 0.0;
     if (layout_.stages.back().end == layout_.stages[static_cast<std::size_t>(stage())].end) {
         const TensorId out = graph_.output();
@@ -397,6 +525,9 @@ double PipelineExecutor::backward_chunk(RowRange r, std::uint64_t epoch) {
                     dx.push_back(grads.chunk(t, r));
                 }
             }
+            if (options_.ways > 1) {
+                exchange_mirrors(grads.whole(node.output), step, /*forward=*/false);
+            }
             context.row_ids = data_.row_ids;
             node.op->backward(context, BackwardArgs{.x = x,
                                                     .y = values.whole(node.output),
@@ -407,10 +538,12 @@ double PipelineExecutor::backward_chunk(RowRange r, std::uint64_t epoch) {
                                                     .workspace = workspace});
         }
     }
-    if (options_.grad_zero_scale) {
-        for (const TensorId t : st.kept_grads) {  // T2: processed chunks count twice
-            const MatrixView g = grads.chunk(t, r);
-            backend_.axpby(0.0f, g, 2.0f, g);
+    if (options_.grad_zero_scale) {  // T2: processed chunks (every way's) count twice
+        for (const TensorId t : st.kept_grads) {
+            for (const int c : step) {
+                const MatrixView g = grads.chunk(t, range(c));
+                backend_.axpby(0.0f, g, 2.0f, g);
+            }
         }
     }
     return loss;
@@ -418,12 +551,15 @@ double PipelineExecutor::backward_chunk(RowRange r, std::uint64_t epoch) {
 
 namespace {
 
-std::vector<int> chunk_order(int chunks, bool shuffle, std::uint64_t seed, std::int64_t epoch) {
-    std::vector<int> order(static_cast<std::size_t>(chunks));
-    std::iota(order.begin(), order.end(), 0);
-    if (shuffle) {  // Fisher-Yates, the same on every stage
+/// Way w's chunks [w C/W, (w+1) C/W) in this epoch's order (the same on every stage).
+std::vector<int> chunk_order(int chunks, int ways, int w, bool shuffle, std::uint64_t seed,
+                             std::int64_t epoch) {
+    std::vector<int> order(static_cast<std::size_t>(chunks / ways));
+    std::iota(order.begin(), order.end(), w * (chunks / ways));
+    if (shuffle) {  // Fisher-Yates
         std::uint64_t state =
-            mix64(mix64(seed ^ 0x70697065ULL) ^ static_cast<std::uint64_t>(epoch));
+            mix64(mix64(mix64(seed ^ 0x70697065ULL) ^ static_cast<std::uint64_t>(epoch)) ^
+                  static_cast<std::uint64_t>(w));
         for (std::size_t i = order.size(); i > 1; --i) {
             state = mix64(state);
             std::swap(order[i - 1], order[static_cast<std::size_t>(state % i)]);
@@ -444,11 +580,15 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     const int s = stage();
     const int num_stages = options_.stages;
     const Stage& stage_ = layout_.stages[static_cast<std::size_t>(s)];
+    const int ways = options_.ways;
+    const int previous = (s - 1) * ways + way();
+    const int next = (s + 1) * ways + way();
     const index_t n_rows = aggregation_.num_rows();
     const Views values{st.value, st.kept.data(), st.scratch.data(), data_, n_rows};
     const Views grads{st.grad, st.kept_grad.data(), st.scratch.data(), data_, n_rows};
     const auto key = static_cast<std::uint64_t>(epoch);
     st.stage_bytes = 0;
+    st.way_bytes = 0;
     st.wait_s = 0.0;
     st.bubble_s = 0.0;
     parameters_.zero_grads();
@@ -483,40 +623,50 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     };
 
     const int chunks = this->chunks();
-    const std::vector<int> order = chunk_order(chunks, options_.shuffle, options_.seed, epoch);
-    auto range = [&](int c) {
-        const auto i = static_cast<std::size_t>(c);
-        return RowRange{offsets_[i], offsets_[i + 1] - offsets_[i]};
+    // Step k: way w processes orders[w][k].
+    std::vector<std::vector<int>> orders;
+    for (int w = 0; w < ways; ++w) {
+        orders.push_back(chunk_order(chunks, ways, w, options_.shuffle, options_.seed, epoch));
+    }
+    const std::size_t num_steps = orders[0].size();
+    auto step_of = [&](std::size_t k) {
+        std::vector<int> step;
+        for (const auto& order : orders) {
+            step.push_back(order[k]);
+        }
+        return step;
     };
     // Forward wave.
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        const RowRange r = range(order[k]);
+    for (std::size_t k = 0; k < num_steps; ++k) {
+        const std::vector<int> step = step_of(k);
+        const RowRange r = range(step[static_cast<std::size_t>(way())]);
         if (s > 0) {
             for (const TensorId t : stage_.incoming) {
-                receive(values.chunk(t, r), s - 1, k == 0);
+                receive(values.chunk(t, r), previous, k == 0);
             }
         }
-        forward_chunk(r, key, /*recompute_only=*/false);
+        forward_chunk(step, key, /*recompute_only=*/false);
         if (s + 1 < num_stages) {
             for (const TensorId t : stage_.outgoing) {
-                send(values.chunk(t, r), s + 1, st.sends);
+                send(values.chunk(t, r), next, st.sends);
             }
         }
     }
     // Backward wave, in reverse order.
     double loss = 0.0;
-    for (std::size_t k = order.size(); k-- > 0;) {
-        const RowRange r = range(order[k]);
+    for (std::size_t k = num_steps; k-- > 0;) {
+        const std::vector<int> step = step_of(k);
+        const RowRange r = range(step[static_cast<std::size_t>(way())]);
         st.grad_sends.clear();  // the scratch gradients are about to be rewritten
         if (s + 1 < num_stages) {
             for (const TensorId t : stage_.outgoing) {
-                receive(grads.chunk(t, r), s + 1, k + 1 == order.size());
+                receive(grads.chunk(t, r), next, k + 1 == num_steps);
             }
         }
-        loss += backward_chunk(r, key);
+        loss += backward_chunk(step, key);
         if (s > 0) {
             for (const TensorId t : stage_.incoming) {
-                send(grads.chunk(t, r), s - 1, st.grad_sends);
+                send(grads.chunk(t, r), previous, st.grad_sends);
             }
         }
     }
@@ -537,16 +687,17 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
         }
         have_snapshot_ = true;
     }
-    if (num_stages > 1) {
+    if (world_.size() > 1) {
         world_.start_allreduce_sum(parameters_.grads())->wait();
     }
     std::array<double, 1> sum{loss};
     world_.allreduce_sum(sum);
-    std::array<std::int64_t, 1> bytes{st.stage_bytes};
+    std::array<std::int64_t, 2> bytes{st.stage_bytes, st.way_bytes};
     world_.allreduce_sum(bytes);
     std::array<double, 2> waits{st.bubble_s, st.wait_s};
     world_.allreduce_max(waits);
     last_ = PipelineEpochStats{.stage_bytes = bytes[0],
+                               .way_bytes = bytes[1],
                                .bubble_s = waits[0],
                                .stage_wait_s = waits[1],
                                .chunks = chunks,
@@ -588,6 +739,9 @@ std::vector<MemoryLine> PipelineExecutor::memory_plan() const {
         {stage_name + "chunk scratch (recomputed values, gradients)",
          bytes(st.scratch.size() + st.workspace.size())},
         {stage_name + "historical-embedding snapshot", bytes(st.backup.size())},
+        {stage_name + "mirror exchange (ways)",
+         bytes(st.mirror_send.size() + st.mirror_recv.size()) +
+             static_cast<std::int64_t>(st.mirror_rows.size() * sizeof(index_t))},
         {"parameters + gradients (replicated)", bytes(2 * parameters_.size())}};
     if (evaluation_) {
         lines.push_back({"exact evaluation (rank 0)", bytes(evaluation_->plan().arena_floats())});

@@ -29,12 +29,20 @@
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/model_parameters.hpp"
 #include "src/nn/stage_layout.hpp"
+#include "src/nn/way_mirrors.hpp"
 
 namespace strata {
 
 /// GNNPipe's convergence techniques and the chunking (`strata train --parallel pipeline`).
 struct PipelineOptions {
-    int stages = 1;                        ///< S; must equal the world communicator's size
+    int stages = 1;                        ///< S
+    /// W ranks per stage (the hybrid): world = S x W ranks, rank = stage x W + way; way w owns
+    /// chunks [w C/W, (w+1) C/W) and exchanges mirror rows with the other ways of its stage
+    /// before each aggregation (way_mirrors.hpp). W = 1: the pure pipeline.
+    int ways = 1;
+    /// The operator's structure (any matrix with Â's off-diagonal pattern, rows in chunk order);
+    /// required when ways > 1. Read in the constructor only.
+    const HostCsr* structure = nullptr;
     std::vector<index_t> chunk_offsets{};  ///< C + 1 row offsets: chunk c = [o[c], o[c+1])
     bool shuffle = true;                   ///< T1: a new chunk order every epoch
     bool grad_zero_scale = true;  ///< T2: historical gradients zeroed each epoch, processed
@@ -51,8 +59,10 @@ public:
     virtual ~StalenessControl() = default;
     [[nodiscard]] virtual int chunks() const = 0;
     [[nodiscard]] virtual int snapshot_period() const = 0;
-    /// `chunks` (1..the initial C) chunks made of consecutive initial chunks, and the snapshot
-    /// period (0: off). One chunk is exact.
+    /// The fewest chunks, where nothing is stale (one per way).
+    [[nodiscard]] virtual int min_chunks() const { return 1; }
+    /// `chunks` (a multiple of min_chunks(), up to the initial C) chunks made of consecutive
+    /// initial chunks, and the snapshot period (0: off). min_chunks() chunks are exact.
     virtual void set_staleness(int chunks, int snapshot_period) = 0;
     /// Forgets every historical row (embeddings, gradients, the snapshot): after the weights
     /// were rolled back, what the abandoned epochs left must not be read.
@@ -61,7 +71,7 @@ public:
 
 class PipelineExecutor final : public Executor, public StalenessControl {
 public:
-    /// `world`: one rank per stage (stage = rank). `self`: a one-rank communicator for rank 0's
+    /// `world`: S x W ranks (stage = rank / W, way = rank % W). `self`: a one-rank communicator for rank 0's
     /// evaluation. `aggregation`: Â over the whole graph (no halo peers), rows in chunk order,
     /// as `data`. Everything must outlive the executor. Throws strata::Error on a layout that
     /// does not fit (stages vs ranks or layers, offsets vs rows) or a model with an op that is
@@ -82,16 +92,22 @@ public:
     }
 
     [[nodiscard]] const StageLayout& layout() const { return layout_; }
-    [[nodiscard]] int stage() const { return world_.rank(); }
+    [[nodiscard]] int stage() const { return world_.rank() / options_.ways; }
+    [[nodiscard]] int way() const { return world_.rank() % options_.ways; }
     [[nodiscard]] int chunks() const override { return static_cast<int>(offsets_.size()) - 1; }
     [[nodiscard]] int snapshot_period() const override { return snapshot_period_; }
+    [[nodiscard]] int min_chunks() const override { return options_.ways; }
     void set_staleness(int chunks, int snapshot_period) override;
     void reset_history() override;
 
 private:
     struct Storage;
-    void forward_chunk(RowRange rows, std::uint64_t epoch, bool recompute_only);
-    double backward_chunk(RowRange rows, std::uint64_t epoch);
+    /// `step`: the chunk each way processes now (hybrid), this way's is step[way()].
+    void forward_chunk(std::span<const int> step, std::uint64_t epoch, bool recompute_only);
+    double backward_chunk(std::span<const int> step, std::uint64_t epoch);
+    [[nodiscard]] RowRange range(int chunk) const;
+    /// Hybrid: the mirror rows of the chunks the ways process now, into `buffer` (whole graph).
+    void exchange_mirrors(MatrixView buffer, std::span<const int> step, bool forward);
     void allocate_scratch();
 
     Backend& backend_;
@@ -102,8 +118,10 @@ private:
     TrainingData data_;
     PipelineOptions options_;
     StageLayout layout_;
+    WayMirrors mirrors_;
     std::vector<index_t> base_offsets_;
     std::vector<index_t> offsets_;
+    std::vector<std::size_t> chunk_base_;  ///< per chunk, its first initial chunk (C + 1)
     int snapshot_period_ = 0;
     std::unique_ptr<Storage> storage_;
     std::unique_ptr<FullGraphExecutor> evaluation_;  ///< rank 0 only

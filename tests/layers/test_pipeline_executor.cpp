@@ -93,14 +93,17 @@ struct PipelineRun {
 };
 
 PipelineRun train_pipeline(const GraphDataset& g, Communicator& world, Communicator& self,
-                           const ModelSpec& spec, int epochs, PipelineOptions options, int chunks) {
+                           const ModelSpec& spec, int epochs, PipelineOptions options, int chunks,
+                           int ways = 1) {
     auto backend = make_cpu_backend(1);
     const LocalPart part = whole_part(g);
     BuiltModel model =
         build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes));
     const ModelInputs inputs(*backend, self, part, model.graph);
     ModelParameters parameters(*backend, model.graph, 17);
-    options.stages = world.size();
+    options.stages = world.size() / ways;
+    options.ways = ways;
+    options.structure = &part.graph.inner;
     options.chunk_offsets = blocks(part.graph.num_owned, chunks);
     options.nnz = part.graph.inner.nnz();
     PipelineExecutor executor(*backend, world, self, model.graph, parameters, *inputs.aggregation,
@@ -155,6 +158,33 @@ TEST_CASE("one chunk: K stages train as the exact executor, every epoch", "[pipe
     CHECK(ran >= 6);
 }
 
+TEST_CASE("hybrid W x S with one chunk per way trains as the exact executor, every epoch",
+          "[pipeline][mpi]") {
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    const GraphDataset g = test::directed_graph(300, 4, 6, 12, 31);
+    for (int ways = 2; ways <= world.size(); ++ways) {
+        if (world.size() % ways != 0) {
+            continue;
+        }
+        for (const std::string name : {"gcnii", "resgcn+", "sage", "appnp", "gin", "gcn"}) {
+            const ModelSpec spec = small(name, 8);
+            if (!chunkable(spec)) {
+                continue;
+            }
+            INFO(describe(spec) << ", " << world.size() / ways << " stages x " << ways
+                                << " ways, one chunk per way");
+            const auto one = train_exact(g, self, spec, 12);
+            PipelineOptions options;
+            options.snapshot_period = 3;
+            const PipelineRun run = train_pipeline(g, world, self, spec, 12, options, ways, ways);
+            CHECK(same_run(run.epochs, one, g));
+            REQUIRE(all_ranks(same_run(run.epochs, one, g)));
+            CHECK(run.epochs.back().pipeline->way_bytes > 0);
+        }
+    }
+}
+
 TEST_CASE("C chunks: stage-to-stage bytes follow 2 |V| (cut widths) 4; staleness is real",
           "[pipeline][mpi]") {
     MpiCommunicator world;
@@ -201,7 +231,8 @@ TEST_CASE("pipeline layouts that cannot run get one clear line", "[pipeline][mpi
     MpiCommunicator world;
     MpiCommunicator self(MPI_COMM_SELF);
     const GraphDataset g = test::directed_graph(60, 3, 4, 6, 5);
-    auto message = [&](const ModelSpec& spec, int stages) -> std::string {
+    auto message = [&](const ModelSpec& spec, int stages, int ways = 1,
+                       int chunks = 2) -> std::string {
         auto backend = make_cpu_backend(1);
         const LocalPart part = whole_part(g);
         BuiltModel model =
@@ -210,7 +241,9 @@ TEST_CASE("pipeline layouts that cannot run get one clear line", "[pipeline][mpi
         ModelParameters parameters(*backend, model.graph, 17);
         PipelineOptions options;
         options.stages = stages;
-        options.chunk_offsets = blocks(part.graph.num_owned, 2);
+        options.ways = ways;
+        options.structure = &part.graph.inner;
+        options.chunk_offsets = blocks(part.graph.num_owned, chunks);
         try {
             PipelineExecutor executor(*backend, world, self, model.graph, parameters,
                                       *inputs.aggregation, inputs.inputs->data(), options);
@@ -220,9 +253,18 @@ TEST_CASE("pipeline layouts that cannot run get one clear line", "[pipeline][mpi
         return "";
     };
     CHECK_THAT(message(small("gcnii", 4), world.size() + 1),
-               Catch::StartsWith("--stages " + std::to_string(world.size() + 1) + " with " +
-                                 std::to_string(world.size()) +
-                                 " ranks: the pipeline runs one rank per stage"));
+               Catch::StartsWith("--stages " + std::to_string(world.size() + 1) + " x --ways 1 = " +
+                                 std::to_string(world.size() + 1) +
+                                 " ranks, but the job has"));
+    if (world.size() >= 2) {
+        const int w = world.size();
+        CHECK_THAT(message(small("gcnii", 4), 1, w, w + 1),
+                   Catch::StartsWith("--chunks " + std::to_string(w + 1) + " with --ways " +
+                                     std::to_string(w) +
+                                     ": every way needs the same number of chunks (a multiple "
+                                     "of " +
+                                     std::to_string(w) + ")"));
+    }
     CHECK_THAT(message(small("gat", 4), world.size()),
                Catch::Contains("is neither row-local nor an aggregation"));
     if (world.size() >= 3) {
