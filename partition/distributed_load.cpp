@@ -1,5 +1,5 @@
 // load_local_part: directory → read_part; file → read, merge A, partition on rank 0,
-// broadcast; then the split is selected.
+// broadcast; then the split is selected. Plus the two pieces load_chunked_part shares.
 #include "partition/distributed_load.hpp"
 
 #include <filesystem>
@@ -21,11 +21,8 @@ LocalPart load_all_splits(const std::string& path, Communicator& comm,
     if (std::filesystem::is_directory(path)) {
         return read_part(path, rank, size);
     }
-    STRATA_CHECK(std::filesystem::exists(path), path, ": no such file or directory");
-    // Every rank reads the (read-only) file; only rank 0 partitions, and broadcasts the owners
-    // so that all ranks agree even if METIS were not deterministic across processes.
-    const GraphDataset graph = read_graph(path);
-    check_split_index(graph.num_splits, split_index, path);  // before partitioning
+    // Every rank reads the (read-only) file; only rank 0 partitions, and broadcasts the owners.
+    const GraphDataset graph = read_whole_graph(path, split_index);
     const GlobalCsr adjacency = adjacency_matrix(graph);
     Partition partition;
     partition.num_parts = size;
@@ -45,12 +42,23 @@ LocalPart load_all_splits(const std::string& path, Communicator& comm,
                             "' (metis, random or block)");
             }
         }
-        comm.broadcast(std::as_writable_bytes(std::span<int>(partition.owner)), 0);
+        broadcast_owners(partition, comm);
     }
     return build_local_part(graph, adjacency, partition, rank);
 }
 
 }  // namespace
+
+GraphDataset read_whole_graph(const std::string& path, int split_index) {
+    STRATA_CHECK(std::filesystem::exists(path), path, ": no such file or directory");
+    GraphDataset graph = read_graph(path);
+    check_split_index(graph.num_splits, split_index, path);
+    return graph;
+}
+
+void broadcast_owners(Partition& partition, Communicator& comm, int root) {
+    comm.broadcast(std::as_writable_bytes(std::span<int>(partition.owner)), root);
+}
 
 LocalPart load_local_part(const std::string& path, Communicator& comm,
                           const InMemoryPartitionOptions& options, int split_index) {

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include "datasets/graph_dataset.hpp"
 #include "partition/local_part.hpp"
+#include "partition/partition.hpp"
 #include "src/comm/communicator.hpp"
 
 namespace strata {
@@ -24,5 +26,15 @@ struct InMemoryPartitionOptions {
 [[nodiscard]] LocalPart load_local_part(const std::string& path, Communicator& comm,
                                         const InMemoryPartitionOptions& options,
                                         int split_index = 0);
+
+/// The whole-graph .h5 file `path` of an in-memory load (read by every rank): checks that it
+/// exists and, before the expensive work, that `split_index` is one of its splits; then
+/// read_graph. Throws strata::Error ("<path>: no such file or directory", check_split_index's).
+[[nodiscard]] GraphDataset read_whole_graph(const std::string& path, int split_index);
+
+/// Copies rank `root`'s partition.owner to every rank (comm.broadcast), so that all ranks agree
+/// even if a partitioner were not deterministic across processes. Every rank must already hold
+/// the same number of owners (N) and set num_parts itself.
+void broadcast_owners(Partition& partition, Communicator& comm, int root = 0);
 
 }  // namespace strata

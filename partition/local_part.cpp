@@ -71,12 +71,17 @@ void check_split_index(int num_splits, int index, const std::string& what) {
         num_splits == 1 ? " split (0)" : " splits (0.." + std::to_string(num_splits - 1) + ")");
 }
 
-void select_split(LocalPart& part, int index, Communicator& comm, const std::string& what) {
+void select_split_locally(LocalPart& part, int index, const std::string& what) {
     check_split_index(part.num_splits, index, what);
     part.split = index;
-    std::array<std::int64_t, 3> counts{count_ones(part.split_of(part.train_mask)),
-                                       count_ones(part.split_of(part.val_mask)),
-                                       count_ones(part.split_of(part.test_mask))};
+    part.global_train = count_ones(part.split_of(part.train_mask));
+    part.global_val = count_ones(part.split_of(part.val_mask));
+    part.global_test = count_ones(part.split_of(part.test_mask));
+}
+
+void select_split(LocalPart& part, int index, Communicator& comm, const std::string& what) {
+    select_split_locally(part, index, what);
+    std::array<std::int64_t, 3> counts{part.global_train, part.global_val, part.global_test};
     comm.allreduce_sum(counts);
     part.global_train = counts[0];
     part.global_val = counts[1];

@@ -48,6 +48,10 @@ struct LocalPart {
 /// calls it with the same index).
 void select_split(LocalPart& part, int index, Communicator& comm, const std::string& what);
 
+/// select_split without the sum over ranks: global_train/val/test are this part's own counts
+/// (for a part that holds the whole graph on every rank, as in --parallel pipeline).
+void select_split_locally(LocalPart& part, int index, const std::string& what);
+
 /// The range check of select_split alone (to fail before expensive work).
 void check_split_index(int num_splits, int index, const std::string& what);
 
