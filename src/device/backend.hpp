@@ -106,6 +106,9 @@ public:
     /// out[rows[i], :] += x[i, :].   x: rows.size() x f. Repeated row ids are allowed.
     virtual void scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
                                   MatrixView out) = 0;
+    /// out[rows[i], :] = x[i, :].   x: rows.size() x f. Row ids must be distinct (a repeated id
+    /// leaves one of its rows, unspecified which).
+    virtual void scatter_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) = 0;
 
     // --- elementwise ------------------------------------------------------------------------
     /// y[:] = value.

@@ -44,8 +44,9 @@ void check_gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixV
                      static_cast<index_t>(rows.size()), x.cols);
 }
 
-void check_scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
-    check_same_shape("scatter_add_rows", "x", x.rows, x.cols, "rows.size() x out.cols",
+void check_scatter_rows(const char* op, ConstMatrixView x, std::span<const index_t> rows,
+                        MatrixView out) {
+    check_same_shape(op, "x", x.rows, x.cols, "rows.size() x out.cols",
                      static_cast<index_t>(rows.size()), out.cols);
 }
 

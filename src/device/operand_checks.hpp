@@ -38,8 +38,10 @@ struct GemmShape {
 
 /// Shapes only: out is rows.size() x x.cols (the row ids are checked where they are readable).
 void check_gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out);
-/// Shapes only: x is rows.size() x out.cols.
-void check_scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out);
+/// Shapes only: x is rows.size() x out.cols. `op` names the caller (scatter_add_rows,
+/// scatter_rows) in the message.
+void check_scatter_rows(const char* op, ConstMatrixView x, std::span<const index_t> rows,
+                        MatrixView out);
 void check_axpby(ConstMatrixView x, MatrixView y);
 void check_column_sums(ConstMatrixView x, std::span<const float> out);
 /// Shapes, bias empty or one entry per column, one row id per row when dropping, 0 <= rate < 1.

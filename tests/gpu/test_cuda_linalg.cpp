@@ -1,7 +1,8 @@
 // CUDA backend against the CPU backend: memory (and memory_stats), SpMM (awkward shapes, nnz = 0,
 // empty rows, a row longer than 1024 entries, f = 1, beta 0 over NaN, row ranges), the cached SpMM
 // plan, GEMM in all transpose
-// combinations, and row gather / scatter-add with repeated and bad ids; the per-width plan
+// combinations, row gather / scatter-add with repeated and bad ids, the overwrite scatter
+// (scatter_rows, distinct ids) with good and bad ids; the per-width plan
 // entries and STRATA_SPMM_ALGORITHM. SpMM and GEMM sum in another order than the CPU (and with
 // fused multiply-adds), so they are compared relative to the magnitude of the summed terms
 // (test::max_scaled_difference), not to the result, which may cancel to near 0.
@@ -415,6 +416,47 @@ TEST_CASE("CUDA gather_rows reports an out-of-range row id at the next synchroni
     b.gpu->fill(sum.view(), 0.0f);
     b.gpu->scatter_add_rows(out.view(), rows.span(), sum.view());
     REQUIRE_THROWS_WITH(sum.download(), Contains("scatter_add_rows"));
+}
+
+TEST_CASE("CUDA scatter_rows matches the CPU bit for bit with distinct shuffled ids", "[gpu]") {
+    test::Backends b;
+    for (const index_t f : {1, 33}) {
+        INFO("f " << f);
+        std::vector<index_t> ids;
+        for (index_t i = 0; i < 50; ++i) {
+            const index_t id = (i * 17 + 3) % 50;  // a permutation of 0..49
+            if (id % 4 != 2) {
+                ids.push_back(id);  // rows 2, 6, 10, ... are not listed and must stay
+            }
+        }
+        const auto m = static_cast<index_t>(ids.size());
+        const HostMatrix x = test::random_matrix(m, f, 7);
+        const HostMatrix out0 = test::random_matrix(50, f, 8);
+        std::vector<float> scattered[2];
+        Backend* backends[2] = {b.cpu.get(), b.gpu.get()};
+        for (int k = 0; k < 2; ++k) {
+            Backend& be = *backends[k];
+            const Buffer<index_t> rows(be, std::span<const index_t>(ids));
+            const DenseMatrix dx = DenseMatrix::upload(be, x);
+            DenseMatrix dout = DenseMatrix::upload(be, out0);
+            be.scatter_rows(dx.view(), rows.span(), dout.view());
+            scattered[k] = dout.download().values;
+        }
+        CHECK(test::bitwise_equal(scattered[1], scattered[0]));
+        CHECK(scattered[0][static_cast<std::size_t>(2 * f)] == out0.at(2, 0));  // untouched
+    }
+}
+
+TEST_CASE("CUDA scatter_rows reports an out-of-range row id at the next synchronisation", "[gpu]") {
+    test::Backends b;
+    const DenseMatrix x = DenseMatrix::upload(*b.gpu, test::random_matrix(3, 2, 1));
+    const std::vector<index_t> ids = {0, 3, 1};
+    const Buffer<index_t> rows(*b.gpu, std::span<const index_t>(ids));
+    DenseMatrix out(*b.gpu, 3, 2);
+    b.gpu->fill(out.view(), 0.0f);
+    b.gpu->scatter_rows(x.view(), rows.span(), out.view());
+    REQUIRE_THROWS_WITH(b.gpu->synchronize(), Contains("scatter_rows: a row id was outside"));
+    CHECK_NOTHROW(b.gpu->synchronize());  // the flag is cleared once reported
 }
 
 }  // namespace strata

@@ -1,5 +1,8 @@
-// Tests of the CPU GEMM (all transpose combinations, zero sizes) and of row gather/scatter-add.
+// Tests of the CPU GEMM (all transpose combinations, zero sizes) and of row gather, scatter-add
+// and overwrite scatter.
+#include <algorithm>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -197,6 +200,73 @@ TEST_CASE("scatter_add_rows is race-free and thread-count independent on many re
 
     CHECK(results[0] == expected.values);  // same order of additions as the serial loop
     CHECK(test::bitwise_equal(results[0], results[1]));
+}
+
+TEST_CASE("scatter_rows overwrites the listed rows and leaves the others", "[device]") {
+    // Big enough (2000 x 20 elements) for the threaded path; ids distinct and shuffled, every
+    // third row of out not listed.
+    const index_t n = 3000;
+    const index_t f = 20;
+    std::vector<index_t> rows;
+    for (index_t r = 0; r < n; ++r) {
+        if (r % 3 != 1) {
+            rows.push_back(r);
+        }
+    }
+    std::mt19937 rng(11);
+    std::shuffle(rows.begin(), rows.end(), rng);
+    const auto m = static_cast<index_t>(rows.size());
+    const HostMatrix x = test::random_matrix(m, f, 12);
+    const HostMatrix out0 = test::random_matrix(n, f, 13);
+    HostMatrix expected = out0;
+    for (index_t i = 0; i < m; ++i) {
+        for (index_t j = 0; j < f; ++j) {
+            expected.at(rows[static_cast<std::size_t>(i)], j) = x.at(i, j);
+        }
+    }
+
+    for (int threads : {1, 2}) {
+        INFO("threads " << threads);
+        CpuBackend backend(threads);
+        const DenseMatrix dx = DenseMatrix::upload(backend, x);
+        DenseMatrix out = DenseMatrix::upload(backend, out0);
+        backend.scatter_rows(dx.view(), rows, out.view());
+        CHECK(out.download().values == expected.values);
+    }
+}
+
+TEST_CASE("scatter_rows copies a small case exactly", "[device]") {
+    CpuBackend backend(1);
+    const DenseMatrix x = DenseMatrix::upload(backend, test::matrix(2, 2, {1, 2, 3, 4}));
+    const std::vector<index_t> rows = {2, 0};
+    DenseMatrix out = DenseMatrix::upload(backend, HostMatrix(3, 2, 9.0f));
+
+    backend.scatter_rows(x.view(), rows, out.view());
+
+    CHECK(out.download().values == std::vector<float>{3, 4, 9, 9, 1, 2});
+}
+
+TEST_CASE("scatter_rows rejects an out-of-range row id and a shape mismatch", "[device]") {
+    CpuBackend backend(1);
+    DenseMatrix x(backend, 2, 2);
+    DenseMatrix out(backend, 3, 2);
+
+    const std::vector<index_t> bad = {0, 3};
+    REQUIRE_THROWS_WITH(backend.scatter_rows(x.view(), bad, out.view()),
+                        Catch::Contains("scatter_rows: row id 3 at index 1 out of range [0, 3)"));
+    const std::vector<index_t> negative = {-1, 0};
+    REQUIRE_THROWS_WITH(backend.scatter_rows(x.view(), negative, out.view()),
+                        Catch::Contains("scatter_rows: row id -1 at index 0 out of range [0, 3)"));
+
+    const std::vector<index_t> three = {0, 1, 2};
+    REQUIRE_THROWS_WITH(
+        backend.scatter_rows(x.view(), three, out.view()),
+        Catch::Contains("scatter_rows: x is 2 x 2 but rows.size() x out.cols is 3 x 2"));
+    DenseMatrix wide(backend, 3, 5);
+    const std::vector<index_t> two = {0, 1};
+    REQUIRE_THROWS_WITH(
+        backend.scatter_rows(x.view(), two, wide.view()),
+        Catch::Contains("scatter_rows: x is 2 x 2 but rows.size() x out.cols is 2 x 5"));
 }
 
 }  // namespace strata

@@ -188,9 +188,15 @@ void CpuBackend::gather_rows(ConstMatrixView x, std::span<const index_t> rows, M
 
 void CpuBackend::scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
                                   MatrixView out) {
-    check_scatter_add_rows(x, rows, out);
+    check_scatter_rows("scatter_add_rows", x, rows, out);
     check_row_ids("scatter_add_rows", rows, out.rows);
     cpu::scatter_add_rows(x.data, x.cols, rows.data(), rows.size(), out.data, threads_);
+}
+
+void CpuBackend::scatter_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
+    check_scatter_rows("scatter_rows", x, rows, out);
+    check_row_ids("scatter_rows", rows, out.rows);
+    cpu::scatter_rows(x.data, x.cols, rows.data(), rows.size(), out.data, threads_);
 }
 
 void CpuBackend::fill(MatrixView y, float value) {

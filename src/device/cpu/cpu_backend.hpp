@@ -51,6 +51,7 @@ public:
     void gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) override;
     void scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
                           MatrixView out) override;
+    void scatter_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) override;
 
     void fill(MatrixView y, float value) override;
     void axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) override;

@@ -1,5 +1,6 @@
-// CPU row gather and scatter-add (halo packing and its transpose). Scatter splits columns
-// between threads, so repeated row ids never race and are summed in a fixed order.
+// CPU row gather, scatter-add (halo packing and its transpose) and overwrite scatter. Scatter-add
+// splits columns between threads, so repeated row ids never race and are summed in a fixed
+// order; the overwrite scatter takes distinct ids and splits rows.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +52,19 @@ void scatter_add_rows(const float* x, index_t f, const index_t* rows, std::size_
                 dst[j] += src[j];
             }
         }
+    }
+}
+
+void scatter_rows(const float* x, index_t f, const index_t* rows, std::size_t num_rows, float* out,
+                  int threads) {
+    // out[rows[i], :] = x[i, :].   x: num_rows x f, out: ? x f; ids distinct.
+    const auto width = static_cast<std::size_t>(f);
+    const auto n = static_cast<std::int64_t>(num_rows);
+    const bool parallel = num_rows * width >= serial_elements && threads > 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float* src = x + static_cast<std::size_t>(i) * width;
+        std::copy(src, src + width, out + static_cast<std::size_t>(rows[i]) * width);
     }
 }
 

@@ -45,6 +45,11 @@ void gather_rows(const float* x, index_t f, const index_t* rows, std::size_t num
 void scatter_add_rows(const float* x, index_t f, const index_t* rows, std::size_t num_rows,
                       float* out, int threads);
 
+/// out[rows[i], :] = x[i, :].   x: num_rows x f, out: ? x f. Ids must be distinct (rows are
+/// split between threads; a repeated id leaves one of its rows, unspecified which).
+void scatter_rows(const float* x, index_t f, const index_t* rows, std::size_t num_rows, float* out,
+                  int threads);
+
 // --- elementwise (cpu_elementwise.cpp) -------------------------------------------------------
 
 /// y[0:n] = value.

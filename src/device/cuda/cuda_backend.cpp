@@ -206,6 +206,9 @@ void CudaBackend::check_status() {
     STRATA_CHECK((bits & cuda::kernels::bad_scatter_row) == 0,
                  "scatter_add_rows: a row id was outside [0, out.rows) (found by the kernel, "
                  "reported at the next synchronisation)");
+    STRATA_CHECK((bits & cuda::kernels::bad_scatter_set_row) == 0,
+                 "scatter_rows: a row id was outside [0, out.rows) (found by the kernel, reported "
+                 "at the next synchronisation)");
     STRATA_FAIL("CudaBackend: unknown kernel status bits ", bits);
 }
 
@@ -242,10 +245,17 @@ void CudaBackend::gather_rows(ConstMatrixView x, std::span<const index_t> rows, 
 
 void CudaBackend::scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
                                    MatrixView out) {
-    check_scatter_add_rows(x, rows, out);
+    check_scatter_rows("scatter_add_rows", x, rows, out);
     STRATA_CUDA_CHECK(cuda::kernels::scatter_add_rows(
         x.data, x.cols, rows.data(), static_cast<std::int64_t>(rows.size()), out.data, out.rows,
         status_bits(), compute_.get()));
+}
+
+void CudaBackend::scatter_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
+    check_scatter_rows("scatter_rows", x, rows, out);
+    STRATA_CUDA_CHECK(cuda::kernels::scatter_rows(x.data, x.cols, rows.data(),
+                                                  static_cast<std::int64_t>(rows.size()), out.data,
+                                                  out.rows, status_bits(), compute_.get()));
 }
 
 // --- elementwise -----------------------------------------------------------------------------

@@ -22,9 +22,9 @@ namespace strata {
 /// column-sum, loss and Adam kernels follow the CPU's operation order (dropout masks agree bit for
 /// bit).
 ///
-/// Index checks that need device data (row ids of gather_rows / scatter_add_rows) are made by
-/// the kernels, which skip a bad index and raise a flag; the next download(), synchronize() or
-/// softmax_cross_entropy() throws strata::Error naming the operation.
+/// Index checks that need device data (row ids of gather_rows / scatter_add_rows / scatter_rows)
+/// are made by the kernels, which skip a bad index and raise a flag; the next download(),
+/// synchronize() or softmax_cross_entropy() throws strata::Error naming the operation.
 ///
 /// Threads: use one backend from one thread. The device is made current in the constructor;
 /// a program driving several devices from one thread must call cudaSetDevice itself.
@@ -84,6 +84,7 @@ public:
     /// atomicAdd: repeated row ids are summed in no fixed order (equal to rounding).
     void scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
                           MatrixView out) override;
+    void scatter_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) override;
 
     void fill(MatrixView y, float value) override;
     /// Bit-identical to the CPU.

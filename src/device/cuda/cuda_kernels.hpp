@@ -15,8 +15,9 @@ namespace strata::cuda::kernels {
 /// Bits of the backend's device status word, set by kernels that met a bad index (the element
 /// is then skipped) and reported by the host at the next synchronisation.
 enum StatusBit : unsigned {
-    bad_gather_row = 1u,   ///< gather_rows: a row id outside [0, x rows)
-    bad_scatter_row = 2u,  ///< scatter_add_rows: a row id outside [0, out rows)
+    bad_gather_row = 1u,       ///< gather_rows: a row id outside [0, x rows)
+    bad_scatter_row = 2u,      ///< scatter_add_rows: a row id outside [0, out rows)
+    bad_scatter_set_row = 4u,  ///< scatter_rows: a row id outside [0, out rows)
 };
 
 // --- gather.cu ----------------------------------------------------------------------------------
@@ -32,6 +33,13 @@ enum StatusBit : unsigned {
 [[nodiscard]] cudaError_t scatter_add_rows(const float* x, std::int32_t f, const std::int32_t* rows,
                                            std::int64_t num_rows, float* out, std::int32_t out_rows,
                                            unsigned* status, cudaStream_t stream);
+
+/// out[rows[i], :] = x[i, :].   x: num_rows x f, out: out_rows x f. Ids must be distinct (a
+/// repeated id leaves one of its rows, unspecified which). A bad id sets bad_scatter_set_row in
+/// *status.
+[[nodiscard]] cudaError_t scatter_rows(const float* x, std::int32_t f, const std::int32_t* rows,
+                                       std::int64_t num_rows, float* out, std::int32_t out_rows,
+                                       unsigned* status, cudaStream_t stream);
 
 // --- elementwise.cu -----------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-// out[i, :] = x[rows[i], :] (halo packing) and out[rows[i], :] += x[i, :] (its transpose).
+// out[i, :] = x[rows[i], :] (halo packing), out[rows[i], :] += x[i, :] (its transpose) and
+// out[rows[i], :] = x[i, :] (overwrite, distinct ids).
 // Shapes: x, out row-major with f columns; rows: num_rows ids. One thread per element.
 #include "src/device/cuda/cuda_kernels.hpp"
 #include "src/device/cuda/cuda_launch.cuh"
@@ -37,6 +38,21 @@ __global__ void scatter_add_rows_kernel(const float* __restrict__ x, std::int32_
     }
 }
 
+__global__ void scatter_rows_kernel(const float* __restrict__ x, std::int32_t f,
+                                    const std::int32_t* __restrict__ rows, std::int64_t n,
+                                    float* out, std::int32_t out_rows, unsigned* status) {
+    for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
+        const std::int64_t i = e / f;
+        const std::int64_t j = e - i * f;
+        const std::int32_t row = rows[i];
+        if (row < 0 || row >= out_rows) {
+            atomicOr(status, bad_scatter_set_row);
+            continue;
+        }
+        out[static_cast<std::int64_t>(row) * f + j] = x[e];
+    }
+}
+
 }  // namespace
 
 cudaError_t gather_rows(const float* x, std::int32_t x_rows, std::int32_t f,
@@ -59,6 +75,18 @@ cudaError_t scatter_add_rows(const float* x, std::int32_t f, const std::int32_t*
         return cudaSuccess;
     }
     scatter_add_rows_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
+        x, f, rows, static_cast<std::int64_t>(n), out, out_rows, status);
+    return cudaGetLastError();
+}
+
+cudaError_t scatter_rows(const float* x, std::int32_t f, const std::int32_t* rows,
+                         std::int64_t num_rows, float* out, std::int32_t out_rows, unsigned* status,
+                         cudaStream_t stream) {
+    const auto n = static_cast<std::size_t>(num_rows) * static_cast<std::size_t>(f);
+    if (n == 0) {
+        return cudaSuccess;
+    }
+    scatter_rows_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
         x, f, rows, static_cast<std::int64_t>(n), out, out_rows, status);
     return cudaGetLastError();
 }
