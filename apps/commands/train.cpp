@@ -83,9 +83,8 @@ bool pipelined(const TrainOptions& o) {
 /// The pipeline's settings, for the checkpoint identity and the report.
 std::string pipeline_identity(const TrainOptions& o) {
     return "parallel pipeline, stages " + std::to_string(o.stages) + ", ways " +
-           std::to_string(o.ways) + ", chunks " +
-           std::to_string(o.chunks) + ", chunk shuffle " + o.chunk_shuffle +
-           ", grad zero+scale " + o.grad_zero_scale + ", snapshot period " +
+           std::to_string(o.ways) + ", chunks " + std::to_string(o.chunks) + ", chunk shuffle " +
+           o.chunk_shuffle + ", grad zero+scale " + o.grad_zero_scale + ", snapshot period " +
            std::to_string(o.snapshot_period) + ", guard " + o.guard;
 }
 
@@ -166,8 +165,8 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     if (pipelined(o)) {
         o.stages = o.stages == 0 ? std::max(1, comm.size() / o.ways) : o.stages;
         o.chunks = o.chunks == 0 ? 4 * o.stages * o.ways : o.chunks;
-        STRATA_CHECK(o.stages * o.ways == comm.size(), "--stages ", o.stages, " x --ways ",
-                     o.ways, " = ", o.stages * o.ways, " ranks, but the job has ", comm.size(),
+        STRATA_CHECK(o.stages * o.ways == comm.size(), "--stages ", o.stages, " x --ways ", o.ways,
+                     " = ", o.stages * o.ways, " ranks, but the job has ", comm.size(),
                      " (run mpirun -np ", o.stages * o.ways, ")");
         STRATA_CHECK(o.chunks % o.ways == 0, "--chunks ", o.chunks, " with --ways ", o.ways,
                      ": every way needs the same number of chunks (a multiple of ", o.ways, ")");
@@ -264,9 +263,8 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     report.note(split_line);
     if (pipeline != nullptr) {
         report.note("pipeline: " + std::to_string(o.stages) + " stages x " +
-                    std::to_string(o.ways) + " ways, " +
-                    std::to_string(pipeline->chunks()) + " chunks; " +
-                    pipeline->layout().describe(graph));
+                    std::to_string(o.ways) + " ways, " + std::to_string(pipeline->chunks()) +
+                    " chunks; " + pipeline->layout().describe(graph));
         report.note("pipeline: chunk shuffle " + o.chunk_shuffle + ", grad zero+scale " +
                     o.grad_zero_scale + ", snapshot period " + std::to_string(o.snapshot_period) +
                     ", guard " + o.guard);
@@ -428,10 +426,10 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                     "chunk by chunk (GNNPipe; less traffic for deep models, stale rows between "
                     "chunks, see docs/pipeline.md)")
         ->check(CLI::IsMember({"graph", "pipeline"}));
-    o->stages_option = cmd->add_option("--stages", o->stages,
-                                       "Pipeline stages (default: ranks / ways)")
-                           ->check(CLI::PositiveNumber)
-                           ->default_str("ranks");
+    o->stages_option =
+        cmd->add_option("--stages", o->stages, "Pipeline stages (default: ranks / ways)")
+            ->check(CLI::PositiveNumber)
+            ->default_str("ranks");
     o->ways_option =
         cmd->add_option("--ways", o->ways,
                         "Pipeline: ranks per stage (the W x S hybrid); each way owns C/W chunks "

@@ -52,8 +52,8 @@ struct MemoryLine {
 struct PipelineEpochStats {
     std::int64_t stage_bytes = 0;  ///< training stage-to-stage payload (forward + backward), all
                                    ///< ranks; = 2 (S-1 cuts summed) x |V| x cut widths x 4
-    std::int64_t way_bytes = 0;  ///< hybrid: mirror rows exchanged between the ways of a
-                                 ///< stage before aggregations (forward + backward), all ranks
+    std::int64_t way_bytes = 0;    ///< hybrid: mirror rows exchanged between the ways of a
+                                   ///< stage before aggregations (forward + backward), all ranks
     double bubble_s = 0.0;         ///< max over ranks: waiting for the first chunk of each wave
     double stage_wait_s = 0.0;     ///< max over ranks: all waits on stage-to-stage receives
     int chunks = 1;                ///< chunks in flight this step (the guard may lower it)

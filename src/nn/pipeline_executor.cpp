@@ -110,9 +110,8 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     for (std::size_t c = 0; c + 1 < base_offsets_.size(); ++c) {
         STRATA_CHECK(base_offsets_[c] < base_offsets_[c + 1], "pipeline: chunk ", c, " is empty");
     }
-    STRATA_CHECK(chunks() % options.ways == 0, "--chunks ", chunks(), " with --ways ",
-                 options.ways, ": every way needs the same number of chunks (a multiple of ",
-                 options.ways, ")");
+    STRATA_CHECK(chunks() % options.ways == 0, "--chunks ", chunks(), " with --ways ", options.ways,
+                 ": every way needs the same number of chunks (a multiple of ", options.ways, ")");
     chunk_base_.resize(base_offsets_.size());
     std::iota(chunk_base_.begin(), chunk_base_.end(), std::size_t{0});
     STRATA_CHECK(data_.inputs.size() == graph.inputs().size(), "pipeline: ", data_.inputs.size(),

@@ -35,7 +35,7 @@ namespace strata {
 
 /// GNNPipe's convergence techniques and the chunking (`strata train --parallel pipeline`).
 struct PipelineOptions {
-    int stages = 1;                        ///< S
+    int stages = 1;  ///< S
     /// W ranks per stage (the hybrid): world = S x W ranks, rank = stage x W + way; way w owns
     /// chunks [w C/W, (w+1) C/W) and exchanges mirror rows with the other ways of its stage
     /// before each aggregation (way_mirrors.hpp). W = 1: the pure pipeline.
@@ -71,10 +71,10 @@ public:
 
 class PipelineExecutor final : public Executor, public StalenessControl {
 public:
-    /// `world`: S x W ranks (stage = rank / W, way = rank % W). `self`: a one-rank communicator for rank 0's
-    /// evaluation. `aggregation`: Â over the whole graph (no halo peers), rows in chunk order,
-    /// as `data`. Everything must outlive the executor. Throws strata::Error on a layout that
-    /// does not fit (stages vs ranks or layers, offsets vs rows) or a model with an op that is
+    /// `world`: S x W ranks (stage = rank / W, way = rank % W). `self`: a one-rank communicator for
+    /// rank 0's evaluation. `aggregation`: Â over the whole graph (no halo peers), rows in chunk
+    /// order, as `data`. Everything must outlive the executor. Throws strata::Error on a layout
+    /// that does not fit (stages vs ranks or layers, offsets vs rows) or a model with an op that is
     /// neither row-local nor an aggregation (attention, batch norm).
     PipelineExecutor(Backend& backend, Communicator& world, Communicator& self, ModelGraph& graph,
                      ModelParameters& parameters, GraphOperator& aggregation, TrainingData data,

@@ -254,8 +254,7 @@ TEST_CASE("pipeline layouts that cannot run get one clear line", "[pipeline][mpi
     };
     CHECK_THAT(message(small("gcnii", 4), world.size() + 1),
                Catch::StartsWith("--stages " + std::to_string(world.size() + 1) + " x --ways 1 = " +
-                                 std::to_string(world.size() + 1) +
-                                 " ranks, but the job has"));
+                                 std::to_string(world.size() + 1) + " ranks, but the job has"));
     if (world.size() >= 2) {
         const int w = world.size();
         CHECK_THAT(message(small("gcnii", 4), 1, w, w + 1),
