@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "src/base/error.hpp"
+
 namespace strata {
 
 AccuracyGuard::AccuracyGuard(StalenessControl& executor, ModelParameters& parameters,
@@ -90,6 +92,29 @@ void AccuracyGuard::review(EpochStats& stats, FitState& state) {
                   std::to_string(period) + " -> " + std::to_string(executor_.snapshot_period()) +
                   (executor_.chunks() == least ? " (exact from now on)" : "");
     say_("guard after epoch " + std::to_string(stats.epoch) + ": " + stats.guard);
+}
+
+AccuracyGuard::State AccuracyGuard::state() const {
+    return {.figures = {static_cast<double>(triggers_), static_cast<double>(below_), best_val_acc_,
+                        min_train_loss_, have_loss_ ? 1.0 : 0.0, static_cast<double>(good_epoch_)},
+            .parameters = good_parameters_,
+            .optimizer = good_optimizer_};
+}
+
+void AccuracyGuard::set_state(const State& state) {
+    STRATA_CHECK(state.figures.size() == 6 && state.parameters.size() == good_parameters_.size() &&
+                     state.optimizer.size() == good_optimizer_.size(),
+                 "accuracy guard state: ", state.figures.size(), " figures, ",
+                 state.parameters.size(), " weights, ", state.optimizer.size(),
+                 " optimizer values do not fit this model");
+    triggers_ = static_cast<int>(state.figures[0]);
+    below_ = static_cast<int>(state.figures[1]);
+    best_val_acc_ = state.figures[2];
+    min_train_loss_ = state.figures[3];
+    have_loss_ = state.figures[4] != 0.0;
+    good_epoch_ = static_cast<std::int64_t>(state.figures[5]);
+    good_parameters_ = state.parameters;
+    good_optimizer_ = state.optimizer;
 }
 
 }  // namespace strata

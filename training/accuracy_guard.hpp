@@ -40,6 +40,16 @@ public:
 
     [[nodiscard]] int triggers() const { return triggers_; }
 
+    /// The guard's state for a checkpoint (counters and figures exactly, as doubles; the last
+    /// good weights and optimizer state), and its inverse.
+    struct State {
+        std::vector<double> figures;  ///< triggers, below, best val acc, min train loss, ...
+        std::vector<float> parameters;
+        std::vector<float> optimizer;
+    };
+    [[nodiscard]] State state() const;
+    void set_state(const State& state);
+
 private:
     [[nodiscard]] std::string trigger_reason(const EpochStats& stats);
     void remember(std::int64_t epoch);

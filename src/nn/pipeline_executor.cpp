@@ -340,6 +340,65 @@ void PipelineExecutor::reset_history() {
     have_snapshot_ = false;
 }
 
+std::vector<float> PipelineExecutor::history() const {
+    const Storage& st = *storage_;
+    const index_t rows = aggregation_.num_rows();
+    std::vector<float> out{static_cast<float>(chunks()), static_cast<float>(snapshot_period_),
+                           have_snapshot_ ? 1.0f : 0.0f};
+    const auto append = [&](const float* data, std::size_t floats) {
+        const std::size_t at = out.size();
+        out.resize(at + floats);
+        backend_.download(out.data() + at, data, floats * sizeof(float));
+    };
+    for (const TensorId t : st.snapshot) {
+        const Location& l = st.value[static_cast<std::size_t>(t)];
+        append(st.kept.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
+    }
+    if (have_snapshot_) {
+        append(st.backup.data(), st.backup.size());
+    }
+    if (!options_.grad_zero_scale) {
+        for (const TensorId t : st.kept_grads) {
+            const Location& l = st.grad[static_cast<std::size_t>(t)];
+            append(st.kept_grad.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
+        }
+    }
+    return out;
+}
+
+void PipelineExecutor::restore_history(std::span<const float> history) {
+    Storage& st = *storage_;
+    STRATA_CHECK(history.size() >= 3, "pipeline history: ", history.size(), " values");
+    set_staleness(static_cast<int>(history[0]), static_cast<int>(history[1]));
+    reset_history();
+    const bool snapshot = history[2] != 0.0f;
+    const index_t rows = aggregation_.num_rows();
+    std::size_t at = 3;
+    const auto take = [&](float* data, std::size_t floats) {
+        STRATA_CHECK(at + floats <= history.size(), "pipeline history: ", history.size(),
+                     " values do not fit this stage's layout");
+        backend_.upload(data, history.data() + at, floats * sizeof(float));
+        at += floats;
+    };
+    for (const TensorId t : st.snapshot) {
+        const Location& l = st.value[static_cast<std::size_t>(t)];
+        take(st.kept.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
+    }
+    if (snapshot) {
+        STRATA_CHECK(st.backup.size() > 0, "pipeline history: a snapshot for a run without one");
+        take(st.backup.data(), st.backup.size());
+        have_snapshot_ = true;
+    }
+    if (!options_.grad_zero_scale) {
+        for (const TensorId t : st.kept_grads) {
+            const Location& l = st.grad[static_cast<std::size_t>(t)];
+            take(st.kept_grad.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
+        }
+    }
+    STRATA_CHECK(at == history.size(), "pipeline history: ", history.size(),
+                 " values, this stage's layout holds ", at);
+}
+
 namespace {
 
 /// Views of one tensor location.

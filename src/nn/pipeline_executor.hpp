@@ -91,6 +91,15 @@ public:
         return last_;
     }
 
+    /// What a resumed run needs to continue this one exactly, as host floats: the settings in
+    /// force (chunks, snapshot period, whether a snapshot exists) and this rank's historical
+    /// rows (aggregation inputs, the snapshot, and aggregation-output gradients unless T2 zeroes
+    /// them). Differs per rank.
+    [[nodiscard]] std::vector<float> history() const;
+    /// The inverse of history(), on the same rank of the same layout. Throws strata::Error if
+    /// the size does not fit this layout.
+    void restore_history(std::span<const float> history);
+
     [[nodiscard]] const StageLayout& layout() const { return layout_; }
     [[nodiscard]] int stage() const { return world_.rank() / options_.ways; }
     [[nodiscard]] int way() const { return world_.rank() % options_.ways; }
