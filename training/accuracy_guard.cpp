@@ -46,7 +46,10 @@ std::string AccuracyGuard::trigger_reason(const EpochStats& stats) {
         return text.data();
     }
     if (best_val_acc_ >= 0.0 && stats.val_acc < best_val_acc_ - options_.accuracy_drop) {
-        if (++below_ >= options_.patience) {
+        if (below_++ == 0) {
+            below_since_ = stats.epoch;
+        }
+        if (below_ >= options_.patience && stats.epoch - below_since_ >= options_.window) {
             std::snprintf(text.data(), text.size(),
                           "validation accuracy %.4f below the best %.4f - %.2f at %d evaluations "
                           "in a row",
@@ -61,6 +64,11 @@ std::string AccuracyGuard::trigger_reason(const EpochStats& stats) {
 
 void AccuracyGuard::review(EpochStats& stats, FitState& state) {
     (void)state;
+    if (executor_.chunks() == executor_.min_chunks()) {  // exact: nothing to turn down
+        STRATA_CHECK(std::isfinite(stats.loss), "training diverged: loss is ", stats.loss,
+                     " at epoch ", stats.epoch, " (try a smaller --lr)");
+        return;
+    }
     const std::string reason = trigger_reason(stats);
     if (reason.empty()) {
         if (stats.evaluated) {
@@ -96,13 +104,14 @@ void AccuracyGuard::review(EpochStats& stats, FitState& state) {
 
 AccuracyGuard::State AccuracyGuard::state() const {
     return {.figures = {static_cast<double>(triggers_), static_cast<double>(below_), best_val_acc_,
-                        min_train_loss_, have_loss_ ? 1.0 : 0.0, static_cast<double>(good_epoch_)},
+                        min_train_loss_, have_loss_ ? 1.0 : 0.0, static_cast<double>(good_epoch_),
+                        static_cast<double>(below_since_)},
             .parameters = good_parameters_,
             .optimizer = good_optimizer_};
 }
 
 void AccuracyGuard::set_state(const State& state) {
-    STRATA_CHECK(state.figures.size() == 6 && state.parameters.size() == good_parameters_.size() &&
+    STRATA_CHECK(state.figures.size() == 7 && state.parameters.size() == good_parameters_.size() &&
                      state.optimizer.size() == good_optimizer_.size(),
                  "accuracy guard state: ", state.figures.size(), " figures, ",
                  state.parameters.size(), " weights, ", state.optimizer.size(),
@@ -113,6 +122,7 @@ void AccuracyGuard::set_state(const State& state) {
     min_train_loss_ = state.figures[3];
     have_loss_ = state.figures[4] != 0.0;
     good_epoch_ = static_cast<std::int64_t>(state.figures[5]);
+    below_since_ = static_cast<std::int64_t>(state.figures[6]);
     good_parameters_ = state.parameters;
     good_optimizer_ = state.optimizer;
 }

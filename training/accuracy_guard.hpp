@@ -5,9 +5,13 @@
 // triggers runs exact (one chunk). Triggers:
 //   - a non-finite training loss (so the guard, not fit, handles NaN/Inf);
 //   - validation accuracy below the best minus `accuracy_drop` at `patience` evaluations in a
-//     row;
+//     row spanning at least `window` epochs (so the noise of early epochs evaluated every epoch
+//     does not trigger it; at GNNPipe's cadence of one evaluation per 50 epochs it is simply two
+//     evaluations in a row);
 //   - the exact training loss (evaluation, no dropout) above `loss_factor` x its minimum.
-// Every action is printed and recorded in the epoch's metrics (EpochStats::guard).
+// Every action is printed and recorded in the epoch's metrics (EpochStats::guard). Once the
+// executor is exact (min_chunks() chunks) there is no staleness left to turn down: the guard
+// stands aside and a non-finite loss ends the run as without it ("training diverged").
 #pragma once
 
 #include <cstdint>
@@ -24,7 +28,8 @@ namespace strata {
 
 struct GuardOptions {
     double accuracy_drop = 0.02;  ///< validation accuracy points (as a fraction) below the best
-    int patience = 2;             ///< evaluations in a row below it
+    int patience = 2;             ///< evaluations in a row below it ...
+    int window = 10;              ///< ... spanning at least this many epochs
     double loss_factor = 1.5;     ///< exact training loss above this x its minimum
     int max_triggers = 3;         ///< then exact execution
 };
@@ -66,6 +71,7 @@ private:
     double min_train_loss_ = 0.0;
     bool have_loss_ = false;
     int below_ = 0;
+    std::int64_t below_since_ = 0;  ///< epoch of the first evaluation of the current streak
     int triggers_ = 0;
 };
 

@@ -42,6 +42,7 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
     line["split"] = context.split;
     if (s.pipeline) {
         line["stage_bytes"] = s.pipeline->stage_bytes;
+        line["way_bytes"] = s.pipeline->way_bytes;
         line["bubble_s"] = s.pipeline->bubble_s;
         line["stage_wait_s"] = s.pipeline->stage_wait_s;
         line["chunks"] = s.pipeline->chunks;

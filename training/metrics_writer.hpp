@@ -17,8 +17,8 @@ namespace strata {
 /// `planned_bytes_per_vertex`, `baseline_rss_bytes` (accuracies only on evaluated epochs);
 /// 3: `split` (the dataset split the run trains and evaluates on, --split-index), and on
 /// evaluated epochs of two-class tasks `val_auc`, `test_auc`; 4: `eval_train_loss` on evaluated
-/// epochs, and on layer-pipeline runs `stage_bytes`, `bubble_s`, `stage_wait_s`, `chunks`,
-/// `snapshot_period`, plus `guard` on epochs after which the accuracy guard acted.
+/// epochs, and on layer-pipeline runs `stage_bytes`, `way_bytes`, `bubble_s`, `stage_wait_s`,
+/// `chunks`, `snapshot_period`, plus `guard` on epochs after which the accuracy guard acted.
 inline constexpr int metrics_schema_version = 4;
 
 /// Constant fields every record carries.

@@ -165,11 +165,11 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     if (pipelined(o)) {
         o.stages = o.stages == 0 ? std::max(1, comm.size() / o.ways) : o.stages;
         o.chunks = o.chunks == 0 ? 4 * o.stages * o.ways : o.chunks;
+        STRATA_CHECK(o.chunks % o.ways == 0, "--chunks ", o.chunks, " with --ways ", o.ways,
+                     ": every way needs the same number of chunks (a multiple of ", o.ways, ")");
         STRATA_CHECK(o.stages * o.ways == comm.size(), "--stages ", o.stages, " x --ways ", o.ways,
                      " = ", o.stages * o.ways, " ranks, but the job has ", comm.size(),
                      " (run mpirun -np ", o.stages * o.ways, ")");
-        STRATA_CHECK(o.chunks % o.ways == 0, "--chunks ", o.chunks, " with --ways ", o.ways,
-                     ": every way needs the same number of chunks (a multiple of ", o.ways, ")");
         self = make_communicator(backend, CommKind::mpi, MPI_COMM_SELF);
     }
     std::vector<index_t> chunk_offsets;

@@ -100,6 +100,22 @@ else
   cat "$tmp/err"
   failures=$((failures + 1))
 fi
+# --parallel pipeline (one rank here: layouts that need more ranks say how many).
+expect_message "--stages without the pipeline" "--stages needs --parallel pipeline" \
+  "$strata" train --data "$data/cora.h5" --stages 2
+expect_message "pipeline stages x ways vs ranks" \
+  "--stages 2 x --ways 1 = 2 ranks, but the job has 1 (run mpirun -np 2)" \
+  "$strata" train --data "$data/cora.h5" --parallel pipeline --stages 2
+expect_message "chunks not a multiple of ways" \
+  "--chunks 3 with --ways 2: every way needs the same number of chunks (a multiple of 2)" \
+  "$strata" train --data "$data/cora.h5" --parallel pipeline --ways 2 --chunks 3
+expect_message "more chunks than vertices" "--chunks 5000" \
+  "$strata" train --data "$data/cora.h5" --parallel pipeline --chunks 5000
+expect_message "attention in the pipeline" "is neither row-local nor an aggregation" \
+  "$strata" train --data "$data/cora.h5" --parallel pipeline --model gat --epochs 1
+expect_message "pipeline on a partition directory" \
+  "--parallel pipeline reads a graph .h5 file" \
+  "$strata" train --data "$tmp/cora.1" --parallel pipeline --epochs 1
 if ! nvidia-smi -L >/dev/null 2>&1; then  # no GPU here: without CUDA support, or no device
   expect_error "cuda without a GPU" "$strata" train --data "$data/cora.h5" --device cuda
   expect_error "predict on cuda without a GPU" "$strata" predict --data "$data/cora.h5" \

@@ -15,6 +15,7 @@ namespace {
 
 class FakeStaleness final : public StalenessControl {
 public:
+    [[nodiscard]] int min_chunks() const override { return 1; }
     [[nodiscard]] int chunks() const override { return chunks_; }
     [[nodiscard]] int snapshot_period() const override { return period_; }
     void set_staleness(int chunks, int period) override {
@@ -49,12 +50,12 @@ struct Setup {
     std::vector<std::string> said;
     std::unique_ptr<AccuracyGuard> guard;
 
-    Setup() {
+    explicit Setup(GuardOptions options = {.window = 0}) {
         const TensorId x = graph.add_input("x", 3);
         graph.set_output(graph.add("fc", std::make_unique<LinearOp>(3, 2, 0.0f), {x}));
         parameters = std::make_unique<ModelParameters>(*backend, graph, 1);
         guard = std::make_unique<AccuracyGuard>(
-            staleness, *parameters, optimizer, GuardOptions{},
+            staleness, *parameters, optimizer, options,
             [this](const std::string& line) { said.push_back(line); });
     }
     /// An epoch whose training set the weights to `epoch` (so a restore is visible).
@@ -124,4 +125,25 @@ TEST_CASE("guard: NaN loss and exploding exact loss trigger; the third trigger r
                                             "now on)"));
     CHECK(g.staleness.chunks() == 1);
     CHECK(g.guard->triggers() == 3);
+    // Exact now: the guard stands aside, and a non-finite loss ends the run.
+    const EpochStats later = g.epoch(6, 1.0, true, 0.1, 1.0);
+    CHECK(later.guard.empty());
+    CHECK_THROWS_WITH(g.epoch(7, std::numeric_limits<double>::quiet_NaN(), false, 0, 0),
+                      Catch::StartsWith("training diverged: loss is nan at epoch 7"));
+}
+
+TEST_CASE("guard: an accuracy dip shorter than the window does not trigger", "[guard]") {
+    Setup g(GuardOptions{});  // window 10 epochs
+    g.epoch(1, 1.0, true, 0.80, 1.0);
+    for (int e = 2; e <= 10; ++e) {  // 9 epochs below best - 2 points: within the window
+        CHECK(g.epoch(e, 1.0, true, 0.70, 1.0).guard.empty());
+    }
+    g.epoch(11, 1.0, true, 0.80, 1.0);  // recovered: the streak ends
+    for (int e = 12; e <= 21; ++e) {
+        CHECK(g.epoch(e, 1.0, true, 0.70, 1.0).guard.empty());
+    }
+    const EpochStats s = g.epoch(22, 1.0, true, 0.70, 1.0);  // 11 evaluations over 10 epochs
+    CHECK_THAT(s.guard, Catch::StartsWith("rollback 1: validation accuracy 0.7000 below the best "
+                                          "0.8000 - 0.02 at 11 evaluations in a row; restored "
+                                          "epoch 11 weights"));
 }
