@@ -8,6 +8,7 @@ reads the printed test accuracy (at the recipe's best epoch). Prints a table and
   bench/accuracy.py --strata build/release/apps/strata                 # the full table (slow)
   bench/accuracy.py --strata ... --suite depth                         # GCNII 8..64 + GCN-64
   bench/accuracy.py --strata ... --suite smoke --json out.json         # CI: few seeds, short
+  bench/accuracy.py --strata ... --suite pipeline                      # layer pipeline vs exact
 
 Exit status 1 when a run's mean or minimum misses its bar.
 """
@@ -55,7 +56,32 @@ SMOKE = {
     "mlp": (["--model", "mlp", "--epochs", "100"], 0.45, None),
     "gcn": (["--model", "gcn", "--row-normalize-features"], 0.78, None),
 }
-SUITES = {"full": FULL, "depth": DEPTH, "smoke": SMOKE}
+# The layer pipeline (2 stages, 8 chunks, GNNPipe's three techniques) against exact training,
+# GNNPipe as published (--guard off) and with the accuracy guard; 32-layer GCNII (the model the
+# pipeline is for) and plain 32-layer GCN (which GNNPipe's staleness collapsed). Exact runs use
+# one rank (K ranks give the same result).
+GCN32 = [a if a != "64" else "32" for a in GCN64]
+PIPE = ["--parallel", "pipeline", "--stages", "2", "--chunks", "8"]
+# A fixed budget (the accuracy reached after 400 epochs, evaluated every 5): GCNII's recipe
+# would run up to 1500 epochs with patience 100.
+FIXED = ["--epochs", "400", "--patience", "0", "--eval-every", "5"]
+PIPELINE = {
+    "gcnii-32 exact": (["--model", "gcnii", "--layers", "32"] + FIXED, 0.830, None),
+    "gcnii-32 pipe": (["--model", "gcnii", "--layers", "32"] + FIXED + PIPE + ["--guard", "off"],
+                      None, None),
+    "gcnii-32 pipe+guard": (["--model", "gcnii", "--layers", "32"] + FIXED + PIPE, 0.830, None),
+    "gcn-32 exact": (GCN32 + ["--eval-every", "5"], None, None),
+    "gcn-32 pipe": (GCN32 + ["--eval-every", "5"] + PIPE + ["--guard", "off"], None, None),
+    "gcn-32 pipe+guard": (GCN32 + ["--eval-every", "5"] + PIPE, None, None),
+}
+SUITES = {"full": FULL, "depth": DEPTH, "smoke": SMOKE, "pipeline": PIPELINE}
+
+
+def ranks_of(args, default):
+    """Pipeline runs take one rank per stage; the others --ranks."""
+    if "--stages" in args:
+        return int(args[args.index("--stages") + 1])
+    return default
 
 
 def run_one(strata, data, args, seed, threads, mpirun):
@@ -72,7 +98,8 @@ def run_one(strata, data, args, seed, threads, mpirun):
                            f"{proc.stderr}")
     epoch = re.search(r"best epoch ([0-9]+)", proc.stdout)
     return {"seed": seed, "test_acc": float(found.group(1)), "seconds": round(seconds, 2),
-            "best_epoch": int(epoch.group(1)) if epoch else None}
+            "best_epoch": int(epoch.group(1)) if epoch else None,
+            "guard_rollbacks": proc.stdout.count("guard after epoch")}
 
 
 def main():
@@ -98,13 +125,16 @@ def main():
                      f"({', '.join(suite)})")
         suite = {k: v for k, v in suite.items() if k in wanted}
     seeds = o.seeds or (2 if o.suite == "smoke" else 10)
-    mpirun = ["mpirun", "-np", str(o.ranks)] if o.ranks > 1 else None
+    def mpirun(args):
+        ranks = ranks_of(args, o.ranks)
+        return ["mpirun", "-np", str(ranks), "--oversubscribe"] if ranks > 1 else None
 
     jobs = {}
     with futures.ThreadPoolExecutor(max_workers=o.jobs) as pool:
         for name, (args, _, _) in suite.items():
             for seed in range(seeds):
-                jobs[pool.submit(run_one, o.strata, o.data, args, seed, o.threads, mpirun)] = name
+                jobs[pool.submit(run_one, o.strata, o.data, args, seed, o.threads,
+                                 mpirun(args))] = name
         results = {name: [] for name in suite}
         for job in futures.as_completed(jobs):
             results[jobs[job]].append(job.result())
@@ -120,8 +150,10 @@ def main():
                "seeds": results[name]}
         table.append(row)
         secs = statistics.mean(r["seconds"] for r in results[name])
+        rollbacks = sum(r["guard_rollbacks"] for r in results[name])
         print(f"{name:<18} {mean:7.4f} {low:7.4f} {max(accs):7.4f} "
-              f"{bar if bar is not None else '-':>7}  {len(accs):5d} {secs:6.1f}  {' '.join(args)}")
+              f"{bar if bar is not None else '-':>7}  {len(accs):5d} {secs:6.1f}  {' '.join(args)}"
+              + (f"  ({rollbacks} guard rollbacks)" if rollbacks else ""))
         if bar is not None and mean < bar:
             failures.append(f"{name}: mean {mean:.4f} < {bar}")
         if min_bar is not None and low < min_bar:

@@ -139,6 +139,13 @@ std::string StageLayout::describe(const ModelGraph& graph) const {
                 std::to_string(stage.first) + "-" + std::to_string(stage.end - 1) + " (" +
                 graph.node(stage.first).name + " .. " + graph.node(stage.end - 1).name +
                 "), cost " + share.data();
+        if (s + 1 < stages.size()) {
+            index_t columns = 0;
+            for (const TensorId t : stage.outgoing) {
+                columns += graph.tensor(t).cols;
+            }
+            text += ", sends " + std::to_string(columns) + " columns";
+        }
     }
     return text;
 }

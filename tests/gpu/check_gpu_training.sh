@@ -7,7 +7,8 @@
 #             within 1e-5 relative, accuracies at most one vertex apart (rounding may flip an
 #             argmax; each process picks its SpMM algorithm by timing); K=1 with --comm mpi
 #             and --comm nccl agree the same way; the GPU run equals the CPU run within 1e-3
-#             (rounding only); with 2+ usable GPUs also K=2 --comm nccl.
+#             (rounding only); with 2+ usable GPUs also K=2 --comm nccl; the layer pipeline
+#             (--parallel pipeline, 2 stages) with one chunk equals K=1, with 8 chunks runs.
 set -u
 mode=$1 mpiexec=$2 strata=$3 data=$4/cora.h5
 tmp=$(mktemp -d)
@@ -79,6 +80,11 @@ run cpu1 1 --device cpu --threads 2 || exit 1
 compare gpu2_mpi gpu1 1e-5 || failed=1
 compare gpu1_mpi gpu1 1e-5 || failed=1
 compare gpu1 cpu1 1e-3 || failed=1
+# The layer pipeline on the GPU (2 stages on one GPU, stage-to-stage rows through the staged
+# MPI communicator): one chunk equals graph parallelism; 8 chunks (stale rows) run.
+run gpu_pipe1 2 --device cuda --comm mpi --parallel pipeline --chunks 1 || exit 1
+compare gpu_pipe1 gpu1 1e-5 || failed=1
+run gpu_pipe8 2 --device cuda --comm mpi --parallel pipeline --chunks 8 --guard off || failed=1
 if run gpu1_nccl 1 --device cuda --comm nccl >/dev/null; then
   compare gpu1_nccl gpu1_mpi 1e-5 || failed=1
 else  # e.g. built without NCCL
