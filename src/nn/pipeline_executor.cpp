@@ -147,6 +147,11 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     for (int n = stage.first; n < stage.end; ++n) {
         const Node& node = graph.node(n);
         st.nodes.push_back(n);
+        // Layer inputs are kept too (one per layer): backward then recomputes only the cheap
+        // pointwise values inside a layer, never a linear (GCNII's ReLU reads its output h).
+        if (graph.tensor(node.output).layer_input) {
+            kept[static_cast<std::size_t>(node.output)] = true;
+        }
         if (node.op->kind() == OpKind::aggregate) {
             kept[static_cast<std::size_t>(node.output)] = true;
             kept_grad[static_cast<std::size_t>(node.output)] = true;
@@ -186,10 +191,36 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
             st.scratch_per_row += static_cast<std::size_t>(cols);
         }
     }
+    // Backward recomputes, per chunk, only the scratch values that some backward (or the loss)
+    // reads, and what they are computed from (Op::saves() says what a backward reads).
+    std::vector<bool> needed(num_tensors, false);
     for (const int n : st.nodes) {
         const Node& node = graph.node(n);
-        if (node.op->row_local() &&
-            st.value[static_cast<std::size_t>(node.output)].place == Place::scratch) {
+        const Saves saves = node.op->saves();
+        for (const int i : saves.inputs) {
+            needed[static_cast<std::size_t>(node.inputs[static_cast<std::size_t>(i)])] = true;
+        }
+        if (saves.output) {
+            needed[static_cast<std::size_t>(node.output)] = true;
+        }
+    }
+    if (stage.end == graph.num_nodes()) {
+        needed[static_cast<std::size_t>(graph.output())] = true;  // the loss reads the logits
+    }
+    std::vector<bool> recomputed(static_cast<std::size_t>(graph.num_nodes()), false);
+    for (std::size_t k = st.nodes.size(); k-- > 0;) {  // consumers before producers
+        const Node& node = graph.node(st.nodes[k]);
+        const auto out = static_cast<std::size_t>(node.output);
+        if (needed[out] && st.value[out].place == Place::scratch) {
+            recomputed[static_cast<std::size_t>(st.nodes[k])] = true;
+            for (const TensorId t : node.inputs) {
+                needed[static_cast<std::size_t>(t)] = true;
+            }
+        }
+    }
+    for (const int n : st.nodes) {
+        if (recomputed[static_cast<std::size_t>(n)]) {
+            STRATA_ASSERT(graph.node(n).op->row_local());
             st.recompute.push_back(n);
         }
     }
