@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -256,6 +257,24 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     lines.push_back({"optimizer state", Adam::planned_bytes(parameters.size())});
     lines.push_back({"best weights", BestTracker::planned_bytes(parameters.size())});
     const MemoryPlanSummary memory = summarize(lines, owned, baseline, comm);
+    std::string per_rank;  // the pipeline's stages hold different layers: each rank's plan
+    if (pipeline != nullptr) {
+        std::int64_t total = 0;
+        for (const MemoryLine& line : lines) {
+            total += line.bytes;
+        }
+        const std::vector<std::byte> all =
+            comm.gather(std::as_bytes(std::span<const std::int64_t>(&total, 1)), 0);
+        for (std::size_t r = 0; r * sizeof(std::int64_t) < all.size(); ++r) {
+            std::int64_t bytes = 0;
+            std::memcpy(&bytes, all.data() + r * sizeof(std::int64_t), sizeof(bytes));
+            std::array<char, 64> text{};
+            std::snprintf(text.data(), text.size(), "%s rank %zu (stage %zu) %.1f MB",
+                          r == 0 ? "" : ",", r, r / static_cast<std::size_t>(o.ways),
+                          static_cast<double>(bytes) / 1e6);
+            per_rank += text.data();
+        }
+    }
 
     RunReport report(root, o.quiet);
     report.start(o.data, comm.size(), runtime.device, runtime.comm_name, describe(spec), o.seed,
@@ -265,6 +284,7 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
         report.note("pipeline: " + std::to_string(o.stages) + " stages x " +
                     std::to_string(o.ways) + " ways, " + std::to_string(pipeline->chunks()) +
                     " chunks; " + pipeline->layout().describe(graph));
+        report.note("pipeline memory plan per rank:" + per_rank);
         report.note("pipeline: chunk shuffle " + o.chunk_shuffle + ", grad zero+scale " +
                     o.grad_zero_scale + ", snapshot period " + std::to_string(o.snapshot_period) +
                     ", guard " + o.guard);
