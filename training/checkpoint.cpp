@@ -79,6 +79,48 @@ void write_with_checksum(H5File& file, const std::string& dataset, const std::ve
     file.write_attribute(dataset, "checksum", checksum(as_span(values)));
 }
 
+/// "/pipeline/history_rank_00003": rank 3's PipelineExecutor::history().
+std::string history_dataset(std::size_t rank) {
+    std::array<char, 48> name{};
+    std::snprintf(name.data(), name.size(), "/pipeline/history_rank_%05zu", rank);
+    return name.data();
+}
+
+/// The /pipeline section (format 4): written only for layer-pipeline runs, so a graph-parallel
+/// checkpoint has exactly format 3's datasets.
+void write_pipeline_section(H5File& file, const Checkpoint& c) {
+    for (std::size_t r = 0; r < c.pipeline_history.size(); ++r) {
+        write_with_checksum(file, history_dataset(r), c.pipeline_history[r]);
+    }
+    if (c.guard) {
+        write_with_checksum(file, "/pipeline/guard_figures", c.guard->figures);
+        write_with_checksum(file, "/pipeline/guard_parameters", c.guard->parameters);
+        write_with_checksum(file, "/pipeline/guard_optimizer", c.guard->optimizer);
+    }
+    if (!c.pipeline_history.empty() || c.guard) {
+        file.write_attribute("/pipeline", "ranks",
+                             static_cast<std::int64_t>(c.pipeline_history.size()));
+    }
+}
+
+void read_pipeline_section(const H5File& file, Checkpoint& c) {
+    if (!file.exists("/pipeline")) {
+        return;
+    }
+    const std::int64_t ranks = file.read_int_attribute("/pipeline", "ranks");
+    STRATA_CHECK(ranks >= 0 && ranks <= (std::int64_t{1} << 20), file.path(),
+                 ": /pipeline ranks = ", ranks);
+    for (std::int64_t r = 0; r < ranks; ++r) {
+        c.pipeline_history.push_back(read_verified<float>(file, history_dataset(r)));
+    }
+    if (file.exists("/pipeline/guard_figures")) {
+        c.guard =
+            GuardCheckpoint{.figures = read_verified<double>(file, "/pipeline/guard_figures"),
+                            .parameters = read_verified<float>(file, "/pipeline/guard_parameters"),
+                            .optimizer = read_verified<float>(file, "/pipeline/guard_optimizer")};
+    }
+}
+
 const std::regex& checkpoint_name() {
     static const std::regex re(R"(ckpt-([0-9]+)\.h5)");
     return re;
@@ -161,6 +203,7 @@ void write_checkpoint(const fs::path& path, const Checkpoint& c) {
             write_with_checksum(file, "/progress/best",
                                 std::vector<double>(best.begin(), best.end()));
         }
+        write_pipeline_section(file, c);
     }  // closed (flushed) before the rename
     out.commit();
 }
@@ -178,9 +221,9 @@ Checkpoint read_checkpoint(const fs::path& path) {
                  checkpoint_format_version,
                  ", which also keeps the best-validation weights that `strata predict` serves: "
                  "train again with this strata (a new --checkpoint-dir)");
-    STRATA_CHECK(version == 2 || version == checkpoint_format_version, name,
+    STRATA_CHECK(version >= 2 && version <= checkpoint_format_version, name,
                  ": strata_format_version ", version,
-                 " is not supported (this strata reads versions 2 and ", checkpoint_format_version,
+                 " is not supported (this strata reads versions 2 to ", checkpoint_format_version,
                  "; it was written by a newer strata)");
     Checkpoint c;
     c.epoch = file.read_int_attribute("/", "epoch");
@@ -237,11 +280,25 @@ Checkpoint read_checkpoint(const fs::path& path) {
                      " values, expected ", best_fields);
         c.best = unpack_best(best);
     }
+    if (version >= 4) {
+        read_pipeline_section(file, c);
+    }
     return c;
 }
 
 void check_identity(const Checkpoint& checkpoint, const CheckpointIdentity& current,
                     IdentityCheck which, const std::string& what) {
+    // The training identity of a layer-pipeline run names its layout ("parallel pipeline,
+    // stages S, ..."): say plainly when a run of the other kind would resume it.
+    const auto parallel = [](const std::string& training) {
+        return training.find("parallel pipeline") == std::string::npos ? "--parallel graph"
+                                                                       : "--parallel pipeline";
+    };
+    const std::string stored = parallel(checkpoint.identity.training);
+    const std::string now = parallel(current.training);
+    STRATA_CHECK(which == IdentityCheck::model_and_dataset || stored == now, what,
+                 ": this checkpoint was written by a ", stored, " run but this run is ", now,
+                 " (resume with the same --parallel and layout, or use another --checkpoint-dir)");
     struct Field {
         const char* name;
         const std::string& stored;
@@ -328,6 +385,7 @@ void fields(Archive& a, C& c) {
 
 void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
     std::vector<std::byte> bytes;
+    std::vector<std::int64_t> history_sizes;
     if (comm.rank() == root) {
         Packer packer;
         auto put = [&](const auto&... values) { (packer.put(values), ...); };
@@ -337,6 +395,16 @@ void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
         if (c.best) {
             packer.put(pack_best(*c.best));
         }
+        packer.put(c.guard.has_value());
+        if (c.guard) {
+            packer.put(c.guard->figures);
+            packer.put(c.guard->parameters);
+            packer.put(c.guard->optimizer);
+        }
+        for (const auto& h : c.pipeline_history) {
+            history_sizes.push_back(static_cast<std::int64_t>(h.size()));
+        }
+        packer.put(history_sizes);
         bytes = std::move(packer.bytes());
     }
     std::array<std::int64_t, 1> size{static_cast<std::int64_t>(bytes.size())};
@@ -360,6 +428,31 @@ void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
             unpacker.get(packed);
             c.best = unpack_best(packed);
         }
+        bool has_guard = false;
+        unpacker.get(has_guard);
+        c.guard.reset();
+        if (has_guard) {
+            c.guard.emplace();
+            unpacker.get(c.guard->figures);
+            unpacker.get(c.guard->parameters);
+            unpacker.get(c.guard->optimizer);
+        }
+        unpacker.get(history_sizes);
+        c.pipeline_history.assign(history_sizes.size(), {});
+    }
+    // Rank r's pipeline history is for rank r only: one broadcast per rank (the Communicator
+    // has no point-to-point call on host memory), kept by rank r, dropped by the others.
+    const std::size_t ranks = std::min(history_sizes.size(), static_cast<std::size_t>(comm.size()));
+    std::vector<float> scratch;
+    for (std::size_t r = 0; r < ranks; ++r) {
+        if (static_cast<int>(r) == root) {
+            continue;
+        }
+        std::vector<float>& blob = comm.rank() == root || comm.rank() == static_cast<int>(r)
+                                       ? c.pipeline_history[r]
+                                       : scratch;
+        blob.resize(static_cast<std::size_t>(history_sizes[r]));
+        comm.broadcast(std::as_writable_bytes(std::span<float>(blob)), root);
     }
 }
 

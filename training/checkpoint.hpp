@@ -21,8 +21,9 @@ namespace strata {
 /// Root attribute strata_format_version of a checkpoint file (strata_format = "checkpoint").
 /// 1: last weights only (earlier strata; refused with a message saying what to do);
 /// 2: last state + best weights + evaluation history, GCN options (still read);
-/// 3: the model as a ModelSpec (JSON), any model of the zoo.
-inline constexpr std::int64_t checkpoint_format_version = 3;
+/// 3: the model as a ModelSpec (JSON), any model of the zoo (still read);
+/// 4: an optional /pipeline section (layer-pipeline runs: every rank's history, the guard).
+inline constexpr std::int64_t checkpoint_format_version = 4;
 
 /// What a checkpoint belongs to. Every field is an exact string; check_identity names the
 /// first one that differs.
@@ -37,6 +38,14 @@ struct CheckpointIdentity {
 /// Which identity fields must agree: a resumed run checks all of them; `strata predict`
 /// only the model, its parameters and the dataset (it may run on another number of ranks).
 enum class IdentityCheck { all, model_and_dataset };
+
+/// The accuracy guard's state (training/accuracy_guard.hpp AccuracyGuard::State, converted by
+/// `strata train`): identical on every rank.
+struct GuardCheckpoint {
+    std::vector<double> figures{};  ///< counters and figures
+    std::vector<float> parameters{};
+    std::vector<float> optimizer{};
+};
 
 /// The whole state of a run after `epoch` completed epochs. Dropout masks are a pure function
 /// of (seed, epoch, layer, vertex), so there is no other random state to save.
@@ -59,6 +68,11 @@ struct Checkpoint {
     /// stored (timings and byte counts are not).
     std::optional<EpochStats> best;
     std::vector<EvalRecord> history;  ///< every evaluated epoch (early stopping reads it)
+    /// Layer-pipeline runs (format 4, /pipeline): PipelineExecutor::history() of every rank,
+    /// in rank order (sizes differ per rank); empty for graph parallelism. After
+    /// broadcast_checkpoint a rank other than the root holds only its own entry.
+    std::vector<std::vector<float>> pipeline_history{};
+    std::optional<GuardCheckpoint> guard;  ///< the accuracy guard's state, when it is on
 };
 
 /// describe(model) plus ", row-normalized features" when the input rows were normalized.
@@ -81,7 +95,8 @@ struct Checkpoint {
 /// failure (the temporary is removed).
 void write_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint);
 
-/// Reads `path` and verifies its format, version, shapes and the checksum of every array.
+/// Reads `path` (format 2, 3 or 4) and verifies its format, version, shapes and the checksum of
+/// every array.
 /// Throws strata::Error naming the file and the problem: not HDF5 / truncated, an older or
 /// newer format version (with what to do), a missing or mistyped dataset or attribute, a
 /// checksum mismatch.
@@ -92,7 +107,9 @@ void write_checkpoint(const std::filesystem::path& path, const Checkpoint& check
 void check_identity(const Checkpoint& checkpoint, const CheckpointIdentity& current,
                     IdentityCheck which, const std::string& what);
 
-/// Copies rank `root`'s checkpoint (every field) to every rank. Collective.
+/// Copies rank `root`'s checkpoint to every rank. Collective. Every field is copied except
+/// pipeline_history: every rank r gets pipeline_history.size() entries of which only entry r is
+/// filled (the root keeps all; entries of ranks >= comm.size() reach nobody else).
 void broadcast_checkpoint(Checkpoint& checkpoint, Communicator& comm, int root);
 
 /// A directory of checkpoints "ckpt-<epoch, 6+ digits>.h5" (one training run).

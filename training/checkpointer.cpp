@@ -1,6 +1,12 @@
 // Checkpointer: snapshot on rank 0.
 #include "training/checkpointer.hpp"
 
+#include <array>
+#include <cstring>
+#include <span>
+
+#include "src/base/error.hpp"
+
 namespace strata {
 
 Checkpointer::Checkpointer(CheckpointDir dir, int every, bool root, Checkpoint base,
@@ -14,10 +20,57 @@ Checkpointer::Checkpointer(CheckpointDir dir, int every, bool root, Checkpoint b
       optimizer_(optimizer),
       best_(best) {}
 
+namespace {
+
+/// Rank 0 returns every rank's `values` in rank order (sizes may differ); the others nothing.
+std::vector<std::vector<float>> gather_floats(std::span<const float> values, Communicator& comm) {
+    const std::array<std::int64_t, 1> size{static_cast<std::int64_t>(values.size())};
+    const std::vector<std::byte> sizes = comm.gather(std::as_bytes(std::span(size)), 0);
+    const std::vector<std::byte> data = comm.gather(std::as_bytes(values), 0);
+    std::vector<std::vector<float>> out;
+    if (comm.rank() != 0) {
+        return out;
+    }
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(comm.size()));
+    STRATA_CHECK(sizes.size() == counts.size() * sizeof(std::int64_t), "checkpoint: gathered ",
+                 sizes.size(), " bytes of history sizes");
+    std::memcpy(counts.data(), sizes.data(), sizes.size());
+    std::size_t at = 0;
+    for (const std::int64_t count : counts) {
+        const auto n = static_cast<std::size_t>(count);
+        STRATA_CHECK(at + n * sizeof(float) <= data.size(), "checkpoint: gathered ", data.size(),
+                     " bytes of pipeline history, short of the sizes");
+        out.emplace_back(n);
+        std::memcpy(out.back().data(), data.data() + at, n * sizeof(float));
+        at += n * sizeof(float);
+    }
+    return out;
+}
+
+}  // namespace
+
+void Checkpointer::add_pipeline_state(Communicator& comm,
+                                      std::function<PipelineCheckpointState()> source) {
+    STRATA_CHECK(root_ == (comm.rank() == 0), "checkpointer: rank ", comm.rank(),
+                 " writes, but pipeline state is gathered to rank 0");
+    comm_ = &comm;
+    pipeline_ = std::move(source);
+}
+
 void Checkpointer::end_epoch(const EpochStats& stats, FitState& state) {
     const bool due =
         (every_ > 0 && stats.epoch % every_ == 0) || state.last_epoch() || state.stopping();
-    if (!root_ || !due) {
+    if (!due) {
+        return;
+    }
+    if (pipeline_) {  // collective: every rank is here at the same epochs
+        PipelineCheckpointState mine = pipeline_();
+        state_.pipeline_history = gather_floats(mine.history, *comm_);
+        if (root_) {
+            state_.guard = std::move(mine.guard);
+        }
+    }
+    if (!root_) {
         return;
     }
     state_.epoch = state.epoch;
@@ -29,6 +82,8 @@ void Checkpointer::end_epoch(const EpochStats& stats, FitState& state) {
     state_.best = state.best;
     state_.history = state.history;
     dir_.save(state_);
+    state_.pipeline_history.clear();  // rank 0 holds every rank's rows only while it writes
+    state_.pipeline_history.shrink_to_fit();
 }
 
 void restore(const Checkpoint& checkpoint, ModelParameters& parameters, Optimizer& optimizer,

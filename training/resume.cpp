@@ -10,7 +10,7 @@ namespace strata {
 
 bool resume(const CheckpointDir& dir, const CheckpointIdentity& identity, Communicator& comm,
             ModelParameters& parameters, Optimizer& optimizer, BestTracker& best, FitState& state,
-            const Say& say) {
+            const Say& say, const RestoreMore& more) {
     std::array<std::int64_t, 1> found{0};
     Checkpoint loaded;
     if (comm.rank() == 0) {
@@ -37,6 +37,9 @@ bool resume(const CheckpointDir& dir, const CheckpointIdentity& identity, Commun
     }
     broadcast_checkpoint(loaded, comm, 0);
     restore(loaded, parameters, optimizer, best, state);
+    if (more) {
+        more(loaded);
+    }
     return true;
 }
 

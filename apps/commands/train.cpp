@@ -104,6 +104,29 @@ std::string training_identity(const TrainOptions& o) {
     return pipelined(o) ? std::string(text.data()) + ", " + pipeline_identity(o) : text.data();
 }
 
+/// --resume of a layer-pipeline run: this rank's history and the guard's state (every rank
+/// evaluates the same checks on the broadcast checkpoint, so all fail or none).
+void restore_pipeline_state(const Checkpoint& c, PipelineExecutor& pipeline, AccuracyGuard* guard,
+                            const Communicator& comm) {
+    STRATA_CHECK(c.pipeline_history.size() == static_cast<std::size_t>(comm.size()),
+                 "the checkpoint holds the pipeline state of ", c.pipeline_history.size(),
+                 " ranks, this run has ", comm.size(),
+                 c.pipeline_history.empty()
+                     ? " (it was written by a strata without pipeline checkpoints, format 3, and "
+                       "cannot continue this run exactly: train again with a new "
+                       "--checkpoint-dir)"
+                     : "");
+    pipeline.restore_history(c.pipeline_history[static_cast<std::size_t>(comm.rank())]);
+    STRATA_CHECK(c.guard.has_value() == (guard != nullptr), "the checkpoint ",
+                 c.guard ? "holds" : "lacks", " accuracy guard state, but this run has --guard ",
+                 guard != nullptr ? "on" : "off");
+    if (guard != nullptr) {
+        guard->set_state({.figures = c.guard->figures,
+                          .parameters = c.guard->parameters,
+                          .optimizer = c.guard->optimizer});
+    }
+}
+
 /// The run's memory plan: this rank's lines, and the totals reduced over ranks.
 MemoryPlanSummary summarize(std::vector<MemoryLine> lines, index_t owned, std::int64_t baseline,
                             Communicator& comm) {
@@ -310,11 +333,24 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
                 .training = training_identity(o)};
         }
     }
+    std::optional<AccuracyGuard> guard;  // before resume, which restores its state
+    if (pipeline != nullptr && o.guard == "on") {
+        guard.emplace(*pipeline, parameters, adam, GuardOptions{},
+                      [&report](const std::string& text) { report.note(text, true); });
+    }
     if (o.resume) {
-        (void)resume(*checkpoints, base.identity, comm, parameters, adam, best, state,
-                     [&](const std::string& text, bool warning) {
-                         warning ? report.warn(text) : report.note(text, /*even_if_quiet=*/true);
-                     });
+        RestoreMore restore_pipeline;
+        if (pipeline != nullptr) {
+            restore_pipeline = [&](const Checkpoint& c) {
+                restore_pipeline_state(c, *pipeline, guard ? &*guard : nullptr, comm);
+            };
+        }
+        (void)resume(
+            *checkpoints, base.identity, comm, parameters, adam, best, state,
+            [&](const std::string& text, bool warning) {
+                warning ? report.warn(text) : report.note(text, /*even_if_quiet=*/true);
+            },
+            restore_pipeline);
     } else if (root && checkpoints) {
         refuse_existing_checkpoints(*checkpoints);
     }
@@ -348,6 +384,18 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     std::optional<Checkpointer> checkpointer;
     if (checkpoints) {
         checkpointer.emplace(*checkpoints, o.checkpoint_every, root, base, parameters, adam, best);
+        if (pipeline != nullptr) {  // every rank's history, gathered at each save
+            checkpointer->add_pipeline_state(comm, [pipeline, &guard] {
+                PipelineCheckpointState mine{.history = pipeline->history(), .guard = {}};
+                if (guard) {
+                    AccuracyGuard::State g = guard->state();
+                    mine.guard = GuardCheckpoint{.figures = std::move(g.figures),
+                                                 .parameters = std::move(g.parameters),
+                                                 .optimizer = std::move(g.optimizer)};
+                }
+                return mine;
+            });
+        }
     }
     std::vector<FitHook*> hooks;
     for (auto& hook : owned_hooks) {
@@ -361,11 +409,6 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     }
     if (checkpointer) {
         hooks.push_back(&*checkpointer);
-    }
-    std::optional<AccuracyGuard> guard;
-    if (pipeline != nullptr && o.guard == "on") {
-        guard.emplace(*pipeline, parameters, adam, GuardOptions{},
-                      [&report](const std::string& text) { report.note(text, true); });
     }
     fit(FitContext{*executor, adam, parameters, backend, comm, guard ? &*guard : nullptr},
         FitOptions{.eval_every = o.eval_every}, hooks, state);

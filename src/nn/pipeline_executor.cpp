@@ -350,8 +350,11 @@ void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
         chunk_base_.push_back(static_cast<std::size_t>(c * base / chunks));
         offsets_.push_back(base_offsets_[chunk_base_.back()]);
     }
-    if (snapshot_period_ == 0 || storage_->backup.size() == 0) {
-        snapshot_period = 0;  // never had a snapshot buffer
+    // Never had a snapshot buffer, though there are rows to keep: no snapshots. A stage with no
+    // rows to keep (no aggregation) follows the period like the others (so every rank reports
+    // the same settings, and a resumed run has those of the uninterrupted one).
+    if (snapshot_period_ == 0 || (storage_->backup.size() == 0 && storage_->snapshot_floats > 0)) {
+        snapshot_period = 0;
     }
     snapshot_period_ = snapshot_period;
     allocate_scratch();
@@ -377,6 +380,9 @@ std::vector<float> PipelineExecutor::history() const {
     std::vector<float> out{static_cast<float>(chunks()), static_cast<float>(snapshot_period_),
                            have_snapshot_ ? 1.0f : 0.0f};
     const auto append = [&](const float* data, std::size_t floats) {
+        if (floats == 0) {  // a stage without rows to keep
+            return;
+        }
         const std::size_t at = out.size();
         out.resize(at + floats);
         backend_.download(out.data() + at, data, floats * sizeof(float));
@@ -408,6 +414,9 @@ void PipelineExecutor::restore_history(std::span<const float> history) {
     const auto take = [&](float* data, std::size_t floats) {
         STRATA_CHECK(at + floats <= history.size(), "pipeline history: ", history.size(),
                      " values do not fit this stage's layout");
+        if (floats == 0) {
+            return;
+        }
         backend_.upload(data, history.data() + at, floats * sizeof(float));
         at += floats;
     };
@@ -416,7 +425,8 @@ void PipelineExecutor::restore_history(std::span<const float> history) {
         take(st.kept.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
     }
     if (snapshot) {
-        STRATA_CHECK(st.backup.size() > 0, "pipeline history: a snapshot for a run without one");
+        STRATA_CHECK(st.backup.size() > 0 || st.snapshot_floats == 0,
+                     "pipeline history: a snapshot for a run without one");
         take(st.backup.data(), st.backup.size());
         have_snapshot_ = true;
     }

@@ -1,7 +1,9 @@
 // Checkpoints: file round trip (last state, best weights, history), format 1 refused with what
-// to do, keeping the newest two, detecting corrupt and truncated files (falling back to the
-// previous one), refusing another model/dataset/partition, broadcasting, and a run stopped and
-// resumed through fit ≡ an uninterrupted run, bit for bit (same K).
+// to do, formats 2 and 3 still read, the format-4 pipeline section (per-rank histories, guard
+// state: round trip, checksums, gathered by the Checkpointer, each rank's own after the
+// broadcast), keeping the newest two, detecting corrupt and truncated files (falling back to the
+// previous one), refusing another model/dataset/partition/parallelism, broadcasting, and a run
+// stopped and resumed through fit ≡ an uninterrupted run, bit for bit (same K).
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -208,6 +210,99 @@ TEST_CASE("a format 2 checkpoint (GCN options as attributes) is still read",
           "layers), no bias");
 }
 
+namespace {
+
+/// Rank r's pipeline history in the samples: the settings, then 5 + 3 r recognisable values.
+std::vector<float> sample_history(int rank) {
+    std::vector<float> h{4.0f, 3.0f, 1.0f};
+    for (int i = 0; i < 5 + 3 * rank; ++i) {
+        h.push_back(0.25f * static_cast<float>(i) - 100.0f * static_cast<float>(rank + 1));
+    }
+    return h;
+}
+
+GuardCheckpoint sample_guard() {
+    return {.figures = {1.0, 0.0, 0.5400000000000001, 1.9123456789, 1.0, 3.0},
+            .parameters = {0.5f, -1.5f, 2.5e-7f, 8.0f},
+            .optimizer = {0.125f, -0.0f, 3.0f}};
+}
+
+/// Rewrites a file's strata_format_version (h5py).
+void set_version(const fs::path& file, int version) {
+    const std::string command =
+        "/usr/bin/python3 -c \"import h5py, numpy as np, sys; "
+        "h5py.File(sys.argv[1], 'r+').attrs['strata_format_version'] = "
+        "np.int64(" +
+        std::to_string(version) + ")\" " + file.string();
+    REQUIRE(std::system(command.c_str()) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("a pipeline checkpoint (format 4) reads back every rank's history and the guard state",
+          "[training][checkpoint]") {
+    TempDir dir("pipeline");
+    Checkpoint c = sample_checkpoint(6);
+    c.pipeline_history = {sample_history(0), sample_history(1)};  // different sizes
+    c.guard = sample_guard();
+    const fs::path file = dir.path / "c.h5";
+    write_checkpoint(file, c);
+
+    SECTION("round trip, bit for bit") {
+        const Checkpoint r = read_checkpoint(file);
+        REQUIRE(r.pipeline_history.size() == 2);
+        CHECK(same_bits(r.pipeline_history[0], sample_history(0)));
+        CHECK(same_bits(r.pipeline_history[1], sample_history(1)));
+        REQUIRE(r.guard.has_value());
+        CHECK(r.guard->figures == sample_guard().figures);
+        CHECK(same_bits(r.guard->parameters, sample_guard().parameters));
+        CHECK(same_bits(r.guard->optimizer, sample_guard().optimizer));
+        CHECK(same_bits(r.params, c.params));
+        const H5File h5 = H5File::open(file.string());
+        CHECK(h5.read_int_attribute("/", "strata_format_version") == 4);
+        CHECK(h5.read_int_attribute("/pipeline", "ranks") == 2);
+    }
+    SECTION("one flipped byte in rank 1's history fails its checksum") {
+        const std::vector<float> h = sample_history(1);
+        corrupt_bytes(file, std::vector<float>(h.begin() + 3, h.end()));
+        CHECK_THROWS_WITH(read_checkpoint(file),
+                          Contains("/pipeline/history_rank_00001: checksum mismatch"));
+    }
+    SECTION("one flipped byte in the guard's weights fails their checksum") {
+        corrupt_bytes(file, sample_guard().parameters);
+        CHECK_THROWS_WITH(read_checkpoint(file),
+                          Contains("/pipeline/guard_parameters: checksum mismatch"));
+    }
+}
+
+TEST_CASE("a graph-parallel checkpoint has no pipeline section", "[training][checkpoint]") {
+    TempDir dir("nopipeline");
+    write_checkpoint(dir.path / "c.h5", sample_checkpoint(3));
+    CHECK_FALSE(H5File::open((dir.path / "c.h5").string()).exists("/pipeline"));
+    const Checkpoint r = read_checkpoint(dir.path / "c.h5");
+    CHECK(r.pipeline_history.empty());
+    CHECK_FALSE(r.guard.has_value());
+}
+
+TEST_CASE("a format 3 checkpoint is still read; a newer format is refused",
+          "[training][checkpoint]") {
+    TempDir dir("v3");
+    const fs::path file = dir.path / "c.h5";
+    write_checkpoint(file, sample_checkpoint(5));  // format 3's layout: no /pipeline
+    set_version(file, 3);
+    const Checkpoint r = read_checkpoint(file);
+    CHECK(r.epoch == 5);
+    CHECK(same_bits(r.params, sample_checkpoint(5).params));
+    CHECK(r.history.size() == 3);
+    CHECK(r.pipeline_history.empty());
+    CHECK_FALSE(r.guard.has_value());
+
+    set_version(file, 5);
+    CHECK_THROWS_WITH(read_checkpoint(file),
+                      Contains("strata_format_version 5 is not supported (this strata reads "
+                               "versions 2 to 4; it was written by a newer strata)"));
+}
+
 TEST_CASE("a checkpoint directory keeps the newest two, ordered by epoch",
           "[training][checkpoint]") {
     TempDir dir("keep");
@@ -293,6 +388,22 @@ TEST_CASE("a checkpoint of another model, dataset or partition is refused, namin
     other.training = "adam lr 0.02, seed 7";
     CHECK_THROWS_WITH(check_identity(c, other, IdentityCheck::all, "c.h5"),
                       Contains("different training options"));
+
+    // Graph parallelism and the layer pipeline: said plainly, both ways.
+    Checkpoint pipelined = c;
+    pipelined.identity.training = c.identity.training + ", parallel pipeline, stages 2, ways 1";
+    CHECK_THROWS_WITH(check_identity(pipelined, c.identity, IdentityCheck::all, "c.h5"),
+                      Contains("c.h5: this checkpoint was written by a --parallel pipeline run but "
+                               "this run is --parallel graph"));
+    CHECK_THROWS_WITH(check_identity(c, pipelined.identity, IdentityCheck::all, "c.h5"),
+                      Contains("written by a --parallel graph run but this run is --parallel "
+                               "pipeline"));
+    other = pipelined.identity;
+    other.training = c.identity.training + ", parallel pipeline, stages 1, ways 2";
+    CHECK_THROWS_WITH(check_identity(pipelined, other, IdentityCheck::all, "c.h5"),
+                      Contains("different training options") && Contains("stages 2, ways 1"));
+    // predict serves either (one forward pass, no training state).
+    CHECK_NOTHROW(check_identity(pipelined, c.identity, IdentityCheck::model_and_dataset, "c.h5"));
 }
 
 TEST_CASE("broadcast_checkpoint gives every rank rank 0's state", "[training][checkpoint][mpi]") {
@@ -313,6 +424,30 @@ TEST_CASE("broadcast_checkpoint gives every rank rank 0's state", "[training][ch
         c.best->epoch == 7 && c.best->val_loss == 1.0 / 3.0 && c.model.layers == 3 &&
         c.model.hidden == 5 && c.model.dropout == 0.25f && !c.model.bias &&
         c.model.decay_all_layers && c.model.seed == 0xfedcba9876543210ULL && c.row_normalize;
+    CHECK(all_ranks(ok));
+}
+
+TEST_CASE("broadcast_checkpoint hands every rank its own pipeline history and the guard state",
+          "[training][checkpoint][mpi]") {
+    MpiCommunicator comm;
+    Checkpoint c;
+    if (comm.rank() == 0) {
+        c = sample_checkpoint(8);
+        for (int r = 0; r < comm.size(); ++r) {
+            c.pipeline_history.push_back(sample_history(r));
+        }
+        c.guard = sample_guard();
+    }
+    broadcast_checkpoint(c, comm, 0);
+    bool ok = c.pipeline_history.size() == static_cast<std::size_t>(comm.size()) &&
+              c.guard.has_value() && c.guard->figures == sample_guard().figures &&
+              same_bits(c.guard->parameters, sample_guard().parameters) &&
+              same_bits(c.guard->optimizer, sample_guard().optimizer) && c.epoch == 8;
+    for (int r = 0; ok && r < comm.size(); ++r) {
+        const auto& h = c.pipeline_history[static_cast<std::size_t>(r)];
+        // Its own on every rank; the others' only on the root.
+        ok = r == comm.rank() || comm.rank() == 0 ? same_bits(h, sample_history(r)) : h.empty();
+    }
     CHECK(all_ranks(ok));
 }
 
@@ -444,4 +579,43 @@ TEST_CASE("a run stopped, checkpointed and resumed through fit equals an uninter
     (void)forgetful.fit_until(forgot, total, total);
     CHECK(all_ranks(
         !same_bits(forgetful.parameters().download(), uninterrupted.parameters().download())));
+}
+
+TEST_CASE("the checkpointer gathers every rank's pipeline state to rank 0 at each save",
+          "[training][checkpoint][mpi]") {
+    MpiCommunicator comm;
+    const GraphDataset g = test::community_graph(60, 3, 4, 8, 5);
+    const Partition p = partition_block(g.num_vertices(), comm.size());
+    GcnOptions gcn;
+    gcn.hidden = 4;
+    Run run(comm, g, p, gcn);
+    TempDir dir("gather");
+    Checkpointer checkpointer(CheckpointDir(dir.path), 2, comm.rank() == 0, Checkpoint{},
+                              run.parameters(), run.adam(), run.best());
+    int asked = 0;
+    checkpointer.add_pipeline_state(comm, [&] {
+        ++asked;
+        return PipelineCheckpointState{.history = sample_history(comm.rank()),
+                                       .guard = sample_guard()};
+    });
+    FitState state;
+    state.epochs = 3;
+    for (std::int64_t epoch = 1; epoch <= 3; ++epoch) {  // saves at 2 (every 2) and 3 (last)
+        state.epoch = epoch;
+        EpochStats stats;
+        stats.epoch = epoch;
+        checkpointer.end_epoch(stats, state);
+    }
+    bool ok = asked == 2;
+    if (comm.rank() == 0) {
+        const Checkpoint r = read_checkpoint(CheckpointDir(dir.path).path_for(3));
+        ok = ok && r.pipeline_history.size() == static_cast<std::size_t>(comm.size()) &&
+             r.guard.has_value() && r.guard->figures == sample_guard().figures;
+        for (int rank = 0; ok && rank < comm.size(); ++rank) {
+            ok =
+                same_bits(r.pipeline_history[static_cast<std::size_t>(rank)], sample_history(rank));
+        }
+        ok = ok && CheckpointDir(dir.path).list().size() == 2;
+    }
+    CHECK(all_ranks(ok));
 }

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# `strata train --parallel pipeline --checkpoint-dir/--resume` on 2 ranks (2 stages): a run
+# interrupted after epoch 6 and resumed ends exactly as an uninterrupted one (metrics, guard
+# actions and final checkpoint, bit for bit) — stopped at the end of a shorter run, and stopped by
+# SIGTERM after an accuracy-guard rollback (which changed the chunks and the snapshot period);
+# a pipeline checkpoint is refused by a graph-parallel run and one without its /pipeline section
+# is refused; a graph-parallel checkpoint has no /pipeline section.
+# Usage: check_resume_pipeline.sh MPIEXEC STRATA_TESTING DATA_DIR (the test build)
+set -u
+mpiexec=$1
+strata=$(realpath "$2")
+data=$(realpath "$3")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+passed=0
+failed=0
+ok() { echo "ok: $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+
+# train DIR METRICS EPOCHS [extra args...]: GCNII-4 over 2 stages, 4 chunks, stale rows from a
+# snapshot every 3 epochs and historical gradients kept (T2 off): every kind of history.
+train() {
+  local dir=$1 metrics=$2 epochs=$3
+  shift 3
+  timeout 120 "$mpiexec" -n 2 "$strata" train --data "$data/cora.h5" --epochs "$epochs" \
+    --threads 1 --model gcnii --layers 4 --parallel pipeline --stages 2 --chunks 4 \
+    --snapshot-period 3 --grad-zero-scale off --checkpoint-dir "$dir" --checkpoint-every 3 \
+    --metrics "$metrics" "$@"
+}
+
+# Same deterministic metrics (timings and memory differ from run to run), equal as printed.
+same_metrics() {
+  /usr/bin/python3 - "$1" "$2" <<'EOF'
+import json, sys
+keep = ("epoch", "loss", "train_acc", "val_acc", "test_acc", "val_loss", "eval_train_loss",
+        "halo_bytes", "allreduce_bytes", "stage_bytes", "chunks", "snapshot_period", "guard")
+def load(path):
+    return [{k: json.loads(line).get(k) for k in keep} for line in open(path)]
+a, b = load(sys.argv[1]), load(sys.argv[2])
+if len(a) != 12 or a != b:
+    diff = [i + 1 for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    print(f"metrics differ: {len(a)} vs {len(b)} lines, first differing epochs {diff[:5]}")
+    sys.exit(1)
+EOF
+}
+
+# 1. Guard on, no rollback: 12 epochs straight; 6 epochs (checkpoint at 3 and 6), resumed to 12.
+train full full.jsonl 12 >full.out 2>&1 || fail "uninterrupted run exited $?"
+train part part.jsonl 6 >part.out 2>&1 || fail "6-epoch run exited $?"
+cp part/ckpt-000006.h5 ckpt6.h5  # the resumed run keeps only the newest two
+train part part.jsonl 12 --resume >resume.out 2>&1 || fail "resumed run exited $?"
+if grep -q "resuming from part/ckpt-000006.h5 (epoch 6)" resume.out && same_metrics full.jsonl part.jsonl &&
+  cmp -s full/ckpt-000012.h5 part/ckpt-000012.h5 &&
+  [ "$(grep test_accuracy= full.out)" = "$(grep test_accuracy= resume.out)" ]; then
+  ok "6 epochs + resume to 12 = 12 epochs (metrics and final checkpoint, bit for bit)"
+else
+  fail "resumed pipeline run differs from the uninterrupted one"
+  cat resume.out
+fi
+if /usr/bin/python3 -c "
+import h5py, sys
+f = h5py.File('ckpt6.h5', 'r')
+p = f['pipeline']
+assert f.attrs['strata_format_version'] == 4 and p.attrs['ranks'] == 2
+assert all(k in p for k in ('history_rank_00000', 'history_rank_00001', 'guard_figures',
+                            'guard_parameters', 'guard_optimizer'))
+assert all(p[k].attrs['checksum'].decode().startswith('fnv1a64:') for k in p)
+"; then
+  ok "the checkpoint holds both ranks' histories and the guard state, with checksums"
+else
+  fail "/pipeline section"
+fi
+
+# 2. A higher learning rate: the guard rolls back after epoch 5 (chunks 4 -> 2, snapshot period
+#    3 -> 1); SIGTERM on rank 1 after epoch 6 stops both (every rank hands in its history);
+#    the resumed run rolls back again at the same epochs as the uninterrupted one.
+train full2 full2.jsonl 12 --lr 0.05 >full2.out 2>&1 || fail "uninterrupted run (lr 0.05) exited $?"
+STRATA_INJECT_SIGNAL=1:6 train part2 part2.jsonl 12 --lr 0.05 >stop2.out 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "guard after epoch 5: rollback 1" stop2.out &&
+  grep -q "stopped by SIGTERM after epoch 6 of 12: checkpoint part2/ckpt-000006.h5 written" stop2.out; then
+  ok "a rollback, then SIGTERM on one rank: a clean stop with a checkpoint"
+else
+  fail "stop after a rollback: exit $rc"
+  cat stop2.out
+fi
+train part2 part2.jsonl 12 --lr 0.05 --resume >resume2.out 2>&1 || fail "resumed run (lr 0.05) exited $?"
+if grep -q "guard after epoch 7: rollback 2" resume2.out && same_metrics full2.jsonl part2.jsonl &&
+  cmp -s full2/ckpt-000012.h5 part2/ckpt-000012.h5; then
+  ok "stopped + resumed after a guard rollback = uninterrupted (guard state and settings restored)"
+else
+  fail "resumed run after a rollback differs from the uninterrupted one"
+  cat resume2.out
+fi
+
+# 3. Refusals: a graph-parallel run on a pipeline checkpoint; a checkpoint without /pipeline.
+timeout 120 "$mpiexec" -n 2 "$strata" train --data "$data/cora.h5" --epochs 12 --threads 1 \
+  --model gcnii --layers 4 --checkpoint-dir part --resume >graph.out 2>&1
+rc=$?
+[ "$rc" -ne 0 ] &&
+  grep -q "this checkpoint was written by a --parallel pipeline run but this run is --parallel graph" graph.out &&
+  ok "a graph-parallel run refuses a pipeline checkpoint" || { fail "graph on pipeline: exit $rc"; cat graph.out; }
+mkdir stripped && cp ckpt6.h5 stripped/ckpt-000006.h5
+/usr/bin/python3 -c "import h5py; f = h5py.File('stripped/ckpt-000006.h5', 'r+'); del f['pipeline']"
+train stripped stripped.jsonl 12 --resume >stripped.out 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && grep -q "cannot continue this run exactly" stripped.out &&
+  ok "a pipeline run refuses a checkpoint without pipeline state" || { fail "stripped: exit $rc"; cat stripped.out; }
+
+# 4. Graph parallelism writes no /pipeline section (format 3's datasets, version 4).
+timeout 120 "$mpiexec" -n 2 "$strata" train --data "$data/cora.h5" --epochs 2 --threads 1 \
+  --checkpoint-dir graph >graph2.out 2>&1 || fail "graph-parallel run exited $?"
+/usr/bin/python3 -c "
+import h5py
+f = h5py.File('graph/ckpt-000002.h5', 'r')
+assert f.attrs['strata_format_version'] == 4 and 'pipeline' not in f
+assert sorted(f) == ['best', 'model', 'optimizer', 'progress']
+" && ok "a graph-parallel checkpoint has no /pipeline section" || fail "graph-parallel checkpoint layout"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
