@@ -72,6 +72,7 @@ struct TrainOptions {
     std::string chunk_shuffle = "on";
     std::string grad_zero_scale = "on";
     std::string guard = "on";
+    int guard_window = GuardOptions{}.window;
     CLI::Option* stages_option = nullptr;
     CLI::Option* ways_option = nullptr;
     CLI::Option* chunks_option = nullptr;
@@ -86,7 +87,10 @@ std::string pipeline_identity(const TrainOptions& o) {
     return "parallel pipeline, stages " + std::to_string(o.stages) + ", ways " +
            std::to_string(o.ways) + ", chunks " + std::to_string(o.chunks) + ", chunk shuffle " +
            o.chunk_shuffle + ", grad zero+scale " + o.grad_zero_scale + ", snapshot period " +
-           std::to_string(o.snapshot_period) + ", guard " + o.guard;
+           std::to_string(o.snapshot_period) + ", guard " + o.guard +
+           (o.guard_window == GuardOptions{}.window
+                ? ""
+                : ", guard window " + std::to_string(o.guard_window));
 }
 
 /// Options that change the training trajectory (beyond the model itself), for the checkpoint
@@ -335,7 +339,7 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     }
     std::optional<AccuracyGuard> guard;  // before resume, which restores its state
     if (pipeline != nullptr && o.guard == "on") {
-        guard.emplace(*pipeline, parameters, adam, GuardOptions{},
+        guard.emplace(*pipeline, parameters, adam, GuardOptions{.window = o.guard_window},
                       [&report](const std::string& text) { report.note(text, true); });
     }
     if (o.resume) {
@@ -519,6 +523,10 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                     "Pipeline: roll back to the last good weights with less staleness when an "
                     "exact evaluation says staleness hurts (off: GNNPipe as published)")
         ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--guard-window", o->guard_window,
+                    "Pipeline guard: the validation-accuracy trigger needs its streak of "
+                    "evaluations to span at least N epochs")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_flag("--quiet", o->quiet, "Print only the final line");
     cmd->add_option("--checkpoint-dir", o->checkpoint_dir,
                     "Write checkpoints (ckpt-<epoch>.h5, the newest two kept) to this directory");
