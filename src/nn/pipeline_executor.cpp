@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <numeric>
+#include <type_traits>
 
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
@@ -805,23 +806,12 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
 }
 
 Evaluation PipelineExecutor::evaluate() {
-    std::array<double, 9> packed{};
-    if (evaluation_) {
-        const Evaluation e = evaluation_->evaluate();
-        packed = {e.train_acc, e.val_acc, e.test_acc, e.train_loss,        e.val_loss,
-                  e.test_loss, e.val_auc, e.test_auc, e.binary ? 1.0 : 0.0};
-    }
-    world_.broadcast(std::as_writable_bytes(std::span<double>(packed)), 0);
+    static_assert(std::is_trivially_copyable_v<Evaluation>, "broadcast as bytes");
     Evaluation e;
-    e.train_acc = packed[0];
-    e.val_acc = packed[1];
-    e.test_acc = packed[2];
-    e.train_loss = packed[3];
-    e.val_loss = packed[4];
-    e.test_loss = packed[5];
-    e.val_auc = packed[6];
-    e.test_auc = packed[7];
-    e.binary = packed[8] != 0.0;
+    if (evaluation_) {
+        e = evaluation_->evaluate();
+    }
+    world_.broadcast(std::as_writable_bytes(std::span<Evaluation>(&e, 1)), 0);
     return e;
 }
 
