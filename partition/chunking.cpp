@@ -10,6 +10,8 @@
 #include "datasets/adjacency.hpp"
 #include "partition/distributed_load.hpp"
 #include "partition/metis_partitioner.hpp"
+#include "partition/partition_report.hpp"
+#include "partition/whole_partition.hpp"
 #include "src/base/error.hpp"
 
 namespace strata {
@@ -108,6 +110,54 @@ HostCsr permute_csr(const HostCsr& a, const Renumbering& numbering) {
     return out;
 }
 
+/// chunk_partition's method on a METIS graph: METIS into m*C parts, merged m-to-1 at random.
+Partition chunk_metis_graph(const MetisGraph& graph, const ChunkOptions& options) {
+    const global_id n = graph.num_vertices();
+    const int c = options.chunks;
+    if (c == 1) {
+        return partition_block(n, 1);
+    }
+    const auto per_chunk =
+        static_cast<int>(std::min<global_id>(options.oversplit, n / static_cast<global_id>(c)));
+    const int num_parts = per_chunk * c;
+    const Partition parts = partition_metis(graph, num_parts, options.seed);
+    // A seeded random assignment of the K part ids to C chunks, K/C each.
+    const Partition merge = partition_random(num_parts, c, options.seed);
+    Partition chunks{c, std::vector<int>(parts.owner.size())};
+    for (std::size_t v = 0; v < parts.owner.size(); ++v) {
+        chunks.owner[v] = merge.owner[static_cast<std::size_t>(parts.owner[v])];
+    }
+    fill_empty_chunks(chunks);
+    return chunks;
+}
+
+/// The subgraph of `graph` induced by `vertices` (ascending), vertex weights 1.
+MetisGraph induced_subgraph(const MetisGraph& graph, const std::vector<global_id>& vertices,
+                            std::vector<std::int32_t>& local) {
+    MetisGraph sub;
+    sub.constraints = {"vertices"};
+    sub.xadj.assign(1, 0);
+    for (std::size_t i = 0; i < vertices.size(); ++i) {
+        local[static_cast<std::size_t>(vertices[i])] = static_cast<std::int32_t>(i);
+    }
+    for (global_id v : vertices) {
+        const auto row = static_cast<std::size_t>(v);
+        for (auto e = static_cast<std::size_t>(graph.xadj[row]);
+             e < static_cast<std::size_t>(graph.xadj[row + 1]); ++e) {
+            const std::int32_t u = local[static_cast<std::size_t>(graph.adjncy[e])];
+            if (u >= 0) {
+                sub.adjncy.push_back(u);
+            }
+        }
+        sub.xadj.push_back(static_cast<std::int32_t>(sub.adjncy.size()));
+    }
+    sub.vwgt.assign(vertices.size(), 1);
+    for (global_id v : vertices) {
+        local[static_cast<std::size_t>(v)] = -1;
+    }
+    return sub;
+}
+
 }  // namespace
 
 void check_chunk_options(const ChunkOptions& options, global_id num_vertices) {
@@ -119,23 +169,46 @@ void check_chunk_options(const ChunkOptions& options, global_id num_vertices) {
 }
 
 Partition chunk_partition(const GraphDataset& graph, const ChunkOptions& options) {
+    check_chunk_options(options, graph.num_vertices());
+    if (options.chunks == 1) {
+        return partition_block(graph.num_vertices(), 1);
+    }
+    return chunk_metis_graph(build_metis_graph(graph, MetisOptions{.seed = options.seed}), options);
+}
+
+Partition chunk_within_parts(const GraphDataset& graph, const Partition& parts,
+                             const ChunkOptions& options) {
     const global_id n = graph.num_vertices();
+    validate_partition(parts, n, "chunks: parts");
+    const int k = parts.num_parts;
     check_chunk_options(options, n);
-    const int c = options.chunks;
-    if (c == 1) {
-        return partition_block(n, 1);
+    STRATA_CHECK(options.chunks % k == 0, "--chunks ", options.chunks, " with --parts ", k,
+                 ": every part needs the same number of chunks (a multiple of ", k, ")");
+    const int per_part = options.chunks / k;
+    std::vector<std::vector<global_id>> members(static_cast<std::size_t>(k));
+    for (global_id v = 0; v < n; ++v) {
+        members[static_cast<std::size_t>(parts.owner[static_cast<std::size_t>(v)])].push_back(v);
     }
-    const auto per_chunk =
-        static_cast<int>(std::min<global_id>(options.oversplit, n / static_cast<global_id>(c)));
-    const int num_parts = per_chunk * c;
-    const Partition parts = partition_metis(graph, num_parts, MetisOptions{.seed = options.seed});
-    // A seeded random assignment of the K part ids to C chunks, K/C each.
-    const Partition merge = partition_random(num_parts, c, options.seed);
-    Partition chunks{c, std::vector<int>(parts.owner.size())};
-    for (std::size_t v = 0; v < parts.owner.size(); ++v) {
-        chunks.owner[v] = merge.owner[static_cast<std::size_t>(parts.owner[v])];
+    for (int p = 0; p < k; ++p) {
+        const auto size = static_cast<global_id>(members[static_cast<std::size_t>(p)].size());
+        STRATA_CHECK(size >= per_part, "--chunks ", options.chunks, " with --parts ", k, ": part ",
+                     p, " has ", size, " vertices, fewer than its ", per_part, " chunks");
     }
-    fill_empty_chunks(chunks);
+    const MetisGraph whole = build_metis_graph(graph, MetisOptions{.seed = options.seed});
+    Partition chunks{options.chunks, std::vector<int>(static_cast<std::size_t>(n), 0)};
+    std::vector<std::int32_t> local(static_cast<std::size_t>(n), -1);
+    for (int p = 0; p < k; ++p) {
+        const std::vector<global_id>& vertices = members[static_cast<std::size_t>(p)];
+        const MetisGraph sub = induced_subgraph(whole, vertices, local);
+        ChunkOptions part_options = options;
+        part_options.chunks = per_part;
+        part_options.seed = (options.seed + static_cast<std::uint64_t>(p)) & 0x7fffffffULL;
+        const Partition part_chunks = chunk_metis_graph(sub, part_options);
+        for (std::size_t i = 0; i < vertices.size(); ++i) {
+            chunks.owner[static_cast<std::size_t>(vertices[i])] =
+                p * per_part + part_chunks.owner[i];
+        }
+    }
     return chunks;
 }
 
@@ -185,21 +258,37 @@ std::vector<index_t> reorder_into_chunks(LocalPart& part, const Partition& chunk
 
 ChunkedPart load_chunked_part(const std::string& path, Communicator& comm,
                               const ChunkOptions& options, int split_index) {
-    STRATA_CHECK(!std::filesystem::is_directory(path), path,
-                 ": --parallel pipeline reads a graph .h5 file (every stage holds the whole "
-                 "graph); a partition directory is for --parallel graph");
-    const GraphDataset graph = read_whole_graph(path, split_index);
-    const global_id n = graph.num_vertices();
-    check_chunk_options(options, n);  // on every rank, so that no rank waits in the broadcast
-    const GlobalCsr adjacency = adjacency_matrix(graph);
-    Partition chunks{options.chunks, std::vector<int>(static_cast<std::size_t>(n), 0)};
-    if (comm.rank() == 0) {
-        chunks = chunk_partition(graph, options);
-    }
-    broadcast_owners(chunks, comm);
     ChunkedPart chunked;
-    chunked.part = build_local_part(graph, adjacency, partition_block(n, 1), 0);
-    chunked.chunk_offsets = reorder_into_chunks(chunked.part, chunks);
+    if (std::filesystem::is_directory(path)) {
+        // Every rank reads every part: the stored chunk map needs no broadcast.
+        const PartitionReport report = read_partition_report(path);
+        const int stored = report.chunks_per_part * report.num_parts;
+        STRATA_CHECK(stored > 0, path,
+                     ": no chunk map for --parallel pipeline: make one with 'strata partition "
+                     "--data ",
+                     report.info.source_path.empty() ? "GRAPH.h5" : report.info.source_path,
+                     " --parts ", report.num_parts,
+                     " --chunks C --out DIR', or pass the graph .h5");
+        STRATA_CHECK(options.chunks == 0 || options.chunks == stored, path, ": --chunks ",
+                     options.chunks, ", but the partition has ", stored, " chunks (",
+                     report.chunks_per_part, " per part)");
+        const WholePartition whole = read_whole_partition(path);
+        chunked.part = build_local_part(whole.graph, whole.adjacency,
+                                        partition_block(report.num_vertices, 1), 0);
+        chunked.chunk_offsets = reorder_into_chunks(chunked.part, whole.chunks);
+    } else {
+        const GraphDataset graph = read_whole_graph(path, split_index);
+        const global_id n = graph.num_vertices();
+        check_chunk_options(options, n);  // on every rank, so that no rank waits in the broadcast
+        const GlobalCsr adjacency = adjacency_matrix(graph);
+        Partition chunks{options.chunks, std::vector<int>(static_cast<std::size_t>(n), 0)};
+        if (comm.rank() == 0) {
+            chunks = chunk_partition(graph, options);
+        }
+        broadcast_owners(chunks, comm);
+        chunked.part = build_local_part(graph, adjacency, partition_block(n, 1), 0);
+        chunked.chunk_offsets = reorder_into_chunks(chunked.part, chunks);
+    }
     // Every rank holds the whole graph: its own counts are the global ones (no sum over comm).
     select_split_locally(chunked.part, split_index, path);
     return chunked;

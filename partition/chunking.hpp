@@ -45,17 +45,30 @@ void check_chunk_options(const ChunkOptions& options, global_id num_vertices);
 /// one part or a halo, or the partition's size differs from the part's rows.
 [[nodiscard]] std::vector<index_t> reorder_into_chunks(LocalPart& part, const Partition& chunks);
 
+/// Chunks nested in parts, for `strata partition --chunks C`: part p's vertices are cut into
+/// C/K chunks by chunk_partition's method applied to the subgraph they induce (METIS on the
+/// part, merged at random; seed options.seed + p), and part p's chunks get the global ids
+/// [p C/K, (p+1) C/K). options.chunks = C must be a multiple of K and C/K at most the smallest
+/// part's size ("--chunks 9 with --parts 2: every part needs the same number of chunks (a
+/// multiple of 2)", "--chunks 64 with --parts 2: part 1 has 20 vertices, fewer than its 32
+/// chunks"). Throws strata::Error.
+[[nodiscard]] Partition chunk_within_parts(const GraphDataset& graph, const Partition& parts,
+                                           const ChunkOptions& options);
+
 struct ChunkedPart {
     LocalPart part;                        ///< whole graph, chunk-contiguous rows, split selected
     std::vector<index_t> chunk_offsets{};  ///< C + 1
 };
 
-/// Every rank of `comm` reads the whole graph .h5 `path` (read_whole_graph) and builds its
-/// one-part LocalPart; rank 0 computes chunk_partition and broadcasts the owners; every rank
-/// reorders, then selects split `split_index` with the whole graph's counts (no sum over the
-/// ranks: select_split_locally). A directory (a `strata partition` output) throws "<path>:
-/// --parallel pipeline reads a graph .h5 file (every stage holds the whole graph); a partition
-/// directory is for --parallel graph". Collective over `comm`.
+/// Every rank of `comm` builds the whole graph as one LocalPart whose chunks are row ranges,
+/// then selects split `split_index` with the whole graph's counts (no sum over the ranks:
+/// select_split_locally). From a graph .h5 `path` (read_whole_graph), rank 0 computes
+/// chunk_partition (options.chunks chunks) and broadcasts the owners. From a partition
+/// directory made with `strata partition --chunks C` every rank reads all part files
+/// (read_whole_partition) and takes the stored chunk map; options.chunks must be 0 or C
+/// ("<dir>: --chunks 8, but the partition has 4 chunks (2 per part)"), and a directory without a
+/// chunk map names the command that makes one. Either way rows keep their original-id order
+/// inside a chunk. Collective over `comm`.
 [[nodiscard]] ChunkedPart load_chunked_part(const std::string& path, Communicator& comm,
                                             const ChunkOptions& options, int split_index);
 

@@ -33,6 +33,9 @@ struct LocalPart {
     std::int64_t global_train = 0;  ///< sizes of the selected split over all parts
     std::int64_t global_val = 0;
     std::int64_t global_test = 0;
+    /// The chunk of every owned row in [0, chunks per part) when the partition has a chunk map
+    /// (`strata partition --chunks`, PartitionReport::chunks_per_part), else empty.
+    std::vector<std::int32_t> chunk{};
 
     /// The selected split's rows of a mask (num_owned entries).
     [[nodiscard]] std::span<const std::uint8_t> split_of(
@@ -69,8 +72,11 @@ void check_split_index(int num_splits, int index, const std::string& what);
 /// The current part file format (root attribute strata_format_version of part-NNNNN.h5, and
 /// strata_format_version of partition.json). Version 2: parts carry the raw adjacency and the
 /// degrees (version 1 carried Â's values and is refused with a re-partition command). Masks
-/// are [S, num_owned] (S splits).
-inline constexpr std::int64_t partition_format_version = 2;
+/// are [S, num_owned] (S splits). Version 3: an optional chunk map (partition.json "chunks",
+/// /owned/chunk in every part); version 2 directories are still read (no chunk map).
+inline constexpr std::int64_t partition_format_version = 3;
+/// The oldest partition format this build reads.
+inline constexpr std::int64_t oldest_partition_format_version = 2;
 /// Root attribute strata_format of a part file.
 inline constexpr const char* part_format_name = "partition_part";
 
@@ -81,13 +87,17 @@ inline constexpr const char* part_format_name = "partition_part";
 /// part-NNNNN.h5 per part, built from one O(nnz) pass (LocalGraphBuilder), one part in memory
 /// at a time, from `adjacency` = adjacency_matrix(graph). Everything is written under a temporary
 /// name and renamed into place at the end, so on any error nothing is left at `out_dir`. Only
-/// graph's vertex data and sizes are read (graph.indices may be empty). Returns the report stored
+/// graph's vertex data and sizes are read (graph.indices may be empty). `chunks` (optional, owner
+/// indexed by original id, C = chunks->num_parts a multiple of K) is the chunk map: every chunk
+/// must lie inside one part, part p holding chunks [p C/K, (p+1) C/K), each non-empty; it is
+/// stored as partition.json's "chunks" and /owned/chunk. Returns the report stored
 /// in partition.json (info.phases plus "build" and "write"). Throws strata::Error if `out_dir`
 /// exists and !force, its parent is not a writable directory, shapes disagree, or on any I/O
 /// failure.
 PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& adjacency,
                                 const Partition& partition, const PartitionInfo& info,
-                                const std::string& out_dir, bool force);
+                                const std::string& out_dir, bool force,
+                                const Partition* chunks = nullptr);
 
 /// Reads and validates rank `rank`'s part of the partition directory `dir`: partition.json's
 /// format and version, num_parts == expected_num_parts, the part file's attributes (format,

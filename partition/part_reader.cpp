@@ -63,7 +63,7 @@ LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
     STRATA_CHECK(format == part_format_name, path, ": strata_format is '", format, "', expected '",
                  part_format_name, "'");
     const std::int64_t version = int_attribute(file, "strata_format_version");
-    STRATA_CHECK(version == partition_format_version,
+    STRATA_CHECK(version >= oldest_partition_format_version && version <= partition_format_version,
                  unsupported_version_message(path, version, report.info.source_path, k, dir));
     STRATA_CHECK(file.has_attribute("/", "partition_id"), path,
                  ": missing root attribute partition_id");
@@ -267,6 +267,20 @@ LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
                          ", ", i % std::max<std::size_t>(n, 1), "] = ", int{(*mask)[i]},
                          ", expected 0 or 1");
         }
+    }
+    // The chunk map: every row's chunk in range, chunk sizes as partition.json says.
+    if (report.chunks_per_part > 0) {
+        part.chunk = read_vector<std::int32_t>(file, "/owned/chunk", owned);
+        std::vector<global_id> sizes(static_cast<std::size_t>(report.chunks_per_part), 0);
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::int32_t c = part.chunk[i];
+            STRATA_CHECK(c >= 0 && c < report.chunks_per_part, path, ": /owned/chunk[", i,
+                         "] = ", c, " outside [0, ", report.chunks_per_part, ")");
+            ++sizes[static_cast<std::size_t>(c)];
+        }
+        STRATA_CHECK(sizes == report.chunk_sizes[static_cast<std::size_t>(rank)], path,
+                     ": /owned/chunk's chunk sizes differ from partition.json's chunks.sizes[",
+                     rank, "]");
     }
     part.num_splits = static_cast<int>(splits);
     part.num_classes = report.num_classes;

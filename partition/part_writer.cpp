@@ -29,13 +29,18 @@ std::uint64_t fnv1a(std::uint64_t hash, const void* data, std::size_t bytes) {
 }
 
 /// Identifies a partition: the source checksum, method, seed, K and every owner.
-std::string make_partition_id(const PartitionInfo& info, const Partition& partition) {
+std::string make_partition_id(const PartitionInfo& info, const Partition& partition,
+                              const Partition* chunks) {
     std::uint64_t hash = 0xcbf29ce484222325ULL;
     hash = fnv1a(hash, info.source_checksum.data(), info.source_checksum.size());
     hash = fnv1a(hash, info.method.data(), info.method.size());
     hash = fnv1a(hash, &info.seed, sizeof(info.seed));
     hash = fnv1a(hash, &partition.num_parts, sizeof(partition.num_parts));
     hash = fnv1a(hash, partition.owner.data(), partition.owner.size() * sizeof(int));
+    if (chunks != nullptr) {
+        hash = fnv1a(hash, &chunks->num_parts, sizeof(chunks->num_parts));
+        hash = fnv1a(hash, chunks->owner.data(), chunks->owner.size() * sizeof(int));
+    }
     char text[20];
     std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
     return text;
@@ -97,6 +102,9 @@ void write_part_file(const std::string& path, const LocalPart& part,
     file.write_attribute("/", "global_test", part.global_test);
     const std::int64_t rows = g.num_owned;
     file.write(std::string("/owned/original_ids"), as_span(g.owned_original), {rows});
+    if (!part.chunk.empty()) {
+        file.write(std::string("/owned/chunk"), as_span(part.chunk), {rows});
+    }
     file.write(std::string("/adjacency/row_ptr"), as_span(row_ptr), {rows + 1});
     file.write(std::string("/adjacency/col_idx"), as_span(col_idx), {size_of(col_idx.size())});
     file.write(std::string("/adjacency/values"), as_span(values), {size_of(values.size())});
@@ -122,6 +130,30 @@ void write_part_file(const std::string& path, const LocalPart& part,
     file.write(std::string("/node/test_mask"), as_span(part.test_mask), {splits, rows});
 }
 
+/// Sets part.chunk (the chunk of each owned row within its part) from the global chunk map and
+/// returns the part's chunk sizes. Throws if a row's chunk lies in another part or a chunk of
+/// the part is empty.
+std::vector<global_id> local_chunks(LocalPart& part, const Partition& chunks, int per_part,
+                                    const std::string& what) {
+    const int first = part.graph.rank * per_part;
+    std::vector<global_id> sizes(static_cast<std::size_t>(per_part), 0);
+    part.chunk.resize(part.graph.owned_original.size());
+    for (std::size_t i = 0; i < part.chunk.size(); ++i) {
+        const global_id v = part.graph.owned_original[i];
+        const int c = chunks.owner[static_cast<std::size_t>(v)] - first;
+        STRATA_CHECK(c >= 0 && c < per_part, what, ": vertex ", v, " of part ", part.graph.rank,
+                     " is in chunk ", c + first, ", outside the part's chunks [", first, ", ",
+                     first + per_part, ")");
+        part.chunk[i] = c;
+        ++sizes[static_cast<std::size_t>(c)];
+    }
+    for (std::size_t c = 0; c < sizes.size(); ++c) {
+        STRATA_CHECK(sizes[c] > 0, what, ": chunk ", first + static_cast<int>(c), " of part ",
+                     part.graph.rank, " is empty");
+    }
+    return sizes;
+}
+
 }  // namespace
 
 std::string part_file_name(int rank) {
@@ -132,25 +164,33 @@ std::string part_file_name(int rank) {
 
 PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& adjacency,
                                 const Partition& partition, const PartitionInfo& info,
-                                const std::string& out_dir, bool force) {
+                                const std::string& out_dir, bool force, const Partition* chunks) {
     AtomicOutput output(out_dir, force);
     const global_id n = graph.num_vertices();
     STRATA_CHECK(adjacency.num_rows() == n, out_dir, ": the adjacency has ", adjacency.num_rows(),
                  " rows but the graph has ", n, " vertices");
     validate_partition(partition, n, out_dir + ": partition");
+    int per_part = 0;
+    if (chunks != nullptr) {
+        validate_partition(*chunks, n, out_dir + ": chunks");
+        STRATA_CHECK(chunks->num_parts % partition.num_parts == 0, out_dir, ": ", chunks->num_parts,
+                     " chunks are not a multiple of ", partition.num_parts, " parts");
+        per_part = chunks->num_parts / partition.num_parts;
+    }
     std::error_code ec;
     fs::create_directory(output.temp_path(), ec);
     STRATA_CHECK(!ec, output.temp_path().string(), ": cannot create directory: ", ec.message());
 
     PartitionReport report;
     report.info = info;
-    report.partition_id = make_partition_id(info, partition);
+    report.partition_id = make_partition_id(info, partition, chunks);
     report.num_parts = partition.num_parts;
     report.num_vertices = n;
     report.num_edges = graph.num_edges();
     report.nnz = adjacency.nnz();
     report.num_features = graph.features.cols;
     report.num_classes = graph.num_classes;
+    report.chunks_per_part = per_part;
 
     double build_seconds = 0.0;
     double write_seconds = 0.0;
@@ -182,6 +222,9 @@ PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& adja
                     builder->numbering().new_id[static_cast<std::size_t>(original)]);
             }
             report.parts.push_back(part_stats(part.graph));
+            if (chunks != nullptr) {
+                report.chunk_sizes.push_back(local_chunks(part, *chunks, per_part, out_dir));
+            }
             build_peak = std::max(build_peak, peak_rss_bytes());
         }
         const ScopedTimer timer(write_seconds);

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <future>
+#include <optional>
 
 #include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
+#include "partition/chunking.hpp"
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "src/base/atomic_output.hpp"
@@ -37,6 +39,10 @@ PartitionReport run_partition_job(const PartitionJob& job) {
     STRATA_CHECK(job.num_parts >= 1, "--parts must be >= 1, got ", job.num_parts);
     STRATA_CHECK(job.method == "metis" || job.method == "random" || job.method == "block",
                  "--method: unknown method '", job.method, "' (metis, random or block)");
+    STRATA_CHECK(job.chunks >= 0 && job.chunks % job.num_parts == 0, "--chunks ", job.chunks,
+                 " with --parts ", job.num_parts,
+                 ": every part needs the same number of chunks (a multiple of ", job.num_parts,
+                 ")");
     STRATA_CHECK(!job.balance.empty(), "--balance: at least one constraint is needed");
     for (const std::string& b : job.balance) {
         STRATA_CHECK(b == "vertices" || b == "edges" || b == "train",
@@ -113,10 +119,20 @@ PartitionReport run_partition_job(const PartitionJob& job) {
         end_phase(job.method.c_str());
     }
 
+    std::optional<Partition> chunks;
+    if (job.chunks > 0) {
+        announce("chunks: " + std::to_string(job.chunks / job.num_parts) + " per part (METIS " +
+                 "on each part, merged at random)");
+        chunks = chunk_within_parts(graph, partition,
+                                    ChunkOptions{.chunks = job.chunks, .seed = job.seed});
+        end_phase("chunks");
+    }
+
     announce("adjacency: A with duplicate edges merged");
     const GlobalCsr adjacency = adjacency_matrix(graph);
     end_phase("adjacency");
-    return write_partition(graph, adjacency, partition, info, job.out_dir, job.force);
+    return write_partition(graph, adjacency, partition, info, job.out_dir, job.force,
+                           chunks ? &*chunks : nullptr);
 }
 
 }  // namespace strata

@@ -17,6 +17,7 @@ struct PartitionJob {
     std::string method = "metis";  ///< metis | random | block
     std::uint64_t seed = 0;
     std::vector<std::string> balance{"vertices", "edges", "train"};  ///< METIS constraints
+    int chunks = 0;         ///< C > 0: also a chunk map of C/K chunks per part (chunk_within_parts)
     bool force = false;     ///< replace an existing out_dir
     bool progress = false;  ///< progress lines on long phases
 };
@@ -26,11 +27,12 @@ struct PartitionJob {
 [[nodiscard]] std::vector<std::string> parse_balance(const std::string& text);
 
 /// Checks the job (K >= 1, known method and balance, output absent unless force, parent
-/// writable) before any expensive work, reads and validates the dataset, checks K <= N, runs
-/// the partitioner, adjacency_matrix, and write_partition. Phases: read (incl. the source
-/// checksum), the method's name, for METIS "reread" (the dataset is released while METIS runs,
-/// whose memory is the peak, and read again after it), adjacency, build, write.
-/// Throws strata::Error with a one-line message on any bad input; nothing is left at out_dir.
+/// writable, chunks a multiple of K) before any expensive work, reads and validates the dataset,
+/// checks K <= N, runs the partitioner, chunk_within_parts (chunks > 0), adjacency_matrix, and
+/// write_partition. Phases: read (incl. the source checksum), the method's name, for METIS "reread"
+/// (the dataset is released while METIS runs, whose memory is the peak, and read again after it),
+/// adjacency, build, write. Throws strata::Error with a one-line message on any bad input; nothing
+/// is left at out_dir.
 PartitionReport run_partition_job(const PartitionJob& job);
 
 }  // namespace strata

@@ -134,6 +134,11 @@ std::string report_to_json(const PartitionReport& r) {
                          {"send", send}});
     }
     json["parts"] = parts;
+    if (r.chunks_per_part > 0) {
+        json["chunks"] = {{"count", r.chunks_per_part * r.num_parts},
+                          {"per_part", r.chunks_per_part},
+                          {"sizes", r.chunk_sizes}};
+    }
     Json phases = Json::array();
     for (const PhaseStat& phase : r.info.phases) {
         phases.push_back({{"name", phase.name},
@@ -148,7 +153,8 @@ std::string unsupported_version_message(const std::string& file, std::int64_t ve
                                         const std::string& source, std::int64_t num_parts,
                                         const std::string& dir) {
     return file + ": partition format version " + std::to_string(version) +
-           " is not supported (this strata reads version " +
+           " is not supported (this strata reads versions " +
+           std::to_string(oldest_partition_format_version) + " to " +
            std::to_string(partition_format_version) +
            "): re-partition with 'strata partition --data " +
            (source.empty() ? std::string("GRAPH.h5") : source) + " --parts " +
@@ -167,7 +173,7 @@ PartitionReport report_from_json(const std::string& text, const std::string& wha
     STRATA_CHECK(format == "partition", what, ": strata_format is '", format,
                  "', expected 'partition'");
     const auto version = field<std::int64_t>(json, "strata_format_version", what);
-    if (version != partition_format_version) {
+    if (version < oldest_partition_format_version || version > partition_format_version) {
         // Name the command that makes a readable directory from what this one says it came from.
         const std::string source = json.contains("source") && json["source"].is_object() &&
                                            json["source"].value("path", Json()).is_string()
@@ -241,6 +247,31 @@ PartitionReport report_from_json(const std::string& text, const std::string& wha
         }
         r.parts.push_back(std::move(s));
     }
+    if (json.contains("chunks") && !json["chunks"].is_null()) {
+        const std::string where = what + ": chunks";
+        const Json& chunks = json["chunks"];
+        r.chunks_per_part = field<int>(chunks, "per_part", where);
+        const auto count = field<std::int64_t>(chunks, "count", where);
+        STRATA_CHECK(r.chunks_per_part >= 1 && count == std::int64_t{r.chunks_per_part} * k, where,
+                     ": count ", count, " and per_part ", r.chunks_per_part,
+                     " disagree with num_parts ", k, " (count = per_part x num_parts >= 1)");
+        r.chunk_sizes = field<std::vector<std::vector<global_id>>>(chunks, "sizes", where);
+        STRATA_CHECK(r.chunk_sizes.size() == static_cast<std::size_t>(k), where, ": sizes lists ",
+                     r.chunk_sizes.size(), " parts, expected ", k);
+        for (std::size_t p = 0; p < r.chunk_sizes.size(); ++p) {
+            const std::vector<global_id>& sizes = r.chunk_sizes[p];
+            global_id sum = 0;
+            for (global_id size : sizes) {
+                STRATA_CHECK(size >= 1, where, ": sizes[", p, "] has an empty chunk");
+                sum += size;
+            }
+            STRATA_CHECK(sizes.size() == static_cast<std::size_t>(r.chunks_per_part) &&
+                             sum == r.parts[p].num_owned,
+                         where, ": sizes[", p, "] lists ", sizes.size(), " chunks of ", sum,
+                         " rows, expected ", r.chunks_per_part, " chunks of part ", p, "'s ",
+                         r.parts[p].num_owned, " rows");
+        }
+    }
     if (json.contains("phases") && json["phases"].is_array()) {
         for (const Json& phase : json["phases"]) {
             r.info.phases.push_back(
@@ -291,6 +322,20 @@ std::string format_report(const PartitionReport& r) {
             : ""));
     add(std::snprintf(line, sizeof(line), "imbalance (max/avg): vertices %.3f, edges %.3f\n",
                       r.vertex_imbalance, r.edge_imbalance));
+    if (r.chunks_per_part > 0) {
+        global_id smallest = r.num_vertices;
+        global_id largest = 0;
+        for (const std::vector<global_id>& sizes : r.chunk_sizes) {
+            for (global_id size : sizes) {
+                smallest = std::min(smallest, size);
+                largest = std::max(largest, size);
+            }
+        }
+        add(std::snprintf(line, sizeof(line),
+                          "chunks (--parallel pipeline): %d, %d per part, %lld to %lld rows\n",
+                          r.chunks_per_part * r.num_parts, r.chunks_per_part,
+                          static_cast<long long>(smallest), static_cast<long long>(largest)));
+    }
     add(std::snprintf(line, sizeof(line),
                       "communication volume: %lld rows per layer and direction = values per "
                       "feature column (sum of halo vertices; x width x 4 bytes)\n",

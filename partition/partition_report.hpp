@@ -62,6 +62,12 @@ struct PartitionReport {
     double vertex_imbalance = 1.0;  ///< max owned / average owned
     double edge_imbalance = 1.0;    ///< max edges / average edges
     std::int64_t communication_volume = 0;  ///< Σ halo: rows moved per layer per exchange
+    /// The chunk map for --parallel pipeline (`strata partition --chunks C`): every part is cut
+    /// into chunks_per_part = C / K chunks (0: no chunk map); chunk_sizes[p][c] = owned rows of
+    /// part p in its chunk c (each >= 1, a part's sizes sum to its num_owned). Global chunk id =
+    /// p * chunks_per_part + c. The part files hold the chunk of every owned row (/owned/chunk).
+    int chunks_per_part = 0;
+    std::vector<std::vector<global_id>> chunk_sizes{};
 };
 
 /// The statistics of one part, read off its LocalGraph.
@@ -78,7 +84,7 @@ void summarize(PartitionReport& report);
 /// relies on. Throws strata::Error whose message starts with `what` (the file path).
 [[nodiscard]] PartitionReport report_from_json(const std::string& text, const std::string& what);
 
-/// "FILE: partition format version 1 is not supported (this strata reads version 2):
+/// "FILE: partition format version 1 is not supported (this strata reads versions 2 to 3):
 /// re-partition with 'strata partition --data SOURCE --parts K --out DIR --force'" (GRAPH.h5 for
 /// an empty source, K for num_parts < 1).
 [[nodiscard]] std::string unsupported_version_message(const std::string& file, std::int64_t version,

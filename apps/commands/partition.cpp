@@ -1,5 +1,6 @@
 // `strata partition`: args → run_partition_job (read, METIS/random/block, adjacency, build,
 // write) → the report as a table (or JSON with --json).
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -20,9 +21,15 @@ int run_partition(PartitionCommandOptions& o) {
     o.job.balance = parse_balance(o.balance);
     o.job.progress = !o.json;
     if (!o.json) {
-        std::printf("partition: %s into %d parts (method %s, seed %llu) -> %s\n",
-                    o.job.data_path.c_str(), o.job.num_parts, o.job.method.c_str(),
-                    static_cast<unsigned long long>(o.job.seed), o.job.out_dir.c_str());
+        std::printf(
+            "partition: %s into %d parts%s (method %s, seed %llu) -> %s\n", o.job.data_path.c_str(),
+            o.job.num_parts,
+            o.job.chunks > 0
+                ? (" of " + std::to_string(o.job.chunks / std::max(o.job.num_parts, 1)) + " chunks")
+                      .c_str()
+                : "",
+            o.job.method.c_str(), static_cast<unsigned long long>(o.job.seed),
+            o.job.out_dir.c_str());
         std::fflush(stdout);
     }
     const PartitionReport report = run_partition_job(o.job);
@@ -52,6 +59,10 @@ Command add_partition_command(CLI::App& root) {
         ->capture_default_str();
     cmd->add_option("--balance", o->balance,
                     "METIS balance constraints: comma-separated subset of vertices,edges,train")
+        ->capture_default_str();
+    cmd->add_option("--chunks", job.chunks,
+                    "Also cut every part into C/K chunks for train --parallel pipeline (a chunk "
+                    "map; C a multiple of K; 0: none)")
         ->capture_default_str();
     cmd->add_flag("--force", job.force, "Replace --out if it exists");
     cmd->add_flag("--json", o->json, "Print the report (partition.json) instead of the table");

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "layers/model_inputs.hpp"
 #include "partition/chunking.hpp"
 #include "partition/distributed_load.hpp"
+#include "partition/partition_report.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
@@ -192,6 +194,11 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     std::unique_ptr<Communicator> self;  // the pipeline's per-rank whole graph and evaluation
     if (pipelined(o)) {
         o.stages = o.stages == 0 ? std::max(1, comm.size() / o.ways) : o.stages;
+        if (o.chunks == 0 && std::filesystem::is_directory(o.data)) {
+            // The partition's chunk map (0 if it has none: load_chunked_part names the fix).
+            const PartitionReport stored = read_partition_report(o.data);
+            o.chunks = stored.chunks_per_part * stored.num_parts;
+        }
         o.chunks = o.chunks == 0 ? 4 * o.stages * o.ways : o.chunks;
         STRATA_CHECK(o.chunks % o.ways == 0, "--chunks ", o.chunks, " with --ways ", o.ways,
                      ": every way needs the same number of chunks (a multiple of ", o.ways, ")");
@@ -505,7 +512,8 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     o->chunks_option =
         cmd->add_option("--chunks", o->chunks,
                         "Pipeline chunks: METIS into 4 C parts merged 4-to-1 at random; 1 is "
-                        "exact (default: 4 per stage and way)")
+                        "exact (default: 4 per stage and way; a partition directory's chunk map "
+                        "from strata partition --chunks)")
             ->check(CLI::PositiveNumber)
             ->default_str("4 x stages x ways");
     cmd->add_option("--chunk-shuffle", o->chunk_shuffle,

@@ -87,11 +87,11 @@ fi
 # A partition directory of format version 1 (Â values, no degrees) is refused with the command
 # that rebuilds it.
 "$strata" partition --data "$data/cora.h5" --parts 1 --out "$tmp/cora.1" >/dev/null
-sed -i 's/"strata_format_version": 2/"strata_format_version": 1/' "$tmp/cora.1/partition.json"
+sed -i 's/"strata_format_version": 3/"strata_format_version": 1/' "$tmp/cora.1/partition.json"
 expect_error "partition format 1" "$strata" train --data "$tmp/cora.1" --epochs 1
 checks=$((checks + 1))
 expected="$tmp/cora.1/partition.json: partition format version 1 is not supported (this strata \
-reads version 2): re-partition with 'strata partition --data $data/cora.h5 --parts 1 --out \
+reads versions 2 to 3): re-partition with 'strata partition --data $data/cora.h5 --parts 1 --out \
 $tmp/cora.1 --force'"
 if grep -qF "$expected" "$tmp/err"; then
   echo "ok: the format-1 message names the file and the command"
@@ -113,9 +113,18 @@ expect_message "more chunks than vertices" "--chunks 5000" \
   "$strata" train --data "$data/cora.h5" --parallel pipeline --chunks 5000
 expect_message "attention in the pipeline" "is neither row-local nor an aggregation" \
   "$strata" train --data "$data/cora.h5" --parallel pipeline --model gat --epochs 1
-expect_message "pipeline on a partition directory" \
-  "--parallel pipeline reads a graph .h5 file" \
-  "$strata" train --data "$tmp/cora.1" --parallel pipeline --epochs 1
+"$strata" partition --data "$data/cora.h5" --parts 2 --out "$tmp/cora.2" >/dev/null
+expect_message "pipeline on a partition directory without chunks" \
+  "cora.2: no chunk map for --parallel pipeline: make one with 'strata partition --data \
+$data/cora.h5 --parts 2 --chunks C --out DIR', or pass the graph .h5" \
+  "$strata" train --data "$tmp/cora.2" --parallel pipeline --epochs 1
+expect_message "partition --chunks not a multiple of parts" \
+  "--chunks 3 with --parts 2: every part needs the same number of chunks (a multiple of 2)" \
+  "$strata" partition --data "$data/cora.h5" --parts 2 --chunks 3 --out "$tmp/cora.2c"
+"$strata" partition --data "$data/cora.h5" --parts 2 --chunks 4 --out "$tmp/cora.2c" >/dev/null
+expect_message "pipeline --chunks against the partition's" \
+  "cora.2c: --chunks 8, but the partition has 4 chunks (2 per part)" \
+  "$strata" train --data "$tmp/cora.2c" --parallel pipeline --chunks 8 --epochs 1
 if ! nvidia-smi -L >/dev/null 2>&1; then  # no GPU here: without CUDA support, or no device
   expect_error "cuda without a GPU" "$strata" train --data "$data/cora.h5" --device cuda
   expect_error "predict on cuda without a GPU" "$strata" predict --data "$data/cora.h5" \

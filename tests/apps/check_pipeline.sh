@@ -5,6 +5,8 @@
 # - 2 stages x 8 chunks: the metrics carry the pipeline fields, stage bytes are the same every
 #   epoch and a multiple of 2 |V| 4 (the cut widths; tests/layers checks the exact formula);
 # - the hybrid 2 stages x 2 ways runs on 4 ranks and exchanges mirror rows (way_bytes > 0);
+# - from a partition directory with a chunk map (strata partition --chunks), one chunk per way
+#   (1 stage x 2 ways) equals graph parallelism on the same directory and on one rank;
 # - one rank's error ends every rank (a bad model for the pipeline fails on all, no hang).
 # Usage: check_pipeline.sh MPIEXEC STRATA DATA_DIR
 set -u
@@ -20,14 +22,15 @@ fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 run() {  # run RANKS METRICS [args...]
   local ranks=$1 metrics=$2
   shift 2
-  timeout 240 "$mpiexec" -n "$ranks" --oversubscribe "$strata" train --data "$data/cora.h5" \
+  timeout 240 "$mpiexec" -n "$ranks" --oversubscribe "$strata" train --data "${DATA:-$data/cora.h5}" \
     --model gcnii --layers 8 --epochs 10 --threads 1 --seed 3 --metrics "$metrics" --quiet "$@"
 }
 
 run 1 "$tmp/graph.jsonl" >/dev/null && ok "graph parallelism, 1 rank" || fail "graph, 1 rank"
 run 2 "$tmp/pipe1.jsonl" --parallel pipeline --chunks 1 >"$tmp/pipe1.out" &&
   ok "pipeline, 2 stages, 1 chunk" || fail "pipeline, 1 chunk"
-if /usr/bin/python3 - "$tmp/graph.jsonl" "$tmp/pipe1.jsonl" <<'PY'; then
+same_run() {  # same_run A.jsonl B.jsonl: exact at every epoch
+  /usr/bin/python3 - "$1" "$2" <<'PY'
 import json, sys
 a = [json.loads(l) for l in open(sys.argv[1])]
 b = [json.loads(l) for l in open(sys.argv[2])]
@@ -38,9 +41,24 @@ for x, y in zip(a, b):
     for k, n in (("train_acc", 140), ("val_acc", 500), ("test_acc", 1000)):
         assert abs(x[k] - y[k]) * n <= 1 + 1e-9, (x["epoch"], k, x[k], y[k])
 PY
+}
+if same_run "$tmp/graph.jsonl" "$tmp/pipe1.jsonl"; then
   ok "one chunk: the pipeline equals graph parallelism at every epoch"
 else
   fail "one chunk: the pipeline differs from graph parallelism"
+fi
+
+"$strata" partition --data "$data/cora.h5" --parts 2 --chunks 2 --out "$tmp/cora.2c" >/dev/null
+DATA=$tmp/cora.2c run 2 "$tmp/dir-graph.jsonl" >/dev/null &&
+  ok "graph parallelism from a chunked partition directory" || fail "graph from the directory"
+DATA=$tmp/cora.2c run 2 "$tmp/dir-pipe.jsonl" --parallel pipeline --stages 1 --ways 2 \
+  >"$tmp/dir-pipe.out" && ok "pipeline from a chunked partition directory" ||
+  fail "pipeline from the directory"
+if same_run "$tmp/dir-graph.jsonl" "$tmp/dir-pipe.jsonl" &&
+  same_run "$tmp/graph.jsonl" "$tmp/dir-pipe.jsonl"; then
+  ok "the directory's chunk map, one chunk per way: equals graph parallelism"
+else
+  fail "the pipeline from the directory differs from graph parallelism"
 fi
 
 run 2 "$tmp/pipe8.jsonl" --parallel pipeline --chunks 8 --guard off >/dev/null &&

@@ -3,6 +3,7 @@
 // weighted directed graph, the one-line errors, and load_chunked_part on every rank (same
 // chunks everywhere, whole-graph split counts). Run under mpirun with 1 and 2 ranks.
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <numeric>
 #include <span>
@@ -16,10 +17,13 @@
 #include "datasets/adjacency.hpp"
 #include "partition/chunking.hpp"
 #include "partition/metis_partitioner.hpp"
+#include "partition/whole_partition.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "tests/partition/fixtures.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
+
+#include <unistd.h>
 
 namespace strata {
 namespace {
@@ -272,9 +276,7 @@ TEST_CASE("load_chunked_part: same chunks on every rank, whole-graph split count
 TEST_CASE("load_chunked_part errors on every rank without a hang", "[chunks]") {
     MpiCommunicator comm(MPI_COMM_WORLD);
     CHECK_THROWS_WITH(load_chunked_part(test::data_dir() + "/cora", comm, ChunkOptions{}, 0),
-                      Contains("/cora: --parallel pipeline reads a graph .h5 file (every stage "
-                               "holds the whole graph); a partition directory is for --parallel "
-                               "graph"));
+                      Contains("/cora: not a partition directory (no partition.json"));
     const std::string path = test::data_dir() + "/cora.h5";
     CHECK_THROWS_WITH(load_chunked_part(path, comm, ChunkOptions{.chunks = 5000}, 0),
                       Contains("--chunks 5000: the graph has 2708 vertices"));
@@ -282,6 +284,123 @@ TEST_CASE("load_chunked_part errors on every rank without a hang", "[chunks]") {
                       Contains("--split-index 10 out of range"));
     CHECK_THROWS_WITH(load_chunked_part(test::data_dir() + "/missing.h5", comm, ChunkOptions{}, 0),
                       Contains("missing.h5: no such file or directory"));
+}
+
+/// A directory path that is the same on every rank (rank 0's pid), removed at the end.
+class SharedTempDir {
+public:
+    explicit SharedTempDir(const std::string& name) {
+        int pid = static_cast<int>(getpid());
+        MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        path_ = std::filesystem::temp_directory_path() /
+                ("strata_test_chunking_" + std::to_string(pid) + "_" + name);
+    }
+    SharedTempDir(const SharedTempDir&) = delete;
+    SharedTempDir& operator=(const SharedTempDir&) = delete;
+    ~SharedTempDir() {
+        MPI_Barrier(MPI_COMM_WORLD);
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    [[nodiscard]] std::string operator/(const std::string& name) const {
+        return (path_ / name).string();
+    }
+
+private:
+    std::filesystem::path path_;
+};
+
+TEST_CASE("chunk_within_parts: C/K non-empty chunks inside every part; seeded", "[chunks]") {
+    const GraphDataset graph = test::generated(900, 8, 4);
+    const Partition parts = partition_metis(graph, 3, MetisOptions{});
+    const Partition chunks = chunk_within_parts(graph, parts, ChunkOptions{.chunks = 6, .seed = 1});
+    REQUIRE(chunks.num_parts == 6);
+    for (std::size_t v = 0; v < chunks.owner.size(); ++v) {
+        CHECK(chunks.owner[v] / 2 == parts.owner[v]);
+    }
+    const std::vector<global_id> size = chunk_sizes(chunks);
+    CHECK(*std::min_element(size.begin(), size.end()) > 0);
+    CHECK(chunk_within_parts(graph, parts, ChunkOptions{.chunks = 6, .seed = 1}).owner ==
+          chunks.owner);
+    // One chunk per part is the partition itself.
+    CHECK(chunk_within_parts(graph, parts, ChunkOptions{.chunks = 3}).owner == parts.owner);
+
+    CHECK_THROWS_WITH(chunk_within_parts(graph, parts, ChunkOptions{.chunks = 4}),
+                      Contains("--chunks 4 with --parts 3: every part needs the same number of "
+                               "chunks (a multiple of 3)"));
+    const GraphDataset path = test::path_graph(6);
+    CHECK_THROWS_WITH(
+        chunk_within_parts(path, Partition{2, {0, 0, 0, 0, 0, 1}}, ChunkOptions{.chunks = 4}),
+        Contains("--chunks 4 with --parts 2: part 1 has 1 vertices, fewer than its 2 chunks"));
+}
+
+TEST_CASE("a partition directory with a chunk map: the pipeline loads it on every rank",
+          "[chunks]") {
+    MpiCommunicator comm(MPI_COMM_WORLD);
+    const GraphDataset& graph = test::cora();
+    const GlobalCsr adjacency = adjacency_matrix(graph);
+    const Partition parts = partition_metis(graph, 2, MetisOptions{});
+    const Partition chunks = chunk_within_parts(graph, parts, ChunkOptions{.chunks = 4, .seed = 5});
+    const SharedTempDir dir("chunked");
+    if (comm.rank() == 0) {
+        std::filesystem::create_directories(dir / "");
+        PartitionInfo info;
+        info.source_path = "data/cora.h5";
+        info.method = "metis";
+        (void)write_partition(graph, adjacency, parts, info, dir / "cora.2", true, &chunks);
+        (void)write_partition(graph, adjacency, parts, info, dir / "plain.2", true);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    // The whole graph back from the parts: A, vertex data, parts and chunks as written.
+    const WholePartition whole = read_whole_partition(dir / "cora.2");
+    CHECK(whole.adjacency.indptr == adjacency.indptr);
+    CHECK(whole.adjacency.indices == adjacency.indices);
+    CHECK(whole.adjacency.values == adjacency.values);
+    CHECK(whole.graph.features.values == graph.features.values);
+    CHECK(whole.graph.labels == graph.labels);
+    CHECK(whole.graph.train_mask == graph.train_mask);
+    CHECK(whole.graph.test_mask == graph.test_mask);
+    CHECK(whole.parts.owner == parts.owner);
+    CHECK(whole.chunks.owner == chunks.owner);
+
+    // The pipeline's part: the stored chunks as row ranges, original order inside each chunk,
+    // equal to reordering the whole graph by the same chunk map.
+    const ChunkedPart chunked =
+        load_chunked_part(dir / "cora.2", comm, ChunkOptions{.chunks = 0}, 0);
+    LocalPart expected = one_part(graph);
+    CHECK(reorder_into_chunks(expected, chunks) == chunked.chunk_offsets);
+    const LocalGraph& g = chunked.part.graph;
+    CHECK(g.owned_original == expected.graph.owned_original);
+    CHECK(g.inner.row_ptr == expected.graph.inner.row_ptr);
+    CHECK(g.inner.col_idx == expected.graph.inner.col_idx);
+    CHECK(g.inner.values == expected.graph.inner.values);
+    CHECK(g.owned_degree == expected.graph.owned_degree);
+    CHECK(chunked.part.features.values == expected.features.values);
+    CHECK(chunked.part.global_train == 140);
+    REQUIRE(chunked.chunk_offsets.size() == 5);
+    for (std::size_t c = 0; c < 4; ++c) {
+        for (index_t r = chunked.chunk_offsets[c]; r < chunked.chunk_offsets[c + 1]; ++r) {
+            const auto v = static_cast<std::size_t>(g.owned_original[static_cast<std::size_t>(r)]);
+            CHECK(chunks.owner[v] == static_cast<int>(c));
+            CHECK(parts.owner[v] == static_cast<int>(c / 2));
+            if (r > chunked.chunk_offsets[c]) {
+                CHECK(g.owned_original[static_cast<std::size_t>(r) - 1] <
+                      static_cast<global_id>(v));
+            }
+        }
+    }
+    CHECK(load_chunked_part(dir / "cora.2", comm, ChunkOptions{.chunks = 4}, 0).chunk_offsets ==
+          chunked.chunk_offsets);
+
+    CHECK_THROWS_WITH(load_chunked_part(dir / "cora.2", comm, ChunkOptions{.chunks = 8}, 0),
+                      Contains("cora.2: --chunks 8, but the partition has 4 chunks (2 per part)"));
+    CHECK_THROWS_WITH(
+        load_chunked_part(dir / "plain.2", comm, ChunkOptions{.chunks = 0}, 0),
+        Contains("plain.2: no chunk map for --parallel pipeline: make one with 'strata partition "
+                 "--data data/cora.h5 --parts 2 --chunks C --out DIR', or pass the graph .h5"));
+    CHECK_THROWS_WITH(load_chunked_part(dir / "cora.2", comm, ChunkOptions{.chunks = 0}, 3),
+                      Contains("--split-index 3 out of range"));
 }
 
 }  // namespace

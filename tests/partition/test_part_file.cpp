@@ -10,6 +10,7 @@
 #include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
 #include "datasets/h5_file.hpp"
+#include "partition/chunking.hpp"
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "partition/partition_job.hpp"
@@ -108,8 +109,10 @@ void copy_part_file(const std::string& from, const std::string& to, Edit edit,
         copy(path, std::int64_t{});
     }
     for (const char* path : {"/adjacency/col_idx", "/exchange/peers", "/exchange/send_offsets",
-                             "/exchange/recv_offsets", "/exchange/send_rows"}) {
-        copy(path, std::int32_t{});
+                             "/exchange/recv_offsets", "/exchange/send_rows", "/owned/chunk"}) {
+        if (in.exists(path)) {
+            copy(path, std::int32_t{});
+        }
     }
     for (const char* path : {"/adjacency/values", "/node/features"}) {
         copy(path, float{});
@@ -297,13 +300,13 @@ TEST_CASE("read_part checks partition.json's format and version", "[partition]")
     (void)write_partition(g, adjacency_matrix(g), partition_block(6, 2), info_for("block", 0),
                           dir / "p", false);
     const std::string json = read_text(dir / "p/partition.json");
-    const auto at = json.find("\"strata_format_version\": 2");
+    const auto at = json.find("\"strata_format_version\": 3");
     REQUIRE(at != std::string::npos);
 
     std::string edited = json;
-    edited.replace(at, 26, "\"strata_format_version\": 3");
+    edited.replace(at, 26, "\"strata_format_version\": 4");
     write_text(dir / "p/partition.json", edited);
-    REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("version 3 is not supported"));
+    REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("version 4 is not supported"));
     write_text(dir / "p/partition.json", "{ not json");
     REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("not valid JSON"));
 }
@@ -315,7 +318,7 @@ TEST_CASE("a version-1 partition is refused with the command that re-partitions 
     (void)write_partition(g, adjacency_matrix(g), partition_block(6, 2), info_for("block", 0),
                           dir / "graph.2", false);
     const std::string json = read_text(dir / "graph.2/partition.json");
-    const auto at = json.find("\"strata_format_version\": 2");
+    const auto at = json.find("\"strata_format_version\": 3");
     REQUIRE(at != std::string::npos);
     const std::string command = "re-partition with 'strata partition --data cora --parts 2 --out " +
                                 (dir / "graph.2") + " --force'";
@@ -328,8 +331,8 @@ TEST_CASE("a version-1 partition is refused with the command that re-partitions 
         REQUIRE_THROWS_WITH(
             read_part(dir / "graph.2", 1, 2),
             Contains(dir / "graph.2/partition.json" +
-                     ": partition format version 1 is not supported (this strata reads version "
-                     "2): " +
+                     ": partition format version 1 is not supported (this strata reads versions "
+                     "2 to 3): " +
                      command));
     }
     SECTION("a part file of version 1") {
@@ -342,10 +345,85 @@ TEST_CASE("a version-1 partition is refused with the command that re-partitions 
         REQUIRE_THROWS_WITH(
             read_part(dir / "graph.2", 0, 2),
             Contains(part +
-                     ": partition format version 1 is not supported (this strata reads version "
-                     "2): " +
+                     ": partition format version 1 is not supported (this strata reads versions "
+                     "2 to 3): " +
                      command));
     }
+}
+
+TEST_CASE("a version-2 partition (no chunk map) is still read", "[partition]") {
+    const GraphDataset g = test::path_graph(6);
+    const TempDir dir;
+    (void)write_partition(g, adjacency_matrix(g), partition_block(6, 2), info_for("block", 0),
+                          dir / "p", false);
+    std::string json = read_text(dir / "p/partition.json");
+    json.replace(json.find("\"strata_format_version\": 3"), 26, "\"strata_format_version\": 2");
+    write_text(dir / "p/partition.json", json);
+    for (int part = 0; part < 2; ++part) {
+        const std::string path = dir / ("p/" + part_file_name(part));
+        fs::rename(path, dir / "v3.h5");
+        copy_part_file(dir / "v3.h5", path, [](const std::string&, auto&) {},
+                       {{"strata_format_version", 2}});
+        fs::remove(dir / "v3.h5");
+    }
+    const LocalPart part = read_part(dir / "p", 1, 2);
+    CHECK(part.graph.owned_original == std::vector<global_id>{3, 4, 5});
+    CHECK(part.chunk.empty());
+}
+
+TEST_CASE("a chunk map is written, read back, and validated", "[partition]") {
+    const GraphDataset g = test::generated(400, 6, 5);
+    const GlobalCsr adjacency = adjacency_matrix(g);
+    const Partition parts = partition_random(400, 2, 3);
+    const Partition chunks = chunk_within_parts(g, parts, ChunkOptions{.chunks = 6, .seed = 2});
+    const TempDir dir;
+    const PartitionReport report =
+        write_partition(g, adjacency, parts, info_for("random", 3), dir / "p", false, &chunks);
+    CHECK(report.chunks_per_part == 3);
+    const PartitionReport stored = read_partition_report(dir / "p");
+    CHECK(stored.chunks_per_part == 3);
+    CHECK(stored.chunk_sizes == report.chunk_sizes);
+    CHECK_THAT(format_report(stored), Contains("chunks (--parallel pipeline): 6, 3 per part"));
+    for (int p = 0; p < 2; ++p) {
+        const LocalPart part = read_part(dir / "p", p, 2);
+        REQUIRE(part.chunk.size() == static_cast<std::size_t>(part.graph.num_owned));
+        for (std::size_t i = 0; i < part.chunk.size(); ++i) {
+            CHECK(p * 3 + part.chunk[i] ==
+                  chunks.owner[static_cast<std::size_t>(part.graph.owned_original[i])]);
+        }
+    }
+    // The partition id covers the chunk map.
+    const PartitionReport plain =
+        write_partition(g, adjacency, parts, info_for("random", 3), dir / "q", false);
+    CHECK(plain.partition_id != report.partition_id);
+    CHECK(read_part(dir / "q", 0, 2).chunk.empty());
+
+    // A chunk outside the part's range, and sizes that disagree with partition.json.
+    const std::string part = dir / "p/part-00001.h5";
+    fs::copy_file(part, dir / "good.h5");
+    const auto copy_with_chunk = [&](std::int32_t first) {
+        copy_part_file(dir / "good.h5", part, [&](const std::string& path, auto& data) {
+            if (path == "/owned/chunk") {
+                data[0] = static_cast<std::decay_t<decltype(data[0])>>(first);
+            }
+        });
+    };
+    copy_with_chunk(3);
+    CHECK_THROWS_WITH(read_part(dir / "p", 1, 2), Contains("/owned/chunk[0] = 3 outside [0, 3)"));
+    const int was =
+        chunks.owner[static_cast<std::size_t>(read_part(dir / "q", 1, 2).graph.owned_original[0])] -
+        3;
+    copy_with_chunk(was == 0 ? 1 : 0);
+    CHECK_THROWS_WITH(read_part(dir / "p", 1, 2),
+                      Contains("/owned/chunk's chunk sizes differ from partition.json's"));
+    copy_with_chunk(was);
+    CHECK_NOTHROW(read_part(dir / "p", 1, 2));
+    std::string json = read_text(dir / "p/partition.json");
+    json.replace(json.find("\"per_part\": 3"), 13, "\"per_part\": 2");
+    write_text(dir / "p/partition.json", json);
+    CHECK_THROWS_WITH(read_partition_report(dir / "p"),
+                      Contains("partition.json: chunks: count 6 and per_part 2 disagree with "
+                               "num_parts 2"));
 }
 
 TEST_CASE("read_part validates every dataset of a part file", "[partition]") {
