@@ -153,7 +153,19 @@ void GraphHaloExchange::scatter_add(ConstMatrixView dhalo, MatrixView dh,
     auto exchange = comm_.start_exchange(reversed, dhalo, incoming);
     sent_.backward += static_cast<std::int64_t>(dhalo.size() * sizeof(float));
     exchange->wait_all();
-    blocks_.backend().scatter_add_rows(incoming, blocks_.send_rows(), dh);
+    // One call per peer, in peer order: a peer's send rows are distinct, so on CUDA no two
+    // atomics meet on one element and the result is reproducible (Backend::scatter_add_rows).
+    const std::span<const index_t> send_rows = blocks_.send_rows();
+    for (std::size_t p = 0; p < reversed.peers.size(); ++p) {
+        const index_t first = reversed.recv_offsets[p];
+        const index_t count = reversed.recv_offsets[p + 1] - first;
+        if (count > 0) {
+            blocks_.backend().scatter_add_rows(
+                incoming.row_range(first, count),
+                send_rows.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count)),
+                dh);
+        }
+    }
 }
 
 }  // namespace strata

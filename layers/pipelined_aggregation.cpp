@@ -1,7 +1,10 @@
-// The layer-level pipelined aggregation (heFFTe p2p_plined: consume whichever peer arrives first).
+// The layer-level pipelined aggregation (heFFTe p2p_plined): the inner product overlaps the
+// exchange, and each peer's rows are consumed as they arrive, in peer order (InPeerOrder), so
+// that a row's sum over peers is the same in every run.
 #include "layers/pipelined_aggregation.hpp"
 
 #include "src/base/error.hpp"
+#include "src/comm/peer_order.hpp"
 
 namespace strata {
 
@@ -54,7 +57,8 @@ void PipelinedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange row
     const auto bytes = static_cast<std::int64_t>(send.size() * sizeof(float));
     (purpose == ExchangePurpose::recompute ? sent_.recompute : sent_.forward) += bytes;
     backend.spmm(blocks_.inner(), h, z, 0.0f);  // overlaps the exchange
-    while (auto peer = exchange->wait_any()) {
+    InPeerOrder arrivals(*exchange, pattern.peers.size());
+    while (auto peer = arrivals.next()) {
         const auto p = static_cast<std::size_t>(*peer);
         const index_t first = pattern.recv_offsets[p];
         const index_t count = pattern.recv_offsets[p + 1] - first;
@@ -91,7 +95,8 @@ void PipelinedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange 
     sent_.backward += static_cast<std::int64_t>(outgoing.size() * sizeof(float));
     backend.spmm(blocks_.inner_t(), dz, dh, beta);
     const std::span<const index_t> send_rows = blocks_.send_rows();
-    while (auto peer = exchange->wait_any()) {
+    InPeerOrder arrivals(*exchange, reversed.peers.size());
+    while (auto peer = arrivals.next()) {
         const auto p = static_cast<std::size_t>(*peer);
         const index_t first = reversed.recv_offsets[p];
         const index_t count = reversed.recv_offsets[p + 1] - first;

@@ -103,7 +103,10 @@ public:
                       MatrixView c, float alpha, float beta) = 0;
     /// out[i, :] = x[rows[i], :].   out: rows.size() x f.
     virtual void gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) = 0;
-    /// out[rows[i], :] += x[i, :].   x: rows.size() x f. Repeated row ids are allowed.
+    /// out[rows[i], :] += x[i, :].   x: rows.size() x f. Repeated row ids are allowed, but
+    /// the CUDA backend sums them with float atomics in an unspecified order: callers whose
+    /// result must be reproducible pass distinct ids per call (the sums then run in call order,
+    /// bit for bit the CPU's).
     virtual void scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
                                   MatrixView out) = 0;
     /// out[rows[i], :] = x[i, :].   x: rows.size() x f. Row ids must be distinct (a repeated id

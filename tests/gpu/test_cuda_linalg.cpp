@@ -250,7 +250,7 @@ TEST_CASE("CUDA spmm caches its plan and reuses it across buffers and widths", "
 }
 
 TEST_CASE("CUDA spmm keeps one plan entry per width, chosen by measurement", "[gpu]") {
-    unsetenv("STRATA_SPMM_ALGORITHM");
+    const ForcedAlgorithm forced("auto");
     test::Backends b;
     const HostCsr host = test::random_csr(300, 250, 0.05, 41);
     const CsrMatrix gpu_a = CsrMatrix::upload(*b.gpu, host);
@@ -313,6 +313,20 @@ TEST_CASE("CUDA spmm with each algorithm forced by STRATA_SPMM_ALGORITHM", "[gpu
     CHECK(supported > 0);
 }
 
+TEST_CASE("CUDA spmm is reproducible by default: cuSPARSE's default, bit for bit twice", "[gpu]") {
+    unsetenv("STRATA_SPMM_ALGORITHM");
+    test::Backends b;
+    const HostCsr host = test::random_csr(3000, 2500, 0.01, 43);
+    const HostMatrix x = test::random_matrix(2500, 64, 80);
+    const HostMatrix y0 = test::random_matrix(3000, 64, 81);
+    const CsrMatrix first = CsrMatrix::upload(*b.gpu, host);
+    const auto once = run_spmm_on(*b.gpu, first, x, y0, 0.5f);
+    CHECK(chosen_spmm_algorithm(first, 64) == "default");
+    const CsrMatrix second = CsrMatrix::upload(*b.gpu, host);  // a fresh plan, as a new run has
+    CHECK(run_spmm_on(*b.gpu, second, x, y0, 0.5f) == once);
+    CHECK(run_spmm_on(*b.gpu, first, x, y0, 0.5f) == once);
+}
+
 TEST_CASE("CUDA spmm rejects an unknown STRATA_SPMM_ALGORITHM", "[gpu]") {
     test::Backends b;
     const ForcedAlgorithm forced("alg9");
@@ -321,7 +335,8 @@ TEST_CASE("CUDA spmm rejects an unknown STRATA_SPMM_ALGORITHM", "[gpu]") {
     DenseMatrix y(*b.gpu, 4, 2);
     b.gpu->fill(x.view(), 1.0f);
     REQUIRE_THROWS_WITH(b.gpu->spmm(a, x.view(), y.view(), 0.0f),
-                        Contains("STRATA_SPMM_ALGORITHM") && Contains("alg9"));
+                        Contains("STRATA_SPMM_ALGORITHM") && Contains("alg9") &&
+                            Contains("or auto to choose by measurement"));
 }
 
 TEST_CASE("CUDA spmm rejects mismatched shapes like the CPU", "[gpu]") {
@@ -400,6 +415,32 @@ TEST_CASE("CUDA gather_rows and scatter_add_rows match the CPU with repeated ids
         CHECK(test::bitwise_equal(gathered[1], gathered[0]));
         CHECK(test::max_relative_difference(scattered[1], scattered[0]) < 1e-6);
     }
+}
+
+TEST_CASE("CUDA scatter_add_rows with distinct ids per call is the CPU's sum, bit for bit",
+          "[gpu]") {
+    // What reproducible callers do (GraphHaloExchange::scatter_add, the pipelined aggregation):
+    // one call per peer, each with distinct ids, so no two atomics meet on one element and the
+    // sums happen in call order, as on the CPU.
+    test::Backends b;
+    const index_t f = 33;
+    const HostMatrix out0 = test::random_matrix(50, f, 7);
+    std::vector<std::vector<index_t>> calls = {{3, 9, 20, 41}, {0, 3, 9, 49}, {9, 10, 20}};
+    std::vector<float> result[2];
+    Backend* backends[2] = {b.cpu.get(), b.gpu.get()};
+    for (int k = 0; k < 2; ++k) {
+        Backend& be = *backends[k];
+        DenseMatrix dsum = DenseMatrix::upload(be, out0);
+        std::uint32_t seed = 8;
+        for (const std::vector<index_t>& ids : calls) {
+            const Buffer<index_t> rows(be, std::span<const index_t>(ids));
+            const DenseMatrix dx = DenseMatrix::upload(
+                be, test::random_matrix(static_cast<index_t>(ids.size()), f, seed++));
+            be.scatter_add_rows(dx.view(), rows.span(), dsum.view());
+        }
+        result[k] = dsum.download().values;
+    }
+    CHECK(test::bitwise_equal(result[1], result[0]));
 }
 
 TEST_CASE("CUDA gather_rows reports an out-of-range row id at the next synchronisation", "[gpu]") {

@@ -2,8 +2,9 @@
 // rows.count x f, row-major). All rows go through cuSPARSE's generic SpMM; the matrix's plan slot
 // holds a CudaSpmmPlan: the sparse descriptor, a grow-only workspace and one entry per width f
 // (dense descriptors of x and y, re-pointed with cusparseDnMatSetValues, and the algorithm).
-// A new width times every CSR algorithm cuSPARSE accepts (spmm_algorithms.hpp) into a scratch
-// output and keeps the fastest, unless STRATA_SPMM_ALGORITHM forces one.
+// A new width runs the algorithm STRATA_SPMM_ALGORITHM fixes (cuSPARSE's default when unset:
+// reproducible across runs and ranks), or with "auto" times every CSR algorithm cuSPARSE accepts
+// (spmm_algorithms.hpp) into a scratch output and keeps the fastest.
 //
 // A smaller row range (chunked execution, rare) runs the plain kernel of spmm_rows.cu instead.
 // Why not a cuSPARSE descriptor of the slice (rows.count rows, row offsets a.row_ptr() +
@@ -83,7 +84,7 @@ private:
         cuda::DnMatDescr x;
         cuda::DnMatDescr y;
         cuda::SpmmAlgorithm algorithm{};
-        bool forced = false;  ///< set by STRATA_SPMM_ALGORITHM rather than measured
+        bool forced = false;  ///< fixed (STRATA_SPMM_ALGORITHM unset or named) rather than measured
     };
 
     /// The entry of width x.cols, created (and its algorithm chosen) on first use. Its y
@@ -140,7 +141,8 @@ private:
     [[noreturn]] void refuse_forced(const cuda::SpmmAlgorithm& algorithm, index_t width) const {
         STRATA_FAIL("STRATA_SPMM_ALGORITHM=", algorithm.name,
                     ": cuSPARSE does not support this SpMM algorithm for A ", rows_, " x ", cols_,
-                    " (nnz ", nnz_, "), f ", width, " (unset it to choose by measurement)");
+                    " (nnz ", nnz_, "), f ", width,
+                    " (STRATA_SPMM_ALGORITHM=auto chooses by measurement)");
     }
 
     const CudaBackend* owner_;

@@ -28,8 +28,12 @@ struct SpmmAlgorithm {
 /// which some versions return for an algorithm/layout mismatch) rather than failed.
 [[nodiscard]] bool refuses(cusparseStatus_t status);
 
-/// The algorithm STRATA_SPMM_ALGORITHM names; nullopt when the variable is unset or empty.
-/// Throws strata::Error naming the value and the accepted ones when it is unknown.
+/// The algorithm STRATA_SPMM_ALGORITHM fixes: cuSPARSE's ALG_DEFAULT ("default") when the
+/// variable is unset or empty (reproducible: the same algorithm on every rank and in every run,
+/// and cuSPARSE's non-transposed SpMM is bit-wise deterministic for a given algorithm), the
+/// named one, or nullopt for "auto" (time every algorithm per width and keep the fastest:
+/// faster, but two runs or two ranks may pick differently and round differently). Throws
+/// strata::Error naming the value and the accepted ones when it is unknown.
 [[nodiscard]] std::optional<SpmmAlgorithm> forced_spmm_algorithm();
 
 /// A row-major FP32 dense descriptor over `data` (rows x cols). cuSPARSE never writes through

@@ -39,6 +39,9 @@ std::span<const SpmmAlgorithm> spmm_algorithms() {
 std::optional<SpmmAlgorithm> forced_spmm_algorithm() {
     const char* value = std::getenv("STRATA_SPMM_ALGORITHM");
     if (value == nullptr || *value == '\0') {
+        return algorithms[0];  // cuSPARSE's default: reproducible (no timing)
+    }
+    if (std::string_view(value) == "auto") {
         return std::nullopt;
     }
     for (const SpmmAlgorithm& algorithm : algorithms) {
@@ -47,7 +50,7 @@ std::optional<SpmmAlgorithm> forced_spmm_algorithm() {
         }
     }
     STRATA_FAIL("STRATA_SPMM_ALGORITHM: unknown cuSPARSE SpMM algorithm '", value,
-                "' (default, alg1, alg2 or alg3)");
+                "' (default, alg1, alg2, alg3, or auto to choose by measurement)");
 }
 
 DnMatDescr make_dense(index_t rows, index_t cols, const float* data) {
