@@ -204,7 +204,8 @@ void write_checkpoint(const fs::path& path, const Checkpoint& c) {
                                 std::vector<double>(best.begin(), best.end()));
         }
         write_pipeline_section(file, c);
-    }  // closed (flushed) before the rename
+        file.close();  // checked: a full disk fails here, naming the file
+    }
     out.commit();
 }
 
