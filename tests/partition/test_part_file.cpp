@@ -211,7 +211,7 @@ TEST_CASE("part files carry every split of the dataset, split-major", "[partitio
         CHECK(test::same_part(part, build_local_part(g, a_hat, p, r), why));
     }
     const H5File file = H5File::open(dir / "p/part-00001.h5");
-    CHECK(file.read_int_attribute("/", "strata_format_version") == 2);
+    CHECK(file.read_int_attribute("/", "strata_format_version") == partition_format_version);
     CHECK(file.shape("/node/val_mask") == H5Shape{3, read_part(dir / "p", 1, 3).graph.num_owned});
 }
 
