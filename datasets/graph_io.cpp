@@ -176,7 +176,8 @@ void write_graph(const GraphDataset& g, const std::string& path, bool overwrite)
         for (int i = 0; i < 3; ++i) {
             file.write<std::uint8_t>(mask_paths[i], mask_of(g, i), {g.num_splits, n});
         }
-    }  // the file is closed (and flushed) before the rename
+        file.close();  // checked: a full disk fails here, naming the file
+    }
     output.commit();
 }
 

@@ -24,7 +24,14 @@ herr_t collect_message(unsigned /*depth*/, const H5E_error2_t* err, void* data) 
 
 void silence_hdf5() {
     static std::once_flag once;
-    std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+    std::call_once(once, [] {
+        // No HDF5 clean-up at exit: every file is closed by its H5File, and after a failed
+        // close (a full disk) HDF5 1.10's exit-time clean-up dereferences the half-closed file
+        // and crashes (SIGSEGV in H5F__close_cb), turning a clear error into a core dump.
+        // Must precede every other HDF5 call (it only takes effect before initialization).
+        (void)H5dont_atexit();
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    });
 }
 
 std::string hdf5_message() {
@@ -33,6 +40,16 @@ std::string hdf5_message() {
     H5Eclear2(H5E_DEFAULT);
     if (parts.empty()) {
         return {};
+    }
+    // A failed system call's entry is long ("file write failed: time = ..., filename = ...,
+    // errno = 28, error message = 'No space left on device', buf = ..."): keep its reason.
+    std::string& inner = parts.back();
+    const std::string tag = "error message = '";
+    if (const auto at = inner.find(tag); at != std::string::npos) {
+        const auto start = at + tag.size();
+        const auto colon = inner.find(':');
+        inner =
+            inner.substr(0, colon) + ": " + inner.substr(start, inner.find('\'', start) - start);
     }
     if (parts.size() == 1 || parts.front() == parts.back()) {
         return " (HDF5: " + parts.front() + ")";

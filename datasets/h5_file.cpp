@@ -150,6 +150,22 @@ H5File H5File::create(const std::string& path) {
     return H5File(std::move(impl));
 }
 
+void H5File::close() {
+    if (!impl_ || !impl_->file) {
+        return;
+    }
+    const std::string& path = impl_->path;
+    // Flush first: a write error (disk full, EIO) surfaces here or at close, never silently.
+    const herr_t flushed = H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL);
+    if (flushed < 0) {
+        const std::string why = hdf5_message();
+        impl_->file.reset();  // closed anyway; the caller discards the file
+        STRATA_FAIL(path, ": cannot write the file: flush failed", why);
+    }
+    const herr_t closed = H5Fclose(impl_->file.release());
+    STRATA_CHECK(closed >= 0, path, ": closing the file failed", hdf5_message());
+}
+
 H5File H5File::open(const std::string& path) {
     silence_hdf5();
     std::error_code ec;

@@ -26,7 +26,12 @@ public:
 
     H5File(H5File&&) noexcept;
     H5File& operator=(H5File&&) noexcept;
+    /// Closes without checking (a fallback on the error path): writers call close().
     ~H5File();
+
+    /// Flushes and closes the file, checking both (a full disk or an I/O error surfaces here):
+    /// throws strata::Error naming the file. Idempotent; no other call is allowed after it.
+    void close();
 
     [[nodiscard]] const std::string& path() const;
     [[nodiscard]] bool exists(const std::string& object_path) const;

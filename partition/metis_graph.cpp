@@ -7,6 +7,7 @@
 #include <random>
 
 #include "partition/metis_partitioner.hpp"
+#include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 #include "src/base/unique.hpp"
 
@@ -246,7 +247,8 @@ Partition partition_metis(const GraphDataset& graph, int num_parts, const MetisO
 }
 
 void write_metis_graph_file(const MetisGraph& graph, const std::string& path) {
-    const File file(std::fopen(path.c_str(), "wb"));
+    AtomicOutput output(path, /*overwrite=*/true);
+    File file(std::fopen(output.temp_path().c_str(), "wb"));
     STRATA_CHECK(file, path, ": cannot open for writing");
     const global_id n = graph.num_vertices();
     std::string buffer;
@@ -283,7 +285,9 @@ void write_metis_graph_file(const MetisGraph& graph, const std::string& path) {
         flush(false);
     }
     flush(true);
-    STRATA_CHECK(std::fflush(file.get()) == 0, path, ": write failed");
+    STRATA_CHECK(std::fflush(file.get()) == 0 && std::fclose(file.release()) == 0, path,
+                 ": write failed");
+    output.commit();
 }
 
 }  // namespace strata

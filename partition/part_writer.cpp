@@ -128,6 +128,7 @@ void write_part_file(const std::string& path, const LocalPart& part,
     file.write(std::string("/node/train_mask"), as_span(part.train_mask), {splits, rows});
     file.write(std::string("/node/val_mask"), as_span(part.val_mask), {splits, rows});
     file.write(std::string("/node/test_mask"), as_span(part.test_mask), {splits, rows});
+    file.close();  // checked: a full disk fails here, naming the part file
 }
 
 /// Sets part.chunk (the chunk of each owned row within its part) from the global chunk map and
@@ -242,8 +243,8 @@ PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& adja
         const std::string path = (output.temp_path() / "partition.json").string();
         std::ofstream json(path);
         json << report_to_json(report);
-        json.flush();
-        STRATA_CHECK(json.good(), path, ": write failed");
+        json.close();
+        STRATA_CHECK(json.good(), path, ": write failed (disk full?)");
     }
     output.commit();
     return report;

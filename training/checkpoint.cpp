@@ -204,7 +204,8 @@ void write_checkpoint(const fs::path& path, const Checkpoint& c) {
                                 std::vector<double>(best.begin(), best.end()));
         }
         write_pipeline_section(file, c);
-    }  // closed (flushed) before the rename
+        file.close();  // checked: a full disk fails here, naming the file
+    }
     out.commit();
 }
 
@@ -312,13 +313,24 @@ void check_identity(const Checkpoint& checkpoint, const CheckpointIdentity& curr
         {"partition", checkpoint.identity.partition, current.partition, false},
         {"training options", checkpoint.identity.training, current.training, false},
     }};
+    // Graph parallelism: the weights and optimizer state are replicated and dropout is keyed
+    // by original vertex ids, so the state does not depend on the split (elastic resume).
+    const bool elastic = stored == "--parallel graph";
     for (const Field& f : fields) {
         if (!f.always && which == IdentityCheck::model_and_dataset) {
             continue;
         }
+        if (elastic && &f.stored == &checkpoint.identity.partition) {
+            continue;
+        }
         STRATA_CHECK(f.stored == f.now, what, ": this checkpoint belongs to a different ", f.name,
-                     ": it was written for '", f.stored, "' but this run has '", f.now,
-                     "' (use the same options and data, or another --checkpoint-dir)");
+                     ": it was written for '", f.stored, "' but this run has '", f.now, "' (",
+                     &f.stored == &checkpoint.identity.partition
+                         ? "a --parallel pipeline run keeps each stage's state on its ranks: "
+                           "resume it with the same ranks and partition, or use another "
+                           "--checkpoint-dir"
+                         : "use the same options and data, or another --checkpoint-dir",
+                     ")");
     }
 }
 

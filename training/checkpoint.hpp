@@ -103,7 +103,9 @@ void write_checkpoint(const std::filesystem::path& path, const Checkpoint& check
 [[nodiscard]] Checkpoint read_checkpoint(const std::filesystem::path& path);
 
 /// Throws strata::Error "<what>: written for <field> '<stored>', but this run has '<current>'"
-/// for the first field of `which` that differs.
+/// for the first field of `which` that differs. The partition of a graph-parallel checkpoint
+/// is not checked (elastic resume: any number of ranks, any partition of the same data);
+/// a layer-pipeline checkpoint must match it.
 void check_identity(const Checkpoint& checkpoint, const CheckpointIdentity& current,
                     IdentityCheck which, const std::string& what);
 

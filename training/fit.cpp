@@ -33,9 +33,12 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         context.optimizer.step(context.parameters.all());
         context.backend.synchronize();  // a device may still be running backward and the update
         stats.train_s = watch.seconds();
-        STRATA_CHECK(context.guard != nullptr || std::isfinite(stats.loss),
-                     "training diverged: loss is ", stats.loss, " at epoch ", epoch,
-                     " (try a smaller --lr)");
+        if (context.guard == nullptr && !std::isfinite(stats.loss)) {
+            const char* value = std::isnan(stats.loss) ? "NaN" : stats.loss > 0 ? "+Inf" : "-Inf";
+            STRATA_FAIL("training diverged: loss is ", value, " at epoch ", epoch,
+                        " (try a smaller --lr)",
+                        options.divergence_hint ? options.divergence_hint() : std::string());
+        }
         if (evaluation_due(epoch, state.epochs, options.eval_every)) {
             const Evaluation e = context.executor.evaluate();
             stats.evaluated = true;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -60,6 +61,9 @@ public:
 
 struct FitOptions {
     int eval_every = 1;  ///< evaluate every N epochs and at the last epoch
+    /// Appended to the "training diverged" error (a NaN or infinite loss): where the run can
+    /// be resumed from, e.g. "; the newest checkpoint is CK/ckpt-000010.h5 (epoch 10)".
+    std::function<std::string()> divergence_hint{};
 };
 
 /// What the loop drives.

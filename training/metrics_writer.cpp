@@ -1,6 +1,8 @@
 // MetricsWriter: append + flush per epoch; atomic rewrite once on resume.
 #include "training/metrics_writer.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -8,6 +10,8 @@
 
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
+
+#include <unistd.h>
 
 namespace strata {
 
@@ -94,14 +98,17 @@ MetricsWriter::MetricsWriter(std::string path, bool active, std::int64_t resume_
                 stream << record << '\n';
             }
             stream.close();
-            STRATA_CHECK(stream.good(), path_, ": write failed");
+            STRATA_CHECK(stream.good(), path_, ": write failed (disk full?)");
         }
         out.commit();
         file_ = std::fopen(path_.c_str(), "a");
     } else {
         file_ = std::fopen(path_.c_str(), "w");
     }
-    STRATA_CHECK(file_ != nullptr, path_, ": cannot open the metrics file for writing");
+    STRATA_CHECK(file_ != nullptr, path_,
+                 ": cannot open the metrics file for writing: ", std::strerror(errno));
+    STRATA_CHECK(std::fseek(file_, 0, SEEK_END) == 0, path_, ": cannot seek");
+    good_size_ = std::ftell(file_);
 }
 
 MetricsWriter::~MetricsWriter() {
@@ -116,9 +123,20 @@ void MetricsWriter::end_epoch(const EpochStats& stats, FitState& state) {
         return;
     }
     const std::string record = metrics_record(stats, context_) + "\n";
-    STRATA_CHECK(std::fwrite(record.data(), 1, record.size(), file_) == record.size() &&
-                     std::fflush(file_) == 0,
-                 path_, ": writing the metrics record of epoch ", stats.epoch, " failed");
+    errno = 0;
+    if (std::fwrite(record.data(), 1, record.size(), file_) == record.size() &&
+        std::fflush(file_) == 0) {
+        good_size_ += static_cast<long>(record.size());
+        return;
+    }
+    const int error = errno;
+    // No partial record: cut the file back to its last whole record, then give up on it.
+    (void)::ftruncate(fileno(file_), good_size_);
+    (void)std::fclose(file_);
+    file_ = nullptr;
+    STRATA_FAIL(path_, ": writing the metrics record of epoch ", stats.epoch,
+                " failed: ", error != 0 ? std::strerror(error) : "short write",
+                " (the file keeps the records before it)");
 }
 
 }  // namespace strata

@@ -34,7 +34,9 @@ public:
     /// Active only when `active` (rank 0) and `path` is not empty. Creates or truncates `path`;
     /// with `resume_epoch` > 0 instead rewrites it once, atomically, with the records of epochs
     /// <= resume_epoch (records that do not parse — a line cut short by a crash — are dropped),
-    /// then appends. Throws strata::Error if the file cannot be written.
+    /// then appends. Throws strata::Error if the file cannot be written. A record that cannot
+    /// be written whole (a full disk) is cut off again (the file ends at the previous record)
+    /// and the error names the file, the epoch and the system's reason.
     MetricsWriter(std::string path, bool active, std::int64_t resume_epoch, MetricsContext context);
     MetricsWriter(const MetricsWriter&) = delete;
     MetricsWriter& operator=(const MetricsWriter&) = delete;
@@ -49,6 +51,7 @@ private:
     MetricsContext context_;
     std::FILE* file_ = nullptr;
     std::int64_t kept_ = 0;
+    long good_size_ = 0;  ///< bytes of whole records in the file
 };
 
 /// One metrics record (no newline).

@@ -19,6 +19,13 @@ bool resume(const CheckpointDir& dir, const CheckpointIdentity& identity, Commun
                 say("skipping unreadable checkpoint " + skipped, true);
             }
             check_identity(newest->checkpoint, identity, IdentityCheck::all, newest->path.string());
+            if (newest->checkpoint.identity.partition != identity.partition) {
+                say("elastic resume: the checkpoint was written on '" +
+                        newest->checkpoint.identity.partition + "', this run has '" +
+                        identity.partition +
+                        "' (graph parallelism: the state does not depend on the split)",
+                    false);
+            }
             loaded = std::move(newest->checkpoint);
             found[0] = 1;
             for (const auto& moved : dir.set_aside_newer_than(loaded.epoch)) {

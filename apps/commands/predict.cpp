@@ -207,6 +207,7 @@ int run_predict(const PredictOptions& o) {
             if (all_hidden) {
                 file.write<float>("/embeddings", all_hidden->values, {n, all_hidden->cols}, true);
             }
+            file.close();  // checked: a full disk fails here, naming the file
         }
         out->commit();
         auto ratio = [](std::int64_t a, std::int64_t b) {

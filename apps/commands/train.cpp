@@ -422,7 +422,20 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
         hooks.push_back(&*checkpointer);
     }
     fit(FitContext{*executor, adam, parameters, backend, comm, guard ? &*guard : nullptr},
-        FitOptions{.eval_every = o.eval_every}, hooks, state);
+        FitOptions{.eval_every = o.eval_every,
+                   .divergence_hint = [&]() -> std::string {
+                       if (!checkpoints || !root) {
+                           return {};
+                       }
+                       const auto saved = checkpoints->list();
+                       if (saved.empty()) {
+                           return "; no checkpoint was written before it";
+                       }
+                       return "; the newest checkpoint, " + saved.back().second.string() +
+                              " (epoch " + std::to_string(saved.back().first) +
+                              "), holds the weights before it: --resume continues from there";
+                   }},
+        hooks, state);
     if (state.early_stopped) {
         report.note(state.stop_reason);
     }

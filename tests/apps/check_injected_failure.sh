@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # An exception on one rank must end the whole mpirun job quickly (MPI_Abort), not hang — with
 # graph parallelism, and in the layer pipeline (rank 1 is stage 1 there: stage 0 is blocked
-# waiting for its gradients when it throws).
+# waiting for its gradients when it throws). So must a `kill -9` of rank 1 at a random moment
+# of an epoch (after epoch 3): the job ends in under 10 s, mpirun naming the killed rank.
 # Usage: check_injected_failure.sh MPIEXEC STRATA_TESTING DATA_DIR (the test build of strata:
 # STRATA_INJECT_FAILURE makes rank 1 throw at epoch 3)
 set -u
@@ -35,5 +36,51 @@ check() {  # check WHAT [train flags...]
 }
 check "graph parallelism"
 check "layer pipeline" --parallel pipeline --model gcnii --layers 4 --chunks 4
-echo "$((2 - failed)) passed, $failed failed"
+
+out=${TMPDIR:-/tmp}/strata-kill9.out
+check_kill() {  # check_kill WHAT [train flags...]
+  local what=$1
+  shift
+  STRATA_EPOCH_SLEEP_MS=30 timeout 120 "$mpiexec" -n 2 "$strata" train --data "$data/cora.h5" \
+    --epochs 100000 --threads 1 "$@" >"$out" 2>&1 &
+  local job=$! victim="" waited=0
+  until grep -q "^epoch    3 " "$out" 2>/dev/null || [ "$waited" -ge 600 ]; do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  # The ranks are mpirun's children (mpirun is timeout's); rank 1 by its environment.
+  for pid in $(pgrep -P "$(pgrep -P "$job" | head -1)"); do
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1"; then
+      victim=$pid
+    fi
+  done
+  if [ -z "$victim" ]; then
+    echo "FAIL: $what: rank 1 not found"
+    failed=$((failed + 1))
+    kill "$job"
+    return
+  fi
+  sleep "0.0$((RANDOM % 10))"  # somewhere in an epoch
+  local start rc elapsed_ms
+  start=$(date +%s%N)
+  kill -9 "$victim"
+  wait "$job"
+  rc=$?
+  elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+  echo "$what: kill -9 of rank 1 (pid $victim): mpirun exit $rc after ${elapsed_ms} ms"
+  if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
+    echo "FAIL: $what: expected a non-zero exit before the timeout"
+    failed=$((failed + 1))
+  elif [ "$elapsed_ms" -gt 10000 ]; then
+    echo "FAIL: $what: took ${elapsed_ms} ms (limit 10 s)"
+    failed=$((failed + 1))
+  elif ! grep -q "process rank 1 with PID [0-9]* on node .* exited on signal 9 (Killed)" "$out"; then
+    echo "FAIL: $what: mpirun did not name the killed rank"
+    cat "$out"
+    failed=$((failed + 1))
+  fi
+}
+check_kill "kill -9, graph parallelism"
+check_kill "kill -9, layer pipeline" --parallel pipeline --model gcnii --layers 4 --chunks 4
+echo "$((4 - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

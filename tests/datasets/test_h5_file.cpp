@@ -1,4 +1,6 @@
-// H5File: typed round trips, attributes, type/rank refusal, and errors naming file and path.
+// H5File: typed round trips, attributes, type/rank refusal, errors naming file and path, and a
+// checked close().
+#include <csignal>
 #include <fstream>
 
 #include <catch2/catch.hpp>
@@ -6,6 +8,8 @@
 #include "datasets/h5_file.hpp"
 #include "src/base/error.hpp"
 #include "tests/datasets/graph_fixtures.hpp"
+
+#include <sys/resource.h>
 
 using Catch::Matchers::Contains;
 using strata::H5File;
@@ -197,4 +201,47 @@ TEST_CASE("H5File compressed datasets spanning several chunks read back exactly"
     REQUIRE(f.read<std::int64_t>("/ids") == ids);
     const std::vector<float> rows = f.read_rows<float>("/x", 87380, 2);  // across a chunk border
     REQUIRE(rows == std::vector<float>(x.begin() + 87380 * 3, x.begin() + 87382 * 3));
+}
+
+TEST_CASE("H5File::close reports a write that cannot complete (file size limit), naming the file",
+          "[datasets]") {
+    strata::test::TempDir dir;
+    const std::string path = dir.file("limited.h5");
+    // A 64 KiB file-size limit (RLIMIT_FSIZE) with SIGXFSZ ignored: writes past it fail with
+    // EFBIG, as on a full disk. Both are restored at scope exit.
+    struct Limit {
+        rlimit saved{};
+        void (*handler)(int) = nullptr;
+        Limit() {
+            REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+            rlimit small = saved;
+            small.rlim_cur = 64 * 1024;
+            REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+            handler = std::signal(SIGXFSZ, SIG_IGN);
+        }
+        Limit(const Limit&) = delete;
+        Limit& operator=(const Limit&) = delete;
+        ~Limit() {
+            setrlimit(RLIMIT_FSIZE, &saved);
+            std::signal(SIGXFSZ, handler);
+        }
+    };
+    const std::vector<float> big(1 << 16, 1.0F);  // 256 KiB
+    bool threw = false;
+    try {
+        const Limit limit;
+        H5File f = H5File::create(path);
+        f.write<float>("/big", big, {static_cast<std::int64_t>(big.size())});
+        f.close();
+    } catch (const strata::Error& e) {
+        threw = true;
+        CHECK_THAT(e.message(), Contains(path) && Contains("File too large"));
+    }
+    CHECK(threw);
+
+    H5File ok = H5File::create(dir.file("fine.h5"));
+    ok.write<float>("/small", std::vector<float>(16, 2.0F), {16});
+    ok.close();
+    ok.close();  // idempotent
+    CHECK(H5File::open(dir.file("fine.h5")).read<float>("/small").size() == 16);
 }

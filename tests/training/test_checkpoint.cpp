@@ -363,8 +363,9 @@ TEST_CASE("a corrupt or truncated newest checkpoint is reported and the previous
                                                Contains("ckpt-000006.h5"));
 }
 
-TEST_CASE("a checkpoint of another model, dataset or partition is refused, naming the field",
-          "[training][checkpoint]") {
+TEST_CASE(
+    "a checkpoint of another model, dataset or (pipeline) partition is refused, naming the field",
+    "[training][checkpoint]") {
     const Checkpoint c = sample_checkpoint(3);
     CHECK_NOTHROW(check_identity(c, c.identity, IdentityCheck::all, "c.h5"));
 
@@ -380,10 +381,18 @@ TEST_CASE("a checkpoint of another model, dataset or partition is refused, namin
                       Contains("different dataset"));
     other = c.identity;
     other.partition = "in memory, metis, seed 0, 2 parts";
-    CHECK_THROWS_WITH(check_identity(c, other, IdentityCheck::all, "c.h5"),
-                      Contains("different partition"));
-    // predict may run on another K: the partition is not compared.
+    // A graph-parallel checkpoint resumes on any partition (elastic resume), and predict may
+    // run on another K: the partition is not compared.
+    CHECK_NOTHROW(check_identity(c, other, IdentityCheck::all, "c.h5"));
     CHECK_NOTHROW(check_identity(c, other, IdentityCheck::model_and_dataset, "c.h5"));
+    // A layer-pipeline checkpoint keeps per-stage state: another partition is refused.
+    Checkpoint piped = c;
+    piped.identity.training += ", parallel pipeline, stages 2, ways 1";
+    other.training = piped.identity.training;
+    CHECK_THROWS_WITH(check_identity(piped, other, IdentityCheck::all, "c.h5"),
+                      Contains("c.h5: this checkpoint belongs to a different partition") &&
+                          Contains("keeps each stage's state on its ranks"));
+    CHECK_NOTHROW(check_identity(piped, other, IdentityCheck::model_and_dataset, "c.h5"));
     other = c.identity;
     other.training = "adam lr 0.02, seed 7";
     CHECK_THROWS_WITH(check_identity(c, other, IdentityCheck::all, "c.h5"),
