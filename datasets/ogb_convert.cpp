@@ -14,6 +14,7 @@
 #include "datasets/gzip_lines.hpp"
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
+#include "src/base/memory_limit.hpp"
 
 namespace fs = std::filesystem;
 
@@ -181,6 +182,9 @@ HostMatrix read_features(const fs::path& path, std::int64_t n) {
             width = fields.size();
             STRATA_CHECK(width <= static_cast<std::size_t>(std::numeric_limits<index_t>::max()),
                          in.where(), ": ", width, " features exceed the supported maximum");
+            check_allocation(saturating_bytes(static_cast<std::uint64_t>(n), width, sizeof(float)),
+                             in.where() + ": " + std::to_string(n) + " x " + std::to_string(width) +
+                                 " dense features");
             x = HostMatrix(static_cast<index_t>(n), static_cast<index_t>(width));
         }
         STRATA_CHECK(fields.size() == width, in.where(), ": expected ", width,
@@ -349,6 +353,9 @@ OgbConversion convert_ogb(const std::string& dir_name, const OgbConvertOptions& 
     STRATA_CHECK(n >= 1 && n <= std::numeric_limits<index_t>::max(), nodes_path.string(),
                  ":1: field 1 (number of vertices): ", n, " is out of range [1, ",
                  std::numeric_limits<index_t>::max(), "]");
+    // Labels (int64), row pointers (int64) and three masks per vertex.
+    check_allocation(saturating_bytes(static_cast<std::uint64_t>(n), 19),
+                     nodes_path.string() + ": N = " + std::to_string(n) + " vertices");
     const std::int64_t m = read_count(edges_count_path, "number of edges");
     s.num_vertices = n;
 

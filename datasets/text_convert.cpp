@@ -16,6 +16,7 @@
 #include "datasets/edge_list.hpp"
 #include "datasets/graph_io.hpp"
 #include "src/base/error.hpp"
+#include "src/base/memory_limit.hpp"
 
 namespace fs = std::filesystem;
 
@@ -136,6 +137,14 @@ HostMatrix read_mtx(const fs::path& path, std::int64_t n) {
                  ": field 2: column count ", cols, " out of range");
     STRATA_CHECK(entries >= 0 && entries <= rows * cols, in.where(), ": field 3: ", entries,
                  " entries do not fit a ", rows, " x ", cols, " matrix");
+    // Dense float features plus one bit per slot for the duplicate check.
+    check_allocation(
+        saturating_bytes(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols),
+                         sizeof(float)) +
+            saturating_bytes(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols)) /
+                8,
+        in.where() + ": " + std::to_string(rows) + " x " + std::to_string(cols) +
+            " dense features");
     HostMatrix x(static_cast<index_t>(rows), static_cast<index_t>(cols));
     std::vector<bool> seen(x.values.size(), false);
     std::int64_t count = 0;

@@ -1,6 +1,7 @@
 // OGB converter on small gzip fixtures written here: exact CSR (directed, --undirected,
 // duplicates, self loops), features, labels with nan/empty = -1, masks; and every kind of bad
 // input gives an error naming file:line and leaves no output file.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -252,6 +253,13 @@ TEST_CASE("convert_ogb rejects bad text with file:line and the field, writing no
         files["raw/node-feat.csv.gz"] = "1\n2\n3\n4\n5\n6\n7\n";
         expected = "raw/node-feat.csv.gz:7: more than N = 6 feature rows";
     }
+    SECTION("a vertex count beyond the machine's memory") {
+        files["raw/num-node-list.csv.gz"] = "2000000000\n";
+        setenv("STRATA_MEMORY_LIMIT_BYTES", "1000000000", 1);  // unset after the conversion
+        expected =
+            "raw/num-node-list.csv.gz: N = 2000000000 vertices need 38.0 GB, more than "
+            "STRATA_MEMORY_LIMIT_BYTES (1.0 GB)";
+    }
     SECTION("a non-numeric label") {
         files["raw/node-label.csv.gz"] = "3\ncat\nnan\n\n0\nNaN\n";
         expected = "raw/node-label.csv.gz:2: field 1 (class id) 'cat' is not a number";
@@ -292,8 +300,8 @@ TEST_CASE("convert_ogb rejects bad text with file:line and the field, writing no
     TempDir out;
     write_files(in, files);
 
-    REQUIRE_THROWS_WITH(convert_to(in, out.file("g.h5")), Contains(expected));
-
+    CHECK_THROWS_WITH(convert_to(in, out.file("g.h5")), Contains(expected));
+    unsetenv("STRATA_MEMORY_LIMIT_BYTES");
     REQUIRE(fs::is_empty(out.path()));  // no g.h5, no temporary left behind
 }
 

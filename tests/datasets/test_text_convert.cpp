@@ -114,6 +114,16 @@ TEST_CASE("convert_text errors name file:line and the offending field", "[datase
         REQUIRE_THROWS_WITH(
             convert(), Contains("features.mtx:2: field 1: 5 rows, but labels.txt defines N = 4"));
     }
+    SECTION("a MatrixMarket size beyond the machine's memory") {
+        // Found by fuzz_text (an out-of-memory at 3 x 1467211594): refused before allocating.
+        dir.write("features.mtx",
+                  "%%MatrixMarket matrix coordinate real general\n4 1467211594 1\n1 1 1\n");
+        setenv("STRATA_MEMORY_LIMIT_BYTES", "100000000", 1);
+        CHECK_THROWS_WITH(convert(),
+                          Contains("features.mtx:2: 4 x 1467211594 dense features need 24.2 GB, "
+                                   "more than STRATA_MEMORY_LIMIT_BYTES (100.0 MB)"));
+        unsetenv("STRATA_MEMORY_LIMIT_BYTES");
+    }
     SECTION("a 0-based MatrixMarket entry") {
         dir.write("features.mtx", "%%MatrixMarket matrix coordinate real general\n4 3 1\n0 1 1\n");
         REQUIRE_THROWS_WITH(convert(),

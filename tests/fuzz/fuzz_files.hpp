@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,6 +16,13 @@
 #include "src/base/error.hpp"
 
 #include <unistd.h>
+
+// Sizes read from an input may not ask for more than 512 MB (src/base/memory_limit.hpp): a
+// reader must refuse such a file with its one-line error, well inside libFuzzer's -rss_limit_mb.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    setenv("STRATA_MEMORY_LIMIT_BYTES", "536870912", 1);
+    return 0;
+}
 
 namespace strata::fuzz {
 
