@@ -11,6 +11,19 @@ strata=$2
 data=$3
 err=${TMPDIR:-/tmp}/strata-inject.err
 failed=0
+judge() {  # judge WHAT RC ELAPSED_MS PATTERN FILE WHY: a non-zero exit within 10 s, PATTERN in FILE
+  if [ "$2" -eq 0 ] || [ "$2" -eq 124 ]; then
+    echo "FAIL: $1: expected a non-zero exit before the timeout"
+    failed=$((failed + 1))
+  elif [ "$3" -gt 10000 ]; then
+    echo "FAIL: $1: took $3 ms (limit 10 s)"
+    failed=$((failed + 1))
+  elif ! grep -q "$4" "$5"; then
+    echo "FAIL: $1: $6"
+    cat "$5"
+    failed=$((failed + 1))
+  fi
+}
 check() {  # check WHAT [train flags...]
   local what=$1
   shift
@@ -22,17 +35,8 @@ check() {  # check WHAT [train flags...]
   elapsed_ms=$((($(date +%s%N) - start) / 1000000))
   echo "$what: mpirun exit $rc after ${elapsed_ms} ms"
   grep -m1 "rank 1" "$err"
-  if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
-    echo "FAIL: $what: expected a non-zero exit before the timeout"
-    failed=$((failed + 1))
-  elif [ "$elapsed_ms" -gt 10000 ]; then
-    echo "FAIL: $what: took ${elapsed_ms} ms (limit 10 s)"
-    failed=$((failed + 1))
-  elif ! grep -q "\[rank 1\] error: injected failure on rank 1 at epoch 3" "$err"; then
-    echo "FAIL: $what: no rank-tagged message"
-    cat "$err"
-    failed=$((failed + 1))
-  fi
+  judge "$what" "$rc" "$elapsed_ms" "\[rank 1\] error: injected failure on rank 1 at epoch 3" \
+    "$err" "no rank-tagged message"
 }
 check "graph parallelism"
 check "layer pipeline" --parallel pipeline --model gcnii --layers 4 --chunks 4
@@ -68,17 +72,9 @@ check_kill() {  # check_kill WHAT [train flags...]
   rc=$?
   elapsed_ms=$((($(date +%s%N) - start) / 1000000))
   echo "$what: kill -9 of rank 1 (pid $victim): mpirun exit $rc after ${elapsed_ms} ms"
-  if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
-    echo "FAIL: $what: expected a non-zero exit before the timeout"
-    failed=$((failed + 1))
-  elif [ "$elapsed_ms" -gt 10000 ]; then
-    echo "FAIL: $what: took ${elapsed_ms} ms (limit 10 s)"
-    failed=$((failed + 1))
-  elif ! grep -q "process rank 1 with PID [0-9]* on node .* exited on signal 9 (Killed)" "$out"; then
-    echo "FAIL: $what: mpirun did not name the killed rank"
-    cat "$out"
-    failed=$((failed + 1))
-  fi
+  judge "$what" "$rc" "$elapsed_ms" \
+    "process rank 1 with PID [0-9]* on node .* exited on signal 9 (Killed)" "$out" \
+    "mpirun did not name the killed rank"
 }
 check_kill "kill -9, graph parallelism"
 check_kill "kill -9, layer pipeline" --parallel pipeline --model gcnii --layers 4 --chunks 4
