@@ -39,7 +39,7 @@ host_index() {
 
 # The namespaces of this prefix that exist now (stn1 stn2 ...), whatever N was.
 existing_hosts() {
-  ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$prefix[0-9]+$" | sort -V || true
+  ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${prefix}[0-9]+$" | sort -V || true
 }
 
 # tc rate of a RATE argument: a number is Gbit/s (0.1 = 100 Mbit/s), or a tc rate with its unit

@@ -67,11 +67,11 @@ wait_until 10 test "$(probe "$h1" "$a2")" = reachable && ok "link $h2 up: reacha
   fail "link $h2 up: still unreachable"
 
 # Idempotent: up 3 adds a host, up 2 removes it again, leaving the fixture as it was.
-before=$(ip netns list | awk '{print $1}' | grep -c "^$STRATA_CLUSTER_PREFIX[0-9]")
+before=$(ip netns list | awk '{print $1}' | grep -c "^${STRATA_CLUSTER_PREFIX}[0-9]")
 "$repo/scripts/cluster/up" 3 >/dev/null && [ "$(getent hosts "${STRATA_CLUSTER_PREFIX}3" | awk '{print $1}')" != "" ] &&
   ok "up 3 on a running 2-host cluster adds ${STRATA_CLUSTER_PREFIX}3" || fail "up 3"
 "$repo/scripts/cluster/up" 2 >/dev/null
-after=$(ip netns list | awk '{print $1}' | grep -c "^$STRATA_CLUSTER_PREFIX[0-9]")
+after=$(ip netns list | awk '{print $1}' | grep -c "^${STRATA_CLUSTER_PREFIX}[0-9]")
 [ "$before" = 2 ] && [ "$after" = 2 ] && ! getent hosts "${STRATA_CLUSTER_PREFIX}3" >/dev/null &&
   ! ip link show "v${STRATA_CLUSTER_PREFIX}3" >/dev/null 2>&1 &&
   ok "up 2 again removes it (namespaces $before -> 3 -> $after)" || fail "up 2 after up 3: $after namespaces"

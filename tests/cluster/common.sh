@@ -31,6 +31,7 @@ use_cluster() {
   require_netns
   local env=${STRATA_CLUSTER_DIR:?}/env
   [ -f "$env" ] || { echo "FAIL: no $env (did the cluster_up fixture run?)"; exit 1; }
+  # shellcheck source=/dev/null
   source "$env"
   source "$repo/scripts/env.sh"
   unset OMPI_MCA_rmaps_base_oversubscribe  # one slot per host: -np 2 means one rank per host
