@@ -2,8 +2,9 @@
 # Network faults on the fixture's 2 hosts, mid-training (Cora, 2 ranks, one per host):
 #  link_down   host 2's link taken down            (the cluster's mpirun flags)
 #  slow_link   host 2's link slowed to a crawl     (tbf at 8 kbit/s; the same flags)
-#  slow_link_watchdog  the crawl with mpirun's daemon keepalive off: strata's --comm-timeout
-#              alone must end the ranks
+#  slow_link_watchdog, link_down_watchdog  the crawl and the cut with mpirun's daemon keepalive
+#              off: strata's --comm-timeout alone must end the ranks (after a cut, mpirun itself
+#              ends only once the link is repaired, which this test does when the ranks are gone)
 # Each time the job ends on its own, with a line naming the rank (strata: "rank R: no progress
 # from rank P ...") or the host (Open MPI: "lost communication with a remote daemon ... on node
 # HOST"), within --comm-timeout plus an allowance; no rank is left on either host; after the
@@ -52,9 +53,11 @@ flags_name=mpi_flags
 train reference reference.jsonl >reference.out 2>&1 ||
   { fail "uninterrupted run"; cat reference.out; }
 
-# fault NAME FLAGS_ARRAY MODE RANKS_BOUND JOB_BOUND BREAK REPAIR
+# fault NAME FLAGS_ARRAY MODE RANKS_BOUND JOB_BOUND BREAK REPAIR [early]
+# (early: repair as soon as no rank is left, before the job has ended)
 fault() {
-  local name=$1 mode=$3 ranks_bound=$4 job_bound=$5 break_cmd=$6 repair_cmd=$7
+  local name=$1 mode=$3 ranks_bound=$4 job_bound=$5 break_cmd=$6 repair_cmd=$7 early=${8:-}
+  local repaired=""
   flags_name=$2
   STRATA_EPOCH_SLEEP_MS=200 train "$name" "$name.jsonl" >"$name.out" 2>"$name.err" &
   local job=$!
@@ -68,6 +71,10 @@ fault() {
   eval "$break_cmd"
   while [ $((($(date +%s%N) - start) / 1000000000)) -lt "$job_bound" ]; do
     [ -z "$ranks_ms" ] && [ -z "$(ranks_left)" ] && ranks_ms=$((($(date +%s%N) - start) / 1000000))
+    if [ -n "$early" ] && [ -n "$ranks_ms" ] && [ -z "$repaired" ]; then
+      eval "$repair_cmd"
+      repaired=1
+    fi
     kill -0 "$job" 2>/dev/null || break
     sleep 0.2
   done
@@ -93,7 +100,7 @@ fault() {
   [ -n "$ranks_ms" ] && [ "$ranks_ms" -le $((ranks_bound * 1000)) ] && [ -z "$left" ] &&
     ok "$name: no rank left on either host after ${ranks_ms} ms (bound ${ranks_bound} s)" ||
     fail "$name: ranks gone after ${ranks_ms:-never} ms (bound ${ranks_bound} s), left: ${left:-none}"
-  eval "$repair_cmd"
+  [ -n "$repaired" ] || eval "$repair_cmd"
   flags_name=mpi_flags
   train "$name" "$name.jsonl" --resume >"$name-resume.out" 2>&1 ||
     { fail "$name: resume exited $?"; tail -n 20 "$name-resume.out"; }
@@ -112,4 +119,6 @@ fault slow_link mpi_flags any "$bound" "$bound" "'$scripts/shape' 8kbit $h2" "'$
 # its kill messages to cross the 8 kbit/s link (about a minute).
 fault slow_link_watchdog no_keepalive strata "$bound" $((limit + 150)) \
   "'$scripts/shape' 8kbit $h2" "'$scripts/shape' off"
+fault link_down_watchdog no_keepalive strata "$bound" $((limit + 60)) \
+  "'$scripts/link' $h2 down" "'$scripts/link' $h2 up" early
 finish
