@@ -65,6 +65,7 @@ struct TrainOptions {
     int checkpoint_every = 10;
     bool resume = false;
     int split_index = 0;
+    double comm_timeout = 300.0;  ///< seconds one wait for another rank may take (0: forever)
     /// Layer-pipeline parallelism (src/nn/pipeline_executor.hpp).
     std::string parallel = "graph";
     int stages = 0;  ///< 0: ranks / ways
@@ -257,6 +258,9 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
         vertices = part.graph.num_global_vertices;
     }
     (void)malloc_trim(0);
+    // From here on no rank has a reason to wait long for another (loading, where rank 0 may
+    // partition a large graph alone, is over): a longer wait is a failed link or rank.
+    comm.set_wait_limit(o.comm_timeout);
 
     ModelGraph& graph = model->graph;
     ModelParameters parameters(backend, graph, o.seed);
@@ -547,6 +551,11 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     cmd->add_option("--guard-window", o->guard_window,
                     "Pipeline guard: the validation-accuracy trigger needs its streak of "
                     "evaluations to span at least N epochs")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--comm-timeout", o->comm_timeout,
+                    "After loading, a rank that waits this many seconds for another rank in one "
+                    "operation (a cut or crawling network link, a stuck rank) names it and ends "
+                    "the job (0: wait forever; MPI communication only)")
         ->check(CLI::NonNegativeNumber);
     cmd->add_flag("--quiet", o->quiet, "Print only the final line");
     cmd->add_option("--checkpoint-dir", o->checkpoint_dir,

@@ -101,6 +101,12 @@ public:
                                                         int root) = 0;
     virtual void barrier() = 0;
 
+    /// Bounds every later wait for other ranks: a rank that waits more than `seconds` for one
+    /// operation prints one line naming the peer and the operation and ends the job (MPI_Abort),
+    /// so that a failed network link cannot hang the job. 0: wait forever (the default).
+    /// Communicators that cannot bound their waits (NCCL's run on the GPU) ignore it.
+    virtual void set_wait_limit(double seconds) { (void)seconds; }
+
     [[nodiscard]] virtual const CommStats& stats() const = 0;
     virtual void reset_stats() = 0;
 };

@@ -14,6 +14,7 @@
 #include "src/base/timer.hpp"
 #include "src/comm/exchange_check.hpp"
 #include "src/comm/mpi_check.hpp"
+#include "src/comm/mpi_wait.hpp"
 
 namespace strata {
 namespace {
@@ -33,8 +34,9 @@ int checked_count(std::size_t count, const char* what) {
 /// can consume a peer's rows while the others are still in flight.
 class MpiExchange final : public Exchange {
 public:
-    MpiExchange(MPI_Comm comm, CommStats& stats, int rank, const ExchangePattern& pattern)
-        : comm_(comm), stats_(stats), rank_(rank), peers_(pattern.peers) {}
+    MpiExchange(MPI_Comm comm, CommStats& stats, const MpiWaiter& waiter, int rank,
+                const ExchangePattern& pattern)
+        : comm_(comm), stats_(stats), waiter_(waiter), rank_(rank), peers_(pattern.peers) {}
     MpiExchange(const MpiExchange&) = delete;
     MpiExchange& operator=(const MpiExchange&) = delete;
 
@@ -51,10 +53,8 @@ public:
             }
         }
         const ScopedTimer timer(stats_.wait_seconds);
-        MPI_Waitall(static_cast<int>(recv_requests_.size()), recv_requests_.data(),
-                    MPI_STATUSES_IGNORE);
-        MPI_Waitall(static_cast<int>(send_requests_.size()), send_requests_.data(),
-                    MPI_STATUSES_IGNORE);
+        (void)waiter_.wait_all(recv_requests_, recv_rank_, "a halo exchange (receive)");
+        (void)waiter_.wait_all(send_requests_, send_rank_, "a halo exchange (send)");
     }
 
     /// Receives first, so that no peer's message waits in an unexpected-message queue.
@@ -64,7 +64,9 @@ public:
         recv_requests_.reserve(num_peers);
         recv_peer_.reserve(num_peers);
         recv_count_.reserve(num_peers);
+        recv_rank_.reserve(num_peers);
         send_requests_.reserve(num_peers);
+        send_rank_.reserve(num_peers);
         for (std::size_t i = 0; i < num_peers; ++i) {
             const index_t rows = pattern.recv_offsets[i + 1] - pattern.recv_offsets[i];
             if (rows == 0) {
@@ -79,6 +81,7 @@ public:
             recv_requests_.push_back(request);
             recv_peer_.push_back(static_cast<int>(i));
             recv_count_.push_back(count);
+            recv_rank_.push_back(peers_[i]);
             ++pending_receives_;
         }
         for (std::size_t i = 0; i < num_peers; ++i) {
@@ -91,6 +94,7 @@ public:
             STRATA_MPI_CHECK(MPI_Isend(rows_view.data, static_cast<int>(rows_view.size()),
                                        MPI_FLOAT, peers_[i], exchange_tag, comm_, &request));
             send_requests_.push_back(request);
+            send_rank_.push_back(peers_[i]);
         }
     }
 
@@ -110,8 +114,7 @@ public:
         int code = MPI_SUCCESS;
         {
             const ScopedTimer timer(stats_.wait_seconds);
-            code = MPI_Waitall(static_cast<int>(send_requests_.size()), send_requests_.data(),
-                               MPI_STATUSES_IGNORE);
+            code = waiter_.wait_all(send_requests_, send_rank_, "a halo exchange (send)");
         }
         if (code != MPI_SUCCESS) {
             const std::string what =
@@ -132,8 +135,8 @@ private:
         int code = MPI_SUCCESS;
         {
             const ScopedTimer timer(stats_.wait_seconds);
-            code = MPI_Waitany(static_cast<int>(recv_requests_.size()), recv_requests_.data(),
-                               &index, &status);
+            code = waiter_.wait_any(recv_requests_, recv_rank_, "a halo exchange (receive)", &index,
+                                    &status);
         }
         if (index == MPI_UNDEFINED) {
             // Only after an earlier failed wait freed its request without telling us which.
@@ -160,12 +163,15 @@ private:
 
     MPI_Comm comm_;
     CommStats& stats_;
+    const MpiWaiter& waiter_;
     int rank_;
     std::vector<int> peers_;
     std::vector<MPI_Request> recv_requests_;
     std::vector<int> recv_peer_;   ///< peer index of each receive request
     std::vector<int> recv_count_;  ///< expected floats of each receive request
+    std::vector<int> recv_rank_;   ///< peer rank of each receive request
     std::vector<MPI_Request> send_requests_;
+    std::vector<int> send_rank_;  ///< peer rank of each send request
     int pending_receives_ = 0;
     int uncaught_at_start_ = std::uncaught_exceptions();
     std::deque<int> ready_;  ///< peer indices whose rows are in place, not yet returned
@@ -173,14 +179,14 @@ private:
 
 class MpiReduction final : public Reduction {
 public:
-    explicit MpiReduction(CommStats& stats) : stats_(stats) {}
+    MpiReduction(CommStats& stats, const MpiWaiter& waiter) : stats_(stats), waiter_(waiter) {}
     MpiReduction(const MpiReduction&) = delete;
     MpiReduction& operator=(const MpiReduction&) = delete;
 
     ~MpiReduction() override {
         if (request_ != MPI_REQUEST_NULL) {
             const ScopedTimer timer(stats_.wait_seconds);
-            MPI_Wait(&request_, MPI_STATUS_IGNORE);
+            (void)waiter_.wait(request_, collective_peer, what);
         }
     }
 
@@ -192,11 +198,13 @@ public:
 
     void wait() override {
         const ScopedTimer timer(stats_.wait_seconds);
-        STRATA_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+        STRATA_MPI_CHECK(waiter_.wait(request_, collective_peer, what));
     }
 
 private:
+    static constexpr const char* what = "an overlapped all-reduce (start_allreduce_sum)";
     CommStats& stats_;
+    const MpiWaiter& waiter_;
     MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
@@ -216,6 +224,7 @@ MpiCommunicator::MpiCommunicator(MPI_Comm parent) {
         STRATA_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
         STRATA_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
         STRATA_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+        waiter_ = MpiWaiter(rank_, size_);
     } catch (...) {
         MPI_Comm_free(&comm_);
         throw;
@@ -235,14 +244,14 @@ std::unique_ptr<Exchange> MpiCommunicator::start_exchange(const ExchangePattern&
     check_exchange(pattern, send, recv, rank_, size_);
     checked_count(send.size(), "exchange: send matrix");
     checked_count(recv.size(), "exchange: recv matrix");
-    auto exchange = std::make_unique<MpiExchange>(comm_, stats_, rank_, pattern);
+    auto exchange = std::make_unique<MpiExchange>(comm_, stats_, waiter_, rank_, pattern);
     exchange->post(pattern, send, recv);  // on failure, the destructor waits for what was posted
     stats_.count_exchange(send.size() * sizeof(float), recv.size() * sizeof(float));
     return exchange;
 }
 
 std::unique_ptr<Reduction> MpiCommunicator::start_allreduce_sum(std::span<float> data) {
-    auto reduction = std::make_unique<MpiReduction>(stats_);
+    auto reduction = std::make_unique<MpiReduction>(stats_, waiter_);
     reduction->start(data, comm_);
     stats_.count_collective(data.size_bytes());
     return reduction;
@@ -253,7 +262,9 @@ void MpiCommunicator::allreduce(void* data, std::size_t count, std::size_t eleme
     const int n = checked_count(count, what);
     {
         const ScopedTimer timer(stats_.wait_seconds);
-        STRATA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, n, type, op, comm_));
+        MPI_Request request = MPI_REQUEST_NULL;
+        STRATA_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, n, type, op, comm_, &request));
+        STRATA_MPI_CHECK(waiter_.wait(request, collective_peer, what));
     }
     stats_.count_collective(count * element_bytes);
 }
@@ -288,7 +299,9 @@ void MpiCommunicator::broadcast(std::span<std::byte> data, int root) {
     const int n = checked_count(data.size(), "broadcast");
     {
         const ScopedTimer timer(stats_.wait_seconds);
-        STRATA_MPI_CHECK(MPI_Bcast(data.data(), n, MPI_BYTE, root, comm_));
+        MPI_Request request = MPI_REQUEST_NULL;
+        STRATA_MPI_CHECK(MPI_Ibcast(data.data(), n, MPI_BYTE, root, comm_, &request));
+        STRATA_MPI_CHECK(waiter_.wait(request, collective_peer, "broadcast"));
     }
     stats_.count_collective(data.size());
 }
@@ -299,7 +312,10 @@ std::vector<std::byte> MpiCommunicator::gather(std::span<const std::byte> data, 
     const ScopedTimer timer(stats_.wait_seconds);
     const auto mine = static_cast<std::int64_t>(data.size());
     std::vector<std::int64_t> sizes(rank_ == root ? static_cast<std::size_t>(size_) : 0);
-    STRATA_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, root, comm_));
+    MPI_Request request = MPI_REQUEST_NULL;
+    STRATA_MPI_CHECK(
+        MPI_Igather(&mine, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, root, comm_, &request));
+    STRATA_MPI_CHECK(waiter_.wait(request, collective_peer, "gather (sizes)"));
     stats_.count_collective(data.size());
     // One message of at most max_message_bytes_ per piece, in order (non-overtaking).
     auto pieces = [this](std::size_t bytes, auto&& each) {
@@ -309,8 +325,10 @@ std::vector<std::byte> MpiCommunicator::gather(std::span<const std::byte> data, 
     };
     if (rank_ != root) {
         pieces(data.size(), [&](std::size_t offset, int count) {
+            MPI_Request send = MPI_REQUEST_NULL;
             STRATA_MPI_CHECK(
-                MPI_Send(data.data() + offset, count, MPI_BYTE, root, gather_tag, comm_));
+                MPI_Isend(data.data() + offset, count, MPI_BYTE, root, gather_tag, comm_, &send));
+            STRATA_MPI_CHECK(waiter_.wait(send, root, "gather (send to the root)"));
         });
         return {};
     }
@@ -326,13 +344,19 @@ std::vector<std::byte> MpiCommunicator::gather(std::span<const std::byte> data, 
             std::copy(data.begin(), data.end(), all.begin() + static_cast<std::ptrdiff_t>(first));
         } else {
             pieces(bytes, [&](std::size_t offset, int count) {
-                STRATA_MPI_CHECK(MPI_Recv(all.data() + first + offset, count, MPI_BYTE, r,
-                                          gather_tag, comm_, MPI_STATUS_IGNORE));
+                MPI_Request recv = MPI_REQUEST_NULL;
+                STRATA_MPI_CHECK(MPI_Irecv(all.data() + first + offset, count, MPI_BYTE, r,
+                                           gather_tag, comm_, &recv));
+                STRATA_MPI_CHECK(waiter_.wait(recv, r, "gather (receive at the root)"));
             });
         }
         first += bytes;
     }
     return all;
+}
+
+void MpiCommunicator::set_wait_limit(double seconds) {
+    waiter_.set_limit(seconds);
 }
 
 void MpiCommunicator::set_max_message_bytes(std::size_t bytes) {
@@ -343,7 +367,9 @@ void MpiCommunicator::set_max_message_bytes(std::size_t bytes) {
 
 void MpiCommunicator::barrier() {
     const ScopedTimer timer(stats_.wait_seconds);
-    STRATA_MPI_CHECK(MPI_Barrier(comm_));
+    MPI_Request request = MPI_REQUEST_NULL;
+    STRATA_MPI_CHECK(MPI_Ibarrier(comm_, &request));
+    STRATA_MPI_CHECK(waiter_.wait(request, collective_peer, "barrier"));
 }
 
 }  // namespace strata

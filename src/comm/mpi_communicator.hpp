@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include "src/comm/communicator.hpp"
+#include "src/comm/mpi_wait.hpp"
 
 namespace strata {
 
@@ -27,6 +28,10 @@ namespace strata {
 /// Lifetime: the MPI session outlives the communicator, and the communicator outlives every
 /// Exchange and Reduction it started (they update its stats). Not thread-safe; call it from
 /// the thread that initialised MPI (MPI_THREAD_FUNNELED).
+///
+/// Waits: every wait for other ranks (exchanges, reductions, the blocking collectives, which
+/// are started non-blocking and waited for) goes through one MpiWaiter, so set_wait_limit()
+/// bounds all of them.
 ///
 /// Destroying an Exchange or Reduction waits for its requests (never throws). An Exchange
 /// destroyed while an exception unwinds first cancels its pending receives, so the throwing
@@ -82,6 +87,12 @@ public:
     /// Adds wait time only.
     void barrier() override;
 
+    /// From now on, a rank that waits more than `seconds` for one operation prints one line
+    /// naming the peer and the operation and ends the job with MPI_Abort (MpiWaiter; a cut or
+    /// crawling network link). 0 (the default): wait forever.
+    void set_wait_limit(double seconds) override;
+    [[nodiscard]] double wait_limit() const { return waiter_.limit(); }
+
     /// Largest single MPI message of gather() (1 GiB); smaller values are for tests.
     [[nodiscard]] std::size_t max_message_bytes() const { return max_message_bytes_; }
     void set_max_message_bytes(std::size_t bytes);
@@ -97,6 +108,7 @@ private:
     int rank_ = 0;
     int size_ = 1;
     CommStats stats_;
+    MpiWaiter waiter_{0, 1};
     std::size_t max_message_bytes_ = std::size_t{1} << 30;
 };
 

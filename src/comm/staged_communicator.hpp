@@ -50,6 +50,7 @@ public:
         return host_->gather(data, root);
     }
     void barrier() override { host_->barrier(); }
+    void set_wait_limit(double seconds) override { host_->set_wait_limit(seconds); }
 
     [[nodiscard]] const CommStats& stats() const override { return host_->stats(); }
     void reset_stats() override { host_->reset_stats(); }

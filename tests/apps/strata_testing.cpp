@@ -2,6 +2,8 @@
 // production `strata` has none). Environment, each "RANK:EPOCH" or a number:
 //   STRATA_INJECT_FAILURE=R:E   rank R throws at the start of epoch E (the job must abort)
 //   STRATA_INJECT_SIGNAL=R:E    rank R raises SIGTERM after epoch E (a graceful, agreed stop)
+//   STRATA_INJECT_STALL=R:E     rank R stops responding (sleeps an hour) at the start of epoch E
+//                               (the others' --comm-timeout must end the job)
 //   STRATA_EPOCH_SLEEP_MS=N     every rank sleeps N ms after each epoch (same arithmetic,
 //                               slower: tests that signal or kill a running job)
 #include <chrono>
@@ -34,7 +36,8 @@ public:
     explicit FaultInjection(int rank)
         : rank_(rank),
           failure_(rank_epoch("STRATA_INJECT_FAILURE")),
-          signal_(rank_epoch("STRATA_INJECT_SIGNAL")) {
+          signal_(rank_epoch("STRATA_INJECT_SIGNAL")),
+          stall_(rank_epoch("STRATA_INJECT_STALL")) {
         if (const char* ms = std::getenv("STRATA_EPOCH_SLEEP_MS")) {
             sleep_ms_ = std::atoi(ms);
         }
@@ -43,6 +46,9 @@ public:
         STRATA_CHECK(!(failure_.first == rank_ && failure_.second == epoch),
                      "injected failure on rank ", rank_, " at epoch ", epoch,
                      " (STRATA_INJECT_FAILURE)");
+        if (stall_.first == rank_ && stall_.second == epoch) {
+            std::this_thread::sleep_for(std::chrono::hours(1));
+        }
     }
     void end_epoch(const strata::EpochStats& stats, strata::FitState&) override {
         if (sleep_ms_ > 0) {
@@ -57,6 +63,7 @@ private:
     int rank_;
     std::pair<int, std::int64_t> failure_;
     std::pair<int, std::int64_t> signal_;
+    std::pair<int, std::int64_t> stall_;
     int sleep_ms_ = 0;
 };
 

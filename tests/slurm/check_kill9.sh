@@ -12,7 +12,7 @@ cd "$tmp" || exit 1
 
 job=$(STRATA_BIN=$strata STRATA_DATA=$repo/data/cora.h5 STRATA_EPOCHS=100000 \
   STRATA_EPOCH_SLEEP_MS=100 STRATA_RUN_DIR=$tmp/run \
-  sbatch --parsable --output="$tmp/run.out" "$repo/scripts/slurm/train.sbatch")
+  sbatch --parsable "${test_sbatch_args[@]}" --output="$tmp/run.out" "$repo/scripts/slurm/train.sbatch")
 has_epoch_3() { grep -q "^epoch    3 " "$tmp/run/train.log" 2>/dev/null; }
 wait_until 240 has_epoch_3 || { fail "job $job never reached epoch 3"; cat "$tmp/run.out"; }
 victim=$(rank_pids "$job" 1)
@@ -42,4 +42,5 @@ fi
   fail "job state $state, restarts $(job_field "$job" Restarts)"
 grep -q "strata train failed" "$tmp/run/train.log" && ok "train.log records the failure" ||
   fail "no failure line in train.log"
+check_nodes "$job"
 finish

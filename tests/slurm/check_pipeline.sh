@@ -11,6 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 
 STRATA_BIN=$strata STRATA_RUNS=$tmp/runs STRATA_EPOCHS=200 STRATA_WAIT_TIMEOUT=400 \
+  STRATA_TRAIN_SBATCH_ARGS="${test_sbatch_args[*]}" \
   STRATA_TRAIN_ARGS="--row-normalize-features --seed 1" \
   "$repo/scripts/slurm/pipeline.sh" --wait "$repo/data/cora.h5" 2 >pipeline.out 2>&1
 rc=$?
@@ -34,4 +35,5 @@ fi
 [ "$(wc -l <"runs/train-$train_job/metrics.jsonl")" -eq 200 ] && [ -d "runs/train-$train_job/checkpoints" ] &&
   ok "run directory holds train.log, metrics.jsonl (200 lines), checkpoints/" || fail "run directory"
 grep -q "ranks=2" "$log" && ok "2 ranks" || fail "not 2 ranks"
+check_nodes "$train_job"
 finish

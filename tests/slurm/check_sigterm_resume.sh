@@ -14,7 +14,7 @@ export STRATA_BIN=$strata STRATA_DATA=$repo/data/cora.h5 STRATA_EPOCHS=60 STRATA
 submit() {  # submit RUN_DIR [env...]: prints the job id
   local run=$1
   shift
-  env STRATA_RUN_DIR="$run" "$@" sbatch --parsable --output="$run.out" \
+  env STRATA_RUN_DIR="$run" "$@" sbatch --parsable "${test_sbatch_args[@]}" --output="$run.out" \
     "$repo/scripts/slurm/train.sbatch"
 }
 
@@ -55,4 +55,5 @@ else
 fi
 [ "$(grep test_accuracy= "$tmp/reference/train.log")" = "$(grep test_accuracy= "$log")" ] &&
   ok "same test_accuracy line: $(grep test_accuracy= "$log")" || fail "final lines differ"
+check_nodes "$job"
 finish

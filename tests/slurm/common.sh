@@ -59,6 +59,21 @@ rank_pids() {  # rank_pids JOB RANK
   done
 }
 
+# Several nodes (tests/cluster: the emulated cluster's Slurm): STRATA_SLURM_TEST_NODES=N makes
+# the training jobs ask for N nodes, one task each, and check_nodes checks that they got them.
+test_sbatch_args=()
+if [ -n "${STRATA_SLURM_TEST_NODES:-}" ]; then
+  test_sbatch_args=(--nodes="$STRATA_SLURM_TEST_NODES" --ntasks-per-node=1)
+fi
+check_nodes() {  # check_nodes JOB
+  [ -n "${STRATA_SLURM_TEST_NODES:-}" ] || return 0
+  local n list
+  n=$(job_field "$1" NumNodes)
+  list=$(job_field "$1" NodeList)
+  [ "$n" = "$STRATA_SLURM_TEST_NODES" ] && ok "job $1 ran on $n nodes ($list), one task each" ||
+    fail "job $1 ran on '$n' nodes ($list), expected $STRATA_SLURM_TEST_NODES"
+}
+
 # Same metrics (the deterministic fields), exact float equality as printed.
 same_metrics() {  # same_metrics A.jsonl B.jsonl
   /usr/bin/python3 - "$1" "$2" <<'PY'

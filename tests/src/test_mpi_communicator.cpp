@@ -190,6 +190,11 @@ struct StagedOnCpu {
     std::unique_ptr<Backend> cpu = make_cpu_backend(1);
     StagedCommunicator comm{*cpu, std::make_unique<MpiCommunicator>()};
 };
+/// Every wait through MpiWaiter's polling path (a limit far above any test's wait).
+struct BoundedMpi {
+    BoundedMpi() { comm.set_wait_limit(600.0); }
+    MpiCommunicator comm;
+};
 
 template <class F>
 bool throws_error_containing(F&& f, const std::string& part) {
@@ -251,7 +256,7 @@ TEST_CASE("a communicator built on a split communicator reduces within its group
 }
 
 TEMPLATE_TEST_CASE("a ring exchange delivers every value to the right rank, row and column",
-                   "[mpi]", PlainMpi, StagedOnCpu) {
+                   "[mpi]", PlainMpi, StagedOnCpu, BoundedMpi) {
     TestType fixture;
     Communicator& comm = fixture.comm;
     const ExchangePattern pattern = ring_pattern(comm.rank(), comm.size());
@@ -266,7 +271,7 @@ TEMPLATE_TEST_CASE("a ring exchange delivers every value to the right rank, row 
 }
 
 TEMPLATE_TEST_CASE("an all-to-all exchange with uneven and empty peers returns each peer once",
-                   "[mpi]", PlainMpi, StagedOnCpu) {
+                   "[mpi]", PlainMpi, StagedOnCpu, BoundedMpi) {
     TestType fixture;
     Communicator& comm = fixture.comm;
     const ExchangePattern pattern = all_to_all_pattern(comm.rank(), comm.size());
@@ -281,7 +286,7 @@ TEMPLATE_TEST_CASE("an all-to-all exchange with uneven and empty peers returns e
 }
 
 TEMPLATE_TEST_CASE("two exchanges in flight at once each receive their own messages", "[mpi]",
-                   PlainMpi, StagedOnCpu) {
+                   PlainMpi, StagedOnCpu, BoundedMpi) {
     TestType fixture;
     Communicator& comm = fixture.comm;
     const int rank = comm.rank();
@@ -309,7 +314,7 @@ TEMPLATE_TEST_CASE("two exchanges in flight at once each receive their own messa
 }
 
 TEMPLATE_TEST_CASE("wait_any after wait_all still returns every peer once", "[mpi]", PlainMpi,
-                   StagedOnCpu) {
+                   StagedOnCpu, BoundedMpi) {
     TestType fixture;
     Communicator& comm = fixture.comm;
     const ExchangePattern pattern = all_to_all_pattern(comm.rank(), comm.size());
@@ -333,7 +338,7 @@ TEMPLATE_TEST_CASE("wait_any after wait_all still returns every peer once", "[mp
 }
 
 TEMPLATE_TEST_CASE("stats count exactly the payload bytes of exchanges and reductions", "[mpi]",
-                   PlainMpi, StagedOnCpu) {
+                   PlainMpi, StagedOnCpu, BoundedMpi) {
     TestType fixture;
     Communicator& comm = fixture.comm;
     const int rank = comm.rank();
@@ -394,7 +399,7 @@ TEMPLATE_TEST_CASE("stats count exactly the payload bytes of exchanges and reduc
 }
 
 TEMPLATE_TEST_CASE("blocking reductions, broadcast and barrier give hand-checked values", "[mpi]",
-                   PlainMpi, StagedOnCpu) {
+                   PlainMpi, StagedOnCpu, BoundedMpi) {
     TestType fixture;
     Communicator& comm = fixture.comm;
     const int rank = comm.rank();
@@ -450,7 +455,7 @@ bool gathered_ok(const std::vector<std::byte>& all, int rank, int root, int size
 }
 
 TEMPLATE_TEST_CASE("gather concatenates every rank's bytes in rank order on the root only", "[mpi]",
-                   PlainMpi, StagedOnCpu) {
+                   PlainMpi, StagedOnCpu, BoundedMpi) {
     TestType fixture;
     Communicator& comm = fixture.comm;
     const int root = comm.size() - 1;
@@ -474,7 +479,7 @@ TEST_CASE("gather splits contributions larger than the message limit", "[mpi]") 
 }
 
 TEMPLATE_TEST_CASE("a started all-reduce overlaps local work and then holds the global sum",
-                   "[mpi]", PlainMpi, StagedOnCpu) {
+                   "[mpi]", PlainMpi, StagedOnCpu, BoundedMpi) {
     TestType fixture;
     Communicator& comm = fixture.comm;
     const int rank = comm.rank();
@@ -555,6 +560,16 @@ TEST_CASE("an empty pattern finishes at once and broadcast rejects a bad root", 
 
     CHECK(ok);
     REQUIRE(test::all_ranks(ok));
+}
+
+TEST_CASE("the wait limit is 0 (forever) by default and refuses negative values", "[mpi]") {
+    MpiCommunicator comm;
+    CHECK(comm.wait_limit() == 0.0);
+    comm.set_wait_limit(2.5);
+    CHECK(comm.wait_limit() == 2.5);
+    CHECK(throws_error_containing([&] { comm.set_wait_limit(-1.0); },
+                                  "communication wait limit -1 s is negative (0: wait forever)"));
+    CHECK(comm.wait_limit() == 2.5);
 }
 
 TEST_CASE("mpi_check turns an MPI error code into an Error with MPI's message", "[mpi]") {

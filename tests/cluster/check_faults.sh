@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Network faults on the fixture's 2 hosts, mid-training (Cora, 2 ranks, one per host):
+#  link_down   host 2's link taken down            (the cluster's mpirun flags)
+#  slow_link   host 2's link slowed to a crawl     (tbf at 8 kbit/s; the same flags)
+#  slow_link_watchdog, link_down_watchdog  the crawl and the cut with mpirun's daemon keepalive
+#              off: strata's --comm-timeout alone must end the ranks (after a cut, mpirun itself
+#              ends only once the link is repaired, which this test does when the ranks are gone)
+# Each time the job ends on its own, with a line naming the rank (strata: "rank R: no progress
+# from rank P ...") or the host (Open MPI: "lost communication with a remote daemon ... on node
+# HOST"), within --comm-timeout plus an allowance; no rank is left on either host; after the
+# repair, --resume continues from the last checkpoint and ends exactly as an uninterrupted run.
+# Usage: check_faults.sh REPO STRATA_TESTING (the test build: STRATA_EPOCH_SLEEP_MS)
+set -u
+repo=$1
+strata=$(realpath "$2")
+source "$repo/tests/cluster/common.sh"
+use_cluster
+scripts=$repo/scripts/cluster
+IFS=, read -r h1 h2 <<<"$STRATA_CLUSTER_HOSTS"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; "$scripts/link" "$h2" up >/dev/null 2>&1; "$scripts/shape" off >/dev/null 2>&1' EXIT
+cd "$tmp" || exit 1
+limit=${STRATA_TEST_COMM_TIMEOUT:-10}
+epochs=40
+mpi_flags=("${cluster_mpirun[@]:1}")
+no_keepalive=("${mpi_flags[@]}")
+for i in "${!no_keepalive[@]}"; do
+  [ "${no_keepalive[$i]}" = oob_tcp_keepalive_time ] && no_keepalive[$((i + 1))]=0
+done
+
+train() {  # train DIR METRICS [args...] (mpirun flags from $flags_name)
+  local dir=$1 metrics=$2
+  shift 2
+  local -n flags=$flags_name
+  mpirun -np 2 "${flags[@]}" "$strata" train --data "$repo/data/cora.h5" --epochs "$epochs" \
+    --threads 1 --seed 1 --comm-timeout "$limit" --checkpoint-dir "$dir" --checkpoint-every 5 \
+    --metrics "$metrics" "$@"
+}
+ranks_left() {  # strata processes still running inside the hosts
+  for h in "$h1" "$h2"; do ip netns pids "$h" 2>/dev/null; done |
+    while read -r p; do [ "$(cat "/proc/$p/comm" 2>/dev/null)" = strata-testing ] && echo "$p"; done |
+    paste -sd' '
+}
+named() {  # named ERRFILE MODE: the failure line (strata's for MODE strata, else either)
+  local strata_line="^strata: rank [01]: no progress from rank [01] for $limit s in .* \(network failure\?\): aborting$"
+  grep -Eq "$strata_line" "$1" && return 0
+  [ "$2" = strata ] && return 1
+  grep -q "ORTE has lost communication with a remote daemon" "$1" &&
+    grep -Eq "Remote daemon: .* on node $h2$" "$1"
+}
+
+flags_name=mpi_flags
+train reference reference.jsonl >reference.out 2>&1 ||
+  { fail "uninterrupted run"; cat reference.out; }
+
+# fault NAME FLAGS_ARRAY MODE RANKS_BOUND JOB_BOUND BREAK REPAIR [early]
+# (early: repair as soon as no rank is left, before the job has ended)
+fault() {
+  local name=$1 mode=$3 ranks_bound=$4 job_bound=$5 break_cmd=$6 repair_cmd=$7 early=${8:-}
+  local repaired=""
+  flags_name=$2
+  STRATA_EPOCH_SLEEP_MS=200 train "$name" "$name.jsonl" >"$name.out" 2>"$name.err" &
+  local job=$!
+  reached() { [ "$(wc -l 2>/dev/null <"$name.jsonl" || echo 0)" -ge 12 ]; }
+  if ! wait_until 120 reached; then
+    fail "$name: the run never reached epoch 12"
+    tail -n 5 "$name.out" "$name.err"
+  fi
+  local start ranks_ms="" elapsed_ms rc=124 left
+  start=$(date +%s%N)
+  eval "$break_cmd"
+  while [ $((($(date +%s%N) - start) / 1000000000)) -lt "$job_bound" ]; do
+    [ -z "$ranks_ms" ] && [ -z "$(ranks_left)" ] && ranks_ms=$((($(date +%s%N) - start) / 1000000))
+    if [ -n "$early" ] && [ -n "$ranks_ms" ] && [ -z "$repaired" ]; then
+      eval "$repair_cmd"
+      repaired=1
+    fi
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.2
+  done
+  elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+  if ! kill -0 "$job" 2>/dev/null; then
+    wait "$job"
+    rc=$?
+  fi
+  left=$(ranks_left)
+  echo "$name: ranks gone after ${ranks_ms:-never} ms, mpirun exit $rc after ${elapsed_ms} ms (--comm-timeout $limit)"
+  grep -h -e "no progress" -e "lost communication" -e "Remote daemon" "$name.err"
+  if [ "$rc" = 124 ]; then
+    fail "$name: the job still runs ${job_bound} s after the fault"
+    kill -9 $(pgrep -P "$job") "$job" 2>/dev/null
+  elif [ "$rc" -eq 0 ]; then
+    fail "$name: the job ended with exit 0"
+  elif ! named "$name.err" "$mode"; then
+    fail "$name: no line naming the rank or host (mode $mode)"
+    tail -n 20 "$name.err"
+  else
+    ok "$name: the job ended ${elapsed_ms} ms after the fault (bound ${job_bound} s), naming who failed"
+  fi
+  [ -n "$ranks_ms" ] && [ "$ranks_ms" -le $((ranks_bound * 1000)) ] && [ -z "$left" ] &&
+    ok "$name: no rank left on either host after ${ranks_ms} ms (bound ${ranks_bound} s)" ||
+    fail "$name: ranks gone after ${ranks_ms:-never} ms (bound ${ranks_bound} s), left: ${left:-none}"
+  [ -n "$repaired" ] || eval "$repair_cmd"
+  flags_name=mpi_flags
+  train "$name" "$name.jsonl" --resume >"$name-resume.out" 2>&1 ||
+    { fail "$name: resume exited $?"; tail -n 20 "$name-resume.out"; }
+  local from message
+  from=$(grep -o "resuming from [^ ]* (epoch [0-9]*)" "$name-resume.out")
+  if [ -n "$from" ] && message=$(same_metrics reference.jsonl "$name.jsonl"); then
+    ok "$name: after the repair, $from ends as the uninterrupted run"
+  else
+    fail "$name: resume: '${from:-no resume line}' ${message:-}"
+  fi
+}
+bound=$((limit + 10))
+fault link_down mpi_flags any "$bound" "$bound" "'$scripts/link' $h2 down" "'$scripts/link' $h2 up"
+fault slow_link mpi_flags any "$bound" "$bound" "'$scripts/shape' 8kbit $h2" "'$scripts/shape' off"
+# Without the launcher's keepalive the ranks still end (strata's watchdog); mpirun then needs
+# its kill messages to cross the 8 kbit/s link (about a minute).
+fault slow_link_watchdog no_keepalive strata "$bound" $((limit + 150)) \
+  "'$scripts/shape' 8kbit $h2" "'$scripts/shape' off"
+fault link_down_watchdog no_keepalive strata "$bound" $((limit + 60)) \
+  "'$scripts/link' $h2 down" "'$scripts/link' $h2 up" early
+finish
