@@ -153,7 +153,15 @@ for attempt in 1 2 3; do
   "$strata" train --data mid.h5 --epochs 100000 --threads 1 --hidden 512 --checkpoint-dir kill \
     --checkpoint-every 1 --resume >"kill$attempt.out" 2>&1 &
   pid=$!
-  sleep "$(/usr/bin/python3 -c "import random; print(round(random.uniform(2.0, 4.0), 2))")"
+  # Once this attempt has finished an epoch (and so written a checkpoint; a slow or loaded
+  # machine, or a sanitizer build, takes longer to get there), kill at a random moment.
+  waited=0
+  until grep -q "^epoch" "kill$attempt.out" 2>/dev/null || [ "$waited" -ge 1200 ] ||
+    ! kill -0 "$pid" 2>/dev/null; do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  sleep "$(/usr/bin/python3 -c "import random; print(round(random.uniform(0.2, 2.0), 2))")"
   kill -9 "$pid"
   wait "$pid" 2>/dev/null
   files=$(ls kill/ckpt-*.h5 2>/dev/null)
