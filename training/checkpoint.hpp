@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,6 +90,10 @@ struct Checkpoint {
 /// matter).
 [[nodiscard]] std::string partition_identity(const std::string& data_path, int num_parts,
                                              const std::string& method, std::uint64_t seed);
+
+/// The checksum stored beside every checkpoint array (its "checksum" attribute): FNV-1a 64 of
+/// the array's bytes, as "fnv1a64:<16 hex digits>".
+[[nodiscard]] std::string checkpoint_checksum(std::span<const std::byte> bytes);
 
 /// Writes `checkpoint` to `path` under a temporary name and renames it into place (replacing
 /// an existing file). Every array gets an FNV-1a 64 checksum. Throws strata::Error on I/O

@@ -210,6 +210,33 @@ TEST_CASE("a format 2 checkpoint (GCN options as attributes) is still read",
           "layers), no bias");
 }
 
+TEST_CASE("a checkpoint's bad select_by or format-2 option is refused naming the file",
+          "[training][checkpoint]") {
+    TempDir dir("bad_attrs");
+    const Checkpoint c = sample_checkpoint(4);
+    const fs::path select = dir.path / "select.h5";
+    const fs::path dropout = dir.path / "dropout.h5";
+    write_checkpoint(select, c);
+    write_checkpoint(dropout, c);
+    const std::string script =
+        "import h5py, numpy as np, sys\n"
+        "a = h5py.File(sys.argv[1], 'r+').attrs; a['select_by'] = np.bytes_(b'val_f1')\n"
+        "a = h5py.File(sys.argv[2], 'r+').attrs\n"
+        "a['strata_format_version'] = np.int64(2); del a['model_spec']\n"
+        "a['model_type'] = np.bytes_(b'gcn'); a['gcn_layers'] = np.int64(2)\n"
+        "a['gcn_hidden'] = np.int64(5); a['gcn_dropout'] = np.float64(1.5)\n"
+        "a['gcn_weight_decay'] = np.float64(0); a['gcn_decay_all_layers'] = np.int64(0)\n"
+        "a['gcn_bias'] = np.int64(1)\n";
+    const std::string command =
+        "/usr/bin/python3 -c \"" + script + "\" " + select.string() + " " + dropout.string();
+    REQUIRE(std::system(command.c_str()) == 0);
+
+    CHECK_THROWS_WITH(read_checkpoint(select),
+                      Contains("select.h5: select_by is 'val_f1', expected val_acc or val_loss"));
+    CHECK_THROWS_WITH(read_checkpoint(dropout),
+                      Contains("dropout.h5: 'dropout' must be in [0, 1), got 1.5"));
+}
+
 namespace {
 
 /// Rank r's pipeline history in the samples: the settings, then 5 + 3 r recognisable values.
