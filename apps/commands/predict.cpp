@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/commands/cli_checks.hpp"
 #include "apps/commands/command.hpp"
 #include "apps/commands/device_options.hpp"
 #include "datasets/h5_file.hpp"
@@ -247,7 +248,7 @@ Command add_predict_command(CLI::App& root) {
     cmd->add_flag("--force", o->force, "Replace --out if it exists");
     cmd->add_option("--split-index", o->split_index,
                     "The dataset split whose masks the printed accuracies use, from 0")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     add_device_options(*cmd, o->device);
     return {cmd, [o] { return run_predict(*o); }};
 }

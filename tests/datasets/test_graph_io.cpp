@@ -71,7 +71,8 @@ TEST_CASE("write_graph refuses to replace a file unless asked and leaves no temp
 
     GraphDataset bad = tiny_graph();
     bad.labels[0] = 7;
-    REQUIRE_THROWS_AS(strata::write_graph(bad, dir.file("bad.h5")), strata::Error);
+    REQUIRE_THROWS_WITH(strata::write_graph(bad, dir.file("bad.h5")),
+                        Catch::Contains("label 7 at index 0 out of range [-1, "));
     REQUIRE_FALSE(std::filesystem::exists(dir.file("bad.h5")));
     std::size_t entries = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) {
