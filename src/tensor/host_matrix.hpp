@@ -28,8 +28,12 @@ struct HostMatrix {
         return values[static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) +
                       static_cast<std::size_t>(c)];
     }
-    float* row(index_t r) { return values.data() + static_cast<std::size_t>(r) * cols; }
-    const float* row(index_t r) const { return values.data() + static_cast<std::size_t>(r) * cols; }
+    float* row(index_t r) {
+        return values.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(cols);
+    }
+    const float* row(index_t r) const {
+        return values.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(cols);
+    }
 };
 
 }  // namespace strata
