@@ -132,6 +132,14 @@ int run_predict(const PredictOptions& o) {
     std::unique_ptr<AtomicOutput> out;
     if (root) {
         out = std::make_unique<AtomicOutput>(o.out, o.force);
+        // --force replaces a file by a file and a directory by a directory only.
+        std::error_code ec;
+        const bool parts = comm.size() > 1;
+        STRATA_CHECK(!std::filesystem::exists(o.out, ec) ||
+                         std::filesystem::is_directory(o.out, ec) == parts,
+                     o.out, ": exists and is a ", parts ? "file" : "directory", ", but ",
+                     parts ? "K > 1 ranks write a directory" : "one rank writes a file",
+                     " (--force replaces only the same kind: remove it or choose another --out)");
         checkpoint = load_checkpoint(o.checkpoint, checkpoint_path);
     }
     broadcast_checkpoint(checkpoint, comm, 0);

@@ -3,7 +3,8 @@
 # (docs/checkpoints.md, "Predictions"): assembled by scripts/read_predictions.py, the predictions
 # at K = 2 (the .h5, partitioned in memory) and K = 4 (a partition directory) equal K = 1's
 # single file (probabilities within 1e-5 relative, argmax equal except ties); the index names
-# every part with its rows; --force replaces a directory; an existing one is refused without it;
+# every part with its rows; --force replaces a directory (not a file: --force replaces only the
+# same kind); an existing one is refused without it;
 # a rank that cannot write its part (a file-size limit on rank 1 only) fails the job with no
 # directory and no temporary left; an incomplete directory (no index.json) is refused by the
 # reader.
@@ -107,6 +108,19 @@ run "$mpiexec" -n 2 "$strata" predict --data "$data/cora.h5" --checkpoint ck --o
 [ "$(/usr/bin/python3 -c 'import json; print(json.load(open("p2/index.json"))["columns"])')" = "{'logits': 7}" ] &&
   [ -z "$(ls -A | grep '^\.')" ] && ok "--force replaces the directory, no temporary left" ||
   fail "--force: $(cat p2/index.json) $(ls -A)"
+
+# --force replaces only the same kind: a file is not replaced by a directory (nor the reverse).
+run "$mpiexec" -n 2 "$strata" predict --data "$data/cora.h5" --checkpoint ck --out p1.h5 --force \
+  --threads 1 >kind.out 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && grep -q "p1.h5: exists and is a file, but K > 1 ranks write a directory" kind.out &&
+  [ -f p1.h5 ] && ok "a file --out is not replaced by a directory" || { fail "kind: exit $rc"; cat kind.out; }
+run "$strata" predict --data "$data/cora.h5" --checkpoint ck --out p2 --force --threads 1 \
+  >kind1.out 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && grep -q "p2: exists and is a directory, but one rank writes a file" kind1.out &&
+  [ -f p2/index.json ] && ok "a directory --out is not replaced by a file" ||
+  { fail "kind (1 rank): exit $rc"; cat kind1.out; }
 
 # Rank 1 cannot write its part (a 16 KiB file-size limit on that process only, SIGXFSZ
 # ignored so that the write fails with EFBIG): the job fails, nothing at --out, no temporary.
