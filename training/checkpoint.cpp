@@ -149,7 +149,7 @@ std::string data_identity(const std::string& data_path) {
         }
         return "partition " + report.partition_id;
     }
-    return file_checksum(data_path);
+    return source_identity(data_path);
 }
 
 std::string partition_identity(const std::string& data_path, int num_parts,
