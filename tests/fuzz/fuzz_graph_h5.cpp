@@ -1,8 +1,10 @@
-// libFuzzer harness: read_graph (datasets/graph_io.hpp) on well-formed HDF5 files whose
-// contents the input mutates — our validation, not libhdf5's parser (raw-byte HDF5 is
-// libhdf5's own attack surface; docs/fuzzing.md). Each object of a valid 30-vertex graph file
-// (the root attributes, indptr, indices, edge_weight, features, labels, the three masks) is
-// kept, dropped, given other values, another element type, or another shape, as the input says.
+// libFuzzer harness: read_graph (datasets/graph_io.hpp) on well-formed HDF5 files (format 3,
+// with the content id of the valid data) whose contents the input mutates — our validation, not
+// libhdf5's parser (raw-byte HDF5 is libhdf5's own attack surface; docs/fuzzing.md). Each object of
+// a valid 30-vertex graph file (the root attributes, indptr, indices, edge_weight, features,
+// labels, the three masks) is kept, dropped, given other values, another element type, or another
+// shape, as the input says.
+#include "datasets/content_hash.hpp"
 #include "datasets/generate.hpp"
 #include "datasets/graph_io.hpp"
 #include "tests/fuzz/fuzz_files.hpp"
@@ -34,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {  // a mutation HDF5 cannot store (e.g. a shape it refuses) is not a finding
         H5File file = H5File::create(path);
         put_string_attribute(in, file, "strata_format", "graph");
-        put_int_attribute(in, file, "strata_format_version", 2);
+        put_int_attribute(in, file, "strata_format_version", strata::graph_format_version);
+        put_string_attribute(in, file, "content_id", strata::graph_content_id(g));
         put_string_attribute(in, file, "name", g.name);
         put_int_attribute(in, file, "num_classes", g.num_classes);
         put(in, file, "/graph/indptr", g.indptr, {n + 1});
