@@ -2,6 +2,7 @@
 // rate, the mask as a pure function of (key, global row id, column), the backward pass (mask
 // regenerated without relu, read from y with relu), the fused order, and thread independence.
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -111,6 +112,47 @@ TEST_CASE("dropout at rate 0.5 keeps about half of a 1000x64 matrix, scaled by 2
     // Binomial(64000, 0.5): sd = 126.5; ±640 (1%) is over 5 sd.
     CHECK(kept_count > 32000 - 640);
     CHECK(kept_count < 32000 + 640);
+}
+
+TEST_CASE("the mask generator keeps each rate and neighbouring entries are independent",
+          "[device]") {
+    // counter_at (one 32-bit round per entry, counter_rng.hpp) over 2000 rows x 512 columns:
+    // the keep fraction within 5 sd of 1 - rate, and entries kept together with their right
+    // neighbour (same row), the one below (next row id) and the row id 2^32 apart (the key's
+    // halves differ) as often as independent draws would be: (1 - rate)^2, within 5 sd.
+    constexpr int rows = 2000;
+    constexpr int cols = 512;
+    for (const float rate : {0.1f, 0.5f, 0.8f}) {
+        const std::uint64_t stream = dropout_stream(42, 7, 3);
+        const std::uint32_t threshold = dropout_threshold(rate);
+        const auto keep = [&](std::int64_t row, int col) {
+            return counter_u32(stream, row, col) >= threshold;
+        };
+        double n = 0;
+        double kept_count = 0;
+        double right = 0;
+        double below = 0;
+        double far = 0;
+        for (std::int64_t i = 0; i < rows; ++i) {
+            for (int j = 0; j + 1 < cols; ++j) {
+                const bool k = keep(i, j);
+                n += 1;
+                kept_count += k ? 1 : 0;
+                right += k && keep(i, j + 1) ? 1 : 0;
+                below += k && keep(i + 1, j) ? 1 : 0;
+                far += k && keep(i + (std::int64_t{1} << 32), j) ? 1 : 0;
+            }
+        }
+        const double p = 1.0 - rate;
+        const double sd1 = std::sqrt(p * (1 - p) / n);
+        const double p2 = p * p;
+        const double sd2 = std::sqrt(p2 * (1 - p2) / n);
+        INFO("rate " << rate);
+        CHECK(std::abs(kept_count / n - p) < 5 * sd1);
+        CHECK(std::abs(right / n - p2) < 5 * sd2);
+        CHECK(std::abs(below / n - p2) < 5 * sd2);
+        CHECK(std::abs(far / n - p2) < 5 * sd2);
+    }
 }
 
 TEST_CASE("the dropout mask depends on the global row id, not the row position", "[device]") {

@@ -2,6 +2,7 @@
 // (the bias gradient), and the fused bias + activation + counter-based dropout pair. Each is one
 // OpenMP loop; small inputs run on one thread.
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -84,11 +85,48 @@ void column_sums(const float* x, index_t rows, index_t cols, float* out, float b
     }
 }
 
+namespace {
+
+/// v if keep, else +0.0f, as bit operations: GCC does not turn `keep ? v : 0.0f` with a float
+/// multiply in v into a vector select (-ftrapping-math), which kept the mask loops scalar.
+inline float keep_or_zero(float v, bool keep) {
+    return std::bit_cast<float>(std::bit_cast<std::uint32_t>(v) &
+                                (0U - static_cast<std::uint32_t>(keep)));
+}
+
+/// One row's dropout mask: keep(j) = counter_at(key, j) >= threshold, kept values scaled.
+struct RowMask {
+    std::uint64_t key = 0;
+    std::uint32_t threshold = 0;
+    float scale = 1.0f;
+};
+
+/// y[j] = keep(j) ? act(x[j] + bias[j]) · scale : 0 for act none or relu, bias optional: the
+/// branches resolved at compile time so that the loop vectorizes (with the mask generator).
+template <bool HasBias, bool Relu>
+void dropout_row(const float* x, const float* bias, float* y, index_t cols, const RowMask& mask) {
+#pragma omp simd
+    for (index_t j = 0; j < cols; ++j) {
+        float v = x[j];
+        if constexpr (HasBias) {
+            v += bias[j];
+        }
+        if constexpr (Relu) {
+            v = v > 0.0f ? v : 0.0f;
+        }
+        const std::uint32_t h = counter_at(mask.key, static_cast<std::uint32_t>(j));
+        y[j] = keep_or_zero(v * mask.scale, h >= mask.threshold);
+    }
+}
+
+}  // namespace
+
 void bias_activation(const float* x, const float* bias, index_t rows, index_t cols,
                      ActivationSpec act, const DropoutKey& key, const global_id* row_ids, float* y,
                      int threads) {
     // v = x[i, j] + bias[j];  v = act(v) (activation_math.hpp);  y[i, j] = keep(i, j) ? v / (1 -
-    // rate) : 0 (dropout), keep(i, j) = counter_u32(stream, row_ids[i], j) >= threshold. y may
+    // rate) : 0 (dropout), keep(i, j) = counter_at(row key of row_ids[i], j) >= threshold
+    // (counter_rng.hpp: = counter_u32(stream, row_ids[i], j)), vectorized over j. y may
     // alias x. The same operations in the same order as separate bias, activation and dropout
     // passes.
     const auto width = static_cast<std::size_t>(cols);
@@ -116,11 +154,27 @@ void bias_activation(const float* x, const float* bias, index_t rows, index_t co
             }
             continue;
         }
-        const global_id row = drop ? row_ids[i] : 0;
+        const std::uint64_t row_key = drop ? counter_row_key(stream, row_ids[i]) : 0;
+        if (plain) {  // none or relu, with dropout: one vectorized pass
+            const RowMask mask{row_key, threshold, scale};
+            if (bias != nullptr) {
+                relu ? dropout_row<true, true>(xi, bias, yi, cols, mask)
+                     : dropout_row<true, false>(xi, bias, yi, cols, mask);
+            } else {
+                relu ? dropout_row<false, true>(xi, bias, yi, cols, mask)
+                     : dropout_row<false, false>(xi, bias, yi, cols, mask);
+            }
+            continue;
+        }
         for (index_t j = 0; j < cols; ++j) {
-            const float v =
-                activation_value(code, slope, bias != nullptr ? xi[j] + bias[j] : xi[j]);
-            yi[j] = !drop ? v : (counter_u32(stream, row, j) >= threshold ? v * scale : 0.0f);
+            yi[j] = activation_value(code, slope, bias != nullptr ? xi[j] + bias[j] : xi[j]);
+        }
+        if (drop) {
+#pragma omp simd
+            for (index_t j = 0; j < cols; ++j) {
+                const bool keep = counter_at(row_key, static_cast<std::uint32_t>(j)) >= threshold;
+                yi[j] = keep_or_zero(yi[j] * scale, keep);
+            }
         }
     }
 }
@@ -163,12 +217,30 @@ void bias_activation_backward(const float* saved, const float* bias, const float
             for (index_t j = 0; j < cols; ++j) {
                 dxi[j] = beta == 0.0f ? dyi[j] : dyi[j] + beta * dxi[j];
             }
+        } else if (act.kind == Activation::none) {  // dropout only: one vectorized pass
+            const std::uint64_t row_key = counter_row_key(stream, row_ids[i]);
+            if (beta == 0.0f) {
+#pragma omp simd
+                for (index_t j = 0; j < cols; ++j) {
+                    const auto c = static_cast<std::uint32_t>(j);
+                    dxi[j] = keep_or_zero(dyi[j] * scale, counter_at(row_key, c) >= threshold);
+                }
+            } else {
+#pragma omp simd
+                for (index_t j = 0; j < cols; ++j) {
+                    const auto c = static_cast<std::uint32_t>(j);
+                    const float g =
+                        keep_or_zero(dyi[j] * scale, counter_at(row_key, c) >= threshold);
+                    dxi[j] = g + beta * dxi[j];
+                }
+            }
         } else {
-            const global_id row = regenerate ? row_ids[i] : 0;
+            const std::uint64_t row_key = regenerate ? counter_row_key(stream, row_ids[i]) : 0;
             const float* si = saved + base;
             for (index_t j = 0; j < cols; ++j) {
                 float g = 0.0f;
-                if (!regenerate || counter_u32(stream, row, j) >= threshold) {
+                if (!regenerate ||
+                    counter_at(row_key, static_cast<std::uint32_t>(j)) >= threshold) {
                     float d = 1.0f;
                     if (act.kind == Activation::gelu) {
                         d = gelu_derivative(bias != nullptr ? si[j] + bias[j] : si[j]);
