@@ -165,10 +165,11 @@ TEST_CASE("a 4-vertex path split {1,2} | {0,3} gives the hand-computed blocks", 
     REQUIRE(r0.halo_original == std::vector<global_id>{0, 3});
     REQUIRE(r0.send_rows == std::vector<index_t>{0, 1});
     REQUIRE(r0.halo.size() == 1);
-    REQUIRE(r0.halo[0].cols == 2);
-    REQUIRE(r0.halo[0].row_ptr == std::vector<index_t>{0, 1, 2});
-    REQUIRE(r0.halo[0].col_idx == std::vector<index_t>{0, 1});
-    CHECK(r0.halo[0].values[0] == Approx(sixth));
+    REQUIRE(r0.halo[0].cols() == 2);
+    REQUIRE(r0.halo[0].row_ids == std::vector<index_t>{0, 1});
+    REQUIRE(r0.halo[0].block.row_ptr == std::vector<index_t>{0, 1, 2});
+    REQUIRE(r0.halo[0].block.col_idx == std::vector<index_t>{0, 1});
+    CHECK(r0.halo[0].block.values[0] == Approx(sixth));
     REQUIRE(r0.boundary_rows == std::vector<index_t>{0, 1});
     REQUIRE(r0.interior_rows.empty());
 
@@ -177,7 +178,7 @@ TEST_CASE("a 4-vertex path split {1,2} | {0,3} gives the hand-computed blocks", 
     REQUIRE(r1.inner.col_idx == std::vector<index_t>{0, 1});
     CHECK(r1.inner.values[0] == Approx(0.5f));
     REQUIRE(r1.halo_original == std::vector<global_id>{1, 2});
-    REQUIRE(r1.halo[0].col_idx == std::vector<index_t>{0, 1});
+    REQUIRE(r1.halo[0].block.col_idx == std::vector<index_t>{0, 1});
     REQUIRE(r1.send_rows == std::vector<index_t>{0, 1});
 }
 
@@ -192,7 +193,10 @@ TEST_CASE("a 6-vertex path in two blocks has one boundary row per side", "[parti
     REQUIRE(r0.interior_rows == std::vector<index_t>{0, 1});
     REQUIRE(r0.send_rows == std::vector<index_t>{2});
     REQUIRE(r0.halo_original == std::vector<global_id>{3});
-    REQUIRE(r0.halo[0].row_ptr == std::vector<index_t>{0, 0, 0, 1});
+    REQUIRE(r0.halo[0].rows == 3);  // compressed rows: only row 2 has a halo entry
+    REQUIRE(r0.halo[0].row_ids == std::vector<index_t>{2});
+    REQUIRE(r0.halo[0].block.row_ptr == std::vector<index_t>{0, 1});
+    REQUIRE(expand_rows(r0.halo[0]).row_ptr == std::vector<index_t>{0, 0, 0, 1});
 }
 
 TEST_CASE("a one-way edge makes a peer that is only sent to", "[partition]") {
@@ -207,7 +211,8 @@ TEST_CASE("a one-way edge makes a peer that is only sent to", "[partition]") {
     REQUIRE(r0.pattern.send_offsets == std::vector<index_t>{0, 1});
     REQUIRE(r0.pattern.recv_offsets == std::vector<index_t>{0, 0});
     REQUIRE(r0.send_rows == std::vector<index_t>{0});
-    REQUIRE(r0.halo[0].cols == 0);
+    REQUIRE(r0.halo[0].cols() == 0);
+    REQUIRE(r0.halo[0].row_ids.empty());
     REQUIRE(r0.boundary_rows.empty());
     REQUIRE(r1.pattern.recv_offsets == std::vector<index_t>{0, 1});
     REQUIRE(r1.halo_original == std::vector<global_id>{0});
