@@ -364,17 +364,19 @@ TEST_CASE("compressed halo blocks equal the full-height ones on Cora and a gener
         for (const char* method : {"metis", "random"}) {
             for (int k : {2, 3, 4}) {
                 INFO("N = " << g->num_vertices() << ", method " << method << ", K = " << k);
-                const BlockBytes bytes = check_halo_equals_full_height(a, make_partition(*g, method, k));
+                const BlockBytes bytes =
+                    check_halo_equals_full_height(a, make_partition(*g, method, k));
                 // A listed row costs 8 bytes (id + row pointer), a full-height row 4: with a random
                 // partition nearly every row reads from every peer and the full height is
                 // smaller; METIS leaves most rows without halo entries.
                 if (std::string(method) == "metis") {
                     CHECK(bytes.compressed < bytes.full);
-                    std::printf("halo block bytes (N=%lld, metis, K=%d, all ranks): full height "
-                                "%lld, compressed %lld\n",
-                                static_cast<long long>(g->num_vertices()), k,
-                                static_cast<long long>(bytes.full),
-                                static_cast<long long>(bytes.compressed));
+                    std::printf(
+                        "halo block bytes (N=%lld, metis, K=%d, all ranks): full height "
+                        "%lld, compressed %lld\n",
+                        static_cast<long long>(g->num_vertices()), k,
+                        static_cast<long long>(bytes.full),
+                        static_cast<long long>(bytes.compressed));
                 }
             }
         }
@@ -386,9 +388,10 @@ TEST_CASE("halo block bytes on the 200k generated graph, K = 2, 4, 8", "[.][meas
     const GlobalCsr a = adjacency_matrix(g);
     for (int k : {2, 4, 8}) {
         const BlockBytes bytes = check_halo_equals_full_height(a, make_partition(g, "metis", k));
-        std::printf("halo block bytes (N=200000, metis, K=%d, all ranks): full height %lld, "
-                    "compressed %lld\n",
-                    k, static_cast<long long>(bytes.full), static_cast<long long>(bytes.compressed));
+        std::printf(
+            "halo block bytes (N=200000, metis, K=%d, all ranks): full height %lld, "
+            "compressed %lld\n",
+            k, static_cast<long long>(bytes.full), static_cast<long long>(bytes.compressed));
     }
 }
 

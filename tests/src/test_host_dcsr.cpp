@@ -102,8 +102,8 @@ TEST_CASE("compress, expand and transpose agree with the full matrix on random m
 TEST_CASE("validate rejects bad row ids and a block of the wrong height", "[tensor]") {
     HostDcsr d = compress_rows(tall_csr());
     d.row_ids = {4, 1};
-    CHECK_THROWS_WITH(validate(d, "blk"), Contains("blk: row id 1 at position 1") &&
-                                              Contains("not ascending"));
+    CHECK_THROWS_WITH(validate(d, "blk"),
+                      Contains("blk: row id 1 at position 1") && Contains("not ascending"));
     d.row_ids = {1, 5};
     CHECK_THROWS_WITH(validate(d, "blk"), Contains("row id 5") && Contains("[0, 5)"));
     d.row_ids = {1};
