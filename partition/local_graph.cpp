@@ -6,20 +6,10 @@
 #include <limits>
 
 #include "partition/local_blocks.hpp"
+#include "partition/local_limits.hpp"
 #include "src/base/error.hpp"
 
 namespace strata {
-namespace {
-
-constexpr global_id index_max = std::numeric_limits<index_t>::max();
-
-index_t checked_index(global_id value, int rank, const char* what) {
-    STRATA_CHECK(value >= 0 && value <= index_max, "rank ", rank, ": ", what, " = ", value,
-                 " does not fit a 32-bit local index (at most ", index_max, ")");
-    return static_cast<index_t>(value);
-}
-
-}  // namespace
 
 LocalGraphBuilder::LocalGraphBuilder(const GlobalCsr& adjacency, const Partition& partition)
     : a_(adjacency), partition_(partition) {
@@ -61,7 +51,9 @@ LocalGraph LocalGraphBuilder::build(int rank) {
     g.num_parts = num_parts;
     g.num_global_vertices = a_.num_rows();
     g.first_owned = numbering_.part_offsets[static_cast<std::size_t>(rank)];
-    g.num_owned = checked_index(numbering_.part_size(rank), rank, "owned vertices");
+    LocalSizes sizes{.owned = numbering_.part_size(rank)};
+    check_local_limits(sizes, rank, num_parts);
+    g.num_owned = static_cast<index_t>(sizes.owned);
     const auto n = static_cast<std::size_t>(g.num_owned);
     g.owned_original.assign(numbering_.original.begin() + g.first_owned,
                             numbering_.original.begin() + g.first_owned + g.num_owned);
@@ -78,6 +70,11 @@ LocalGraph LocalGraphBuilder::build(int rank) {
             g.pattern.peers.push_back(p);
         }
     }
+    for (int p : g.pattern.peers) {
+        sizes.rows_sent += static_cast<std::int64_t>(plan_.halo_from(numbering_, p, rank).size());
+        sizes.halo += static_cast<std::int64_t>(plan_.halo_from(numbering_, rank, p).size());
+    }
+    check_local_limits(sizes, rank, num_parts);  // every offset below fits index_t
     std::int64_t sent = 0;
     std::int64_t received = 0;
     for (int p : g.pattern.peers) {
@@ -95,8 +92,8 @@ LocalGraph LocalGraphBuilder::build(int rank) {
         }
         sent += static_cast<std::int64_t>(to_p.size());
         received += static_cast<std::int64_t>(from_p.size());
-        g.pattern.send_offsets.push_back(checked_index(sent, rank, "rows sent"));
-        g.pattern.recv_offsets.push_back(checked_index(received, rank, "rows received"));
+        g.pattern.send_offsets.push_back(static_cast<index_t>(sent));
+        g.pattern.recv_offsets.push_back(static_cast<index_t>(received));
     }
 
     // Pass 1 (random access, one load per entry): the rank's rows with local column ids,
@@ -107,7 +104,8 @@ LocalGraph LocalGraphBuilder::build(int rank) {
         const auto v = static_cast<std::size_t>(g.owned_original[i]);
         row_ptr[i + 1] = row_ptr[i] + a_.indptr[v + 1] - a_.indptr[v];
     }
-    checked_index(row_ptr[n] + g.num_owned, rank, "local entries + owned vertices");
+    sizes.entries = row_ptr[n];
+    check_local_limits(sizes, rank, num_parts);
     std::vector<index_t> local(static_cast<std::size_t>(row_ptr[n]));
     const auto me = static_cast<std::uint64_t>(rank);
 #pragma omp parallel for schedule(dynamic, 1024)

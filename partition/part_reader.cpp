@@ -9,6 +9,7 @@
 
 #include "datasets/h5_file.hpp"
 #include "partition/local_blocks.hpp"
+#include "partition/local_limits.hpp"
 #include "partition/local_part.hpp"
 #include "src/base/error.hpp"
 
@@ -85,8 +86,9 @@ LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
     check_attribute(file, "global_train", report.global_train, "partition.json");
     check_attribute(file, "global_val", report.global_val, "partition.json");
     check_attribute(file, "global_test", report.global_test, "partition.json");
-    STRATA_CHECK(owned <= std::numeric_limits<index_t>::max(), path, ": ", owned,
-                 " owned vertices do not fit a 32-bit local index");
+    check_local_limits(
+        {.owned = owned, .halo = stats.halo, .entries = stats.edges, .rows_sent = stats.rows_sent},
+        rank, k);
 
     LocalPart part;
     LocalGraph& g = part.graph;
