@@ -17,7 +17,7 @@ WholePartition read_whole_partition(const std::string& dir) {
     WholePartition whole;
     GraphDataset& graph = whole.graph;
     graph.num_classes = report.num_classes;
-    graph.features.rows = static_cast<index_t>(n);
+    graph.features.rows = report.num_vertices;
     graph.features.cols = static_cast<index_t>(report.num_features);
     graph.features.values.resize(n * static_cast<std::size_t>(report.num_features));
     graph.labels.assign(n, -1);

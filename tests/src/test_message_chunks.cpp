@@ -1,5 +1,5 @@
-// message_chunks: the split of large MPI messages into int-sized pieces, checked at the 2^31
-// boundary by arithmetic alone (nothing of that size is allocated).
+// 64-bit sizes at the 2^31 boundary by arithmetic alone (nothing of that size is allocated):
+// message_chunks (large MPI messages in int-sized pieces) and HostMatrix's 64-bit rows.
 #include <climits>
 #include <cstdint>
 #include <vector>
@@ -8,6 +8,9 @@
 
 #include "src/base/error.hpp"
 #include "src/comm/message_chunks.hpp"
+#include "src/device/cpu/cpu_backend.hpp"
+#include "src/tensor/dense_matrix.hpp"
+#include "src/tensor/host_matrix.hpp"
 
 using Catch::Matchers::Contains;
 
@@ -55,6 +58,24 @@ TEST_CASE("max_message_elements keeps a message within its bytes and an int coun
     CHECK(max_message_elements(std::size_t{1} << 40, 1) == static_cast<std::size_t>(INT_MAX));
     CHECK(max_message_elements(2, 8) == 1);  // at least one element
     CHECK(max_message_elements(10, 4) == 2);
+}
+
+}  // namespace strata
+
+namespace strata {
+
+TEST_CASE("a HostMatrix holds more than 2^31 - 1 rows; a backend upload refuses them", "[comm]") {
+    // Zero columns: the shapes are real, nothing is allocated.
+    const std::int64_t rows = (std::int64_t{1} << 31) + 5;
+    const HostMatrix wide(rows, 0);
+    CHECK(wide.rows == rows);
+    CHECK(wide.values.empty());
+    CpuBackend backend(1);
+    CHECK_THROWS_WITH(DenseMatrix::upload(backend, wide),
+                      Contains("DenseMatrix::upload: 2147483653 rows exceed the 32-bit local "
+                               "index limit (2147483647)"));
+    const HostMatrix at_limit(std::int64_t{INT_MAX}, 0);
+    CHECK(DenseMatrix::upload(backend, at_limit).rows() == INT_MAX);
 }
 
 }  // namespace strata
