@@ -2,6 +2,7 @@
 // abort), shared by `strata` (strata.cpp) and the test build (tests/apps/strata_testing.cpp).
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +27,17 @@ int run(int argc, char** argv, const std::vector<strata::app::AddCommand>& adder
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) {  // --help, --version
             return root.exit(e);
+        }
+        std::string known;  // CLI11 says only "A subcommand is required" for a misspelt one
+        bool is_command = false;
+        for (const auto& command : commands) {
+            known += (known.empty() ? "" : ", ") + command.cli->get_name();
+            is_command = is_command || (argc > 1 && command.cli->get_name() == argv[1]);
+        }
+        if (argc > 1 && argv[1][0] != '-' && !is_command) {
+            std::fprintf(stderr, "strata: error: unknown command '%s' (commands: %s; see --help)\n",
+                         argv[1], known.c_str());
+            return 2;
         }
         std::fprintf(stderr, "strata: error: %s (see --help)\n", e.what());
         return 2;

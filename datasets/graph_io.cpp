@@ -1,5 +1,6 @@
-// Graph dataset format v2 (v1 read as one split): every invariant is checked on read and before
-// write; messages name the file, the dataset path and the first bad value.
+// Graph dataset format v3 (v2 read without a content id, v1 as one split): every invariant is
+// checked on read and before write; messages name the file, the dataset path and the first bad
+// value.
 #include "datasets/graph_io.hpp"
 
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <limits>
 #include <span>
 
+#include "datasets/content_hash.hpp"
 #include "datasets/h5_file.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
@@ -20,6 +22,7 @@ constexpr const char* weight_path = "/graph/edge_weight";
 constexpr const char* features_path = "/node/features";
 constexpr const char* labels_path = "/node/labels";
 constexpr const char* mask_paths[3] = {"/node/train_mask", "/node/val_mask", "/node/test_mask"};
+constexpr const char* content_id_attribute = "content_id";
 
 void check_size(const std::string& what, const char* dataset, std::size_t size,
                 std::int64_t expected, const char* meaning) {
@@ -115,16 +118,43 @@ void validate_graph(const GraphDataset& g, const std::string& what) {
     }
 }
 
-GraphDataset read_graph(const std::string& path) {
-    const H5File file = H5File::open(path);
+namespace {
+
+/// Checks strata_format and returns strata_format_version (1 .. graph_format_version).
+std::int64_t graph_version(const H5File& file) {
+    const std::string& path = file.path();
     STRATA_CHECK(file.has_attribute("/", "strata_format"), path,
                  ": /: missing attribute 'strata_format' (not a strata graph dataset)");
     const std::string format = file.read_string_attribute("/", "strata_format");
     STRATA_CHECK(format == "graph", path, ": /: strata_format is '", format, "', expected 'graph'");
     const std::int64_t version = file.read_int_attribute("/", "strata_format_version");
-    STRATA_CHECK(version == 1 || version == graph_format_version, path,
-                 ": /: strata_format_version ", version,
-                 " is not supported (this build reads versions 1 and ", graph_format_version, ")");
+    STRATA_CHECK(version >= 1 && version <= graph_format_version, path,
+                 ": /: strata_format_version ", version, " is not supported (this build reads ",
+                 "versions 1 to ", graph_format_version, ")");
+    return version;
+}
+
+/// The stored content id of a version 3 file ("" before version 3).
+std::string stored_content_id(const H5File& file, std::int64_t version) {
+    if (version < 3) {
+        return {};
+    }
+    STRATA_CHECK(file.has_attribute("/", content_id_attribute), file.path(),
+                 ": /: missing attribute 'content_id' (required from format version 3)");
+    return file.read_string_attribute("/", content_id_attribute);
+}
+
+}  // namespace
+
+std::string read_graph_content_id(const std::string& path) {
+    const H5File file = H5File::open(path);
+    return stored_content_id(file, graph_version(file));
+}
+
+GraphDataset read_graph(const std::string& path) {
+    const H5File file = H5File::open(path);
+    const std::int64_t version = graph_version(file);
+    const std::string content_id = stored_content_id(file, version);
 
     GraphDataset g;
     g.name = file.read_string_attribute("/", "name");
@@ -154,6 +184,12 @@ GraphDataset read_graph(const std::string& path) {
     }
     g.num_splits = splits;
     validate_graph(g, path);
+    if (!content_id.empty()) {
+        const std::string actual = graph_content_id(g);
+        STRATA_CHECK(actual == content_id, path, ": /: content_id ", content_id,
+                     " does not match the data (", actual,
+                     "): the file was changed after strata wrote it; convert it again");
+    }
     return g;
 }
 
@@ -166,6 +202,7 @@ void write_graph(const GraphDataset& g, const std::string& path, bool overwrite)
         file.write_attribute("/", "strata_format_version", graph_format_version);
         file.write_attribute("/", "name", g.name);
         file.write_attribute("/", "num_classes", g.num_classes);
+        file.write_attribute("/", content_id_attribute, graph_content_id(g));
         const std::int64_t n = g.num_vertices();
         const std::int64_t e = g.num_edges();
         file.write<std::int64_t>(indptr_path, g.indptr, {n + 1});

@@ -121,16 +121,22 @@ void convert_planetoid(const std::string& dir, const std::string& name, const st
                  "); on Debian: apt-get install python3-numpy python3-scipy python3-h5py");
     const std::string script = find_planetoid_script();
 
-    AtomicOutput output(out, overwrite);
+    {
+        const AtomicOutput probe(out, overwrite);  // fail before converting if out exists
+    }
+    // The script writes a version 1 file to a scratch name (removed on scope exit, never
+    // committed); write_graph then writes the current format, with its content id.
+    const AtomicOutput scratch(out + ".planetoid", /*overwrite=*/true);
     const ProcessResult run = run_process(
-        {python, script, "--dir", dir, "--name", name, "--out", output.temp_path().string()});
+        {python, script, "--dir", dir, "--name", name, "--out", scratch.temp_path().string()});
     STRATA_CHECK(run.exit_code == 0, dir, ": Planetoid conversion failed: ", last_line(run.error));
+    GraphDataset graph;
     try {
-        (void)read_graph(output.temp_path().string());
+        graph = read_graph(scratch.temp_path().string());
     } catch (const Error& e) {
         STRATA_FAIL(script, " wrote an invalid dataset: ", e.message());
     }
-    output.commit();
+    write_graph(graph, out, overwrite);
 }
 
 }  // namespace strata

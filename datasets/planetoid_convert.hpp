@@ -10,8 +10,9 @@ namespace strata {
 /// the source tree this binary was built from. Throws strata::Error listing the places tried.
 [[nodiscard]] std::string find_planetoid_script();
 
-/// Converts the Planetoid raw files DIR/ind.<name>.* into a graph dataset at `out` (through a
-/// temporary name; validated with read_graph before the rename). The interpreter is
+/// Converts the Planetoid raw files DIR/ind.<name>.* into a graph dataset at `out`: the script
+/// writes a scratch file (removed afterwards), read_graph validates it, write_graph writes `out`
+/// in the current format (with its content id). The interpreter is
 /// $STRATA_PYTHON, else /usr/bin/python3 (Debian's, with numpy, scipy and h5py).
 /// Throws strata::Error with one line when Python or a module is missing, the script fails
 /// (its last stderr line is quoted), or its output is invalid.

@@ -154,7 +154,9 @@ ModelSpec spec_from_json(const std::string& text, const std::string& what) {
         STRATA_FAIL(what, ": ", e.message());
     }
     ModelSpec spec = info->recipe.spec;
-    for (const auto& [key, value] : in.items()) {
+    for (const auto& item : in.items()) {  // (clang 14 cannot capture a structured binding)
+        const std::string& key = item.key();
+        const auto& value = item.value();
         if (key == "model") {
             continue;
         }

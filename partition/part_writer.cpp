@@ -28,7 +28,8 @@ std::uint64_t fnv1a(std::uint64_t hash, const void* data, std::size_t bytes) {
     return hash;
 }
 
-/// Identifies a partition: the source checksum, method, seed, K and every owner.
+/// Identifies a partition: the source identity (content id or crc32), method, seed, K and every
+/// owner.
 std::string make_partition_id(const PartitionInfo& info, const Partition& partition,
                               const Partition* chunks) {
     std::uint64_t hash = 0xcbf29ce484222325ULL;

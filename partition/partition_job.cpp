@@ -73,8 +73,9 @@ PartitionReport run_partition_job(const PartitionJob& job) {
         }
     };
     announce("read: " + job.data_path);
-    // The checksum reads the file a second time; do it beside the parse (the page cache holds it).
-    auto checksum = std::async(std::launch::async, file_checksum, job.data_path);
+    // A version 3 file's identity is its stored content id; an older one's is the checksum of the
+    // file, which reads it a second time: done beside the parse (the page cache holds it).
+    auto checksum = std::async(std::launch::async, source_identity, job.data_path);
     GraphDataset graph = read_graph(job.data_path);
     info.source_checksum = checksum.get();
     end_phase("read");

@@ -29,10 +29,10 @@ struct PartitionJob {
 /// Checks the job (K >= 1, known method and balance, output absent unless force, parent
 /// writable, chunks a multiple of K) before any expensive work, reads and validates the dataset,
 /// checks K <= N, runs the partitioner, chunk_within_parts (chunks > 0), adjacency_matrix, and
-/// write_partition. Phases: read (incl. the source checksum), the method's name, for METIS "reread"
-/// (the dataset is released while METIS runs, whose memory is the peak, and read again after it),
-/// adjacency, build, write. Throws strata::Error with a one-line message on any bad input; nothing
-/// is left at out_dir.
+/// write_partition. Phases: read (incl. the source identity, source_identity()), the method's name,
+/// for METIS "reread" (the dataset is released while METIS runs, whose memory is the peak, and read
+/// again after it), adjacency, build, write. Throws strata::Error with a one-line message on any
+/// bad input; nothing is left at out_dir.
 PartitionReport run_partition_job(const PartitionJob& job);
 
 }  // namespace strata

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "datasets/graph_io.hpp"
 #include "partition/local_part.hpp"
 #include "src/base/error.hpp"
 #include "src/base/unique.hpp"
@@ -370,6 +371,11 @@ std::string file_checksum(const std::string& path) {
     char text[32];
     std::snprintf(text, sizeof(text), "crc32:%08lx", static_cast<unsigned long>(crc));
     return text;
+}
+
+std::string source_identity(const std::string& path) {
+    std::string id = read_graph_content_id(path);
+    return id.empty() ? file_checksum(path) : id;
 }
 
 }  // namespace strata

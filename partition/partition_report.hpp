@@ -21,7 +21,7 @@ struct PhaseStat {
 /// What the caller of write_partition knows about the run (the writer adds the rest).
 struct PartitionInfo {
     std::string source_path;      ///< dataset file the partition was made from ("" if none)
-    std::string source_checksum;  ///< e.g. "crc32:1a2b3c4d" (file_checksum), "" if none
+    std::string source_checksum;  ///< source_identity(): "content64:..." or "crc32:...", "" if none
     std::string method;           ///< metis | random | block
     std::uint64_t seed = 0;
     std::vector<std::string> balance;  ///< METIS constraints actually used (empty otherwise)
@@ -98,5 +98,10 @@ void summarize(PartitionReport& report);
 /// "crc32:xxxxxxxx" of the file's bytes (zlib crc32). Throws strata::Error naming the file if it
 /// cannot be read.
 [[nodiscard]] std::string file_checksum(const std::string& path);
+
+/// Identity of a graph file's data: its stored content id ("content64:...", format version 3,
+/// read without reading any array) or, for a version 1 or 2 file, file_checksum(path) (reads
+/// the whole file). Throws strata::Error naming the file if it cannot be read.
+[[nodiscard]] std::string source_identity(const std::string& path);
 
 }  // namespace strata

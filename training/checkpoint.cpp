@@ -23,18 +23,9 @@ namespace fs = std::filesystem;
 namespace strata {
 namespace {
 
-/// FNV-1a 64 of the bytes of `values`, as "fnv1a64:<16 hex digits>".
 template <class T>
 std::string checksum(std::span<const T> values) {
-    std::uint64_t hash = 0xcbf29ce484222325ULL;
-    for (const std::byte b : std::as_bytes(values)) {
-        hash ^= static_cast<std::uint64_t>(b);
-        hash *= 0x100000001b3ULL;
-    }
-    std::array<char, 32> text{};
-    std::snprintf(text.data(), text.size(), "fnv1a64:%016llx",
-                  static_cast<unsigned long long>(hash));
-    return text.data();
+    return checkpoint_checksum(std::as_bytes(values));
 }
 
 /// Best-epoch fields stored in /progress/best, in this order.
@@ -133,6 +124,18 @@ const std::regex& temporary_name() {
 
 }  // namespace
 
+std::string checkpoint_checksum(std::span<const std::byte> bytes) {
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    for (const std::byte b : bytes) {
+        hash ^= static_cast<std::uint64_t>(b);
+        hash *= 0x100000001b3ULL;
+    }
+    std::array<char, 32> text{};
+    std::snprintf(text.data(), text.size(), "fnv1a64:%016llx",
+                  static_cast<unsigned long long>(hash));
+    return text.data();
+}
+
 std::string model_identity(const ModelSpec& model, bool row_normalize) {
     return describe(model) + (row_normalize ? ", row-normalized features" : "");
 }
@@ -146,7 +149,7 @@ std::string data_identity(const std::string& data_path) {
         }
         return "partition " + report.partition_id;
     }
-    return file_checksum(data_path);
+    return source_identity(data_path);
 }
 
 std::string partition_identity(const std::string& data_path, int num_parts,
@@ -243,6 +246,7 @@ Checkpoint read_checkpoint(const fs::path& path) {
         gcn.decay_all_layers = file.read_int_attribute("/", "gcn_decay_all_layers") != 0;
         gcn.bias = file.read_int_attribute("/", "gcn_bias") != 0;
         c.model = gcn_spec(gcn);
+        validate(c.model, name);
     } else {
         c.model =
             spec_from_json(file.read_string_attribute("/", "model_spec"), name + ": model_spec");
@@ -260,7 +264,10 @@ Checkpoint read_checkpoint(const fs::path& path) {
     c.identity.dataset = file.read_string_attribute("/", "dataset");
     c.identity.partition = file.read_string_attribute("/", "partition");
     c.identity.training = file.read_string_attribute("/", "training");
-    c.selection = parse_selection(file.read_string_attribute("/", "select_by"));
+    const std::string select_by = file.read_string_attribute("/", "select_by");
+    STRATA_CHECK(select_by == "val_acc" || select_by == "val_loss", name, ": select_by is '",
+                 select_by, "', expected val_acc or val_loss");
+    c.selection = parse_selection(select_by);
     c.params = read_verified<float>(file, "/model/params");
     c.optimizer_state = read_verified<float>(file, "/optimizer/state");
     c.best_params = read_verified<float>(file, "/best/params");

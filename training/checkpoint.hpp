@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,7 +31,7 @@ inline constexpr std::int64_t checkpoint_format_version = 4;
 struct CheckpointIdentity {
     std::string model;       ///< model_identity(): "gcn, 2 layers, hidden 16, ..."
     std::string parameters;  ///< ModelParameters::summary(): "gcn0.linear.weight 1433x16, ..."
-    std::string dataset;     ///< data_identity(): checksum of the graph file ("crc32:...")
+    std::string dataset;     ///< data_identity(): "content64:..." (or "crc32:..." of an old file)
     std::string partition;   ///< partition_identity(): how the vertices were split over ranks
     std::string training;    ///< options that change the trajectory (optimizer, lr, seed, ...)
 };
@@ -78,9 +79,11 @@ struct Checkpoint {
 /// describe(model) plus ", row-normalized features" when the input rows were normalized.
 [[nodiscard]] std::string model_identity(const ModelSpec& model, bool row_normalize);
 
-/// Identity of `--data`: for a graph file, "crc32:..." of its bytes; for a partition directory,
-/// the source checksum recorded in its partition.json (so a checkpoint trained on a partition
-/// matches the .h5 it was cut from), or "partition <id>" when none was recorded.
+/// Identity of `--data`: for a graph file, source_identity(): its stored content id
+/// ("content64:...", format version 3, no array read) or, for an older file, "crc32:..." of its
+/// bytes; for a partition directory, the source identity recorded in its partition.json (so a
+/// checkpoint trained on a partition matches the .h5 it was cut from), or "partition <id>"
+/// when none was recorded.
 /// Throws strata::Error if the file or partition.json cannot be read.
 [[nodiscard]] std::string data_identity(const std::string& data_path);
 
@@ -89,6 +92,10 @@ struct Checkpoint {
 /// matter).
 [[nodiscard]] std::string partition_identity(const std::string& data_path, int num_parts,
                                              const std::string& method, std::uint64_t seed);
+
+/// The checksum stored beside every checkpoint array (its "checksum" attribute): FNV-1a 64 of
+/// the array's bytes, as "fnv1a64:<16 hex digits>".
+[[nodiscard]] std::string checkpoint_checksum(std::span<const std::byte> bytes);
 
 /// Writes `checkpoint` to `path` under a temporary name and renames it into place (replacing
 /// an existing file). Every array gets an FNV-1a 64 checksum. Throws strata::Error on I/O

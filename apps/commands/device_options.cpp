@@ -1,6 +1,7 @@
 // open_runtime: device and communicator choice per rank.
 #include "apps/commands/device_options.hpp"
 
+#include "apps/commands/cli_checks.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/make_communicator.hpp"
 #include "src/comm/node_rank.hpp"
@@ -17,7 +18,7 @@ void add_device_options(CLI::App& cmd, DeviceOptions& options) {
         ->check(CLI::IsMember({"auto", "mpi", "nccl"}));
     cmd.add_option("--threads", options.threads,
                    "OpenMP/OpenBLAS threads per rank with --device cpu (0: default)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
 }
 
 Runtime open_runtime(const DeviceOptions& options) {

@@ -8,6 +8,7 @@
 #include "apps/commands/command.hpp"
 #include "datasets/graph_io.hpp"
 #include "datasets/graph_stats.hpp"
+#include "partition/partition_report.hpp"
 
 namespace strata::app {
 namespace {
@@ -23,7 +24,8 @@ std::string bin_label(std::size_t k) {
     return low == high ? std::to_string(low) : std::to_string(low) + "-" + std::to_string(high);
 }
 
-nlohmann::json to_json(const std::string& path, const GraphDataset& g, const GraphStats& s) {
+nlohmann::json to_json(const std::string& path, const std::string& identity, const GraphDataset& g,
+                       const GraphStats& s) {
     nlohmann::json histogram = nlohmann::json::array();
     for (std::size_t k = 0; k < s.degree_histogram.size(); ++k) {
         const std::int64_t low = degree_bin_low(k);
@@ -35,6 +37,7 @@ nlohmann::json to_json(const std::string& path, const GraphDataset& g, const Gra
         splits.push_back({{"train", split.train}, {"val", split.val}, {"test", split.test}});
     }
     return {{"file", path},
+            {"identity", identity},
             {"name", g.name},
             {"num_vertices", s.num_vertices},
             {"num_edges", s.num_edges},
@@ -57,8 +60,13 @@ nlohmann::json to_json(const std::string& path, const GraphDataset& g, const Gra
             {"splits", splits}};
 }
 
-void print_text(const std::string& path, const GraphDataset& g, const GraphStats& s) {
+void print_text(const std::string& path, const std::string& identity, const GraphDataset& g,
+                const GraphStats& s) {
     std::printf("file:              %s\n", path.c_str());
+    std::printf("identity:          %s%s\n", identity.c_str(),
+                identity.rfind("crc32:", 0) == 0
+                    ? " (checksum of the file: this format version stores no content id)"
+                    : " (stored content id, matches the data)");
     std::printf("name:              %s\n", g.name.c_str());
     std::printf("vertices:          %lld\n", static_cast<long long>(s.num_vertices));
     std::printf("edges:             %lld (directed CSR entries)\n",
@@ -95,11 +103,12 @@ void print_text(const std::string& path, const GraphDataset& g, const GraphStats
 
 int run_info(const InfoOptions& o) {
     const GraphDataset g = read_graph(o.path);  // validates; throws one line on bad input
+    const std::string identity = source_identity(o.path);
     const GraphStats s = graph_stats(g);
     if (o.json) {
-        std::printf("%s\n", to_json(o.path, g, s).dump().c_str());
+        std::printf("%s\n", to_json(o.path, identity, g, s).dump().c_str());
     } else {
-        print_text(o.path, g, s);
+        print_text(o.path, identity, g, s);
     }
     return 0;
 }

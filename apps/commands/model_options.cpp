@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "apps/commands/cli_checks.hpp"
 #include "src/base/error.hpp"
 
 namespace strata::app {
@@ -52,12 +53,12 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
         o.options.emplace_back(key, opt);
         return opt;
     };
-    add("layers", f.layers, "Graph layers (gcnii: convolutions)")->check(CLI::PositiveNumber);
-    add("hidden", f.hidden, "Hidden width (gat: per head)")->check(CLI::PositiveNumber);
-    add("dropout", f.dropout, "Dropout rate")->check(CLI::Range(0.0, 0.99));
+    add("layers", f.layers, "Graph layers (gcnii: convolutions)")->check(positive());
+    add("hidden", f.hidden, "Hidden width (gat: per head)")->check(positive());
+    add("dropout", f.dropout, "Dropout rate")->check(in_range(0.0, 0.99));
     add("weight_decay", f.weight_decay,
         "L2 coefficient of the weights (gcn: first layer; gcnii: fc_in and fc_out)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     CLI::Option* all = cmd.add_flag("--decay-all-layers", f.decay_all_layers,
                                     "gcn: apply --weight-decay to every layer's weights");
     o.options.emplace_back("decay_all_layers", all);
@@ -65,19 +66,19 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
                             ->default_str("recipe");
     o.options.emplace_back("bias", bias);
     add("conv_weight_decay", f.conv_weight_decay, "gcnii: L2 coefficient of the convolutions")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     add("alpha", f.alpha, "gcnii: initial residual; appnp: teleport probability")
-        ->check(CLI::Range(0.0, 1.0));
+        ->check(in_range(0.0, 1.0));
     add("lambda", f.lambda, "gcnii: identity mapping, theta_l = ln(lambda/l + 1)")
-        ->check(CLI::PositiveNumber);
-    add("hops", f.hops, "appnp: propagation steps K")->check(CLI::PositiveNumber);
-    add("heads", f.heads, "gat: heads of the hidden layers")->check(CLI::PositiveNumber);
+        ->check(positive());
+    add("hops", f.hops, "appnp: propagation steps K")->check(positive());
+    add("heads", f.heads, "gat: heads of the hidden layers")->check(positive());
     add("output_heads", f.output_heads, "gat: heads of the output layer (averaged)")
-        ->check(CLI::PositiveNumber);
+        ->check(positive());
     add("attention_dropout", f.attention_dropout, "gat: dropout on the attention coefficients")
-        ->check(CLI::Range(0.0, 0.99));
+        ->check(in_range(0.0, 0.99));
     add("negative_slope", f.negative_slope, "gat: LeakyReLU slope of the attention scores")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     spec->excludes(o.model_option);
     for (auto& [key, opt] : o.options) {
         spec->excludes(opt);

@@ -1,7 +1,8 @@
 // `strata predict`: the predicted class and logits (optionally the last hidden layer) of every
 // vertex from a checkpoint's best weights (the model whose accuracy `strata train` reported), in
-// evaluation mode; rank 0 gathers the rows in the original vertex order and writes one HDF5 file
-// (docs/checkpoints.md).
+// evaluation mode. One rank writes one HDF5 file in the original vertex order; K > 1 ranks write
+// a directory of per-rank parts and an index (apps/commands/prediction_parts.hpp), nothing
+// gathered on one rank (docs/checkpoints.md).
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -12,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "apps/commands/cli_checks.hpp"
 #include "apps/commands/command.hpp"
 #include "apps/commands/device_options.hpp"
+#include "apps/commands/prediction_parts.hpp"
 #include "datasets/h5_file.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/model_inputs.hpp"
@@ -72,37 +75,50 @@ std::vector<std::int64_t> argmax_rows(const HostMatrix& m) {
     return best;
 }
 
-/// Rows of every rank's `local` (its rows are the vertices `ids`) placed at their original
-/// ids on rank 0, which returns the N x cols matrix (other ranks return an empty one).
-/// Throws if a vertex is missing or repeated.
-HostMatrix gather_rows(Communicator& comm, const std::vector<global_id>& ids,
-                       const HostMatrix& local, global_id num_vertices) {
-    const std::vector<std::byte> all_ids =
-        comm.gather(std::as_bytes(std::span<const global_id>(ids)), 0);
-    const std::vector<std::byte> all_rows =
-        comm.gather(std::as_bytes(std::span<const float>(local.values)), 0);
-    if (comm.rank() != 0) {
-        return {};
-    }
-    const std::size_t count = all_ids.size() / sizeof(global_id);
+/// The rows of `local` (its rows are the vertices `ids`) placed at their original ids: the
+/// N x cols matrix of a one-rank run. Throws if a vertex is missing or repeated.
+HostMatrix place_rows(const std::vector<global_id>& ids, const HostMatrix& local,
+                      global_id num_vertices) {
     const auto cols = static_cast<std::size_t>(local.cols);
-    STRATA_CHECK(all_rows.size() == count * cols * sizeof(float), "predict: gathered ", count,
-                 " vertex ids but ", all_rows.size() / sizeof(float), " values for ", cols,
-                 " columns");
     HostMatrix all(static_cast<index_t>(num_vertices), local.cols);
     std::vector<std::uint8_t> seen(static_cast<std::size_t>(num_vertices), 0);
-    for (std::size_t i = 0; i < count; ++i) {
-        global_id v = 0;
-        std::memcpy(&v, all_ids.data() + i * sizeof(global_id), sizeof(global_id));
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        const global_id v = ids[i];
         STRATA_CHECK(v >= 0 && v < num_vertices && seen[static_cast<std::size_t>(v)] == 0,
                      "predict: vertex ", v, " is out of range or was predicted twice");
         seen[static_cast<std::size_t>(v)] = 1;
-        std::memcpy(all.row(static_cast<index_t>(v)), all_rows.data() + i * cols * sizeof(float),
+        std::memcpy(all.row(static_cast<index_t>(v)), local.row(static_cast<index_t>(i)),
                     cols * sizeof(float));
     }
     const auto missing = std::count(seen.begin(), seen.end(), std::uint8_t{0});
     STRATA_CHECK(missing == 0, "predict: ", missing, " vertices were not predicted");
     return all;
+}
+
+/// One rank: the rows in the original vertex order, in one HDF5 file (format "predictions" 1).
+void write_single_file(AtomicOutput& out, const PredictionsMeta& meta,
+                       const std::vector<global_id>& ids, const HostMatrix& logits,
+                       const HostMatrix* hidden, global_id n) {
+    const HostMatrix all_logits = place_rows(ids, logits, n);
+    const std::vector<std::int64_t> predictions = argmax_rows(all_logits);
+    {
+        H5File file = H5File::create(out.temp_path().string());
+        file.write_attribute("/", "strata_format", std::string("predictions"));
+        file.write_attribute("/", "strata_format_version", predictions_format_version);
+        file.write_attribute("/", "checkpoint", meta.checkpoint);
+        file.write_attribute("/", "epoch", meta.epoch);
+        file.write_attribute("/", "best_epoch", meta.best_epoch);
+        file.write_attribute("/", "model", meta.model);
+        file.write_attribute("/", "dataset", meta.dataset);
+        file.write<std::int64_t>("/predictions", predictions, {n});
+        file.write<float>("/logits", all_logits.values, {n, all_logits.cols}, true);
+        if (hidden != nullptr) {
+            const HostMatrix all_hidden = place_rows(ids, *hidden, n);
+            file.write<float>("/embeddings", all_hidden.values, {n, all_hidden.cols}, true);
+        }
+        file.close();  // checked: a full disk fails here, naming the file
+    }
+    out.commit();
 }
 
 int run_predict(const PredictOptions& o) {
@@ -117,9 +133,18 @@ int run_predict(const PredictOptions& o) {
     std::unique_ptr<AtomicOutput> out;
     if (root) {
         out = std::make_unique<AtomicOutput>(o.out, o.force);
+        // --force replaces a file by a file and a directory by a directory only.
+        std::error_code ec;
+        const bool parts = comm.size() > 1;
+        STRATA_CHECK(!std::filesystem::exists(o.out, ec) ||
+                         std::filesystem::is_directory(o.out, ec) == parts,
+                     o.out, ": exists and is a ", parts ? "file" : "directory", ", but ",
+                     parts ? "K > 1 ranks write a directory" : "one rank writes a file",
+                     " (--force replaces only the same kind: remove it or choose another --out)");
         checkpoint = load_checkpoint(o.checkpoint, checkpoint_path);
     }
     broadcast_checkpoint(checkpoint, comm, 0);
+    checkpoint_path = broadcast_text(comm, checkpoint_path);
 
     // The same input as training: same in-memory partitioning of a .h5 by default (any K works).
     LocalPart part = load_local_part(o.data, comm,
@@ -185,42 +210,38 @@ int run_predict(const PredictOptions& o) {
     comm.allreduce_sum(counts);
 
     const global_id n = part.graph.num_global_vertices;
-    const HostMatrix all_logits = gather_rows(comm, part.graph.owned_original, logits, n);
-    std::optional<HostMatrix> all_hidden;
-    if (hidden) {
-        all_hidden = gather_rows(comm, part.graph.owned_original, *hidden, n);
+    const PredictionsMeta meta{
+        .checkpoint = checkpoint_path,
+        .epoch = checkpoint.epoch,
+        .best_epoch = checkpoint.best ? checkpoint.best->epoch : checkpoint.epoch,
+        .model = checkpoint.identity.model,
+        .dataset = checkpoint.identity.dataset};
+    if (comm.size() == 1) {
+        write_single_file(*out, meta, part.graph.owned_original, logits,
+                          hidden ? &*hidden : nullptr, n);
+    } else {
+        write_prediction_parts(comm, out, o.out, meta,
+                               {.ids = &part.graph.owned_original,
+                                .predictions = &local_pred,
+                                .logits = &logits,
+                                .embeddings = hidden ? &*hidden : nullptr},
+                               n);
     }
     if (root) {
-        const std::vector<std::int64_t> predictions = argmax_rows(all_logits);
-        {
-            H5File file = H5File::create(out->temp_path().string());
-            file.write_attribute("/", "strata_format", std::string("predictions"));
-            file.write_attribute("/", "strata_format_version", predictions_format_version);
-            file.write_attribute("/", "checkpoint", checkpoint_path);
-            file.write_attribute("/", "epoch", checkpoint.epoch);
-            file.write_attribute("/", "best_epoch",
-                                 checkpoint.best ? checkpoint.best->epoch : checkpoint.epoch);
-            file.write_attribute("/", "model", checkpoint.identity.model);
-            file.write_attribute("/", "dataset", checkpoint.identity.dataset);
-            file.write<std::int64_t>("/predictions", predictions, {n});
-            file.write<float>("/logits", all_logits.values, {n, all_logits.cols}, true);
-            if (all_hidden) {
-                file.write<float>("/embeddings", all_hidden->values, {n, all_hidden->cols}, true);
-            }
-            file.close();  // checked: a full disk fails here, naming the file
-        }
-        out->commit();
         auto ratio = [](std::int64_t a, std::int64_t b) {
             return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
         };
         std::printf(
             "strata predict: %lld vertices, %d classes, checkpoint %s (epoch %lld, best weights of "
-            "epoch %lld) -> %s\n"
+            "epoch %lld) -> %s%s\n"
             "split=%d train_accuracy=%.4f val_accuracy=%.4f test_accuracy=%.4f\n",
-            static_cast<long long>(n), static_cast<int>(all_logits.cols), checkpoint_path.c_str(),
-            static_cast<long long>(checkpoint.epoch),
-            static_cast<long long>(checkpoint.best ? checkpoint.best->epoch : checkpoint.epoch),
-            o.out.c_str(), part.split, ratio(counts[0], counts[1]), ratio(counts[2], counts[3]),
+            static_cast<long long>(n), static_cast<int>(logits.cols), checkpoint_path.c_str(),
+            static_cast<long long>(meta.epoch), static_cast<long long>(meta.best_epoch),
+            o.out.c_str(),
+            comm.size() == 1
+                ? ""
+                : (" (" + std::to_string(comm.size()) + " parts and index.json)").c_str(),
+            part.split, ratio(counts[0], counts[1]), ratio(counts[2], counts[3]),
             ratio(counts[4], counts[5]));
         std::fflush(stdout);
     }
@@ -241,13 +262,16 @@ Command add_predict_command(CLI::App& root) {
     cmd->add_option("--checkpoint", o->checkpoint,
                     "Checkpoint file, or a --checkpoint-dir (its newest valid checkpoint)")
         ->required();
-    cmd->add_option("--out", o->out, "Predictions file to create (.h5)")->required();
+    cmd->add_option("--out", o->out,
+                    "Predictions to create: one .h5 file on 1 rank; on K > 1 ranks a directory "
+                    "of K part files and index.json (scripts/read_predictions.py assembles it)")
+        ->required();
     cmd->add_flag("--embeddings", o->embeddings,
                   "Also write /embeddings: the last hidden layer (input of the last GCN layer)");
     cmd->add_flag("--force", o->force, "Replace --out if it exists");
     cmd->add_option("--split-index", o->split_index,
                     "The dataset split whose masks the printed accuracies use, from 0")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     add_device_options(*cmd, o->device);
     return {cmd, [o] { return run_predict(*o); }};
 }

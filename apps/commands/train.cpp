@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "apps/commands/cli_checks.hpp"
 #include "apps/commands/command.hpp"
 #include "apps/commands/device_options.hpp"
 #include "apps/commands/model_options.hpp"
@@ -469,10 +470,10 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
         ->required();
     add_model_options(*cmd, o->model);
     o->epochs_option = cmd->add_option("--epochs", o->epochs, "Epochs (default: the recipe's)")
-                           ->check(CLI::PositiveNumber)
+                           ->check(positive())
                            ->default_str("recipe");
     o->lr_option = cmd->add_option("--lr", o->lr, "Adam learning rate (default: the recipe's)")
-                       ->check(CLI::PositiveNumber)
+                       ->check(positive())
                        ->default_str("recipe");
     cmd->add_option("--weight-decay-mode", o->weight_decay_mode,
                     "l2: added to the gradient (PyTorch Adam's weight_decay); decoupled: AdamW")
@@ -488,7 +489,7 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
         ->check(CLI::IsMember({"none", "aggregation", "all"}));
     cmd->add_option("--eval-every", o->eval_every,
                     "Evaluate every N epochs (and at the last epoch)")
-        ->check(CLI::PositiveNumber);
+        ->check(positive());
     o->select_by_option =
         cmd->add_option("--select-by", o->select_by,
                         "Which evaluated epoch is best (reported, checkpointed, served by predict)")
@@ -496,18 +497,18 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
             ->default_str("recipe");
     cmd->add_option("--early-stop", o->early_stop,
                     "Stop when val loss exceeds the mean of the last N evaluations (0: off)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     o->patience_option =
         cmd->add_option("--patience", o->patience,
                         "Stop after N evaluations without a better --select-by value (0: off)")
-            ->check(CLI::NonNegativeNumber)
+            ->check(non_negative())
             ->default_str("recipe");
     cmd->add_option("--metrics", o->metrics,
                     "Append one JSON object per epoch to this file (flushed as it happens)");
     add_device_options(*cmd, o->device);
     cmd->add_option("--split-index", o->split_index,
                     "Which of the dataset's splits (train/val/test masks) to use, from 0")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     cmd->add_option("--partition-method", o->partition_method,
                     "In-memory partitioning of a .h5 --data over the ranks")
         ->check(CLI::IsMember({"metis", "random", "block"}));
@@ -519,19 +520,19 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
         ->check(CLI::IsMember({"graph", "pipeline"}));
     o->stages_option =
         cmd->add_option("--stages", o->stages, "Pipeline stages (default: ranks / ways)")
-            ->check(CLI::PositiveNumber)
+            ->check(positive())
             ->default_str("ranks");
     o->ways_option =
         cmd->add_option("--ways", o->ways,
                         "Pipeline: ranks per stage (the W x S hybrid); each way owns C/W chunks "
                         "and exchanges boundary rows with the stage's other ways")
-            ->check(CLI::PositiveNumber);
+            ->check(positive());
     o->chunks_option =
         cmd->add_option("--chunks", o->chunks,
                         "Pipeline chunks: METIS into 4 C parts merged 4-to-1 at random; 1 is "
                         "exact (default: 4 per stage and way; a partition directory's chunk map "
                         "from strata partition --chunks)")
-            ->check(CLI::PositiveNumber)
+            ->check(positive())
             ->default_str("4 x stages x ways");
     cmd->add_option("--chunk-shuffle", o->chunk_shuffle,
                     "Pipeline: a new chunk order every epoch (GNNPipe's technique 1)")
@@ -543,7 +544,7 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     cmd->add_option("--snapshot-period", o->snapshot_period,
                     "Pipeline: unprocessed chunks' rows come from a snapshot refreshed every N "
                     "epochs (GNNPipe's technique 3; 0: from the last epoch)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     cmd->add_option("--guard", o->guard,
                     "Pipeline: roll back to the last good weights with less staleness when an "
                     "exact evaluation says staleness hurts (off: GNNPipe as published)")
@@ -551,18 +552,18 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     cmd->add_option("--guard-window", o->guard_window,
                     "Pipeline guard: the validation-accuracy trigger needs its streak of "
                     "evaluations to span at least N epochs")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     cmd->add_option("--comm-timeout", o->comm_timeout,
                     "After loading, a rank that waits this many seconds for another rank in one "
                     "operation (a cut or crawling network link, a stuck rank) names it and ends "
                     "the job (0: wait forever; MPI communication only)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     cmd->add_flag("--quiet", o->quiet, "Print only the final line");
     cmd->add_option("--checkpoint-dir", o->checkpoint_dir,
                     "Write checkpoints (ckpt-<epoch>.h5, the newest two kept) to this directory");
     cmd->add_option("--checkpoint-every", o->checkpoint_every,
                     "Checkpoint every N epochs (0: only at the end and on SIGTERM/SIGINT)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(non_negative());
     cmd->add_flag("--resume", o->resume,
                   "Continue from the newest valid checkpoint in --checkpoint-dir (if there is "
                   "none, start at epoch 1)")

@@ -3,8 +3,9 @@
 # resumed on K = 1 and on K = 4 (oversubscribed), from the .h5 (partitioned in memory for the new
 # K) and from a partition directory cut for the new K, gives the per-epoch losses of an
 # uninterrupted K = 2 run within 1e-5 (relative) and accuracies within one vertex. The
-# elastic-resume line names both partitions. A layer-pipeline checkpoint resumed with another
-# layout, and a graph checkpoint resumed on another dataset, are refused with one clear line.
+# elastic-resume line names both partitions. A fresh conversion of the same data (same content id)
+# resumes too. A layer-pipeline checkpoint resumed with another layout, and a graph checkpoint
+# resumed on another dataset, are refused with one clear line.
 # Usage: check_elastic_resume.sh MPIEXEC STRATA_TESTING DATA_DIR
 set -u
 mpiexec=$1
@@ -82,14 +83,15 @@ resume_case 4 "$data/cora.h5" "K=2 -> K=4 (oversubscribed) from the .h5"
 timeout 120 "$mpiexec" -n 1 "$strata" partition --data "$data/cora.h5" --parts 3 --out cora.3 \
   >part.out 2>&1 || { fail "partition into 3 exited $?"; cat part.out; }
 resume_case 3 cora.3 "K=2 -> K=3 from a partition directory"
+# The same arrays converted again (another file, the same content id): the checkpoint resumes.
+"$strata" convert --from text "$data/cora" --name cora --out again.h5 >/dev/null ||
+  fail "convert again exited $?"
+resume_case 1 again.h5 "K=2 -> K=1 on a fresh conversion of the same data (same content id)"
 
-# Still refused: another dataset (a different file, one clear line).
-/usr/bin/python3 - "$data/cora.h5" other.h5 <<'PY'
-import shutil, sys, h5py
-shutil.copy(sys.argv[1], sys.argv[2])
-with h5py.File(sys.argv[2], "a") as f:
-    f.attrs["name"] = "cora-copy"
-PY
+# Still refused: another dataset (the same arrays under another name: another content id, one
+# clear line).
+"$strata" convert --from text "$data/cora" --name cora-copy --out other.h5 >/dev/null ||
+  fail "convert cora-copy exited $?"
 rm -rf ckx && cp -r stop ckx
 train 1 other.h5 ckx x.jsonl --resume >other.out 2>&1
 rc=$?

@@ -74,7 +74,7 @@ def csr_by_destination(n, src, dst, weight=None):
 
 def compare_graph(name, path, indptr, indices, features, labels, masks, weights=None):
     with h5py.File(path, "r") as f:
-        check(f"{name}: format version 2", f.attrs["strata_format_version"] == 2)
+        check(f"{name}: format version 3", f.attrs["strata_format_version"] == 3)
         check(f"{name}: indptr (rows = destinations)", np.array_equal(f["graph/indptr"][:], indptr),
               f"{f['graph/indptr'][:]} vs {indptr}")
         check(f"{name}: indices", np.array_equal(f["graph/indices"][:], indices),

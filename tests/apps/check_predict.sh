@@ -4,12 +4,14 @@
 # computed by h5py from /predictions in the ORIGINAL vertex order against cora.h5's labels —
 # equals the test accuracy of the best-validation epoch (training's test_accuracy= line), also
 # when that is not the last epoch; on 1 rank with the .h5 the logits agree to float rounding;
-# /embeddings has the hidden width; a checkpoint for another dataset is refused.
+# /embeddings has the hidden width; a checkpoint for another dataset is refused. The 2-rank
+# output is a directory of parts, read with scripts/read_predictions.py.
 # Usage: check_predict.sh MPIEXEC STRATA DATA_DIR
 set -u
 mpiexec=$1
 strata=$(realpath "$2")
 data=$(realpath "$3")
+reader=$(realpath "$(dirname "$0")/../../scripts/read_predictions.py")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -24,15 +26,18 @@ run "$strata" partition --data "$data/cora.h5" --parts 2 --out cora.2 >/dev/null
 run "$mpiexec" -n 2 "$strata" train --data cora.2 --epochs 60 --threads 1 --seed 4 \
   --row-normalize-features --checkpoint-dir ck --metrics m.jsonl --quiet >train.out 2>&1 ||
   fail "train exited $?"
-run "$mpiexec" -n 2 "$strata" predict --data cora.2 --checkpoint ck --out p2.h5 --embeddings \
+run "$mpiexec" -n 2 "$strata" predict --data cora.2 --checkpoint ck --out p2 --embeddings \
   --threads 1 >p2.out 2>&1 || { fail "predict on 2 ranks exited $?"; cat p2.out; }
 run "$strata" predict --data "$data/cora.h5" --checkpoint ck/ckpt-000060.h5 --out p1.h5 \
   --threads 1 >p1.out 2>&1 || { fail "predict on 1 rank (.h5) exited $?"; cat p1.out; }
 
-/usr/bin/python3 - "$data/cora.h5" <<'EOF' && ok "predictions match training's best epoch; 1 rank ≈ 2 ranks; shapes" || fail "predictions check"
-import json, sys
+/usr/bin/python3 - "$data/cora.h5" "$reader" <<'EOF' && ok "predictions match training's best epoch; 1 rank ≈ 2 ranks; shapes" || fail "predictions check"
+import importlib.util, json, sys
 import h5py
 import numpy as np
+spec = importlib.util.spec_from_file_location("read_predictions", sys.argv[2])
+rp = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rp)
 graph = h5py.File(sys.argv[1], "r")
 labels = graph["node/labels"][:]
 test = graph["node/test_mask"][:].astype(bool).reshape(-1, labels.shape[0])[0]  # split 0
@@ -46,7 +51,7 @@ if best is records[-1]:
     errors_note = "the best epoch is the last one: this run does not tell best from last"
 else:
     errors_note = ""
-p2, p1 = h5py.File("p2.h5", "r"), h5py.File("p1.h5", "r")
+p2, p1 = rp.read_predictions("p2"), rp.read_predictions("p1.h5")
 errors = []
 if p2["predictions"].shape != (n,) or p2["predictions"].dtype != np.int64:
     errors.append(f"/predictions {p2['predictions'].shape} {p2['predictions'].dtype}")
@@ -64,8 +69,8 @@ if acc != best["test_acc"]:
     errors.append(f"test accuracy {acc} from predictions != best epoch's {best['test_acc']}")
 if errors_note:
     errors.append(errors_note)
-if p2.attrs["best_epoch"] != best["epoch"]:
-    errors.append(f"best_epoch attribute {p2.attrs['best_epoch']} != {best['epoch']}")
+if p2["attrs"]["best_epoch"] != best["epoch"]:
+    errors.append(f"best_epoch attribute {p2['attrs']['best_epoch']} != {best['epoch']}")
 if (p2["embeddings"][:] < 0).any():
     errors.append("embeddings (after ReLU) have negative entries")
 diff = float(np.max(np.abs(p1["logits"][:] - p2["logits"][:])))

@@ -16,7 +16,7 @@ for model in spec gat; do
   "$mpiexec" -n 2 "$strata" train --data "$data/cora.h5" "${args[@]}" --epochs 4 --quiet \
     --checkpoint-dir "$tmp/ck-$model" >"$tmp/train.out"
   "$mpiexec" -n 3 "$strata" predict --data "$data/cora.h5" --checkpoint "$tmp/ck-$model" \
-    --out "$tmp/p-$model.h5" >"$tmp/predict.out"
+    --out "$tmp/p-$model" >"$tmp/predict.out"
   want=$(grep -o 'val_accuracy=[0-9.]*' "$tmp/train.out"; grep -o 'test_accuracy=[0-9.]*' "$tmp/train.out")
   got=$(grep -o 'val_accuracy=[0-9.]*' "$tmp/predict.out"; grep -o 'test_accuracy=[0-9.]*' "$tmp/predict.out")
   if [ "$want" = "$got" ] && [ -n "$want" ]; then

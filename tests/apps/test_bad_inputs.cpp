@@ -146,10 +146,13 @@ TEST_CASE("strata info accepts a valid file (the harness can tell success)", "[a
     REQUIRE(text.exit_code == 0);
     REQUIRE(text.err.empty());
     REQUIRE(text.out.find("vertices:          4") != std::string::npos);
+    const std::string id = strata::read_graph_content_id(dir.file("good.h5"));
+    REQUIRE(text.out.find("identity:          " + id + " (stored content id") != std::string::npos);
     REQUIRE(text.out.find("split:             train 1, val 1, test 2") != std::string::npos);
     REQUIRE(json.exit_code == 0);
     REQUIRE(non_empty_lines(json.out).size() == 1);
     REQUIRE(json.out.find("\"num_edges\":5") != std::string::npos);
+    REQUIRE(json.out.find("\"identity\":\"" + id + "\"") != std::string::npos);
 }
 
 TEST_CASE("strata info fails cleanly on every corrupt file of the corpus", "[apps]") {

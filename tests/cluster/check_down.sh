@@ -62,6 +62,8 @@ else
   echo "$out" | grep -q "needs tc's netem qdisc, which this machine lacks" && [ -z "$(leftovers)" ] &&
     ok "--latency-us without netem: refused clearly, nothing left" || fail "--latency-us: '$out', left '$(leftovers)'"
 fi
-"$scripts/up" 2 --rate banana >/dev/null 2>&1
-[ $? -ne 0 ] && [ -z "$(leftovers)" ] && ok "a bad --rate is refused before anything is made" || fail "bad rate"
+out=$("$scripts/up" 2 --rate banana 2>&1)
+[ $? -ne 0 ] && [ -z "$(leftovers)" ] &&
+  [ "$(echo "$out" | tail -n1)" = "up: error: rate 'banana': give Gbit/s as a number (10, 0.1) or a tc rate such as 100mbit" ] &&
+  ok "a bad --rate is refused before anything is made, naming the value" || fail "bad rate: '$out'"
 finish

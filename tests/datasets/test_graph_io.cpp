@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "datasets/content_hash.hpp"
 #include "datasets/graph_io.hpp"
 #include "datasets/h5_file.hpp"
 #include "src/base/error.hpp"
@@ -44,7 +45,8 @@ TEST_CASE("write_graph stores the documented layout and attributes", "[datasets]
     const strata::H5File f = strata::H5File::open(dir.file("g.h5"));
 
     REQUIRE(f.read_string_attribute("/", "strata_format") == "graph");
-    REQUIRE(f.read_int_attribute("/", "strata_format_version") == 2);
+    REQUIRE(f.read_int_attribute("/", "strata_format_version") == 3);
+    REQUIRE(f.read_string_attribute("/", "content_id") == strata::graph_content_id(tiny_graph()));
     REQUIRE(f.read_string_attribute("/", "name") == "tiny");
     REQUIRE(f.read_int_attribute("/", "num_classes") == 3);
     REQUIRE(f.shape("/graph/indptr") == strata::H5Shape{5});
@@ -71,7 +73,8 @@ TEST_CASE("write_graph refuses to replace a file unless asked and leaves no temp
 
     GraphDataset bad = tiny_graph();
     bad.labels[0] = 7;
-    REQUIRE_THROWS_AS(strata::write_graph(bad, dir.file("bad.h5")), strata::Error);
+    REQUIRE_THROWS_WITH(strata::write_graph(bad, dir.file("bad.h5")),
+                        Catch::Contains("label 7 at index 0 out of range [-1, "));
     REQUIRE_FALSE(std::filesystem::exists(dir.file("bad.h5")));
     std::size_t entries = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) {
@@ -205,10 +208,11 @@ TEST_CASE("read_graph refuses files that break the format, naming file and path"
     SECTION("another version") {
         write_raw_graph(g, path, {.skip = "strata_format_version", .extra = [](H5File& f) {
                                       f.write_attribute("/", "strata_format_version",
-                                                        std::int64_t{3});
+                                                        std::int64_t{4});
                                   }});
         REQUIRE_THROWS_WITH(strata::read_graph(path),
-                            Contains("bad.h5: /: strata_format_version 3 is not supported"));
+                            Contains("bad.h5: /: strata_format_version 4 is not supported "
+                                     "(this build reads versions 1 to 3)"));
     }
     SECTION("missing name") {
         write_raw_graph(g, path, {.skip = "name"});

@@ -174,7 +174,6 @@ TEST_CASE("H5File::open names the file when it is missing, not HDF5 or truncated
         std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         REQUIRE(bytes.size() > 4096);
         const std::string path = dir.write("cut.h5", bytes.substr(0, 2048));
-        REQUIRE_THROWS_AS(H5File::open(path), strata::Error);
         REQUIRE_THROWS_WITH(H5File::open(path), Contains("cut.h5"));
     }
 }

@@ -142,7 +142,7 @@ TEST_CASE("graph format 2 stores S splits; a version-1 file reads as one split",
                                       v2.split_of(v2.val_mask, 1).end()) ==
             std::vector<std::uint8_t>{1, 0, 0, 0});
     const strata::H5File file = strata::H5File::open(dir.file("v2.h5"));
-    REQUIRE(file.read_int_attribute("/", "strata_format_version") == 2);
+    REQUIRE(file.read_int_attribute("/", "strata_format_version") == 3);
     REQUIRE(file.shape("/node/test_mask") == strata::H5Shape{2, 4});
 
     GraphDataset bad = g;

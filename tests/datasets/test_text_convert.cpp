@@ -205,6 +205,10 @@ TEST_CASE("Cora from the Planetoid pickles equals Cora from text, element by ele
     const bool same = strata::test::same_graph(from_pickles, from_text, &why);
     INFO("first difference: " << why);
     REQUIRE(same);
+    // Written in the current format by strata (not the script): the two converters' files
+    // carry one content id, that of data/cora.h5.
+    REQUIRE(strata::read_graph_content_id(out) ==
+            strata::read_graph_content_id(std::string(STRATA_DATA_DIR) + "/cora.h5"));
 }
 
 TEST_CASE("the committed data/cora.h5 equals a fresh text conversion", "[datasets][cora]") {

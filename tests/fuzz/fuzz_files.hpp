@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -71,12 +72,20 @@ inline std::vector<Piece> split_input(const std::uint8_t* data, std::size_t size
     return pieces;
 }
 
-/// Runs `read`; strata::Error is the expected way to refuse a bad input.
+/// Runs `read`; strata::Error is the expected way to refuse a bad input. With
+/// STRATA_FUZZ_VERBOSE set, prints what happened (replaying one input: why it was refused).
 template <class Read>
 int expect_ok_or_error(Read read) {
+    static const bool verbose = std::getenv("STRATA_FUZZ_VERBOSE") != nullptr;
     try {
         read();
-    } catch (const Error&) {
+        if (verbose) {
+            std::fprintf(stderr, "fuzz: read\n");
+        }
+    } catch (const Error& e) {
+        if (verbose) {
+            std::fprintf(stderr, "fuzz: refused: %s\n", e.what());
+        }
     }
     return 0;
 }

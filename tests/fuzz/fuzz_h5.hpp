@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -34,13 +35,14 @@ inline strata::H5Shape mutate_shape(FuzzedDataProvider& in, strata::H5Shape shap
     }
 }
 
-/// Writes `values` (the valid contents) at `path`, or a mutation of it, or nothing.
+/// Writes `values` (the valid contents) at `path`, or a mutation of it, or nothing. Returns
+/// the values written, as read back as T (nullopt when dropped), e.g. for a checksum.
 template <class T>
-void put(FuzzedDataProvider& in, strata::H5File& file, const char* path, std::vector<T> values,
-         strata::H5Shape shape) {
+std::optional<std::vector<T>> put(FuzzedDataProvider& in, strata::H5File& file, const char* path,
+                                  std::vector<T> values, strata::H5Shape shape) {
     const int action = in.ConsumeIntegralInRange<int>(0, 4);
     if (action == 1) {
-        return;  // dropped
+        return std::nullopt;  // dropped
     }
     std::size_t size = values.size();
     if (action >= 2) {
@@ -60,9 +62,10 @@ void put(FuzzedDataProvider& in, strata::H5File& file, const char* path, std::ve
     if (action == 4) {  // another element type of the same values
         std::vector<double> other(values.begin(), values.end());
         file.write<double>(path, other, shape);
-        return;
+        return values;
     }
     file.write<T>(path, values, shape);
+    return values;
 }
 
 inline void put_string_attribute(FuzzedDataProvider& in, strata::H5File& file, const char* name,

@@ -57,7 +57,8 @@ inline HostCsr random_csr(index_t rows, index_t cols, double density, std::uint3
 
 /// Same size and the same bits (a result that must not depend on the thread count).
 inline bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    return a.size() == b.size() &&
+           (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 }  // namespace strata::test

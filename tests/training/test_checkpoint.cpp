@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "datasets/adjacency.hpp"
+#include "datasets/graph_io.hpp"
 #include "datasets/h5_file.hpp"
 #include "layers/gcn_model.hpp"
 #include "layers/model_zoo.hpp"
@@ -21,10 +22,13 @@
 #include "layers/training_inputs.hpp"
 #include "partition/local_part.hpp"
 #include "partition/partition.hpp"
+#include "partition/partition_job.hpp"
+#include "partition/partition_report.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/optimizer.hpp"
+#include "tests/datasets/graph_fixtures.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
 #include "training/best_tracker.hpp"
@@ -210,6 +214,33 @@ TEST_CASE("a format 2 checkpoint (GCN options as attributes) is still read",
           "layers), no bias");
 }
 
+TEST_CASE("a checkpoint's bad select_by or format-2 option is refused naming the file",
+          "[training][checkpoint]") {
+    TempDir dir("bad_attrs");
+    const Checkpoint c = sample_checkpoint(4);
+    const fs::path select = dir.path / "select.h5";
+    const fs::path dropout = dir.path / "dropout.h5";
+    write_checkpoint(select, c);
+    write_checkpoint(dropout, c);
+    const std::string script =
+        "import h5py, numpy as np, sys\n"
+        "a = h5py.File(sys.argv[1], 'r+').attrs; a['select_by'] = np.bytes_(b'val_f1')\n"
+        "a = h5py.File(sys.argv[2], 'r+').attrs\n"
+        "a['strata_format_version'] = np.int64(2); del a['model_spec']\n"
+        "a['model_type'] = np.bytes_(b'gcn'); a['gcn_layers'] = np.int64(2)\n"
+        "a['gcn_hidden'] = np.int64(5); a['gcn_dropout'] = np.float64(1.5)\n"
+        "a['gcn_weight_decay'] = np.float64(0); a['gcn_decay_all_layers'] = np.int64(0)\n"
+        "a['gcn_bias'] = np.int64(1)\n";
+    const std::string command =
+        "/usr/bin/python3 -c \"" + script + "\" " + select.string() + " " + dropout.string();
+    REQUIRE(std::system(command.c_str()) == 0);
+
+    CHECK_THROWS_WITH(read_checkpoint(select),
+                      Contains("select.h5: select_by is 'val_f1', expected val_acc or val_loss"));
+    CHECK_THROWS_WITH(read_checkpoint(dropout),
+                      Contains("dropout.h5: 'dropout' must be in [0, 1), got 1.5"));
+}
+
 namespace {
 
 /// Rank r's pipeline history in the samples: the settings, then 5 + 3 r recognisable values.
@@ -337,7 +368,9 @@ TEST_CASE("a corrupt or truncated newest checkpoint is reported and the previous
     }
     SECTION("a file cut short is not a readable HDF5 file") {
         fs::resize_file(newest, fs::file_size(newest) / 2);
-        CHECK_THROWS_AS(read_checkpoint(newest), strata::Error);
+        CHECK_THROWS_WITH(read_checkpoint(newest),
+                          Contains(newest.filename().string()) &&
+                              Contains("cannot open HDF5 file (truncated or corrupt?)"));
     }
     const auto loaded = ckpts.load_newest();
     REQUIRE(loaded.has_value());
@@ -413,6 +446,69 @@ TEST_CASE(
                       Contains("different training options") && Contains("stages 2, ways 1"));
     // predict serves either (one forward pass, no training state).
     CHECK_NOTHROW(check_identity(pipelined, c.identity, IdentityCheck::model_and_dataset, "c.h5"));
+}
+
+TEST_CASE("data_identity is the stored content id, without reading the arrays",
+          "[training][checkpoint][content_id]") {
+    TempDir dir("identity");
+    const GraphDataset g = strata::test::tiny_graph();
+    const std::string h5 = (dir.path / "g.h5").string();
+    write_graph(g, h5);
+    const std::string id = read_graph_content_id(h5);
+    CHECK(id.rfind("content64:", 0) == 0);
+    CHECK(data_identity(h5) == id);
+    CHECK(source_identity(h5) == id);
+    // The same data written again (another file, another time) has the same identity, so a
+    // checkpoint of one resumes on the other; other data has another.
+    write_graph(g, (dir.path / "copy.h5").string());
+    CHECK(data_identity((dir.path / "copy.h5").string()) == id);
+    GraphDataset other = g;
+    other.features.values[0] += 1.0F;
+    write_graph(other, (dir.path / "other.h5").string());
+    CHECK(data_identity((dir.path / "other.h5").string()) != id);
+
+    // A partition directory records the content id as its source: a checkpoint trained on it
+    // matches the .h5 it was cut from, and its partition_id hashes the id (not the file).
+    PartitionJob job;
+    job.data_path = h5;
+    job.out_dir = (dir.path / "parts").string();
+    job.num_parts = 2;
+    job.method = "block";
+    const PartitionReport report = run_partition_job(job);
+    CHECK(report.info.source_checksum == id);
+    CHECK(data_identity(job.out_dir) == id);
+    CHECK(partition_identity(job.out_dir, 2, "metis", 0) ==
+          "partition directory " + report.partition_id + ", 2 parts");
+}
+
+TEST_CASE("a version 1 or 2 graph file falls back to the crc32 of the file",
+          "[training][checkpoint][content_id]") {
+    TempDir dir("identity-old");
+    const std::string v1 = (dir.path / "v1.h5").string();
+    strata::test::write_raw_graph(strata::test::tiny_graph(), v1);
+    CHECK(read_graph_content_id(v1).empty());
+    CHECK(data_identity(v1).rfind("crc32:", 0) == 0);
+    CHECK(data_identity(v1) == file_checksum(v1));
+
+    const std::string v2 = (dir.path / "v2.h5").string();
+    strata::test::write_raw_graph(strata::test::tiny_graph(), v2,
+                                  {.skip = "strata_format_version", .extra = [](H5File& f) {
+                                       f.write_attribute("/", "strata_format_version",
+                                                         std::int64_t{2});
+                                   }});
+    CHECK(data_identity(v2) == file_checksum(v2));
+
+    // A checkpoint of the old file is refused on the same data converted again (format 3: the
+    // identity is now the content id), naming the dataset field and both identities.
+    Checkpoint c = sample_checkpoint(2);
+    c.identity.dataset = data_identity(v1);
+    const std::string v3 = (dir.path / "v3.h5").string();
+    write_graph(read_graph(v1), v3);
+    CheckpointIdentity current = c.identity;
+    current.dataset = data_identity(v3);
+    CHECK_THROWS_WITH(check_identity(c, current, IdentityCheck::all, "c.h5"),
+                      Contains("c.h5: this checkpoint belongs to a different dataset") &&
+                          Contains(c.identity.dataset) && Contains(current.dataset));
 }
 
 TEST_CASE("broadcast_checkpoint gives every rank rank 0's state", "[training][checkpoint][mpi]") {
