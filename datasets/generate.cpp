@@ -288,11 +288,11 @@ GraphDataset generate_graph(const GenerateOptions& o) {
             centroid[k + 1] = z1;
         }
     }
-    g.features = HostMatrix(static_cast<index_t>(n), o.num_features);
+    g.features = HostMatrix(n, o.num_features);
     const std::uint64_t noise_key = stream_key(o.seed, noise);
 #pragma omp parallel for schedule(static)
     for (std::int64_t v = 0; v < n; ++v) {
-        float* row = g.features.row(static_cast<index_t>(v));
+        float* row = g.features.row(v);
         const double* mean =
             centroid.data() + static_cast<std::size_t>(label[static_cast<std::size_t>(v)]) * f;
         for (std::size_t p = 0; p < pairs_per_row; ++p) {

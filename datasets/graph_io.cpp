@@ -169,11 +169,13 @@ GraphDataset read_graph(const std::string& path) {
     }
     H5Shape shape;
     g.features.values = file.read<float>(features_path, &shape, 2);
-    STRATA_CHECK(shape[0] <= std::numeric_limits<index_t>::max() &&
+    // Rows are global (64-bit); the feature width is a local size (32-bit index_t).
+    STRATA_CHECK(shape[0] <= std::numeric_limits<std::int64_t>::max() &&
                      shape[1] <= std::numeric_limits<index_t>::max(),
                  path, ": ", features_path, ": shape [", shape[0], ", ", shape[1],
-                 "] exceeds the supported maximum");
-    g.features.rows = static_cast<index_t>(shape[0]);
+                 "] exceeds the supported maximum (", std::numeric_limits<index_t>::max(),
+                 " features)");
+    g.features.rows = static_cast<std::int64_t>(shape[0]);
     g.features.cols = static_cast<index_t>(shape[1]);
     g.labels = file.read<std::int64_t>(labels_path, nullptr, 1);
     int splits = version == 1 ? 1 : 0;

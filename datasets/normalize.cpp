@@ -69,7 +69,7 @@ GlobalCsr gcn_normalize(const GraphDataset& g) {
 
 void row_normalize_features(HostMatrix& x) {
 #pragma omp parallel for schedule(static)
-    for (index_t r = 0; r < x.rows; ++r) {
+    for (std::int64_t r = 0; r < x.rows; ++r) {
         float* row = x.row(r);
         double sum = 0.0;
         for (index_t c = 0; c < x.cols; ++c) {

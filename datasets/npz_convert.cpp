@@ -55,11 +55,10 @@ void convert_heterophilous(const NpzFile& file, bool undirected, NpzConversion& 
     const NpyArray features = file.read("node_features");
     features.check_rank(2);
     const std::int64_t n = features.shape[0];
-    STRATA_CHECK(n <= std::numeric_limits<index_t>::max() &&
-                     features.shape[1] <= std::numeric_limits<index_t>::max(),
-                 features.what, ": shape ", features.shape_string(),
-                 " exceeds the supported maximum");
-    g.features.rows = static_cast<index_t>(n);
+    STRATA_CHECK(features.shape[1] <= std::numeric_limits<index_t>::max(), features.what,
+                 ": shape ", features.shape_string(), " exceeds the supported maximum (",
+                 std::numeric_limits<index_t>::max(), " features)");
+    g.features.rows = n;
     g.features.cols = static_cast<index_t>(features.shape[1]);
     g.features.values = features.to_float();
     set_labels(file.read("node_labels"), n, g);
@@ -114,9 +113,10 @@ SparseMatrix read_sparse(const NpzFile& file, const std::string& prefix) {
     const std::vector<std::int64_t> dims = shape.to_int64();
     m.rows = dims[0];
     m.cols = dims[1];
-    STRATA_CHECK(m.rows >= 0 && m.cols >= 0 && m.rows <= std::numeric_limits<index_t>::max() &&
-                     m.cols <= std::numeric_limits<index_t>::max(),
-                 shape.what, ": shape (", m.rows, ", ", m.cols, ") is out of range");
+    // Rows (and the adjacency's columns) are vertices: 64-bit. An attribute matrix's columns
+    // are features (32-bit), checked where it is read.
+    STRATA_CHECK(m.rows >= 0 && m.cols >= 0, shape.what, ": shape (", m.rows, ", ", m.cols,
+                 ") is out of range");
     const NpyArray indptr = file.read(prefix + "_indptr");
     indptr.check_rank(1);
     STRATA_CHECK(indptr.shape[0] == m.rows + 1, indptr.what, ": has ", indptr.shape[0],
@@ -187,7 +187,7 @@ void convert_gnn_benchmark(const NpzFile& file, bool undirected, NpzConversion& 
     }
     c.duplicates_dropped += edges_to_csr(list, n, c.graph);
 
-    g.features.rows = static_cast<index_t>(n);
+    g.features.rows = n;
     if (file.has("attr_matrix")) {
         const NpyArray x = file.read("attr_matrix");
         x.check_rank(2);
@@ -201,12 +201,14 @@ void convert_gnn_benchmark(const NpzFile& file, bool undirected, NpzConversion& 
         const SparseMatrix x = read_sparse(file, "attr");
         STRATA_CHECK(x.rows == n, file.path(), ": attr_shape: ", x.rows, " rows, expected N = ", n,
                      " (adj_shape)");
-        g.features = HostMatrix(static_cast<index_t>(n), static_cast<index_t>(x.cols));
+        STRATA_CHECK(x.cols <= std::numeric_limits<index_t>::max(), file.path(),
+                     ": attr_shape: ", x.cols, " features exceed the supported maximum (",
+                     std::numeric_limits<index_t>::max(), ")");
+        g.features = HostMatrix(n, static_cast<index_t>(x.cols));
         for (std::int64_t r = 0; r < n; ++r) {
             for (auto k = static_cast<std::size_t>(x.indptr[static_cast<std::size_t>(r)]);
                  k < static_cast<std::size_t>(x.indptr[static_cast<std::size_t>(r) + 1]); ++k) {
-                g.features.at(static_cast<index_t>(r), static_cast<index_t>(x.indices[k])) +=
-                    x.data[k];
+                g.features.at(r, static_cast<index_t>(x.indices[k])) += x.data[k];
             }
         }
     }

@@ -185,13 +185,13 @@ HostMatrix read_features(const fs::path& path, std::int64_t n) {
             check_allocation(saturating_bytes(static_cast<std::uint64_t>(n), width, sizeof(float)),
                              in.where() + ": " + std::to_string(n) + " x " + std::to_string(width) +
                                  " dense features");
-            x = HostMatrix(static_cast<index_t>(n), static_cast<index_t>(width));
+            x = HostMatrix(n, static_cast<index_t>(width));
         }
         STRATA_CHECK(fields.size() == width, in.where(), ": expected ", width,
                      " values (as on line 1), found ", fields.size());
         STRATA_CHECK(rows < n, in.where(), ": more than N = ", n,
                      " feature rows (N from raw/num-node-list.csv.gz)");
-        float* row = x.row(static_cast<index_t>(rows));
+        float* row = x.row(rows);
         for (std::size_t c = 0; c < width; ++c) {
             row[c] = in.number<float>(c, "feature");
         }
@@ -350,9 +350,8 @@ OgbConversion convert_ogb(const std::string& dir_name, const OgbConvertOptions& 
     s.split = split_dir.filename().string();
 
     const std::int64_t n = read_count(nodes_path, "number of vertices");
-    STRATA_CHECK(n >= 1 && n <= std::numeric_limits<index_t>::max(), nodes_path.string(),
-                 ":1: field 1 (number of vertices): ", n, " is out of range [1, ",
-                 std::numeric_limits<index_t>::max(), "]");
+    STRATA_CHECK(n >= 1, nodes_path.string(), ":1: field 1 (number of vertices): ", n,
+                 " is out of range [1, ", std::numeric_limits<std::int64_t>::max(), "]");
     // Labels (int64), row pointers (int64) and three masks per vertex.
     check_allocation(saturating_bytes(static_cast<std::uint64_t>(n), 19),
                      nodes_path.string() + ": N = " + std::to_string(n) + " vertices");

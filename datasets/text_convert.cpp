@@ -145,7 +145,7 @@ HostMatrix read_mtx(const fs::path& path, std::int64_t n) {
                 8,
         in.where() + ": " + std::to_string(rows) + " x " + std::to_string(cols) +
             " dense features");
-    HostMatrix x(static_cast<index_t>(rows), static_cast<index_t>(cols));
+    HostMatrix x(rows, static_cast<index_t>(cols));
     std::vector<bool> seen(x.values.size(), false);
     std::int64_t count = 0;
     while (in.next(fields, '%')) {
@@ -186,7 +186,7 @@ HostMatrix read_dense(const fs::path& path, std::int64_t n) {
     }
     STRATA_CHECK(rows == n, path.string(), ": has ", rows, " rows, but labels.txt defines N = ", n);
     HostMatrix x;
-    x.rows = static_cast<index_t>(rows);
+    x.rows = rows;
     x.cols = static_cast<index_t>(cols);
     x.values = std::move(values);
     return x;
@@ -245,8 +245,6 @@ GraphDataset convert_text(const std::string& dir_name, const TextConvertOptions&
                  ": missing (one class id per vertex; it defines N)");
     g.labels = read_labels(labels_path);
     const auto n = static_cast<std::int64_t>(g.labels.size());
-    STRATA_CHECK(n <= std::numeric_limits<index_t>::max(), labels_path.string(), ": ", n,
-                 " vertices exceed the supported maximum");
     const std::int64_t max_label =
         g.labels.empty() ? -1 : *std::max_element(g.labels.begin(), g.labels.end());
     STRATA_CHECK(max_label >= 0, labels_path.string(), ": no labelled vertex (all ids are -1)");

@@ -21,8 +21,11 @@ GraphBlocks::GraphBlocks(Backend& backend, const LocalGraph& graph, const Layout
     if (!layout.inner_symmetric) {
         inner_t_ = CsrMatrix::upload(backend, transpose(graph.inner));
     }
-    for (const HostCsr& block : graph.halo) {
-        halo_.push_back(CsrMatrix::upload(backend, block));
+    for (const HostDcsr& block : graph.halo) {
+        STRATA_CHECK(block.rows == num_owned_, "LocalGraph: halo block of height ", block.rows,
+                     " for ", num_owned_, " owned rows");
+        halo_.push_back(CsrMatrix::upload(backend, block.block));
+        halo_rows_.emplace_back(backend, std::span<const index_t>(block.row_ids));
         halo_t_.push_back(CsrMatrix::upload(backend, transpose(block)));
     }
 }
@@ -34,8 +37,9 @@ GraphBlocks::Layout GraphBlocks::plan(const LocalGraph& graph) {
     if (!layout.inner_symmetric) {
         bytes += csr_bytes(graph.inner.cols, graph.inner.nnz());
     }
-    for (const HostCsr& block : graph.halo) {
-        bytes += csr_bytes(block.rows, block.nnz()) + csr_bytes(block.cols, block.nnz());
+    for (const HostDcsr& block : graph.halo) {
+        bytes +=
+            dcsr_bytes(block.listed_rows(), block.nnz()) + csr_bytes(block.cols(), block.nnz());
     }
     bytes += static_cast<std::int64_t>(graph.send_rows.size() * sizeof(index_t) +
                                        graph.owned_original.size() * sizeof(global_id));

@@ -1,6 +1,6 @@
 // GraphBlocks: a rank's graph operator (a normalized LocalGraph) uploaded to a backend once (inner
-// block, one halo block per peer, their transposes, send rows, row ids), shared by every
-// aggregation.
+// block, one compressed-row halo block per peer with its row ids, their transposes, send rows,
+// row ids), shared by every aggregation.
 #pragma once
 
 #include <optional>
@@ -37,7 +37,13 @@ public:
     [[nodiscard]] const CsrMatrix& inner() const { return inner_; }
     [[nodiscard]] const CsrMatrix& inner_t() const { return inner_t_ ? *inner_t_ : inner_; }
     [[nodiscard]] bool inner_symmetric() const { return !inner_t_.has_value(); }
+    /// Peer `peer`'s halo block, compressed rows: listed rows x recv_count; its row r is owned
+    /// row halo_rows(peer)[r] (Backend::spmm_scatter_add).
     [[nodiscard]] const CsrMatrix& halo(std::size_t peer) const { return halo_[peer]; }
+    [[nodiscard]] std::span<const index_t> halo_rows(std::size_t peer) const {
+        return halo_rows_[peer].span();
+    }
+    /// Its transpose, recv_count x num_owned (column ids = owned rows; reads only listed rows).
     [[nodiscard]] const CsrMatrix& halo_t(std::size_t peer) const { return halo_t_[peer]; }
     /// Local rows to pack for the forward exchange, peer after peer (backend memory).
     [[nodiscard]] std::span<const index_t> send_rows() const { return send_rows_.span(); }
@@ -52,6 +58,7 @@ private:
     CsrMatrix inner_;
     std::optional<CsrMatrix> inner_t_;  ///< absent when the inner block is symmetric
     std::vector<CsrMatrix> halo_;
+    std::vector<Buffer<index_t>> halo_rows_;
     std::vector<CsrMatrix> halo_t_;
     Buffer<index_t> send_rows_;
     Buffer<global_id> row_ids_;

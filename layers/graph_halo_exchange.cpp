@@ -8,7 +8,7 @@ namespace {
 
 std::int64_t entries(const LocalGraph& graph) {
     std::int64_t nnz = graph.inner.nnz();
-    for (const HostCsr& block : graph.halo) {
+    for (const HostDcsr& block : graph.halo) {
         nnz += block.nnz();
     }
     return nnz;
@@ -16,26 +16,44 @@ std::int64_t entries(const LocalGraph& graph) {
 
 /// Row i: the inner block's columns, then each peer's halo columns shifted by N + its first
 /// received row. Inner columns are < N and peers come in ascending order: rows stay sorted.
+/// Row lengths first, then the inner block and each peer's listed rows at a row cursor.
 HostCsr joined_structure(const LocalGraph& graph) {
     const index_t n = graph.num_owned;
+    const auto rows = static_cast<std::size_t>(n);
     HostCsr a;
     a.rows = n;
     a.cols = n + graph.pattern.num_recv_rows();
-    a.row_ptr.reserve(static_cast<std::size_t>(n) + 1);
-    a.col_idx.reserve(static_cast<std::size_t>(entries(graph)));
-    for (index_t i = 0; i < n; ++i) {
-        const auto row = static_cast<std::size_t>(i);
-        for (index_t k = graph.inner.row_ptr[row]; k < graph.inner.row_ptr[row + 1]; ++k) {
-            a.col_idx.push_back(graph.inner.col_idx[static_cast<std::size_t>(k)]);
+    a.row_ptr.assign(rows + 1, 0);
+    for (std::size_t i = 0; i < rows; ++i) {
+        a.row_ptr[i + 1] = graph.inner.row_ptr[i + 1] - graph.inner.row_ptr[i];
+    }
+    for (const HostDcsr& block : graph.halo) {
+        for (std::size_t r = 0; r < block.row_ids.size(); ++r) {
+            a.row_ptr[static_cast<std::size_t>(block.row_ids[r]) + 1] +=
+                block.block.row_ptr[r + 1] - block.block.row_ptr[r];
         }
-        for (std::size_t p = 0; p < graph.halo.size(); ++p) {
-            const HostCsr& block = graph.halo[p];
-            const index_t shift = n + graph.pattern.recv_offsets[p];
-            for (index_t k = block.row_ptr[row]; k < block.row_ptr[row + 1]; ++k) {
-                a.col_idx.push_back(shift + block.col_idx[static_cast<std::size_t>(k)]);
+    }
+    for (std::size_t i = 0; i < rows; ++i) {
+        a.row_ptr[i + 1] += a.row_ptr[i];
+    }
+    a.col_idx.resize(static_cast<std::size_t>(a.row_ptr[rows]));
+    std::vector<index_t> next(a.row_ptr.begin(), a.row_ptr.end() - 1);
+    for (std::size_t i = 0; i < rows; ++i) {
+        for (index_t k = graph.inner.row_ptr[i]; k < graph.inner.row_ptr[i + 1]; ++k) {
+            a.col_idx[static_cast<std::size_t>(next[i]++)] =
+                graph.inner.col_idx[static_cast<std::size_t>(k)];
+        }
+    }
+    for (std::size_t p = 0; p < graph.halo.size(); ++p) {
+        const HostDcsr& block = graph.halo[p];
+        const index_t shift = n + graph.pattern.recv_offsets[p];
+        for (std::size_t r = 0; r < block.row_ids.size(); ++r) {
+            index_t& cursor = next[static_cast<std::size_t>(block.row_ids[r])];
+            for (index_t k = block.block.row_ptr[r]; k < block.block.row_ptr[r + 1]; ++k) {
+                a.col_idx[static_cast<std::size_t>(cursor++)] =
+                    shift + block.block.col_idx[static_cast<std::size_t>(k)];
             }
         }
-        a.row_ptr.push_back(static_cast<index_t>(a.col_idx.size()));
     }
     a.values.assign(a.col_idx.size(), 1.0f);
     return a;

@@ -62,7 +62,8 @@ void PipelinedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange row
         const auto p = static_cast<std::size_t>(*peer);
         const index_t first = pattern.recv_offsets[p];
         const index_t count = pattern.recv_offsets[p + 1] - first;
-        backend.spmm(blocks_.halo(p), recv.row_range(first, count), z, 1.0f);
+        backend.spmm_scatter_add(blocks_.halo(p), blocks_.halo_rows(p),
+                                 recv.row_range(first, count), z);
     }
     exchange->wait_all();
 }

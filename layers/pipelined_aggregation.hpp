@@ -19,7 +19,8 @@ public:
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override;
 
     /// z[rows] = (Â h)[rows].   All rows: pack boundary rows → start exchange →
-    /// z = A_inner h → z += A_halo[p] h_p per arrival. A partial range is computed from the
+    /// z = A_inner h → z[rows_p] += A_halo[p] h_p per arrival (compressed rows: only the rows
+    /// with entries from p). A partial range is computed from the
     /// inner block alone and needs a rank without peers (chunks across ranks belong to a
     /// layer-pipelined executor, which keeps its own halo rows).
     void forward(ConstMatrixView h, MatrixView z, RowRange rows, std::span<float> workspace,

@@ -5,20 +5,11 @@
 #include <cmath>
 #include <limits>
 
+#include "partition/local_blocks.hpp"
+#include "partition/local_limits.hpp"
 #include "src/base/error.hpp"
 
 namespace strata {
-namespace {
-
-constexpr global_id index_max = std::numeric_limits<index_t>::max();
-
-index_t checked_index(global_id value, int rank, const char* what) {
-    STRATA_CHECK(value >= 0 && value <= index_max, "rank ", rank, ": ", what, " = ", value,
-                 " does not fit a 32-bit local index (at most ", index_max, ")");
-    return static_cast<index_t>(value);
-}
-
-}  // namespace
 
 LocalGraphBuilder::LocalGraphBuilder(const GlobalCsr& adjacency, const Partition& partition)
     : a_(adjacency), partition_(partition) {
@@ -60,7 +51,9 @@ LocalGraph LocalGraphBuilder::build(int rank) {
     g.num_parts = num_parts;
     g.num_global_vertices = a_.num_rows();
     g.first_owned = numbering_.part_offsets[static_cast<std::size_t>(rank)];
-    g.num_owned = checked_index(numbering_.part_size(rank), rank, "owned vertices");
+    LocalSizes sizes{.owned = numbering_.part_size(rank)};
+    check_local_limits(sizes, rank, num_parts);
+    g.num_owned = static_cast<index_t>(sizes.owned);
     const auto n = static_cast<std::size_t>(g.num_owned);
     g.owned_original.assign(numbering_.original.begin() + g.first_owned,
                             numbering_.original.begin() + g.first_owned + g.num_owned);
@@ -77,7 +70,11 @@ LocalGraph LocalGraphBuilder::build(int rank) {
             g.pattern.peers.push_back(p);
         }
     }
-    const std::size_t num_peers = g.pattern.peers.size();
+    for (int p : g.pattern.peers) {
+        sizes.rows_sent += static_cast<std::int64_t>(plan_.halo_from(numbering_, p, rank).size());
+        sizes.halo += static_cast<std::int64_t>(plan_.halo_from(numbering_, rank, p).size());
+    }
+    check_local_limits(sizes, rank, num_parts);  // every offset below fits index_t
     std::int64_t sent = 0;
     std::int64_t received = 0;
     for (int p : g.pattern.peers) {
@@ -95,8 +92,8 @@ LocalGraph LocalGraphBuilder::build(int rank) {
         }
         sent += static_cast<std::int64_t>(to_p.size());
         received += static_cast<std::int64_t>(from_p.size());
-        g.pattern.send_offsets.push_back(checked_index(sent, rank, "rows sent"));
-        g.pattern.recv_offsets.push_back(checked_index(received, rank, "rows received"));
+        g.pattern.send_offsets.push_back(static_cast<index_t>(sent));
+        g.pattern.recv_offsets.push_back(static_cast<index_t>(received));
     }
 
     // Pass 1 (random access, one load per entry): the rank's rows with local column ids,
@@ -107,7 +104,8 @@ LocalGraph LocalGraphBuilder::build(int rank) {
         const auto v = static_cast<std::size_t>(g.owned_original[i]);
         row_ptr[i + 1] = row_ptr[i] + a_.indptr[v + 1] - a_.indptr[v];
     }
-    checked_index(row_ptr[n] + g.num_owned, rank, "local entries + owned vertices");
+    sizes.entries = row_ptr[n];
+    check_local_limits(sizes, rank, num_parts);
     std::vector<index_t> local(static_cast<std::size_t>(row_ptr[n]));
     const auto me = static_cast<std::uint64_t>(rank);
 #pragma omp parallel for schedule(dynamic, 1024)
@@ -124,69 +122,19 @@ LocalGraph LocalGraphBuilder::build(int rank) {
         }
     }
 
-    // Pass 2 (local data only): split by column into the inner block and one block per peer.
-    // Block 0 is inner, block b > 0 is peer b-1; within a row each block's columns come out
-    // ascending because A's row is sorted by original id and so is every peer's halo range.
-    const std::size_t num_blocks = num_peers + 1;
-    std::vector<std::int32_t> block_of(g.halo_original.size());
-    for (std::size_t p = 0; p < num_peers; ++p) {
-        for (index_t j = g.pattern.recv_offsets[p]; j < g.pattern.recv_offsets[p + 1]; ++j) {
-            block_of[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(p + 1);
-        }
-    }
-    std::vector<std::vector<index_t>> counts(num_blocks, std::vector<index_t>(n + 1, 0));
-#pragma omp parallel for schedule(static)
-    for (std::int64_t row = 0; row < rows; ++row) {
-        const auto i = static_cast<std::size_t>(row);
-        for (auto k = static_cast<std::size_t>(row_ptr[i]);
-             k < static_cast<std::size_t>(row_ptr[i + 1]); ++k) {
-            const index_t c = local[k];
-            const std::size_t b =
-                c < g.num_owned
-                    ? 0
-                    : static_cast<std::size_t>(block_of[static_cast<std::size_t>(c - g.num_owned)]);
-            ++counts[b][i + 1];
-        }
-    }
-    std::vector<HostCsr> blocks(num_blocks);
-    for (std::size_t b = 0; b < num_blocks; ++b) {
-        for (std::size_t i = 0; i < n; ++i) {
-            counts[b][i + 1] += counts[b][i];
-        }
-        blocks[b].rows = g.num_owned;
-        blocks[b].cols =
-            b == 0 ? g.num_owned : g.pattern.recv_offsets[b] - g.pattern.recv_offsets[b - 1];
-        blocks[b].row_ptr = counts[b];
-        blocks[b].col_idx.resize(static_cast<std::size_t>(counts[b][n]));
-        blocks[b].values.resize(static_cast<std::size_t>(counts[b][n]));
-    }
-    std::vector<std::uint8_t> boundary(n, 0);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t row = 0; row < rows; ++row) {
-        const auto i = static_cast<std::size_t>(row);
-        auto k = static_cast<std::size_t>(row_ptr[i]);
-        const auto v = static_cast<std::size_t>(g.owned_original[i]);
-        for (auto e = static_cast<std::size_t>(a_.indptr[v]);
-             e < static_cast<std::size_t>(a_.indptr[v + 1]); ++e, ++k) {
-            const index_t c = local[k];
-            std::size_t b = 0;
-            index_t column = c;
-            if (c >= g.num_owned) {
-                b = static_cast<std::size_t>(block_of[static_cast<std::size_t>(c - g.num_owned)]);
-                column = c - g.num_owned - g.pattern.recv_offsets[b - 1];
-                boundary[i] = 1;
-            }
-            const auto slot = static_cast<std::size_t>(counts[b][i]++);
-            blocks[b].col_idx[slot] = column;
-            blocks[b].values[slot] = a_.values[e];
-        }
-    }
-    g.inner = std::move(blocks[0]);
-    g.halo.assign(std::make_move_iterator(blocks.begin() + 1),
-                  std::make_move_iterator(blocks.end()));
+    // Pass 2 (local data only): split by column into the inner block and one compressed-row
+    // block per peer; within a row each block's columns come out ascending because A's row is
+    // sorted by original id and so is every peer's halo range.
+    std::vector<std::int64_t> value_start(n);
     for (std::size_t i = 0; i < n; ++i) {
-        (boundary[i] != 0 ? g.boundary_rows : g.interior_rows).push_back(static_cast<index_t>(i));
+        value_start[i] = a_.indptr[static_cast<std::size_t>(g.owned_original[i])];
     }
+    LocalBlocks blocks = split_local_rows(g.num_owned, g.pattern.recv_offsets, row_ptr,
+                                          local.data(), a_.values.data(), value_start);
+    g.inner = std::move(blocks.inner);
+    g.halo = std::move(blocks.halo);
+    g.boundary_rows = std::move(blocks.boundary_rows);
+    g.interior_rows = std::move(blocks.interior_rows);
     return g;
 }
 
@@ -294,13 +242,17 @@ void validate_local_graph(const LocalGraph& g, const std::string& what) {
                  num_peers, " peers");
     std::vector<std::uint8_t> has_halo(n, 0);
     for (std::size_t i = 0; i < num_peers; ++i) {
-        const HostCsr& block = g.halo[i];
-        validate_block(block, g.num_owned, pattern.recv_offsets[i + 1] - pattern.recv_offsets[i],
-                       what + ": halo block of peer " + std::to_string(pattern.peers[i]));
-        for (std::size_t r = 0; r < n; ++r) {
-            if (block.row_ptr[r + 1] > block.row_ptr[r]) {
-                has_halo[r] = 1;
-            }
+        const HostDcsr& block = g.halo[i];
+        const std::string name = what + ": halo block of peer " + std::to_string(pattern.peers[i]);
+        STRATA_CHECK(block.rows == g.num_owned, name, ": height ", block.rows, ", expected ",
+                     g.num_owned);
+        validate(block, name.c_str());
+        validate_block(block.block, block.listed_rows(),
+                       pattern.recv_offsets[i + 1] - pattern.recv_offsets[i], name);
+        for (std::size_t r = 0; r < block.row_ids.size(); ++r) {
+            STRATA_CHECK(block.block.row_ptr[r + 1] > block.block.row_ptr[r], name, ": listed row ",
+                         block.row_ids[r], " has no entries");
+            has_halo[static_cast<std::size_t>(block.row_ids[r])] = 1;
         }
     }
     STRATA_CHECK(g.boundary_rows.size() + g.interior_rows.size() == n, what, ": ",

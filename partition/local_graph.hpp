@@ -12,6 +12,7 @@
 #include "partition/partition.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/tensor/host_csr.hpp"
+#include "src/tensor/host_dcsr.hpp"
 
 namespace strata {
 
@@ -31,9 +32,10 @@ struct LocalGraph {
     index_t num_owned = 0;
     std::vector<global_id> owned_original;  ///< original dataset id of each owned row
     HostCsr inner;                          ///< num_owned x num_owned: entries with an owned column
-    /// Per pattern peer i: num_owned x recv_count(i); column j = j-th row received from that peer
-    /// (the peer's vertices ordered by original id).
-    std::vector<HostCsr> halo;
+    /// Per pattern peer i: num_owned x recv_count(i), compressed rows: only the owned rows with
+    /// >= 1 entry from that peer are listed (ascending); column j = j-th row received from that
+    /// peer (the peer's vertices ordered by original id). O(listed rows + nnz) per peer.
+    std::vector<HostDcsr> halo;
     std::vector<global_id> halo_original;  ///< original ids of all received rows, peer after peer
     std::vector<index_t> send_rows;        ///< local owned rows to pack, peer after peer (forward)
     ExchangePattern pattern;               ///< peers ascending; forward direction (rows of H)
@@ -78,7 +80,8 @@ private:
 
 /// Checks every invariant the trainer relies on (shapes, CSR structure with sorted unique
 /// columns, finite values, peers ascending and distinct and != rank, offsets, send rows in
-/// range, ascending per peer, boundary/interior rows consistent with the halo blocks, one
+/// range, ascending per peer, halo blocks listing exactly their nonempty rows (ascending),
+/// boundary/interior rows consistent with the halo blocks, one
 /// finite degree per owned and per received row).
 /// Throws strata::Error whose message starts with `what`.
 void validate_local_graph(const LocalGraph& graph, const std::string& what);

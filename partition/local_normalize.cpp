@@ -68,15 +68,15 @@ HostCsr add_identity(const HostCsr& a) {
     return out;
 }
 
-/// block.values[k] = (block.values[k] + δ) / sqrt(row_d[r] col_d[c]), δ = 1 on the diagonal of
-/// the inner block.
+/// block.values[k] = (block.values[k] + δ) / sqrt(row_d[i] col_d[c]), δ = 1 on the diagonal of
+/// the inner block; i = row_ids[r] for block row r (r itself when row_ids is null).
 void scale_symmetric(HostCsr& block, const std::vector<double>& row_d, const double* col_d,
-                     bool inner) {
+                     bool inner, const index_t* row_ids = nullptr) {
     const auto rows = static_cast<std::int64_t>(block.rows);
 #pragma omp parallel for schedule(static)
     for (std::int64_t row = 0; row < rows; ++row) {
         const auto r = static_cast<std::size_t>(row);
-        const double dv = row_d[r];
+        const double dv = row_d[row_ids == nullptr ? r : static_cast<std::size_t>(row_ids[r])];
         for (auto k = static_cast<std::size_t>(block.row_ptr[r]);
              k < static_cast<std::size_t>(block.row_ptr[r + 1]); ++k) {
             const index_t c = block.col_idx[k];
@@ -88,17 +88,18 @@ void scale_symmetric(HostCsr& block, const std::vector<double>& row_d, const dou
     }
 }
 
-/// block.values[k] /= d[r] (0 where d[r] = 0).
-void scale_mean(HostCsr& block, const std::vector<double>& d) {
+/// block.values[k] /= d[i] (0 where d[i] = 0); i = row_ids[r] for block row r (r itself when
+/// row_ids is null).
+void scale_mean(HostCsr& block, const std::vector<double>& d, const index_t* row_ids = nullptr) {
     const auto rows = static_cast<std::int64_t>(block.rows);
 #pragma omp parallel for schedule(static)
     for (std::int64_t row = 0; row < rows; ++row) {
         const auto r = static_cast<std::size_t>(row);
+        const double dv = d[row_ids == nullptr ? r : static_cast<std::size_t>(row_ids[r])];
         for (auto k = static_cast<std::size_t>(block.row_ptr[r]);
              k < static_cast<std::size_t>(block.row_ptr[r + 1]); ++k) {
-            block.values[k] = d[r] == 0.0
-                                  ? 0.0f
-                                  : static_cast<float>(static_cast<double>(block.values[k]) / d[r]);
+            block.values[k] =
+                dv == 0.0 ? 0.0f : static_cast<float>(static_cast<double>(block.values[k]) / dv);
         }
     }
 }
@@ -123,14 +124,15 @@ LocalGraph normalized(const LocalGraph& raw, Normalization n) {
             scale_symmetric(out.inner, owned, owned.data(), true);
             for (std::size_t p = 0; p < out.halo.size(); ++p) {
                 const auto first = static_cast<std::size_t>(raw.pattern.recv_offsets[p]);
-                scale_symmetric(out.halo[p], owned, halo.data() + first, false);
+                scale_symmetric(out.halo[p].block, owned, halo.data() + first, false,
+                                out.halo[p].row_ids.data());
             }
             break;
         }
         case Normalization::mean:
             scale_mean(out.inner, raw.owned_degree);
-            for (HostCsr& block : out.halo) {
-                scale_mean(block, raw.owned_degree);
+            for (HostDcsr& block : out.halo) {
+                scale_mean(block.block, raw.owned_degree, block.row_ids.data());
             }
             break;
         case Normalization::sum:

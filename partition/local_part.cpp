@@ -42,7 +42,7 @@ LocalPart attach_vertex_data(const GraphDataset& graph, LocalGraph graph_part, b
         const auto local = static_cast<std::size_t>(i);
         const global_id v = graph_part.owned_original[local];
         const auto global = static_cast<std::size_t>(v);
-        std::copy_n(graph.features.row(static_cast<index_t>(v)), cols, part.features.row(i));
+        std::copy_n(graph.features.row(v), cols, part.features.row(i));
         const std::int64_t label = graph.labels[global];
         STRATA_CHECK(label >= -1 && label < graph.num_classes, "graph: label ", label,
                      " of vertex ", v, " outside [-1, ", graph.num_classes, ")");

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "datasets/h5_file.hpp"
+#include "partition/local_blocks.hpp"
+#include "partition/local_limits.hpp"
 #include "partition/local_part.hpp"
 #include "src/base/error.hpp"
 
@@ -84,8 +86,9 @@ LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
     check_attribute(file, "global_train", report.global_train, "partition.json");
     check_attribute(file, "global_val", report.global_val, "partition.json");
     check_attribute(file, "global_test", report.global_test, "partition.json");
-    STRATA_CHECK(owned <= std::numeric_limits<index_t>::max(), path, ": ", owned,
-                 " owned vertices do not fit a 32-bit local index");
+    check_local_limits(
+        {.owned = owned, .halo = stats.halo, .entries = stats.edges, .rows_sent = stats.rows_sent},
+        rank, k);
 
     LocalPart part;
     LocalGraph& g = part.graph;
@@ -168,63 +171,18 @@ LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
         read_vector<std::int32_t>(file, "/adjacency/col_idx", nnz);
     const std::vector<float> values = read_vector<float>(file, "/adjacency/values", nnz);
     const std::int64_t num_cols = owned + stats.halo;
-    std::vector<std::int32_t> peer_of(static_cast<std::size_t>(stats.halo), 0);
-    for (std::size_t i = 0; i < peers.size(); ++i) {
-        for (index_t j = g.pattern.recv_offsets[i]; j < g.pattern.recv_offsets[i + 1]; ++j) {
-            peer_of[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(i);
-        }
+    for (std::size_t e = 0; e < col_idx.size(); ++e) {
+        const std::int64_t c = col_idx[e];
+        STRATA_CHECK(c >= 0 && c < num_cols, path, ": /adjacency/col_idx[", e, "] = ", c,
+                     " outside [0, ", num_cols, ")");
+        STRATA_CHECK(std::isfinite(values[e]), path, ": /adjacency/values[", e, "] is not finite");
     }
-    std::vector<std::vector<index_t>> counts(peers.size() + 1, std::vector<index_t>(n + 1, 0));
-    for (std::size_t r = 0; r < n; ++r) {
-        for (auto e = static_cast<std::size_t>(row_ptr[r]);
-             e < static_cast<std::size_t>(row_ptr[r + 1]); ++e) {
-            const std::int64_t c = col_idx[e];
-            STRATA_CHECK(c >= 0 && c < num_cols, path, ": /adjacency/col_idx[", e, "] = ", c,
-                         " outside [0, ", num_cols, ")");
-            STRATA_CHECK(std::isfinite(values[e]), path, ": /adjacency/values[", e,
-                         "] is not finite");
-            const std::size_t block =
-                c < owned
-                    ? 0
-                    : static_cast<std::size_t>(peer_of[static_cast<std::size_t>(c - owned)]) + 1;
-            ++counts[block][r + 1];
-        }
-    }
-    std::vector<HostCsr> blocks(peers.size() + 1);
-    for (std::size_t b = 0; b < blocks.size(); ++b) {
-        for (std::size_t r = 0; r < n; ++r) {
-            counts[b][r + 1] += counts[b][r];
-        }
-        blocks[b].rows = g.num_owned;
-        blocks[b].cols =
-            b == 0 ? g.num_owned : g.pattern.recv_offsets[b] - g.pattern.recv_offsets[b - 1];
-        blocks[b].row_ptr = counts[b];
-        blocks[b].col_idx.resize(static_cast<std::size_t>(counts[b][n]));
-        blocks[b].values.resize(static_cast<std::size_t>(counts[b][n]));
-    }
-    for (std::size_t r = 0; r < n; ++r) {
-        for (auto e = static_cast<std::size_t>(row_ptr[r]);
-             e < static_cast<std::size_t>(row_ptr[r + 1]); ++e) {
-            const std::int32_t c = col_idx[e];
-            std::size_t block = 0;
-            index_t column = c;
-            if (c >= owned) {
-                block = static_cast<std::size_t>(peer_of[static_cast<std::size_t>(c - owned)]) + 1;
-                column = c - g.num_owned - g.pattern.recv_offsets[block - 1];
-            }
-            const auto slot = static_cast<std::size_t>(counts[block][r]++);
-            blocks[block].col_idx[slot] = column;
-            blocks[block].values[slot] = values[e];
-        }
-    }
-    g.inner = std::move(blocks[0]);
-    g.halo.assign(std::make_move_iterator(blocks.begin() + 1),
-                  std::make_move_iterator(blocks.end()));
-    for (std::size_t r = 0; r < n; ++r) {
-        const bool boundary =
-            row_ptr[r + 1] - row_ptr[r] > g.inner.row_ptr[r + 1] - g.inner.row_ptr[r];
-        (boundary ? g.boundary_rows : g.interior_rows).push_back(static_cast<index_t>(r));
-    }
+    LocalBlocks blocks = split_local_rows(g.num_owned, g.pattern.recv_offsets, row_ptr,
+                                          col_idx.data(), values.data(), {});
+    g.inner = std::move(blocks.inner);
+    g.halo = std::move(blocks.halo);
+    g.boundary_rows = std::move(blocks.boundary_rows);
+    g.interior_rows = std::move(blocks.interior_rows);
     validate_local_graph(g, path);
 
     // Vertex data.

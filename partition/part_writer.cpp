@@ -60,30 +60,42 @@ void write_part_file(const std::string& path, const LocalPart& part,
                      const std::vector<global_id>& halo_global, const PartitionReport& report) {
     const LocalGraph& g = part.graph;
     const auto n = static_cast<std::size_t>(g.num_owned);
-    // One CSR with local column ids: owned columns [0, n), then the halo, peer after peer.
+    // One CSR with local column ids: owned columns [0, n), then the halo, peer after peer
+    // (row lengths first, then the inner block and each peer's listed rows at a row cursor).
     std::vector<std::int64_t> row_ptr(n + 1, 0);
-    std::vector<std::int32_t> col_idx;
-    std::vector<float> values;
-    std::int64_t nnz = g.inner.nnz();
-    for (const HostCsr& block : g.halo) {
-        nnz += block.nnz();
+    for (std::size_t r = 0; r < n; ++r) {
+        row_ptr[r + 1] = g.inner.row_ptr[r + 1] - g.inner.row_ptr[r];
     }
-    col_idx.reserve(static_cast<std::size_t>(nnz));
-    values.reserve(static_cast<std::size_t>(nnz));
+    for (const HostDcsr& block : g.halo) {
+        for (std::size_t r = 0; r < block.row_ids.size(); ++r) {
+            row_ptr[static_cast<std::size_t>(block.row_ids[r]) + 1] +=
+                block.block.row_ptr[r + 1] - block.block.row_ptr[r];
+        }
+    }
+    for (std::size_t r = 0; r < n; ++r) {
+        row_ptr[r + 1] += row_ptr[r];
+    }
+    std::vector<std::int32_t> col_idx(static_cast<std::size_t>(row_ptr[n]));
+    std::vector<float> values(col_idx.size());
+    std::vector<std::int64_t> next(row_ptr.begin(), row_ptr.end() - 1);
     for (std::size_t r = 0; r < n; ++r) {
         for (index_t k = g.inner.row_ptr[r]; k < g.inner.row_ptr[r + 1]; ++k) {
-            col_idx.push_back(g.inner.col_idx[static_cast<std::size_t>(k)]);
-            values.push_back(g.inner.values[static_cast<std::size_t>(k)]);
+            const auto slot = static_cast<std::size_t>(next[r]++);
+            col_idx[slot] = g.inner.col_idx[static_cast<std::size_t>(k)];
+            values[slot] = g.inner.values[static_cast<std::size_t>(k)];
         }
-        for (std::size_t p = 0; p < g.halo.size(); ++p) {
-            const HostCsr& block = g.halo[p];
-            const index_t base = g.num_owned + g.pattern.recv_offsets[p];
-            for (index_t k = block.row_ptr[r]; k < block.row_ptr[r + 1]; ++k) {
-                col_idx.push_back(base + block.col_idx[static_cast<std::size_t>(k)]);
-                values.push_back(block.values[static_cast<std::size_t>(k)]);
+    }
+    for (std::size_t p = 0; p < g.halo.size(); ++p) {
+        const HostDcsr& block = g.halo[p];
+        const index_t base = g.num_owned + g.pattern.recv_offsets[p];
+        for (std::size_t r = 0; r < block.row_ids.size(); ++r) {
+            auto& cursor = next[static_cast<std::size_t>(block.row_ids[r])];
+            for (index_t k = block.block.row_ptr[r]; k < block.block.row_ptr[r + 1]; ++k) {
+                const auto slot = static_cast<std::size_t>(cursor++);
+                col_idx[slot] = base + block.block.col_idx[static_cast<std::size_t>(k)];
+                values[slot] = block.block.values[static_cast<std::size_t>(k)];
             }
         }
-        row_ptr[r + 1] = size_of(col_idx.size());
     }
     std::vector<std::int32_t> peers(g.pattern.peers.begin(), g.pattern.peers.end());
 

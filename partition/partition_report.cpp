@@ -58,7 +58,7 @@ PartStats part_stats(const LocalGraph& graph) {
     s.first_owned = graph.first_owned;
     s.num_owned = graph.num_owned;
     s.edges = graph.inner.nnz();
-    for (const HostCsr& block : graph.halo) {
+    for (const HostDcsr& block : graph.halo) {
         s.halo_edges += block.nnz();
     }
     s.edges += s.halo_edges;

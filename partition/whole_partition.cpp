@@ -17,7 +17,7 @@ WholePartition read_whole_partition(const std::string& dir) {
     WholePartition whole;
     GraphDataset& graph = whole.graph;
     graph.num_classes = report.num_classes;
-    graph.features.rows = static_cast<index_t>(n);
+    graph.features.rows = report.num_vertices;
     graph.features.cols = static_cast<index_t>(report.num_features);
     graph.features.values.resize(n * static_cast<std::size_t>(report.num_features));
     graph.labels.assign(n, -1);
@@ -41,6 +41,7 @@ WholePartition read_whole_partition(const std::string& dir) {
         STRATA_CHECK(part.num_splits == graph.num_splits, dir, ": part ", p, " has ",
                      part.num_splits, " splits, part 0 has ", graph.num_splits);
         const auto features = static_cast<std::size_t>(graph.features.cols);
+        std::vector<std::size_t> halo_cursor(g.halo.size(), 0);
         for (std::size_t i = 0; i < owned; ++i) {
             const auto v = static_cast<std::size_t>(g.owned_original[i]);
             STRATA_CHECK(whole.parts.owner[v] == -1, dir, ": vertex ", v, " is owned by parts ",
@@ -67,14 +68,20 @@ WholePartition read_whole_partition(const std::string& dir) {
                                  g.inner.values[static_cast<std::size_t>(e)]);
             }
             for (std::size_t b = 0; b < g.halo.size(); ++b) {
-                const HostCsr& block = g.halo[b];
+                const HostDcsr& block = g.halo[b];
                 const auto base = static_cast<std::size_t>(g.pattern.recv_offsets[b]);
-                for (index_t e = block.row_ptr[i]; e < block.row_ptr[i + 1]; ++e) {
-                    row.emplace_back(
-                        g.halo_original[base + static_cast<std::size_t>(
-                                                   block.col_idx[static_cast<std::size_t>(e)])],
-                        block.values[static_cast<std::size_t>(e)]);
+                std::size_t& r = halo_cursor[b];  // the block's listed rows come in row order
+                if (r == block.row_ids.size() || block.row_ids[r] != static_cast<index_t>(i)) {
+                    continue;
                 }
+                for (index_t e = block.block.row_ptr[r]; e < block.block.row_ptr[r + 1]; ++e) {
+                    row.emplace_back(
+                        g.halo_original[base +
+                                        static_cast<std::size_t>(
+                                            block.block.col_idx[static_cast<std::size_t>(e)])],
+                        block.block.values[static_cast<std::size_t>(e)]);
+                }
+                ++r;
             }
             std::sort(row.begin(), row.end());
             for (const auto& [column, value] : row) {

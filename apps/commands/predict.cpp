@@ -80,15 +80,14 @@ std::vector<std::int64_t> argmax_rows(const HostMatrix& m) {
 HostMatrix place_rows(const std::vector<global_id>& ids, const HostMatrix& local,
                       global_id num_vertices) {
     const auto cols = static_cast<std::size_t>(local.cols);
-    HostMatrix all(static_cast<index_t>(num_vertices), local.cols);
+    HostMatrix all(num_vertices, local.cols);
     std::vector<std::uint8_t> seen(static_cast<std::size_t>(num_vertices), 0);
     for (std::size_t i = 0; i < ids.size(); ++i) {
         const global_id v = ids[i];
         STRATA_CHECK(v >= 0 && v < num_vertices && seen[static_cast<std::size_t>(v)] == 0,
                      "predict: vertex ", v, " is out of range or was predicted twice");
         seen[static_cast<std::size_t>(v)] = 1;
-        std::memcpy(all.row(static_cast<index_t>(v)), local.row(static_cast<index_t>(i)),
-                    cols * sizeof(float));
+        std::memcpy(all.row(v), local.row(static_cast<std::int64_t>(i)), cols * sizeof(float));
     }
     const auto missing = std::count(seen.begin(), seen.end(), std::uint8_t{0});
     STRATA_CHECK(missing == 0, "predict: ", missing, " vertices were not predicted");

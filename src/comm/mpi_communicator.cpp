@@ -13,6 +13,7 @@
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
 #include "src/comm/exchange_check.hpp"
+#include "src/comm/message_chunks.hpp"
 #include "src/comm/mpi_check.hpp"
 #include "src/comm/mpi_wait.hpp"
 
@@ -23,12 +24,6 @@ namespace {
 constexpr int exchange_tag = 1701;
 /// gather()'s messages, apart from any exchange in flight.
 constexpr int gather_tag = 1702;
-
-int checked_count(std::size_t count, const char* what) {
-    STRATA_CHECK(count <= static_cast<std::size_t>(INT_MAX), what, ": ", count,
-                 " elements exceed MPI's int count limit (", INT_MAX, ")");
-    return static_cast<int>(count);
-}
 
 /// Requests of one exchange. Receives are completed one by one (wait_any) so that the caller
 /// can consume a peer's rows while the others are still in flight.
@@ -55,11 +50,22 @@ public:
         const ScopedTimer timer(stats_.wait_seconds);
         (void)waiter_.wait_all(recv_requests_, recv_rank_, "a halo exchange (receive)");
         (void)waiter_.wait_all(send_requests_, send_rank_, "a halo exchange (send)");
+        if (row_type_ != MPI_DATATYPE_NULL) {
+            MPI_Type_free(&row_type_);
+        }
     }
 
-    /// Receives first, so that no peer's message waits in an unexpected-message queue.
+    /// Receives first, so that no peer's message waits in an unexpected-message queue. Each
+    /// message counts rows of a contiguous type of `cols` floats: row counts are index_t, so
+    /// a message of any byte size has an int count (Open MPI 4.1 has no large-count calls).
     void post(const ExchangePattern& pattern, ConstMatrixView send, MatrixView recv) {
         const std::size_t num_peers = peers_.size();
+        if (send.cols > 0) {
+            STRATA_MPI_CHECK(MPI_Type_contiguous(send.cols, MPI_FLOAT, &row_type_));
+            STRATA_MPI_CHECK(MPI_Type_commit(&row_type_));
+        }
+        const MPI_Datatype type = send.cols > 0 ? row_type_ : MPI_FLOAT;
+        width_ = send.cols;
         // Reserved up front: push_back after a request is posted must not throw.
         recv_requests_.reserve(num_peers);
         recv_peer_.reserve(num_peers);
@@ -74,10 +80,10 @@ public:
                 continue;
             }
             const MatrixView rows_view = recv.row_range(pattern.recv_offsets[i], rows);
-            const int count = static_cast<int>(rows_view.size());
+            const int count = width_ > 0 ? rows : 0;
             MPI_Request request = MPI_REQUEST_NULL;
-            STRATA_MPI_CHECK(MPI_Irecv(rows_view.data, count, MPI_FLOAT, peers_[i], exchange_tag,
-                                       comm_, &request));
+            STRATA_MPI_CHECK(
+                MPI_Irecv(rows_view.data, count, type, peers_[i], exchange_tag, comm_, &request));
             recv_requests_.push_back(request);
             recv_peer_.push_back(static_cast<int>(i));
             recv_count_.push_back(count);
@@ -91,8 +97,8 @@ public:
             }
             const ConstMatrixView rows_view = send.row_range(pattern.send_offsets[i], rows);
             MPI_Request request = MPI_REQUEST_NULL;
-            STRATA_MPI_CHECK(MPI_Isend(rows_view.data, static_cast<int>(rows_view.size()),
-                                       MPI_FLOAT, peers_[i], exchange_tag, comm_, &request));
+            STRATA_MPI_CHECK(MPI_Isend(rows_view.data, width_ > 0 ? rows : 0, type, peers_[i],
+                                       exchange_tag, comm_, &request));
             send_requests_.push_back(request);
             send_rank_.push_back(peers_[i]);
         }
@@ -147,15 +153,16 @@ private:
         const auto slot = static_cast<std::size_t>(index);
         const int peer = peers_[static_cast<std::size_t>(recv_peer_[slot])];
         if (code != MPI_SUCCESS) {
-            const std::string what =
-                detail::concat("MPI_Waitany(receive from rank ", peer, " of an exchange on rank ",
-                               rank_, ", expecting ", recv_count_[slot], " floats)");
+            const std::string what = detail::concat(
+                "MPI_Waitany(receive from rank ", peer, " of an exchange on rank ", rank_,
+                ", expecting ", recv_count_[slot], " rows of ", width_, " floats)");
             detail::mpi_check(code, what.c_str(), __FILE__, __LINE__);
         }
         int received = 0;
-        STRATA_MPI_CHECK(MPI_Get_count(&status, MPI_FLOAT, &received));
+        STRATA_MPI_CHECK(MPI_Get_count(&status, width_ > 0 ? row_type_ : MPI_FLOAT, &received));
         STRATA_CHECK(received == recv_count_[slot], "exchange on rank ", rank_, ": received ",
-                     received, " floats from rank ", peer, ", expected ", recv_count_[slot],
+                     received, " rows of ", width_, " floats from rank ", peer, ", expected ",
+                     recv_count_[slot],
                      " (the two ranks' patterns disagree, or they started exchanges in a ",
                      "different order)");
         return recv_peer_[slot];
@@ -168,13 +175,15 @@ private:
     std::vector<int> peers_;
     std::vector<MPI_Request> recv_requests_;
     std::vector<int> recv_peer_;   ///< peer index of each receive request
-    std::vector<int> recv_count_;  ///< expected floats of each receive request
+    std::vector<int> recv_count_;  ///< expected rows of each receive request (0 when width 0)
     std::vector<int> recv_rank_;   ///< peer rank of each receive request
     std::vector<MPI_Request> send_requests_;
     std::vector<int> send_rank_;  ///< peer rank of each send request
     int pending_receives_ = 0;
     int uncaught_at_start_ = std::uncaught_exceptions();
     std::deque<int> ready_;  ///< peer indices whose rows are in place, not yet returned
+    MPI_Datatype row_type_ = MPI_DATATYPE_NULL;  ///< `width_` contiguous floats
+    index_t width_ = 0;
 };
 
 class MpiReduction final : public Reduction {
@@ -184,28 +193,37 @@ public:
     MpiReduction& operator=(const MpiReduction&) = delete;
 
     ~MpiReduction() override {
-        if (request_ != MPI_REQUEST_NULL) {
-            const ScopedTimer timer(stats_.wait_seconds);
-            (void)waiter_.wait(request_, collective_peer, what);
+        const ScopedTimer timer(stats_.wait_seconds);
+        for (MPI_Request& request : requests_) {
+            if (request != MPI_REQUEST_NULL) {
+                (void)waiter_.wait(request, collective_peer, what);
+            }
         }
     }
 
-    void start(std::span<float> data, MPI_Comm comm) {
-        const int count = checked_count(data.size(), "start_allreduce_sum");
-        STRATA_MPI_CHECK(
-            MPI_Iallreduce(MPI_IN_PLACE, data.data(), count, MPI_FLOAT, MPI_SUM, comm, &request_));
+    /// One MPI_Iallreduce per message chunk (message_chunks), all in flight together.
+    void start(std::span<float> data, MPI_Comm comm, std::size_t max_elements) {
+        const std::vector<MessageChunk> chunks = message_chunks(data.size(), max_elements);
+        requests_.reserve(chunks.size());
+        for (const MessageChunk& chunk : chunks) {
+            requests_.push_back(MPI_REQUEST_NULL);
+            STRATA_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data.data() + chunk.offset, chunk.count,
+                                            MPI_FLOAT, MPI_SUM, comm, &requests_.back()));
+        }
     }
 
     void wait() override {
         const ScopedTimer timer(stats_.wait_seconds);
-        STRATA_MPI_CHECK(waiter_.wait(request_, collective_peer, what));
+        for (MPI_Request& request : requests_) {
+            STRATA_MPI_CHECK(waiter_.wait(request, collective_peer, what));
+        }
     }
 
 private:
     static constexpr const char* what = "an overlapped all-reduce (start_allreduce_sum)";
     CommStats& stats_;
     const MpiWaiter& waiter_;
-    MPI_Request request_ = MPI_REQUEST_NULL;
+    std::vector<MPI_Request> requests_;
 };
 
 }  // namespace
@@ -242,8 +260,6 @@ MpiCommunicator::~MpiCommunicator() {
 std::unique_ptr<Exchange> MpiCommunicator::start_exchange(const ExchangePattern& pattern,
                                                           ConstMatrixView send, MatrixView recv) {
     check_exchange(pattern, send, recv, rank_, size_);
-    checked_count(send.size(), "exchange: send matrix");
-    checked_count(recv.size(), "exchange: recv matrix");
     auto exchange = std::make_unique<MpiExchange>(comm_, stats_, waiter_, rank_, pattern);
     exchange->post(pattern, send, recv);  // on failure, the destructor waits for what was posted
     stats_.count_exchange(send.size() * sizeof(float), recv.size() * sizeof(float));
@@ -252,19 +268,23 @@ std::unique_ptr<Exchange> MpiCommunicator::start_exchange(const ExchangePattern&
 
 std::unique_ptr<Reduction> MpiCommunicator::start_allreduce_sum(std::span<float> data) {
     auto reduction = std::make_unique<MpiReduction>(stats_, waiter_);
-    reduction->start(data, comm_);
+    reduction->start(data, comm_, max_message_elements(max_message_bytes_, sizeof(float)));
     stats_.count_collective(data.size_bytes());
     return reduction;
 }
 
 void MpiCommunicator::allreduce(void* data, std::size_t count, std::size_t element_bytes,
                                 MPI_Datatype type, MPI_Op op, const char* what) {
-    const int n = checked_count(count, what);
     {
         const ScopedTimer timer(stats_.wait_seconds);
-        MPI_Request request = MPI_REQUEST_NULL;
-        STRATA_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, n, type, op, comm_, &request));
-        STRATA_MPI_CHECK(waiter_.wait(request, collective_peer, what));
+        auto* bytes = static_cast<std::byte*>(data);
+        for (const MessageChunk& chunk :
+             message_chunks(count, max_message_elements(max_message_bytes_, element_bytes))) {
+            MPI_Request request = MPI_REQUEST_NULL;
+            STRATA_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, bytes + chunk.offset * element_bytes,
+                                            chunk.count, type, op, comm_, &request));
+            STRATA_MPI_CHECK(waiter_.wait(request, collective_peer, what));
+        }
     }
     stats_.count_collective(count * element_bytes);
 }
@@ -296,12 +316,15 @@ void MpiCommunicator::allreduce_max(std::span<std::int64_t> data) {
 void MpiCommunicator::broadcast(std::span<std::byte> data, int root) {
     STRATA_CHECK(root >= 0 && root < size_, "broadcast: root ", root,
                  " is not a rank of a communicator of size ", size_);
-    const int n = checked_count(data.size(), "broadcast");
     {
         const ScopedTimer timer(stats_.wait_seconds);
-        MPI_Request request = MPI_REQUEST_NULL;
-        STRATA_MPI_CHECK(MPI_Ibcast(data.data(), n, MPI_BYTE, root, comm_, &request));
-        STRATA_MPI_CHECK(waiter_.wait(request, collective_peer, "broadcast"));
+        for (const MessageChunk& chunk :
+             message_chunks(data.size(), max_message_elements(max_message_bytes_, 1))) {
+            MPI_Request request = MPI_REQUEST_NULL;
+            STRATA_MPI_CHECK(MPI_Ibcast(data.data() + chunk.offset, chunk.count, MPI_BYTE, root,
+                                        comm_, &request));
+            STRATA_MPI_CHECK(waiter_.wait(request, collective_peer, "broadcast"));
+        }
     }
     stats_.count_collective(data.size());
 }
@@ -319,8 +342,9 @@ std::vector<std::byte> MpiCommunicator::gather(std::span<const std::byte> data, 
     stats_.count_collective(data.size());
     // One message of at most max_message_bytes_ per piece, in order (non-overtaking).
     auto pieces = [this](std::size_t bytes, auto&& each) {
-        for (std::size_t offset = 0; offset < bytes; offset += max_message_bytes_) {
-            each(offset, static_cast<int>(std::min(max_message_bytes_, bytes - offset)));
+        for (const MessageChunk& chunk :
+             message_chunks(bytes, max_message_elements(max_message_bytes_, 1))) {
+            each(chunk.offset, chunk.count);
         }
     };
     if (rank_ != root) {

@@ -93,7 +93,10 @@ public:
     void set_wait_limit(double seconds) override;
     [[nodiscard]] double wait_limit() const { return waiter_.limit(); }
 
-    /// Largest single MPI message of gather() (1 GiB); smaller values are for tests.
+    /// Largest single MPI message of gather(), broadcast() and the all-reduces (1 GiB; a larger
+    /// buffer goes as several messages of at most this many bytes and INT_MAX elements,
+    /// message_chunks); smaller values are for tests. Exchanges count rows of a row datatype
+    /// instead (always an int count).
     [[nodiscard]] std::size_t max_message_bytes() const { return max_message_bytes_; }
     void set_max_message_bytes(std::size_t bytes);
 

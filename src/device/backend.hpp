@@ -98,6 +98,13 @@ public:
                       float beta) = 0;
     /// y = A x + beta y over all rows of A.
     void spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta);
+    /// y[rows[r], :] += Σ_k A[r, c_k] x[c_k, :] for every row r of A: a compressed-row block
+    /// (HostDcsr, src/tensor/host_dcsr.hpp) whose row r is row rows[r] of a taller matrix; other
+    /// rows of y are untouched. Terms are added to y[rows[r]] in entry order, as spmm with
+    /// beta 1 on the expanded matrix (the same floats on the CPU).
+    /// A: m x n (CSR), rows: m distinct ids in [0, y.rows), x: n x f, y: ? x f.
+    virtual void spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows,
+                                  ConstMatrixView x, MatrixView y) = 0;
     /// c = alpha op(a) op(b) + beta c.
     virtual void gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
                       MatrixView c, float alpha, float beta) = 0;

@@ -22,6 +22,17 @@ void check_spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView
     STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()), "spmm: y overlaps x");
 }
 
+void check_spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows, ConstMatrixView x,
+                            MatrixView y) {
+    STRATA_CHECK(rows.size() == static_cast<std::size_t>(a.rows()),
+                 "spmm_scatter_add: ", rows.size(), " row ids for A's ", a.rows(), " rows");
+    STRATA_CHECK(x.rows == a.cols(), "spmm_scatter_add: A is ", a.rows(), " x ", a.cols(),
+                 " but x has ", x.rows, " rows");
+    STRATA_CHECK(y.cols == x.cols && y.rows >= a.rows(), "spmm_scatter_add: y is ", y.rows, " x ",
+                 y.cols, ", expected >= ", a.rows(), " rows of ", x.cols, " columns");
+    STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()), "spmm_scatter_add: y overlaps x");
+}
+
 GemmShape check_gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
                      MatrixView c) {
     GemmShape s;

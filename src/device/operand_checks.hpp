@@ -24,6 +24,10 @@ void check_same_shape(const char* op, const char* name_a, index_t rows_a, index_
 /// y = A[rows] x + beta y: rows inside A, x has A.cols rows, y is rows.count x x.cols, y does not
 /// overlap x.
 void check_spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y);
+/// Backend::spmm_scatter_add: one row id per row of A, x: A.cols x f, y: ? x f (ids are in
+/// backend memory and not read here).
+void check_spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows, ConstMatrixView x,
+                            MatrixView y);
 
 /// c = alpha op(a) op(b) + beta c: m x k times k x n into m x n, c overlapping neither input.
 struct GemmShape {

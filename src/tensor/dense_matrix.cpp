@@ -1,6 +1,8 @@
 // DenseMatrix allocation and host transfers.
 #include "src/tensor/dense_matrix.hpp"
 
+#include <limits>
+
 #include "src/base/error.hpp"
 
 namespace strata {
@@ -17,7 +19,10 @@ DenseMatrix DenseMatrix::upload(Backend& backend, const HostMatrix& host) {
                      static_cast<std::size_t>(host.rows) * static_cast<std::size_t>(host.cols),
                  "DenseMatrix::upload: ", host.values.size(), " values for ", host.rows, " x ",
                  host.cols);
-    DenseMatrix m(backend, host.rows, host.cols);
+    STRATA_CHECK(host.rows <= std::numeric_limits<index_t>::max(),
+                 "DenseMatrix::upload: ", host.rows, " rows exceed the 32-bit local index limit (",
+                 std::numeric_limits<index_t>::max(), ")");
+    DenseMatrix m(backend, static_cast<index_t>(host.rows), host.cols);
     if (!host.values.empty()) {
         backend.upload(m.data(), host.values.data(), host.values.size() * sizeof(float));
     }

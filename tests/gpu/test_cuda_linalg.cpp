@@ -1,6 +1,6 @@
 // CUDA backend against the CPU backend: memory (and memory_stats), SpMM (awkward shapes, nnz = 0,
 // empty rows, a row longer than 1024 entries, f = 1, beta 0 over NaN, row ranges), the cached SpMM
-// plan, GEMM in all transpose
+// plan, the compressed-row scatter SpMM (spmm_scatter_add), GEMM in all transpose
 // combinations, row gather / scatter-add with repeated and bad ids, the overwrite scatter
 // (scatter_rows, distinct ids) with good and bad ids; the per-width plan
 // entries and STRATA_SPMM_ALGORITHM. SpMM and GEMM sum in another order than the CPU (and with
@@ -21,6 +21,7 @@
 #include "src/device/cuda/spmm_tuning.hpp"
 #include "src/tensor/csr_matrix.hpp"
 #include "src/tensor/dense_matrix.hpp"
+#include "src/tensor/host_dcsr.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
 
 namespace strata {
@@ -184,6 +185,51 @@ TEST_CASE("CUDA spmm of a row range matches the CPU", "[gpu]") {
                 CHECK(test::max_scaled_difference(got, want, scale) < 1e-5);
             }
         }
+    }
+}
+
+TEST_CASE("CUDA spmm_scatter_add matches the CPU and leaves unlisted rows alone", "[gpu]") {
+    struct Case {
+        const char* name;
+        HostCsr full;  ///< compressed to its nonempty rows
+        index_t f;
+    };
+    const std::vector<Case> cases = {
+        {"200 x 150, f 33", test::random_csr(200, 150, 0.02, 2), 33},
+        {"37 x 53, f 1", test::random_csr(37, 53, 0.2, 1), 1},
+        {"a row of 1500 entries, f 7", test::random_csr(40, 4000, 0.001, 3, 17, 1500), 7},
+        {"nnz 0", test::random_csr(10, 12, 0.0, 5), 5},
+    };
+    test::Backends b;
+    for (const Case& c : cases) {
+        INFO(c.name);
+        const HostDcsr a = compress_rows(c.full);
+        const HostMatrix x = test::random_matrix(c.full.cols, c.f, 13);
+        const HostMatrix y0 = test::random_matrix(c.full.rows, c.f, 14);
+        auto run = [&](Backend& backend, const HostCsr& block, const HostMatrix& xs,
+                       const HostMatrix& ys) {
+            const CsrMatrix da = CsrMatrix::upload(backend, block);
+            const Buffer<index_t> rows(backend, std::span<const index_t>(a.row_ids));
+            const DenseMatrix dx = DenseMatrix::upload(backend, xs);
+            DenseMatrix dy = DenseMatrix::upload(backend, ys);
+            backend.spmm_scatter_add(da, rows.span(), dx.view(), dy.view());
+            return dy.download().values;
+        };
+        const auto want = run(*b.cpu, a.block, x, y0);
+        const auto got = run(*b.gpu, a.block, x, y0);
+        const auto scale = run(*b.cpu, test::abs_of(a.block), test::abs_of(x), test::abs_of(y0));
+        CHECK(test::max_scaled_difference(got, want, scale) < 1e-5);
+        std::vector<std::uint8_t> listed(static_cast<std::size_t>(c.full.rows), 0);
+        for (const index_t r : a.row_ids) {
+            listed[static_cast<std::size_t>(r)] = 1;
+        }
+        bool untouched = true;  // unlisted rows keep y0's bits
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            if (listed[i / static_cast<std::size_t>(c.f)] == 0) {
+                untouched = untouched && got[i] == y0.values[i];
+            }
+        }
+        CHECK(untouched);
     }
 }
 

@@ -27,7 +27,7 @@ LossRun run_loss(Backend& be, const HostMatrix& logits, const std::vector<index_
     const DenseMatrix dl = DenseMatrix::upload(be, logits);
     const Buffer<index_t> dlabels(be, std::span<const index_t>(labels));
     const Buffer<std::uint8_t> dmask(be, std::span<const std::uint8_t>(mask));
-    DenseMatrix grad(be, logits.rows, logits.cols);
+    DenseMatrix grad(be, static_cast<index_t>(logits.rows), logits.cols);
     MatrixView grad_view = with_gradient ? grad.view() : MatrixView{};
     LossRun run;
     run.sums = be.softmax_cross_entropy(dl.view(), dlabels.span(), dmask.span(), 0.25f, grad_view);

@@ -112,7 +112,7 @@ inline OpRun run_op(Op& op, OneRankGraph& g, const std::vector<HostMatrix>& x,
                     const HostMatrix& dy_host, bool training, int chunks = 1,
                     const std::vector<HostMatrix>* dx_start = nullptr, std::uint64_t seed = 11) {
     Backend& backend = *g.backend;
-    const index_t rows = x[0].rows;
+    const index_t rows = static_cast<index_t>(x[0].rows);
     std::vector<index_t> cols;
     for (const auto& m : x) {
         cols.push_back(m.cols);
@@ -188,7 +188,7 @@ inline GradientCheck check_op_gradients(Op& op, OneRankGraph& g, std::vector<Hos
     for (const auto& m : x) {
         cols.push_back(m.cols);
     }
-    const HostMatrix r = random_matrix(x[0].rows, op.output_cols(cols), 99);
+    const HostMatrix r = random_matrix(static_cast<index_t>(x[0].rows), op.output_cols(cols), 99);
     const OpRun analytic = run_op(op, g, x, r, training);
     auto loss = [&](const std::vector<HostMatrix>& inputs, std::uint64_t seed) {
         const HostMatrix y = run_op(op, g, inputs, r, training, 1, nullptr, seed).y[0];
@@ -227,17 +227,18 @@ inline GradientCheck check_op_gradients(Op& op, OneRankGraph& g, std::vector<Hos
                 backend.upload(params.values[p].data(), host.data(), host.size() * sizeof(float));
                 // Forward only, with these parameters bound.
                 const Uploaded inputs(backend, x);
-                DenseMatrix y(backend, x[0].rows, r.cols);
-                const WorkspaceQuery q{.rows = x[0].rows,
+                DenseMatrix y(backend, static_cast<index_t>(x[0].rows), r.cols);
+                const WorkspaceQuery q{.rows = static_cast<index_t>(x[0].rows),
                                        .input_cols = cols,
                                        .output_cols = r.cols,
                                        .graph = g.aggregation.get(),
                                        .halo = g.halo.get()};
                 Buffer<float> ws(backend, std::max<std::size_t>(1, op.forward_workspace(q)));
-                op.forward(g.context(training), ForwardArgs{.x = inputs.views,
-                                                            .y = y.view(),
-                                                            .rows = {0, x[0].rows},
-                                                            .workspace = ws.span()});
+                op.forward(g.context(training),
+                           ForwardArgs{.x = inputs.views,
+                                       .y = y.view(),
+                                       .rows = {0, static_cast<index_t>(x[0].rows)},
+                                       .workspace = ws.span()});
                 const HostMatrix out = y.download();
                 double sum = 0.0;
                 for (std::size_t i = 0; i < out.values.size(); ++i) {

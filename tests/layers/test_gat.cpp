@@ -34,7 +34,7 @@ HostMatrix reference_gat(const OneRankGraph& g, const HostMatrix& x, index_t hea
     const HostMatrix a_dst = random_matrix(heads, f, 13);
     const index_t out = o.concat ? hf : f;
     const HostMatrix bias = random_matrix(1, out, 14);
-    const index_t n = x.rows;
+    const index_t n = static_cast<index_t>(x.rows);
     const std::vector<global_id>& ids = g.part.graph.owned_original;
     std::vector<index_t> local(ids.size());
     for (index_t i = 0; i < n; ++i) {

@@ -42,6 +42,8 @@ Aggregated aggregate(const GlobalCsr& a, const Partition& p, Communicator& comm,
     const LocalGraph local = normalized(build_local_graph(a, p, comm.rank()), n);
     auto backend = make_cpu_backend(1);
     const GraphBlocks blocks(*backend, local);
+    // The memory plan's bytes (compressed halo blocks, transposes, ids) are what was allocated.
+    CHECK(backend->memory_stats().bytes_in_use == GraphBlocks::plan(local).bytes);
     PipelinedAggregation aggregation(blocks, comm);
     Buffer<float> workspace(*backend,
                             std::max<std::size_t>(1, aggregation.workspace_floats(width)));

@@ -2,6 +2,7 @@
 // generated graphs for K = 1, 2, 3, 4, 8 and every method, and METIS's communication volume.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 
 #include <catch2/catch.hpp>
@@ -165,10 +166,11 @@ TEST_CASE("a 4-vertex path split {1,2} | {0,3} gives the hand-computed blocks", 
     REQUIRE(r0.halo_original == std::vector<global_id>{0, 3});
     REQUIRE(r0.send_rows == std::vector<index_t>{0, 1});
     REQUIRE(r0.halo.size() == 1);
-    REQUIRE(r0.halo[0].cols == 2);
-    REQUIRE(r0.halo[0].row_ptr == std::vector<index_t>{0, 1, 2});
-    REQUIRE(r0.halo[0].col_idx == std::vector<index_t>{0, 1});
-    CHECK(r0.halo[0].values[0] == Approx(sixth));
+    REQUIRE(r0.halo[0].cols() == 2);
+    REQUIRE(r0.halo[0].row_ids == std::vector<index_t>{0, 1});
+    REQUIRE(r0.halo[0].block.row_ptr == std::vector<index_t>{0, 1, 2});
+    REQUIRE(r0.halo[0].block.col_idx == std::vector<index_t>{0, 1});
+    CHECK(r0.halo[0].block.values[0] == Approx(sixth));
     REQUIRE(r0.boundary_rows == std::vector<index_t>{0, 1});
     REQUIRE(r0.interior_rows.empty());
 
@@ -177,7 +179,7 @@ TEST_CASE("a 4-vertex path split {1,2} | {0,3} gives the hand-computed blocks", 
     REQUIRE(r1.inner.col_idx == std::vector<index_t>{0, 1});
     CHECK(r1.inner.values[0] == Approx(0.5f));
     REQUIRE(r1.halo_original == std::vector<global_id>{1, 2});
-    REQUIRE(r1.halo[0].col_idx == std::vector<index_t>{0, 1});
+    REQUIRE(r1.halo[0].block.col_idx == std::vector<index_t>{0, 1});
     REQUIRE(r1.send_rows == std::vector<index_t>{0, 1});
 }
 
@@ -192,7 +194,10 @@ TEST_CASE("a 6-vertex path in two blocks has one boundary row per side", "[parti
     REQUIRE(r0.interior_rows == std::vector<index_t>{0, 1});
     REQUIRE(r0.send_rows == std::vector<index_t>{2});
     REQUIRE(r0.halo_original == std::vector<global_id>{3});
-    REQUIRE(r0.halo[0].row_ptr == std::vector<index_t>{0, 0, 0, 1});
+    REQUIRE(r0.halo[0].rows == 3);  // compressed rows: only row 2 has a halo entry
+    REQUIRE(r0.halo[0].row_ids == std::vector<index_t>{2});
+    REQUIRE(r0.halo[0].block.row_ptr == std::vector<index_t>{0, 1});
+    REQUIRE(expand_rows(r0.halo[0]).row_ptr == std::vector<index_t>{0, 0, 0, 1});
 }
 
 TEST_CASE("a one-way edge makes a peer that is only sent to", "[partition]") {
@@ -207,7 +212,8 @@ TEST_CASE("a one-way edge makes a peer that is only sent to", "[partition]") {
     REQUIRE(r0.pattern.send_offsets == std::vector<index_t>{0, 1});
     REQUIRE(r0.pattern.recv_offsets == std::vector<index_t>{0, 0});
     REQUIRE(r0.send_rows == std::vector<index_t>{0});
-    REQUIRE(r0.halo[0].cols == 0);
+    REQUIRE(r0.halo[0].cols() == 0);
+    REQUIRE(r0.halo[0].row_ids.empty());
     REQUIRE(r0.boundary_rows.empty());
     REQUIRE(r1.pattern.recv_offsets == std::vector<index_t>{0, 1});
     REQUIRE(r1.halo_original == std::vector<global_id>{0});
@@ -267,6 +273,126 @@ TEST_CASE("validate_local_graph catches a broken invariant", "[partition]") {
     bad = g;
     bad.owned_degree[1] = std::nan("");
     REQUIRE_THROWS_WITH(validate_local_graph(bad, "g"), Contains("owned degree 1 is nan"));
+}
+
+/// Rank g.rank's halo blocks as they were built before compressed rows: full height (num_owned
+/// rows), row i holding A's entries of owned row i whose column is received from peer p, column
+/// = its position in p's received range. Built straight from the global A, not from `g`'s blocks.
+std::vector<HostCsr> full_height_halo(const GlobalCsr& a, const Partition& part,
+                                      const LocalGraph& g) {
+    const std::size_t num_peers = g.pattern.peers.size();
+    std::vector<std::int64_t> column(static_cast<std::size_t>(a.num_rows()), -1);
+    std::vector<std::size_t> peer_index(static_cast<std::size_t>(part.num_parts), 0);
+    for (std::size_t p = 0; p < num_peers; ++p) {
+        peer_index[static_cast<std::size_t>(g.pattern.peers[p])] = p;
+        for (index_t j = g.pattern.recv_offsets[p]; j < g.pattern.recv_offsets[p + 1]; ++j) {
+            column[static_cast<std::size_t>(g.halo_original[static_cast<std::size_t>(j)])] =
+                j - g.pattern.recv_offsets[p];
+        }
+    }
+    std::vector<HostCsr> blocks(num_peers);
+    for (std::size_t p = 0; p < num_peers; ++p) {
+        blocks[p].rows = g.num_owned;
+        blocks[p].cols = g.pattern.recv_offsets[p + 1] - g.pattern.recv_offsets[p];
+    }
+    for (const global_id v : g.owned_original) {
+        const auto row = static_cast<std::size_t>(v);
+        for (auto k = static_cast<std::size_t>(a.indptr[row]);
+             k < static_cast<std::size_t>(a.indptr[row + 1]); ++k) {
+            const auto u = static_cast<std::size_t>(a.indices[k]);
+            const int owner = part.owner[u];
+            if (owner != g.rank) {
+                HostCsr& b = blocks[peer_index[static_cast<std::size_t>(owner)]];
+                b.col_idx.push_back(static_cast<index_t>(column[u]));
+                b.values.push_back(a.values[k]);
+            }
+        }
+        for (HostCsr& b : blocks) {
+            b.row_ptr.push_back(b.nnz());
+        }
+    }
+    return blocks;
+}
+
+/// Bytes of the uploaded halo blocks (block + transpose, GraphBlocks::plan's halo share), full
+/// height and compressed.
+struct BlockBytes {
+    std::int64_t full = 0;
+    std::int64_t compressed = 0;
+};
+
+BlockBytes halo_bytes(const LocalGraph& g) {
+    BlockBytes bytes;
+    for (const HostDcsr& block : g.halo) {
+        const std::int64_t transposed = csr_bytes(block.cols(), block.nnz());
+        bytes.full += csr_bytes(block.rows, block.nnz()) + transposed;
+        bytes.compressed += dcsr_bytes(block.listed_rows(), block.nnz()) + transposed;
+    }
+    return bytes;
+}
+
+/// Expands every rank's compressed halo blocks and compares them with full_height_halo (same
+/// structure, same value bits); returns the byte sums over ranks.
+BlockBytes check_halo_equals_full_height(const GlobalCsr& a, const Partition& p) {
+    BlockBytes total;
+    for (const LocalGraph& g : all_ranks(a, p)) {
+        const std::vector<HostCsr> full = full_height_halo(a, p, g);
+        REQUIRE(g.halo.size() == full.size());
+        for (std::size_t i = 0; i < full.size(); ++i) {
+            INFO("rank " << g.rank << ", peer " << g.pattern.peers[i]);
+            const HostCsr expanded = expand_rows(g.halo[i]);
+            CHECK(expanded.rows == full[i].rows);
+            CHECK(expanded.cols == full[i].cols);
+            CHECK(expanded.row_ptr == full[i].row_ptr);
+            CHECK(expanded.col_idx == full[i].col_idx);
+            CHECK(std::memcmp(expanded.values.data(), full[i].values.data(),
+                              full[i].values.size() * sizeof(float)) == 0);
+            CHECK(g.halo[i].row_ids == compress_rows(full[i]).row_ids);
+        }
+        const BlockBytes bytes = halo_bytes(g);
+        total.full += bytes.full;
+        total.compressed += bytes.compressed;
+    }
+    return total;
+}
+
+TEST_CASE("compressed halo blocks equal the full-height ones on Cora and a generated graph",
+          "[partition]") {
+    const GraphDataset generated = test::generated(3000, 8, 4, 30, 0.9);  // 30 communities
+    for (const GraphDataset* g : {&test::cora(), &generated}) {
+        const GlobalCsr a = adjacency_matrix(*g);
+        for (const char* method : {"metis", "random"}) {
+            for (int k : {2, 3, 4}) {
+                INFO("N = " << g->num_vertices() << ", method " << method << ", K = " << k);
+                const BlockBytes bytes =
+                    check_halo_equals_full_height(a, make_partition(*g, method, k));
+                // A listed row costs 8 bytes (id + row pointer), a full-height row 4: with a random
+                // partition nearly every row reads from every peer and the full height is
+                // smaller; METIS leaves most rows without halo entries.
+                if (std::string(method) == "metis") {
+                    CHECK(bytes.compressed < bytes.full);
+                    std::printf(
+                        "halo block bytes (N=%lld, metis, K=%d, all ranks): full height "
+                        "%lld, compressed %lld\n",
+                        static_cast<long long>(g->num_vertices()), k,
+                        static_cast<long long>(bytes.full),
+                        static_cast<long long>(bytes.compressed));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("halo block bytes on the 200k generated graph, K = 2, 4, 8", "[.][measure]") {
+    const GraphDataset g = test::generated(200000, 10, 3, 200, 0.9);
+    const GlobalCsr a = adjacency_matrix(g);
+    for (int k : {2, 4, 8}) {
+        const BlockBytes bytes = check_halo_equals_full_height(a, make_partition(g, "metis", k));
+        std::printf(
+            "halo block bytes (N=200000, metis, K=%d, all ranks): full height %lld, "
+            "compressed %lld\n",
+            k, static_cast<long long>(bytes.full), static_cast<long long>(bytes.compressed));
+    }
 }
 
 TEST_CASE("every partition of Cora satisfies the partition properties", "[partition]") {

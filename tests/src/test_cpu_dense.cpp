@@ -19,7 +19,7 @@ HostMatrix stored(const HostMatrix& m, Transpose t) {
     if (t == Transpose::no) {
         return m;
     }
-    HostMatrix s(m.cols, m.rows);
+    HostMatrix s(m.cols, static_cast<index_t>(m.rows));
     for (index_t r = 0; r < m.rows; ++r) {
         for (index_t c = 0; c < m.cols; ++c) {
             s.at(c, r) = m.at(r, c);

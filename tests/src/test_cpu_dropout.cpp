@@ -24,7 +24,7 @@ std::vector<float> run_forward(Backend& backend, const HostMatrix& x,
                                const std::vector<float>& bias, Activation act,
                                const DropoutKey& key, const std::vector<global_id>& ids) {
     const DenseMatrix dx = DenseMatrix::upload(backend, x);
-    DenseMatrix y(backend, x.rows, x.cols);
+    DenseMatrix y(backend, static_cast<index_t>(x.rows), x.cols);
     backend.bias_activation(dx.view(), bias, act, key, ids, y.view());
     return y.download().values;
 }
@@ -35,7 +35,7 @@ std::vector<float> run_backward(Backend& backend, const HostMatrix& y, const Hos
                                 const std::vector<global_id>& ids) {
     const DenseMatrix dev_y = DenseMatrix::upload(backend, y);
     const DenseMatrix dev_dy = DenseMatrix::upload(backend, dy);
-    DenseMatrix dx(backend, dy.rows, dy.cols);
+    DenseMatrix dx(backend, static_cast<index_t>(dy.rows), dy.cols);
     backend.bias_activation_backward(dev_y.view(), {}, dev_dy.view(), act, key, ids, dx.view(),
                                      0.0f);
     return dx.download().values;

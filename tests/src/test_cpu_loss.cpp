@@ -21,7 +21,7 @@ struct LossResult {
 LossResult run_loss(Backend& backend, const HostMatrix& logits, const std::vector<index_t>& labels,
                     const std::vector<std::uint8_t>& mask, float grad_scale) {
     const DenseMatrix dl = DenseMatrix::upload(backend, logits);
-    DenseMatrix grad(backend, logits.rows, logits.cols);
+    DenseMatrix grad(backend, static_cast<index_t>(logits.rows), logits.cols);
     backend.fill(grad.view(), -99.0f);  // every entry must be written
     LossResult result;
     result.sums = backend.softmax_cross_entropy(dl.view(), labels, mask, grad_scale, grad.view());

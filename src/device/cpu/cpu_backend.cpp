@@ -149,6 +149,17 @@ void CpuBackend::copy(void* device_dst, const void* device_src, std::size_t byte
     parallel_memcpy(device_dst, device_src, bytes, threads_);
 }
 
+const index_t* CpuBackend::cached_bounds(const CsrMatrix& a) const {
+    const auto* plan = dynamic_cast<const CpuSpmmPlan*>(a.plan());
+    if (plan == nullptr || !plan->fits(threads_, a.nnz())) {
+        auto fresh = std::make_unique<CpuSpmmPlan>(
+            cpu::balanced_row_bounds(a.row_ptr(), a.rows(), threads_), threads_, a.nnz());
+        plan = fresh.get();
+        a.set_plan(std::move(fresh));
+    }
+    return plan->bounds();
+}
+
 void CpuBackend::spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
                       float beta) {
     check_spmm(a, rows, x, y);
@@ -162,15 +173,18 @@ void CpuBackend::spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, Matr
                       bounds.data(), threads_);
         return;
     }
-    const auto* plan = dynamic_cast<const CpuSpmmPlan*>(a.plan());
-    if (plan == nullptr || !plan->fits(threads_, a.nnz())) {
-        auto fresh = std::make_unique<CpuSpmmPlan>(
-            cpu::balanced_row_bounds(a.row_ptr(), a.rows(), threads_), threads_, a.nnz());
-        plan = fresh.get();
-        a.set_plan(std::move(fresh));
-    }
     cpu::spmm_csr(a.row_ptr(), a.col_idx(), a.values(), a.rows(), x.data, x.cols, y.data, beta,
-                  plan->bounds(), threads_);
+                  cached_bounds(a), threads_);
+}
+
+void CpuBackend::spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows,
+                                  ConstMatrixView x, MatrixView y) {
+    check_spmm_scatter_add(a, rows, x, y);
+    if (a.rows() == 0 || x.cols == 0) {
+        return;
+    }
+    cpu::spmm_csr(a.row_ptr(), a.col_idx(), a.values(), a.rows(), x.data, x.cols, y.data, 1.0f,
+                  cached_bounds(a), threads_, rows.data());
 }
 
 void CpuBackend::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,

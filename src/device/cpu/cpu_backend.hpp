@@ -46,6 +46,10 @@ public:
     using Backend::spmm;
     void spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
               float beta) override;
+    /// Threads split A's rows as spmm does (the same cached partition); row ids must be
+    /// distinct (no two threads write one row).
+    void spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows, ConstMatrixView x,
+                          MatrixView y) override;
     void gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb, MatrixView c,
               float alpha, float beta) override;
     void gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) override;
@@ -106,6 +110,9 @@ public:
               std::span<float> v, const AdamStep& step) override;
 
 private:
+    /// The row partition of all A's rows over threads_, cached in A's plan slot.
+    [[nodiscard]] const index_t* cached_bounds(const CsrMatrix& a) const;
+
     int threads_;
     AllocationLedger ledger_;
 };

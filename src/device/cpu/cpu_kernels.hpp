@@ -22,8 +22,11 @@ namespace strata::cpu {
 /// Part p of `bounds` (parts + 1 entries) is computed by thread p. beta == 0 never reads y.
 /// row_ptr may point at row r0 of a larger matrix (its entries stay absolute offsets into
 /// col_idx/values): then y holds rows r0 .. r0 + rows of the product.
+/// With y_rows (rows entries, distinct), row r of the product is y[y_rows[r]] instead of y[r]
+/// (a compressed-row block scattered into a taller y; Backend::spmm_scatter_add).
 void spmm_csr(const index_t* row_ptr, const index_t* col_idx, const float* values, index_t rows,
-              const float* x, index_t f, float* y, float beta, const index_t* bounds, int parts);
+              const float* x, index_t f, float* y, float beta, const index_t* bounds, int parts,
+              const index_t* y_rows = nullptr);
 
 // --- dense linear algebra (cpu_blas.cpp, cpu_gather.cpp) ---------------------------------------
 

@@ -24,11 +24,14 @@ inline void prefetch_row(const float* row, index_t f) {
 }
 
 /// Rows [first, last) of y = A x + beta y.  y: rows x f; prefetches stop at entry `nnz_end`.
+/// With y_rows, row r of the product goes to row y_rows[r] of y.
 void spmm_rows(const index_t* row_ptr, const index_t* col_idx, const float* values, const float* x,
-               index_t f, float* y, float beta, index_t first, index_t last, index_t nnz_end) {
+               index_t f, float* y, float beta, index_t first, index_t last, index_t nnz_end,
+               const index_t* y_rows) {
     const auto width = static_cast<std::size_t>(f);
     for (index_t r = first; r < last; ++r) {
-        float* __restrict yr = y + static_cast<std::size_t>(r) * width;
+        const index_t out = y_rows == nullptr ? r : y_rows[r];
+        float* __restrict yr = y + static_cast<std::size_t>(out) * width;
         index_t k = row_ptr[r];
         const index_t end = row_ptr[r + 1];
         if (beta == 0.0f) {  // never read y: it may hold garbage (NaN) on this path
@@ -96,7 +99,8 @@ std::vector<index_t> balanced_row_bounds(const index_t* row_ptr, index_t rows, i
 }
 
 void spmm_csr(const index_t* row_ptr, const index_t* col_idx, const float* values, index_t rows,
-              const float* x, index_t f, float* y, float beta, const index_t* bounds, int parts) {
+              const float* x, index_t f, float* y, float beta, const index_t* bounds, int parts,
+              const index_t* y_rows) {
     if (rows == 0 || f == 0) {
         return;
     }
@@ -106,7 +110,8 @@ void spmm_csr(const index_t* row_ptr, const index_t* col_idx, const float* value
         // A smaller team than requested (nested parallelism, limits) still covers every part.
         const int team = omp_get_num_threads();
         for (int p = omp_get_thread_num(); p < parts; p += team) {
-            spmm_rows(row_ptr, col_idx, values, x, f, y, beta, bounds[p], bounds[p + 1], nnz_end);
+            spmm_rows(row_ptr, col_idx, values, x, f, y, beta, bounds[p], bounds[p + 1], nnz_end,
+                      y_rows);
         }
     }
 }

@@ -75,6 +75,9 @@ public:
     /// and the workspace are created on the first call and cached in the matrix's plan slot.
     /// A smaller row range (chunked execution) runs a plain kernel instead (cuda_spmm.cpp).
     using Backend::spmm;
+    /// The plain kernel of spmm_rows.cu (entry order, no cuSPARSE); row ids are not checked.
+    void spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows, ConstMatrixView x,
+                          MatrixView y) override;
     void spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
               float beta) override;
     /// cuBLAS SGEMM on the row-major matrices (computed as cᵀ = op(b)ᵀ op(a)ᵀ, column-major).

@@ -187,6 +187,13 @@ struct EdgeCsr {
                                         const float* values, std::int32_t first, std::int32_t count,
                                         const float* x, std::int32_t f, float* y, float beta,
                                         cudaStream_t stream);
+/// y[out_rows[r], :] += A[r, :] x for the rows r < rows of A (Backend::spmm_scatter_add).
+/// x: ? x f, y: ? x f, not overlapping x; out_rows distinct (no atomics). Entry order.
+[[nodiscard]] cudaError_t spmm_csr_scatter_add(const std::int32_t* row_ptr,
+                                               const std::int32_t* col_idx, const float* values,
+                                               const std::int32_t* out_rows, std::int32_t rows,
+                                               const float* x, std::int32_t f, float* y,
+                                               cudaStream_t stream);
 
 // --- loss.cu ------------------------------------------------------------------------------------
 

@@ -157,6 +157,14 @@ private:
 
 }  // namespace
 
+void CudaBackend::spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows,
+                                   ConstMatrixView x, MatrixView y) {
+    check_spmm_scatter_add(a, rows, x, y);
+    STRATA_CUDA_CHECK(cuda::kernels::spmm_csr_scatter_add(a.row_ptr(), a.col_idx(), a.values(),
+                                                          rows.data(), a.rows(), x.data, x.cols,
+                                                          y.data, compute_.get()));
+}
+
 void CudaBackend::spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
                        float beta) {
     check_spmm(a, rows, x, y);

@@ -6,6 +6,9 @@
 // Terms are added in entry order as on the CPU (src/device/cpu/cpu_spmm.cpp). Neighbouring
 // threads take neighbouring columns of one row: x reads are coalesced, col_idx / values are
 // broadcast. Only chunked execution uses row ranges; the full matrix goes through cuSPARSE.
+// Also the compressed-row scatter (Backend::spmm_scatter_add): A: m x n CSR, out_rows: m ids,
+//   y[out_rows[r], j] += Σ_{k = row_ptr[r]}^{row_ptr[r + 1] - 1} values[k] · x[col_idx[k], j]
+// added in entry order onto y's value, as the CPU's spmm_csr with y_rows.
 #include "src/device/cuda/cuda_kernels.hpp"
 #include "src/device/cuda/cuda_launch.cuh"
 
@@ -38,7 +41,38 @@ __global__ void spmm_csr_rows_kernel(const std::int32_t* __restrict__ row_ptr,
     }
 }
 
+__global__ void spmm_csr_scatter_add_kernel(const std::int32_t* __restrict__ row_ptr,
+                                            const std::int32_t* __restrict__ col_idx,
+                                            const float* __restrict__ values,
+                                            const std::int32_t* __restrict__ out_rows,
+                                            std::int64_t n, std::int32_t f,
+                                            const float* __restrict__ x, float* __restrict__ y) {
+    for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
+        const std::int64_t r = e / f;
+        const std::int64_t j = e - r * f;
+        const std::int64_t at = static_cast<std::int64_t>(out_rows[r]) * f + j;
+        float acc = y[at];
+        for (std::int32_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
+            acc += values[k] * x[static_cast<std::int64_t>(col_idx[k]) * f + j];
+        }
+        y[at] = acc;
+    }
+}
+
 }  // namespace
+
+cudaError_t spmm_csr_scatter_add(const std::int32_t* row_ptr, const std::int32_t* col_idx,
+                                 const float* values, const std::int32_t* out_rows,
+                                 std::int32_t rows, const float* x, std::int32_t f, float* y,
+                                 cudaStream_t stream) {
+    const auto n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(f);
+    if (n == 0) {
+        return cudaSuccess;
+    }
+    spmm_csr_scatter_add_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
+        row_ptr, col_idx, values, out_rows, static_cast<std::int64_t>(n), f, x, y);
+    return cudaGetLastError();
+}
 
 cudaError_t spmm_csr_rows(const std::int32_t* row_ptr, const std::int32_t* col_idx,
                           const float* values, std::int32_t first, std::int32_t count,
