@@ -235,7 +235,13 @@ NpyArray parse_npy(const std::vector<unsigned char>& data, const std::string& wh
     STRATA_CHECK(order.substr(0, 5) == "False", what,
                  ": fortran_order is not False (only C-order arrays are supported)");
     array.shape = parse_shape(header, what);
-    const std::size_t expected = static_cast<std::size_t>(array.size()) * item_size(array.type);
+    std::int64_t elements = 1;  // the product checked, so that size() cannot overflow
+    for (const std::int64_t d : array.shape) {
+        STRATA_CHECK(
+            !__builtin_mul_overflow(elements, d, &elements) && elements <= (std::int64_t{1} << 56),
+            what, ": shape ", array.shape_string(), " has too many elements");
+    }
+    const std::size_t expected = static_cast<std::size_t>(elements) * item_size(array.type);
     const std::size_t found = data.size() - start - header_len;
     STRATA_CHECK(found == expected, what, ": has ", found, " data bytes, expected ", expected,
                  " for shape ", array.shape_string(), " of ", type_name(array.type));

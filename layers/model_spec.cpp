@@ -140,7 +140,7 @@ ModelSpec spec_from_json(const std::string& text, const std::string& what) {
     json in;
     try {
         in = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e999
         STRATA_FAIL(what, ": not valid JSON: ", e.what());
     }
     STRATA_CHECK(in.is_object(), what, ": expected a JSON object, got ", in.type_name());

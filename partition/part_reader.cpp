@@ -128,8 +128,11 @@ LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
         const int p = peers[i];
         STRATA_CHECK(p >= 0 && p < k && p != rank, path, ": /exchange/peers: peer ", p,
                      " is out of range or this rank");
-        const std::int64_t send = g.pattern.send_offsets[i + 1] - g.pattern.send_offsets[i];
-        const std::int64_t recv = g.pattern.recv_offsets[i + 1] - g.pattern.recv_offsets[i];
+        const auto span_of = [](const std::vector<index_t>& offsets, std::size_t at) {
+            return std::int64_t{offsets[at + 1]} - std::int64_t{offsets[at]};  // may be < 0
+        };
+        const std::int64_t send = span_of(g.pattern.send_offsets, i);
+        const std::int64_t recv = span_of(g.pattern.recv_offsets, i);
         STRATA_CHECK(send == sends_to[static_cast<std::size_t>(p)], path, ": sends ", send,
                      " rows to part ", p, ", partition.json says ",
                      sends_to[static_cast<std::size_t>(p)]);

@@ -4,8 +4,11 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <optional>
 
 #include "src/base/error.hpp"
+#include "src/base/integral_value.hpp"
 
 namespace strata {
 
@@ -116,13 +119,20 @@ void AccuracyGuard::set_state(const State& state) {
                  "accuracy guard state: ", state.figures.size(), " figures, ",
                  state.parameters.size(), " weights, ", state.optimizer.size(),
                  " optimizer values do not fit this model");
-    triggers_ = static_cast<int>(state.figures[0]);
-    below_ = static_cast<int>(state.figures[1]);
+    const auto whole = [&](std::size_t i, std::int64_t lo, std::int64_t hi) {
+        const std::optional<std::int64_t> v = integral_value(state.figures[i], lo, hi);
+        STRATA_CHECK(v.has_value(), "accuracy guard state: figure ", i, " = ", state.figures[i],
+                     " is not a whole number in [", lo, ", ", hi, "]");
+        return *v;
+    };
+    constexpr std::int64_t epochs = std::int64_t{1} << 53;
+    triggers_ = static_cast<int>(whole(0, 0, std::numeric_limits<int>::max()));
+    below_ = static_cast<int>(whole(1, 0, std::numeric_limits<int>::max()));
     best_val_acc_ = state.figures[2];
     min_train_loss_ = state.figures[3];
     have_loss_ = state.figures[4] != 0.0;
-    good_epoch_ = static_cast<std::int64_t>(state.figures[5]);
-    below_since_ = static_cast<std::int64_t>(state.figures[6]);
+    good_epoch_ = whole(5, -epochs, epochs);
+    below_since_ = whole(6, -epochs, epochs);
     good_parameters_ = state.parameters;
     good_optimizer_ = state.optimizer;
 }

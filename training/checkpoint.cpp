@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <regex>
 #include <span>
 #include <system_error>
@@ -17,6 +19,7 @@
 #include "partition/partition_report.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
+#include "src/base/integral_value.hpp"
 
 namespace fs = std::filesystem;
 
@@ -35,9 +38,12 @@ std::array<double, best_fields> pack_best(const EpochStats& s) {
     return {static_cast<double>(s.epoch), s.loss, s.train_acc, s.val_acc, s.test_acc, s.val_loss};
 }
 
-EpochStats unpack_best(std::span<const double> v) {
+EpochStats unpack_best(std::span<const double> v, const std::string& file) {
     EpochStats s;
-    s.epoch = static_cast<std::int64_t>(v[0]);
+    const std::optional<std::int64_t> epoch = integral_value(v[0], 0, std::int64_t{1} << 53);
+    STRATA_CHECK(epoch.has_value(), file, ": /progress/best: epoch ", v[0],
+                 " is not a whole number of epochs");
+    s.epoch = *epoch;
     s.loss = v[1];
     s.evaluated = true;
     s.train_acc = v[2];
@@ -239,8 +245,15 @@ Checkpoint read_checkpoint(const fs::path& path) {
         STRATA_CHECK(model_type == "gcn", name, ": model_type '", model_type,
                      "' is not supported (gcn)");
         GcnOptions gcn;
-        gcn.layers = static_cast<int>(file.read_int_attribute("/", "gcn_layers"));
-        gcn.hidden = static_cast<index_t>(file.read_int_attribute("/", "gcn_hidden"));
+        const auto int_attribute = [&](const char* attribute) {
+            const std::int64_t v = file.read_int_attribute("/", attribute);
+            STRATA_CHECK(
+                v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max(), name,
+                ": ", attribute, " = ", v, " is out of range");
+            return static_cast<int>(v);
+        };
+        gcn.layers = int_attribute("gcn_layers");
+        gcn.hidden = int_attribute("gcn_hidden");
         gcn.dropout = static_cast<float>(file.read_double_attribute("/", "gcn_dropout"));
         gcn.weight_decay = static_cast<float>(file.read_double_attribute("/", "gcn_weight_decay"));
         gcn.decay_all_layers = file.read_int_attribute("/", "gcn_decay_all_layers") != 0;
@@ -286,7 +299,7 @@ Checkpoint read_checkpoint(const fs::path& path) {
         const std::vector<double> best = read_verified<double>(file, "/progress/best");
         STRATA_CHECK(best.size() == best_fields, name, ": /progress/best has ", best.size(),
                      " values, expected ", best_fields);
-        c.best = unpack_best(best);
+        c.best = unpack_best(best, name);
     }
     if (version >= 4) {
         read_pipeline_section(file, c);
@@ -445,7 +458,7 @@ void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
         if (has_best) {
             std::array<double, best_fields> packed{};
             unpacker.get(packed);
-            c.best = unpack_best(packed);
+            c.best = unpack_best(packed, "broadcast checkpoint");
         }
         bool has_guard = false;
         unpacker.get(has_guard);

@@ -109,6 +109,13 @@ TEST_CASE("parse_npy refuses what it does not support, in one line", "[datasets]
         parse_npy(npy("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (2,), }", data),
                   "x.npz: a"),
         Contains("structured dtypes are not supported"));
+    // Found by fuzz_npy (UBSan: the element count overflowed int64).
+    REQUIRE_THROWS_WITH(
+        parse_npy(npy("{'descr': '<i8', 'fortran_order': False, 'shape': (261473708302151184, "
+                      "92020), }",
+                      data),
+                  "x.npz: a"),
+        Contains("x.npz: a: shape [261473708302151184, 92020] has too many elements"));
 }
 
 TEST_CASE("NpzFile names a missing file and a non-zip file", "[datasets][npz]") {

@@ -96,6 +96,9 @@ TEST_CASE("bad model specs get one clear line", "[models]") {
           "spec.json: 'layers' must be an integer, got \"many\"");
     CHECK(message("[1, 2]") == "spec.json: expected a JSON object, got array");
     CHECK(message("{\"model\": ").rfind("spec.json: not valid JSON: ", 0) == 0);
+    // A number beyond double (nlohmann throws out_of_range, not parse_error; fuzz_checkpoint).
+    CHECK(message("{\"model\": \"gcn\", \"hidden\": 1e999}")
+              .rfind("spec.json: not valid JSON: ", 0) == 0);
 }
 
 TEST_CASE("gcnii's depth and options shape the graph", "[models]") {

@@ -220,8 +220,10 @@ TEST_CASE("a checkpoint's bad select_by or format-2 option is refused naming the
     const Checkpoint c = sample_checkpoint(4);
     const fs::path select = dir.path / "select.h5";
     const fs::path dropout = dir.path / "dropout.h5";
+    const fs::path best = dir.path / "best.h5";
     write_checkpoint(select, c);
     write_checkpoint(dropout, c);
+    write_checkpoint(best, c);
     const std::string script =
         "import h5py, numpy as np, sys\n"
         "a = h5py.File(sys.argv[1], 'r+').attrs; a['select_by'] = np.bytes_(b'val_f1')\n"
@@ -230,13 +232,22 @@ TEST_CASE("a checkpoint's bad select_by or format-2 option is refused naming the
         "a['model_type'] = np.bytes_(b'gcn'); a['gcn_layers'] = np.int64(2)\n"
         "a['gcn_hidden'] = np.int64(5); a['gcn_dropout'] = np.float64(1.5)\n"
         "a['gcn_weight_decay'] = np.float64(0); a['gcn_decay_all_layers'] = np.int64(0)\n"
-        "a['gcn_bias'] = np.int64(1)\n";
-    const std::string command =
-        "/usr/bin/python3 -c \"" + script + "\" " + select.string() + " " + dropout.string();
+        "a['gcn_bias'] = np.int64(1)\n"
+        // /progress/best with epoch 1e300 and a valid checksum (fuzz_checkpoint's UBSan
+        // finding: the cast to an integer was undefined).
+        "f = h5py.File(sys.argv[3], 'r+'); v = np.array([1e300, 1, 1, 1, 1, 1], '<f8')\n"
+        "h = 0xcbf29ce484222325\n"
+        "for x in v.tobytes(): h = ((h ^ x) * 0x100000001b3) % 2**64\n"
+        "del f['/progress/best']; f['/progress/best'] = v\n"
+        "f['/progress/best'].attrs['checksum'] = np.bytes_(('fnv1a64:%016x' % h).encode())\n";
+    const std::string command = "/usr/bin/python3 -c \"" + script + "\" " + select.string() + " " +
+                                dropout.string() + " " + best.string();
     REQUIRE(std::system(command.c_str()) == 0);
 
     CHECK_THROWS_WITH(read_checkpoint(select),
                       Contains("select.h5: select_by is 'val_f1', expected val_acc or val_loss"));
+    CHECK_THROWS_WITH(read_checkpoint(best),
+                      Contains("best.h5: /progress/best: epoch 1e+300 is not a whole number"));
     CHECK_THROWS_WITH(read_checkpoint(dropout),
                       Contains("dropout.h5: 'dropout' must be in [0, 1), got 1.5"));
 }
