@@ -30,13 +30,49 @@ int checked_count(std::size_t count, const char* what) {
     return static_cast<int>(count);
 }
 
+/// Registers an in-flight object with its communicator's list for its lifetime.
+class Registration {
+public:
+    Registration(std::vector<detail::MpiInFlight*>& list, detail::MpiInFlight* item)
+        : list_(list), item_(item) {
+        list_.push_back(item_);
+    }
+    Registration(const Registration&) = delete;
+    Registration& operator=(const Registration&) = delete;
+    ~Registration() { std::erase(list_, item_); }
+
+private:
+    std::vector<detail::MpiInFlight*>& list_;
+    detail::MpiInFlight* item_;
+};
+
+/// MPI_Testsome on `requests`: the slots completed (their requests become MPI_REQUEST_NULL),
+/// statuses[i] the status of slots[i].
+std::vector<int> test_some(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
+                           const char* what) {
+    std::vector<int> slots(requests.size());
+    statuses.resize(requests.size());
+    int completed = 0;
+    detail::mpi_check(MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &completed,
+                                   slots.data(), statuses.data()),
+                      what, __FILE__, __LINE__);
+    slots.resize(completed == MPI_UNDEFINED ? 0 : static_cast<std::size_t>(completed));
+    return slots;
+}
+
 /// Requests of one exchange. Receives are completed one by one (wait_any) so that the caller
-/// can consume a peer's rows while the others are still in flight.
-class MpiExchange final : public Exchange {
+/// can consume a peer's rows while the others are still in flight; progress() may complete
+/// some earlier (they are then handed out first).
+class MpiExchange final : public Exchange, public detail::MpiInFlight {
 public:
     MpiExchange(MPI_Comm comm, CommStats& stats, const MpiWaiter& waiter, int rank,
-                const ExchangePattern& pattern)
-        : comm_(comm), stats_(stats), waiter_(waiter), rank_(rank), peers_(pattern.peers) {}
+                const ExchangePattern& pattern, std::vector<detail::MpiInFlight*>& in_flight)
+        : comm_(comm),
+          stats_(stats),
+          waiter_(waiter),
+          rank_(rank),
+          peers_(pattern.peers),
+          registration_(in_flight, this) {}
     MpiExchange(const MpiExchange&) = delete;
     MpiExchange& operator=(const MpiExchange&) = delete;
 
@@ -98,6 +134,28 @@ public:
         }
     }
 
+    void test() override {
+        if (pending_receives_ > 0) {
+            const std::vector<int> slots =
+                test_some(recv_requests_, statuses_, "MPI_Testsome(receives)");
+            for (std::size_t i = 0; i < slots.size(); ++i) {
+                --pending_receives_;
+                ready_.push_back(
+                    accept(static_cast<std::size_t>(slots[i]), MPI_SUCCESS, statuses_[i]));
+            }
+        }
+        if (!send_requests_.empty()) {
+            (void)test_some(send_requests_, statuses_, "MPI_Testsome(sends)");
+        }
+    }
+
+    [[nodiscard]] int pending() const override {
+        return static_cast<int>(std::count_if(recv_requests_.begin(), recv_requests_.end(),
+                                              [](MPI_Request r) { return r != MPI_REQUEST_NULL; }) +
+                                std::count_if(send_requests_.begin(), send_requests_.end(),
+                                              [](MPI_Request r) { return r != MPI_REQUEST_NULL; }));
+    }
+
     std::optional<int> wait_any() override {
         if (!ready_.empty()) {
             const int peer = ready_.front();
@@ -144,7 +202,11 @@ private:
             return std::nullopt;
         }
         --pending_receives_;
-        const auto slot = static_cast<std::size_t>(index);
+        return accept(static_cast<std::size_t>(index), code, status);
+    }
+
+    /// Receive `slot` completed with `code`: checks it and its size; returns its peer index.
+    int accept(std::size_t slot, int code, const MPI_Status& status) {
         const int peer = peers_[static_cast<std::size_t>(recv_peer_[slot])];
         if (code != MPI_SUCCESS) {
             const std::string what =
@@ -174,12 +236,16 @@ private:
     std::vector<int> send_rank_;  ///< peer rank of each send request
     int pending_receives_ = 0;
     int uncaught_at_start_ = std::uncaught_exceptions();
-    std::deque<int> ready_;  ///< peer indices whose rows are in place, not yet returned
+    std::deque<int> ready_;             ///< peer indices whose rows are in place, not yet returned
+    std::vector<MPI_Status> statuses_;  ///< test()'s scratch
+    Registration registration_;         ///< last: unregistered before the requests die
 };
 
-class MpiReduction final : public Reduction {
+class MpiReduction final : public Reduction, public detail::MpiInFlight {
 public:
-    MpiReduction(CommStats& stats, const MpiWaiter& waiter) : stats_(stats), waiter_(waiter) {}
+    MpiReduction(CommStats& stats, const MpiWaiter& waiter,
+                 std::vector<detail::MpiInFlight*>& in_flight)
+        : stats_(stats), waiter_(waiter), registration_(in_flight, this) {}
     MpiReduction(const MpiReduction&) = delete;
     MpiReduction& operator=(const MpiReduction&) = delete;
 
@@ -196,6 +262,16 @@ public:
             MPI_Iallreduce(MPI_IN_PLACE, data.data(), count, MPI_FLOAT, MPI_SUM, comm, &request_));
     }
 
+    void test() override {
+        if (request_ != MPI_REQUEST_NULL) {
+            int done = 0;
+            detail::mpi_check(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), what, __FILE__,
+                              __LINE__);
+        }
+    }
+
+    [[nodiscard]] int pending() const override { return request_ != MPI_REQUEST_NULL ? 1 : 0; }
+
     void wait() override {
         const ScopedTimer timer(stats_.wait_seconds);
         STRATA_MPI_CHECK(waiter_.wait(request_, collective_peer, what));
@@ -206,6 +282,7 @@ private:
     CommStats& stats_;
     const MpiWaiter& waiter_;
     MPI_Request request_ = MPI_REQUEST_NULL;
+    Registration registration_;
 };
 
 }  // namespace
@@ -244,17 +321,32 @@ std::unique_ptr<Exchange> MpiCommunicator::start_exchange(const ExchangePattern&
     check_exchange(pattern, send, recv, rank_, size_);
     checked_count(send.size(), "exchange: send matrix");
     checked_count(recv.size(), "exchange: recv matrix");
-    auto exchange = std::make_unique<MpiExchange>(comm_, stats_, waiter_, rank_, pattern);
+    auto exchange =
+        std::make_unique<MpiExchange>(comm_, stats_, waiter_, rank_, pattern, in_flight_);
     exchange->post(pattern, send, recv);  // on failure, the destructor waits for what was posted
     stats_.count_exchange(send.size() * sizeof(float), recv.size() * sizeof(float));
     return exchange;
 }
 
 std::unique_ptr<Reduction> MpiCommunicator::start_allreduce_sum(std::span<float> data) {
-    auto reduction = std::make_unique<MpiReduction>(stats_, waiter_);
+    auto reduction = std::make_unique<MpiReduction>(stats_, waiter_, in_flight_);
     reduction->start(data, comm_);
     stats_.count_collective(data.size_bytes());
     return reduction;
+}
+
+void MpiCommunicator::progress() {
+    for (detail::MpiInFlight* item : in_flight_) {
+        item->test();
+    }
+}
+
+int MpiCommunicator::pending_requests() const {
+    int pending = 0;
+    for (const detail::MpiInFlight* item : in_flight_) {
+        pending += item->pending();
+    }
+    return pending;
 }
 
 void MpiCommunicator::allreduce(void* data, std::size_t count, std::size_t element_bytes,
