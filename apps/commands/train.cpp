@@ -286,7 +286,7 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     } else {
         executor = std::make_unique<FullGraphExecutor>(
             backend, comm, graph, parameters, *inputs->aggregation, inputs->inputs->data(),
-            inputs->executor_options({.recompute = recompute}));
+            inputs->executor_options({.recompute = recompute, .progress = o.overlap == "on"}));
     }
     Adam adam(backend, parameters.size(),
               AdamOptions{.lr = o.lr, .decoupled = o.weight_decay_mode == "decoupled"});

@@ -7,11 +7,17 @@
 #include <catch2/catch.hpp>
 
 #include "datasets/adjacency.hpp"
+#include "datasets/normalize.hpp"
+#include "layers/gcn_model.hpp"
 #include "layers/graph_blocks.hpp"
 #include "layers/pipelined_aggregation.hpp"
+#include "layers/training_inputs.hpp"
 #include "partition/local_normalize.hpp"
+#include "partition/local_part.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "src/device/buffer.hpp"
+#include "src/nn/full_graph_executor.hpp"
+#include "src/nn/optimizer.hpp"
 #include "src/tensor/dense_matrix.hpp"
 #include "tests/layers/distributed_harness.hpp"
 #include "tests/support/all_ranks.hpp"
@@ -139,4 +145,43 @@ TEST_CASE("overlap on calls progress once per inner block and gives the same bit
         on.z == off.z && on.dh == off.dh && on.z == not_needed.z && on.dh == not_needed.dh;
     CHECK(same);
     REQUIRE(all_ranks(same && on.forward_calls == blocks_expected));
+}
+
+TEST_CASE("the executor calls progress between steps while gradient all-reduces are in flight",
+          "[layers][mpi]") {
+    MpiCommunicator world;
+    const GraphDataset g = test::community_graph(400, 5, 5, 24, 8);
+    const GlobalCsr adjacency = adjacency_matrix(g);
+    LocalPart part =
+        build_local_part(g, adjacency, agreed_partition(g, world, "random"), world.rank());
+    row_normalize_features(part.features);
+    const GcnOptions gcn{.layers = 3, .hidden = 16, .dropout = 0.5f, .seed = 9};
+    auto backend = make_cpu_backend(1);
+    auto run = [&](bool progress) {
+        CountingProgress comm(world, true);
+        ModelGraph graph =
+            build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
+        const TrainingInputs inputs(*backend, part, graph.normalization());
+        PipelinedAggregation aggregation(inputs.blocks, comm, {.overlap = false});
+        ModelParameters parameters(*backend, graph, 17);
+        FullGraphExecutor executor(*backend, comm, graph, parameters, aggregation, inputs.data(),
+                                   ExecutorOptions{.progress = progress});
+        Adam adam(*backend, parameters.size(), AdamOptions{.lr = 0.01f});
+        std::vector<double> losses;
+        for (int e = 1; e <= 3; ++e) {
+            losses.push_back(executor.train_step(e));
+            adam.step(parameters.all());
+        }
+        return std::pair{losses, comm.calls};
+    };
+    const auto [with, with_calls] = run(true);
+    const auto [without, without_calls] = run(false);
+    CHECK(with == without);
+    CHECK(without_calls == 0);
+    if (world.size() > 1) {
+        CHECK(with_calls >= 3 * 2);  // at least the steps after the first two all-reduces
+    } else {
+        CHECK(with_calls == 0);  // one rank starts no all-reduce
+    }
+    REQUIRE(all_ranks(with == without && without_calls == 0));
 }
