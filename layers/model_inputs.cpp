@@ -15,11 +15,11 @@ bool has_attention(const ModelGraph& model) {
 }
 
 ModelInputs::ModelInputs(Backend& backend, Communicator& comm, const LocalPart& part,
-                         const ModelGraph& model) {
+                         const ModelGraph& model, AggregationOptions aggregation_options) {
     TrainingInputs::Plan plan = TrainingInputs::plan(part, model.normalization());
     inputs = std::make_unique<TrainingInputs>(backend, part, plan);
     lines = std::move(plan.lines);
-    aggregation = std::make_unique<PipelinedAggregation>(inputs->blocks, comm);
+    aggregation = std::make_unique<PipelinedAggregation>(inputs->blocks, comm, aggregation_options);
     if (has_attention(model)) {  // attention runs over the pattern of A + I
         const LocalGraph structure = normalized(part.graph, Normalization::symmetric);
         lines.push_back(GraphHaloExchange::plan_line(structure));

@@ -16,8 +16,9 @@ namespace strata {
 
 struct ModelInputs {
     /// Uploads `part` for `model`; `part` may be released afterwards. `comm` must outlive it.
+    /// `aggregation_options` configure the pipelined aggregation (--overlap).
     ModelInputs(Backend& backend, Communicator& comm, const LocalPart& part,
-                const ModelGraph& model);
+                const ModelGraph& model, AggregationOptions aggregation_options = {});
 
     /// Executor options lending the halo exchange (when there is one).
     [[nodiscard]] ExecutorOptions executor_options(ExecutorOptions options) const {

@@ -1,15 +1,50 @@
 // The layer-level pipelined aggregation (heFFTe p2p_plined): the inner product overlaps the
 // exchange, and each peer's rows are consumed as they arrive, in peer order (InPeerOrder), so
-// that a row's sum over peers is the same in every run.
+// that a row's sum over peers is the same in every run. The inner product runs in row blocks
+// with a progress call between them: over TCP, MPI moves bytes only inside MPI calls.
 #include "layers/pipelined_aggregation.hpp"
+
+#include <algorithm>
+#include <cstddef>
 
 #include "src/base/error.hpp"
 #include "src/comm/peer_order.hpp"
 
 namespace strata {
 
-PipelinedAggregation::PipelinedAggregation(const GraphBlocks& blocks, Communicator& comm)
-    : blocks_(blocks), comm_(comm) {}
+index_t overlap_block_rows(index_t rows, index_t width) {
+    constexpr std::size_t target_bytes = std::size_t{1} << 20;
+    constexpr std::size_t min_blocks = 16;
+    constexpr std::size_t max_blocks = 64;
+    constexpr std::size_t min_rows = 64;
+    const auto n = static_cast<std::size_t>(std::max<index_t>(rows, 1));
+    const std::size_t row_bytes = static_cast<std::size_t>(std::max<index_t>(width, 1)) * 4;
+    const std::size_t by_bytes = (n * row_bytes + target_bytes - 1) / target_bytes;
+    std::size_t blocks = std::clamp(by_bytes, min_blocks, max_blocks);
+    blocks = std::max<std::size_t>(1, std::min(blocks, n / min_rows));
+    return static_cast<index_t>((n + blocks - 1) / blocks);
+}
+
+PipelinedAggregation::PipelinedAggregation(const GraphBlocks& blocks, Communicator& comm,
+                                           AggregationOptions options)
+    : blocks_(blocks), comm_(comm), options_(options) {}
+
+void PipelinedAggregation::inner_spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y,
+                                      float beta) {
+    Backend& backend = blocks_.backend();
+    if (!options_.overlap || !comm_.needs_progress() || blocks_.pattern().peers.empty()) {
+        backend.spmm(a, x, y, beta);
+        return;
+    }
+    // Rows are independent sums in a fixed order: the blocks give the same bits as one call.
+    const index_t rows = y.rows;
+    const index_t step = overlap_block_rows(rows, y.cols);
+    for (index_t first = 0; first < rows; first += step) {
+        const RowRange block{first, std::min(step, rows - first)};
+        backend.spmm(a, block, x, y.rows_of(block), beta);
+        comm_.progress();
+    }
+}
 
 std::size_t PipelinedAggregation::workspace_floats(index_t width) const {
     const ExchangePattern& pattern = blocks_.pattern();
@@ -56,7 +91,7 @@ void PipelinedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange row
     auto exchange = comm_.start_exchange(pattern, send, recv);
     const auto bytes = static_cast<std::int64_t>(send.size() * sizeof(float));
     (purpose == ExchangePurpose::recompute ? sent_.recompute : sent_.forward) += bytes;
-    backend.spmm(blocks_.inner(), h, z, 0.0f);  // overlaps the exchange
+    inner_spmm(blocks_.inner(), h, z, 0.0f);  // overlaps the exchange
     InPeerOrder arrivals(*exchange, pattern.peers.size());
     while (auto peer = arrivals.next()) {
         const auto p = static_cast<std::size_t>(*peer);
@@ -94,7 +129,7 @@ void PipelinedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange 
     }
     auto exchange = comm_.start_exchange(reversed, outgoing, incoming);
     sent_.backward += static_cast<std::int64_t>(outgoing.size() * sizeof(float));
-    backend.spmm(blocks_.inner_t(), dz, dh, beta);
+    inner_spmm(blocks_.inner_t(), dz, dh, beta);
     const std::span<const index_t> send_rows = blocks_.send_rows();
     InPeerOrder arrivals(*exchange, reversed.peers.size());
     while (auto peer = arrivals.next()) {

@@ -9,37 +9,57 @@
 
 namespace strata {
 
+/// The row blocks the inner SpMM is split into for progress calls: output blocks of about
+/// 1 MiB (rows x width floats), at least 16 and at most 64 blocks, but no block under 64 rows
+/// (so a small part is split less, one of under 64 rows not at all). Returns the rows per
+/// block (the last block may be shorter); `rows` >= 0, `width` >= 1.
+[[nodiscard]] index_t overlap_block_rows(index_t rows, index_t width);
+
+struct AggregationOptions {
+    /// true: the inner SpMM runs in row blocks (overlap_block_rows) with a Communicator
+    /// progress() call after each, so that the exchange advances meanwhile (when the
+    /// communicator needs_progress()); false: one inner SpMM, then the waits. Same bits.
+    bool overlap = true;
+};
+
 class PipelinedAggregation final : public GraphOperator {
 public:
     /// `blocks` and `comm` must outlive it.
-    PipelinedAggregation(const GraphBlocks& blocks, Communicator& comm);
+    PipelinedAggregation(const GraphBlocks& blocks, Communicator& comm,
+                         AggregationOptions options = {});
 
     [[nodiscard]] index_t num_rows() const override { return blocks_.num_owned(); }
     /// (send rows + received rows) x width: the packed boundary rows and the peers' rows.
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override;
 
     /// z[rows] = (Â h)[rows].   All rows: pack boundary rows → start exchange →
-    /// z = A_inner h → z[rows_p] += A_halo[p] h_p per arrival (compressed rows: only the rows
-    /// with entries from p). A partial range is computed from the
+    /// z = A_inner h (in row blocks with progress calls when overlapping) → z[rows_p] +=
+    /// A_halo[p] h_p per arrival (compressed rows: only the rows with entries from p). A partial
+    /// range is computed from the
     /// inner block alone and needs a rank without peers (chunks across ranks belong to a
     /// layer-pipelined executor, which keeps its own halo rows).
     void forward(ConstMatrixView h, MatrixView z, RowRange rows, std::span<float> workspace,
                  ExchangePurpose purpose) override;
     /// dh[rows] = (Âᵀ dz)[rows] + beta dh[rows].   All rows: g_p = A_halo[p]ᵀ dz →
-    /// start reversed exchange → dh = A_innerᵀ dz + beta dh → dh[send rows of p] += received g
+    /// start reversed exchange → dh = A_innerᵀ dz + beta dh (in row blocks with progress calls
+    /// when overlapping) → dh[send rows of p] += received g
     /// from p, per arrival. A partial range needs a rank without peers, as forward.
     void backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
                   std::span<float> workspace) override;
 
     [[nodiscard]] HaloBytes bytes_sent() const override { return sent_; }
+    [[nodiscard]] const AggregationOptions& options() const { return options_; }
 
 private:
     [[nodiscard]] bool whole(RowRange rows) const;
     /// The rows `rows` of an output given as all rows or as exactly those rows.
     [[nodiscard]] MatrixView rows_of(MatrixView y, RowRange rows) const;
+    /// y = a x + beta y over all rows of `a`, overlapping the exchange in flight.
+    void inner_spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y, float beta);
 
     const GraphBlocks& blocks_;
     Communicator& comm_;
+    AggregationOptions options_;
     HaloBytes sent_;
 };
 

@@ -22,11 +22,14 @@ struct EpochStats {
     bool binary = false;           ///< two classes: val_auc/test_auc were measured (when evaluated)
     double val_auc = 0.0;          ///< ROC-AUC of the class-1 score (NaN if a set lacks a class)
     double test_auc = 0.0;
-    double epoch_s = 0.0;         ///< training step + evaluation, max over ranks
-    double train_s = 0.0;         ///< training step (forward, backward, update), max over ranks
-    double eval_s = 0.0;          ///< evaluation forward pass and metrics, max over ranks
-    double wait_s = 0.0;          ///< time blocked on communication, max over ranks
-    double compute_s = 0.0;       ///< epoch_s - wait_s of the slowest rank
+    // The time of the slowest rank (the longest epoch), in parts that add up:
+    // epoch_s = compute_s + wait_s + eval_s, and train_s = compute_s + wait_s.
+    double epoch_s = 0.0;         ///< training step + evaluation
+    double train_s = 0.0;         ///< training step (forward, backward, update)
+    double compute_s = 0.0;       ///< the training step's time not blocked on communication
+    double wait_s = 0.0;          ///< the training step's time blocked on communication (exposed)
+    double eval_s = 0.0;          ///< evaluation forward pass and metrics (its waits included)
+    double max_wait_s = 0.0;      ///< the whole epoch's blocked time, max over ranks (not a part)
     std::int64_t halo_bytes = 0;  ///< halo payload (forward + backward), all ranks
     std::int64_t recompute_halo_bytes = 0;       ///< halo payload re-sent to recompute, all ranks
     std::int64_t allreduce_bytes = 0;            ///< all-reduce payload, summed over ranks

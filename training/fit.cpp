@@ -33,6 +33,7 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         context.optimizer.step(context.parameters.all());
         context.backend.synchronize();  // a device may still be running backward and the update
         stats.train_s = watch.seconds();
+        const double train_wait_s = comm.stats().wait_seconds - before.wait_seconds;
         if (context.guard == nullptr && !std::isfinite(stats.loss)) {
             const char* value = std::isnan(stats.loss) ? "NaN" : stats.loss > 0 ? "+Inf" : "-Inf";
             STRATA_FAIL("training diverged: loss is ", value, " at epoch ", epoch,
@@ -56,13 +57,11 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
 
         const CommStats after = comm.stats();
         const HaloBytes halo_after = context.executor.halo_bytes();
-        stats.wait_s = after.wait_seconds - before.wait_seconds;
         std::array<std::int64_t, 3> bytes{(halo_after.forward - halo_before.forward) +
                                               (halo_after.backward - halo_before.backward),
                                           halo_after.recompute - halo_before.recompute,
                                           after.collective_bytes - before.collective_bytes};
-        std::array<double, 5> maxima{stats.epoch_s, stats.wait_s, stats.epoch_s - stats.wait_s,
-                                     stats.train_s, stats.eval_s};
+        std::array<double, 2> maxima{stats.epoch_s, after.wait_seconds - before.wait_seconds};
         std::array<std::int64_t, 1> rss{peak_rss_bytes()};
         comm.allreduce_sum(bytes);
         comm.allreduce_max(maxima);
@@ -70,12 +69,22 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         stats.halo_bytes = bytes[0];
         stats.recompute_halo_bytes = bytes[1];
         stats.allreduce_bytes = bytes[2];
-        stats.epoch_s = maxima[0];
-        stats.wait_s = maxima[1];
-        stats.compute_s = maxima[2];
-        stats.train_s = maxima[3];
-        stats.eval_s = maxima[4];
+        stats.max_wait_s = maxima[1];
         stats.peak_rss_bytes = rss[0];
+        // The time parts come from one rank, the slowest (the lowest of equals), so that they
+        // add up: epoch_s = compute_s + wait_s + eval_s.
+        std::array<double, 1> slowest{
+            static_cast<double>(stats.epoch_s >= maxima[0] ? -comm.rank() : -comm.size())};
+        comm.allreduce_max(slowest);
+        const bool mine = static_cast<int>(-slowest[0]) == comm.rank();
+        std::array<double, 3> parts{mine ? stats.train_s : 0.0, mine ? train_wait_s : 0.0,
+                                    mine ? stats.eval_s : 0.0};
+        comm.allreduce_sum(parts);  // zeros elsewhere: the sums are the slowest rank's values
+        stats.train_s = parts[0];
+        stats.wait_s = parts[1];
+        stats.compute_s = parts[0] - parts[1];
+        stats.eval_s = parts[2];
+        stats.epoch_s = stats.compute_s + stats.wait_s + stats.eval_s;
 
         stats.pipeline = context.executor.pipeline_epoch();
         if (context.guard != nullptr) {

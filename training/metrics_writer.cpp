@@ -36,6 +36,7 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
     line["eval_s"] = s.eval_s;
     line["compute_s"] = s.compute_s;
     line["wait_s"] = s.wait_s;
+    line["max_wait_s"] = s.max_wait_s;
     line["halo_bytes"] = s.halo_bytes;
     line["recompute_halo_bytes"] = s.recompute_halo_bytes;
     line["allreduce_bytes"] = s.allreduce_bytes;
@@ -44,6 +45,8 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
     line["planned_bytes_per_vertex"] = context.planned_bytes_per_vertex;
     line["baseline_rss_bytes"] = context.baseline_rss_bytes;
     line["split"] = context.split;
+    line["threads"] = context.threads;
+    line["overlap"] = context.overlap;
     if (s.pipeline) {
         line["stage_bytes"] = s.pipeline->stage_bytes;
         line["way_bytes"] = s.pipeline->way_bytes;

@@ -19,7 +19,10 @@ namespace strata {
 /// evaluated epochs of two-class tasks `val_auc`, `test_auc`; 4: `eval_train_loss` on evaluated
 /// epochs, and on layer-pipeline runs `stage_bytes`, `way_bytes`, `bubble_s`, `stage_wait_s`,
 /// `chunks`, `snapshot_period`, plus `guard` on epochs after which the accuracy guard acted.
-inline constexpr int metrics_schema_version = 4;
+/// 5: the time fields come from the slowest rank and add up (epoch_s = compute_s + wait_s +
+/// eval_s; wait_s is the training step's exposed wait), `max_wait_s` (the whole epoch's wait,
+/// max over ranks: version 4's wait_s), `threads`, `overlap`.
+inline constexpr int metrics_schema_version = 5;
 
 /// Constant fields every record carries.
 struct MetricsContext {
@@ -27,6 +30,8 @@ struct MetricsContext {
     double planned_bytes_per_vertex = 0.0;
     std::int64_t baseline_rss_bytes = 0;  ///< resident memory before the data (largest rank)
     int split = 0;                        ///< the dataset split in use (--split-index)
+    int threads = 0;                      ///< CPU threads per rank (rank 0; 0: not CPU)
+    std::string overlap = "on";           ///< --overlap
 };
 
 class MetricsWriter final : public FitHook {

@@ -5,6 +5,7 @@
 #include "src/base/error.hpp"
 #include "src/comm/make_communicator.hpp"
 #include "src/comm/node_rank.hpp"
+#include "src/device/default_threads.hpp"
 
 namespace strata::app {
 
@@ -17,7 +18,9 @@ void add_device_options(CLI::App& cmd, DeviceOptions& options) {
                    "else mpi (staged through pinned host memory with cuda)")
         ->check(CLI::IsMember({"auto", "mpi", "nccl"}));
     cmd.add_option("--threads", options.threads,
-                   "OpenMP/OpenBLAS threads per rank with --device cpu (0: default)")
+                   "OpenMP/OpenBLAS threads per rank with --device cpu (0: what the rank may use: "
+                   "its CPU affinity mask if narrower than the node, else OMP_NUM_THREADS, else "
+                   "SLURM_CPUS_PER_TASK, else the node's CPUs / its ranks)")
         ->check(non_negative());
 }
 
@@ -25,7 +28,17 @@ Runtime open_runtime(const DeviceOptions& options) {
     Runtime runtime;
     if (options.device == "cpu") {
         STRATA_CHECK(options.comm != "nccl", "--comm nccl needs --device cuda");
-        runtime.backend = make_cpu_backend(options.threads);
+        int threads = options.threads;
+        if (threads > 0) {
+            runtime.threads_note = "threads: " + std::to_string(threads) + " per rank (--threads)";
+        } else {
+            const ThreadChoice choice = choose_threads(thread_inputs(node_rank().size));
+            threads = choice.threads;
+            runtime.threads_note =
+                "threads: " + std::to_string(threads) + " per rank (rank 0: " + choice.rule + ")";
+        }
+        runtime.threads = threads;
+        runtime.backend = make_cpu_backend(threads);
         runtime.comm = make_communicator(*runtime.backend, CommKind::mpi);
         runtime.device = runtime.backend->describe();
         runtime.comm_name = "mpi";

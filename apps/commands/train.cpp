@@ -76,6 +76,7 @@ struct TrainOptions {
     std::string chunk_shuffle = "on";
     std::string grad_zero_scale = "on";
     std::string guard = "on";
+    std::string overlap = "on";  ///< --overlap: progress the halo exchange during the inner SpMM
     int guard_window = GuardOptions{}.window;
     CLI::Option* stages_option = nullptr;
     CLI::Option* ways_option = nullptr;
@@ -253,7 +254,8 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
         }
         model.emplace(
             build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes)));
-        inputs = std::make_unique<ModelInputs>(backend, self ? *self : comm, part, model->graph);
+        inputs = std::make_unique<ModelInputs>(backend, self ? *self : comm, part, model->graph,
+                                               AggregationOptions{.overlap = o.overlap == "on"});
         lines = inputs->lines;
         owned = part.graph.num_owned;
         vertices = part.graph.num_global_vertices;
@@ -285,7 +287,7 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     } else {
         executor = std::make_unique<FullGraphExecutor>(
             backend, comm, graph, parameters, *inputs->aggregation, inputs->inputs->data(),
-            inputs->executor_options({.recompute = recompute}));
+            inputs->executor_options({.recompute = recompute, .progress = o.overlap == "on"}));
     }
     Adam adam(backend, parameters.size(),
               AdamOptions{.lr = o.lr, .decoupled = o.weight_decay_mode == "decoupled"});
@@ -319,6 +321,14 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     report.start(o.data, comm.size(), runtime.device, runtime.comm_name, describe(spec), o.seed,
                  o.epochs, vertices, memory, to_string(recompute));
     report.note(split_line);
+    if (!runtime.threads_note.empty()) {
+        report.note(runtime.threads_note);
+    }
+    report.note("overlap: " + o.overlap +
+                (o.overlap == "on" && comm.needs_progress()
+                     ? " (inner SpMM in row blocks, the exchange progressed between them)"
+                 : o.overlap == "on" ? " (this communicator needs no progress calls)"
+                                     : " (one inner SpMM, then the waits)"));
     if (pipeline != nullptr) {
         report.note("pipeline: " + std::to_string(o.stages) + " stages x " +
                     std::to_string(o.ways) + " ways, " + std::to_string(pipeline->chunks()) +
@@ -375,7 +385,9 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
                           MetricsContext{.planned_bytes = memory.total_bytes,
                                          .planned_bytes_per_vertex = memory.bytes_per_vertex,
                                          .baseline_rss_bytes = memory.baseline_rss_bytes,
-                                         .split = split});
+                                         .split = split,
+                                         .threads = runtime.threads,
+                                         .overlap = o.overlap});
     if (!o.metrics.empty() && state.epoch > 0 && metrics.kept() != state.epoch) {
         report.warn(o.metrics + ": kept " + std::to_string(metrics.kept()) +
                     " metrics records of epochs <= " + std::to_string(state.epoch) + " (expected " +
@@ -553,6 +565,12 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                     "Pipeline guard: the validation-accuracy trigger needs its streak of "
                     "evaluations to span at least N epochs")
         ->check(non_negative());
+    cmd->add_option("--overlap", o->overlap,
+                    "on: run the inner SpMM of each aggregation in row blocks and let MPI "
+                    "progress the halo exchange and gradient all-reduces between them (real "
+                    "overlap over TCP); off: one inner SpMM, then wait (the same results, bit "
+                    "for bit)")
+        ->check(CLI::IsMember({"on", "off"}));
     cmd->add_option("--comm-timeout", o->comm_timeout,
                     "After loading, a rank that waits this many seconds for another rank in one "
                     "operation (a cut or crawling network link, a stuck rank) names it and ends "

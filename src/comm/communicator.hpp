@@ -107,6 +107,15 @@ public:
     /// Communicators that cannot bound their waits (NCCL's run on the GPU) ignore it.
     virtual void set_wait_limit(double seconds) { (void)seconds; }
 
+    /// Whether progress() does anything: true where nonblocking transfers advance only inside
+    /// calls into the library (MPI over TCP, rendezvous protocols), so that a caller overlapping
+    /// them with computation should call progress() now and then.
+    [[nodiscard]] virtual bool needs_progress() const { return false; }
+    /// Lets every exchange and reduction in flight advance (MPI: MPI_Testsome on their
+    /// requests), then returns at once; never blocks. Receives it completes are handed out by
+    /// the exchange's later wait_any() as usual. No-op by default.
+    virtual void progress() {}
+
     [[nodiscard]] virtual const CommStats& stats() const = 0;
     virtual void reset_stats() = 0;
 };

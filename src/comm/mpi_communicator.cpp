@@ -25,13 +25,49 @@ constexpr int exchange_tag = 1701;
 /// gather()'s messages, apart from any exchange in flight.
 constexpr int gather_tag = 1702;
 
+/// Registers an in-flight object with its communicator's list for its lifetime.
+class Registration {
+public:
+    Registration(std::vector<detail::MpiInFlight*>& list, detail::MpiInFlight* item)
+        : list_(list), item_(item) {
+        list_.push_back(item_);
+    }
+    Registration(const Registration&) = delete;
+    Registration& operator=(const Registration&) = delete;
+    ~Registration() { std::erase(list_, item_); }
+
+private:
+    std::vector<detail::MpiInFlight*>& list_;
+    detail::MpiInFlight* item_;
+};
+
+/// MPI_Testsome on `requests`: the slots completed (their requests become MPI_REQUEST_NULL),
+/// statuses[i] the status of slots[i].
+std::vector<int> test_some(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
+                           const char* what) {
+    std::vector<int> slots(requests.size());
+    statuses.resize(requests.size());
+    int completed = 0;
+    detail::mpi_check(MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &completed,
+                                   slots.data(), statuses.data()),
+                      what, __FILE__, __LINE__);
+    slots.resize(completed == MPI_UNDEFINED ? 0 : static_cast<std::size_t>(completed));
+    return slots;
+}
+
 /// Requests of one exchange. Receives are completed one by one (wait_any) so that the caller
-/// can consume a peer's rows while the others are still in flight.
-class MpiExchange final : public Exchange {
+/// can consume a peer's rows while the others are still in flight; progress() may complete
+/// some earlier (they are then handed out first).
+class MpiExchange final : public Exchange, public detail::MpiInFlight {
 public:
     MpiExchange(MPI_Comm comm, CommStats& stats, const MpiWaiter& waiter, int rank,
-                const ExchangePattern& pattern)
-        : comm_(comm), stats_(stats), waiter_(waiter), rank_(rank), peers_(pattern.peers) {}
+                const ExchangePattern& pattern, std::vector<detail::MpiInFlight*>& in_flight)
+        : comm_(comm),
+          stats_(stats),
+          waiter_(waiter),
+          rank_(rank),
+          peers_(pattern.peers),
+          registration_(in_flight, this) {}
     MpiExchange(const MpiExchange&) = delete;
     MpiExchange& operator=(const MpiExchange&) = delete;
 
@@ -104,6 +140,28 @@ public:
         }
     }
 
+    void test() override {
+        if (pending_receives_ > 0) {
+            const std::vector<int> slots =
+                test_some(recv_requests_, statuses_, "MPI_Testsome(receives)");
+            for (std::size_t i = 0; i < slots.size(); ++i) {
+                --pending_receives_;
+                ready_.push_back(
+                    accept(static_cast<std::size_t>(slots[i]), MPI_SUCCESS, statuses_[i]));
+            }
+        }
+        if (!send_requests_.empty()) {
+            (void)test_some(send_requests_, statuses_, "MPI_Testsome(sends)");
+        }
+    }
+
+    [[nodiscard]] int pending() const override {
+        return static_cast<int>(std::count_if(recv_requests_.begin(), recv_requests_.end(),
+                                              [](MPI_Request r) { return r != MPI_REQUEST_NULL; }) +
+                                std::count_if(send_requests_.begin(), send_requests_.end(),
+                                              [](MPI_Request r) { return r != MPI_REQUEST_NULL; }));
+    }
+
     std::optional<int> wait_any() override {
         if (!ready_.empty()) {
             const int peer = ready_.front();
@@ -150,7 +208,11 @@ private:
             return std::nullopt;
         }
         --pending_receives_;
-        const auto slot = static_cast<std::size_t>(index);
+        return accept(static_cast<std::size_t>(index), code, status);
+    }
+
+    /// Receive `slot` completed with `code`: checks it and its size; returns its peer index.
+    int accept(std::size_t slot, int code, const MPI_Status& status) {
         const int peer = peers_[static_cast<std::size_t>(recv_peer_[slot])];
         if (code != MPI_SUCCESS) {
             const std::string what = detail::concat(
@@ -184,11 +246,15 @@ private:
     std::deque<int> ready_;  ///< peer indices whose rows are in place, not yet returned
     MPI_Datatype row_type_ = MPI_DATATYPE_NULL;  ///< `width_` contiguous floats
     index_t width_ = 0;
+    std::vector<MPI_Status> statuses_;  ///< test()'s scratch
+    Registration registration_;         ///< last: unregistered before the requests die
 };
 
-class MpiReduction final : public Reduction {
+class MpiReduction final : public Reduction, public detail::MpiInFlight {
 public:
-    MpiReduction(CommStats& stats, const MpiWaiter& waiter) : stats_(stats), waiter_(waiter) {}
+    MpiReduction(CommStats& stats, const MpiWaiter& waiter,
+                 std::vector<detail::MpiInFlight*>& in_flight)
+        : stats_(stats), waiter_(waiter), registration_(in_flight, this) {}
     MpiReduction(const MpiReduction&) = delete;
     MpiReduction& operator=(const MpiReduction&) = delete;
 
@@ -212,6 +278,21 @@ public:
         }
     }
 
+    void test() override {
+        for (MPI_Request& request : requests_) {
+            if (request != MPI_REQUEST_NULL) {
+                int done = 0;
+                detail::mpi_check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what, __FILE__,
+                                  __LINE__);
+            }
+        }
+    }
+
+    [[nodiscard]] int pending() const override {
+        return static_cast<int>(std::count_if(requests_.begin(), requests_.end(),
+                                              [](MPI_Request r) { return r != MPI_REQUEST_NULL; }));
+    }
+
     void wait() override {
         const ScopedTimer timer(stats_.wait_seconds);
         for (MPI_Request& request : requests_) {
@@ -224,6 +305,7 @@ private:
     CommStats& stats_;
     const MpiWaiter& waiter_;
     std::vector<MPI_Request> requests_;
+    Registration registration_;
 };
 
 }  // namespace
@@ -260,17 +342,32 @@ MpiCommunicator::~MpiCommunicator() {
 std::unique_ptr<Exchange> MpiCommunicator::start_exchange(const ExchangePattern& pattern,
                                                           ConstMatrixView send, MatrixView recv) {
     check_exchange(pattern, send, recv, rank_, size_);
-    auto exchange = std::make_unique<MpiExchange>(comm_, stats_, waiter_, rank_, pattern);
+    auto exchange =
+        std::make_unique<MpiExchange>(comm_, stats_, waiter_, rank_, pattern, in_flight_);
     exchange->post(pattern, send, recv);  // on failure, the destructor waits for what was posted
     stats_.count_exchange(send.size() * sizeof(float), recv.size() * sizeof(float));
     return exchange;
 }
 
 std::unique_ptr<Reduction> MpiCommunicator::start_allreduce_sum(std::span<float> data) {
-    auto reduction = std::make_unique<MpiReduction>(stats_, waiter_);
+    auto reduction = std::make_unique<MpiReduction>(stats_, waiter_, in_flight_);
     reduction->start(data, comm_, max_message_elements(max_message_bytes_, sizeof(float)));
     stats_.count_collective(data.size_bytes());
     return reduction;
+}
+
+void MpiCommunicator::progress() {
+    for (detail::MpiInFlight* item : in_flight_) {
+        item->test();
+    }
+}
+
+int MpiCommunicator::pending_requests() const {
+    int pending = 0;
+    for (const detail::MpiInFlight* item : in_flight_) {
+        pending += item->pending();
+    }
+    return pending;
 }
 
 void MpiCommunicator::allreduce(void* data, std::size_t count, std::size_t element_bytes,

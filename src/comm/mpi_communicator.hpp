@@ -14,6 +14,18 @@
 
 namespace strata {
 
+namespace detail {
+/// An exchange or reduction of an MpiCommunicator in flight, tested by progress().
+class MpiInFlight {
+public:
+    virtual ~MpiInFlight() = default;
+    /// MPI_Testsome/MPI_Test on its pending requests; never blocks.
+    virtual void test() = 0;
+    /// Requests not yet completed.
+    [[nodiscard]] virtual int pending() const = 0;
+};
+}  // namespace detail
+
 /// Communicator over a private duplicate of an MPI communicator, on host memory.
 ///
 /// Errors: every MPI call is checked (the duplicate uses MPI_ERRORS_RETURN) and a failure
@@ -100,6 +112,15 @@ public:
     [[nodiscard]] std::size_t max_message_bytes() const { return max_message_bytes_; }
     void set_max_message_bytes(std::size_t bytes);
 
+    /// True: Open MPI's TCP transport and rendezvous transfers move only inside MPI calls.
+    [[nodiscard]] bool needs_progress() const override { return true; }
+    /// MPI_Testsome on the requests of every exchange and reduction this communicator started
+    /// that is still alive (receives it completes are size-checked here, as in wait_any()).
+    /// Throws strata::Error on an MPI error or a message of the wrong size.
+    void progress() override;
+    /// Requests of live exchanges and reductions not yet completed (for tests).
+    [[nodiscard]] int pending_requests() const;
+
     [[nodiscard]] const CommStats& stats() const override { return stats_; }
     void reset_stats() override { stats_ = CommStats{}; }
 
@@ -113,6 +134,7 @@ private:
     CommStats stats_;
     MpiWaiter waiter_{0, 1};
     std::size_t max_message_bytes_ = std::size_t{1} << 30;
+    std::vector<detail::MpiInFlight*> in_flight_;  ///< live exchanges and reductions
 };
 
 }  // namespace strata

@@ -36,6 +36,7 @@ FullGraphExecutor::FullGraphExecutor(Backend& backend, Communicator& comm, Model
       parameters_(parameters),
       gcn_(gcn),
       halo_(options.halo),
+      progress_(options.progress && comm.needs_progress()),
       data_(std::move(data)),
       plan_(plan_execution(graph, plan_options(graph, gcn, options))),
       arena_(backend, plan_.arena_floats()) {
@@ -186,6 +187,9 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
                     }
                 }
                 break;
+        }
+        if (progress_ && !reductions.empty()) {
+            comm_.progress();
         }
     }
     for (auto& reduction : reductions) {

@@ -27,6 +27,11 @@ struct ExecutorOptions {
     /// one (layers/graph_halo_exchange.hpp). Must outlive the executor. Its traffic is added to
     /// halo_bytes().
     HaloExchange* halo = nullptr;
+    /// true (--overlap on): after every training step of the schedule (a forward, backward or
+    /// loss node) while gradient all-reduces are in flight, call the communicator's progress()
+    /// (when it needs_progress()), so that they advance between the aggregations' row blocks
+    /// too. false: they advance only inside MPI calls (the waits, other exchanges).
+    bool progress = true;
 };
 
 class FullGraphExecutor final : public Executor {
@@ -60,6 +65,7 @@ private:
     ModelParameters& parameters_;
     GraphOperator& gcn_;
     HaloExchange* halo_;
+    bool progress_;
     TrainingData data_;
     ExecutionPlan plan_;
     Buffer<float> arena_;
