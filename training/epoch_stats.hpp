@@ -35,6 +35,8 @@ struct EpochStats {
     std::int64_t allreduce_bytes = 0;            ///< all-reduce payload, summed over ranks
     std::int64_t peak_rss_bytes = 0;             ///< max over ranks
     std::optional<PipelineEpochStats> pipeline;  ///< layer-pipeline runs only
+    /// --profile: where the slowest rank's training step went (the same rank as the parts).
+    std::optional<PhaseTimes> phases;
     /// Set by an accuracy guard when it acted after this epoch (training/accuracy_guard.hpp):
     /// "rollback: <reason>; restored epoch N; chunks 8 -> 4, snapshot period 23 -> 11".
     std::string guard;

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
@@ -30,9 +31,18 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         stats.epoch = epoch;
         Stopwatch watch;
         stats.loss = context.executor.train_step(epoch);
+        std::optional<PhaseTimes> phases = context.executor.phase_times();
+        const Stopwatch update;  // a profiling executor returns synchronized
         context.optimizer.step(context.parameters.all());
         context.backend.synchronize();  // a device may still be running backward and the update
-        stats.train_s = watch.seconds();
+        const double train_s = watch.seconds();
+        if (phases) {
+            phases->optimizer = update.seconds();
+            phases->other = train_s - (phases->gemm + phases->aggregation + phases->attention +
+                                       phases->elementwise + phases->loss + phases->exposed_wait +
+                                       phases->optimizer);
+        }
+        stats.train_s = train_s;
         const double train_wait_s = comm.stats().wait_seconds - before.wait_seconds;
         if (context.guard == nullptr && !std::isfinite(stats.loss)) {
             const char* value = std::isnan(stats.loss) ? "NaN" : stats.loss > 0 ? "+Inf" : "-Inf";
@@ -85,6 +95,23 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         stats.compute_s = parts[0] - parts[1];
         stats.eval_s = parts[2];
         stats.epoch_s = stats.compute_s + stats.wait_s + stats.eval_s;
+        if (phases) {  // the same rank's (every rank profiles or none does)
+            std::array<double, 8> p{phases->gemm,        phases->aggregation, phases->attention,
+                                    phases->elementwise, phases->loss,        phases->exposed_wait,
+                                    phases->optimizer,   phases->other};
+            for (double& v : p) {
+                v = mine ? v : 0.0;
+            }
+            comm.allreduce_sum(p);
+            stats.phases = PhaseTimes{.gemm = p[0],
+                                      .aggregation = p[1],
+                                      .attention = p[2],
+                                      .elementwise = p[3],
+                                      .loss = p[4],
+                                      .exposed_wait = p[5],
+                                      .optimizer = p[6],
+                                      .other = p[7]};
+        }
 
         stats.pipeline = context.executor.pipeline_epoch();
         if (context.guard != nullptr) {

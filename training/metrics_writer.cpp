@@ -58,6 +58,13 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
     if (!s.guard.empty()) {
         line["guard"] = s.guard;
     }
+    if (s.phases) {  // --profile
+        const PhaseTimes& p = *s.phases;
+        line["phases"] = {{"gemm_s", p.gemm},           {"aggregation_s", p.aggregation},
+                          {"attention_s", p.attention}, {"elementwise_s", p.elementwise},
+                          {"loss_s", p.loss},           {"exposed_wait_s", p.exposed_wait},
+                          {"optimizer_s", p.optimizer}, {"other_s", p.other}};
+    }
     return line.dump();
 }
 

@@ -77,6 +77,7 @@ struct TrainOptions {
     std::string grad_zero_scale = "on";
     std::string guard = "on";
     std::string overlap = "on";  ///< --overlap: progress the halo exchange during the inner SpMM
+    bool profile = false;        ///< --profile: time the training step's phases
     int guard_window = GuardOptions{}.window;
     CLI::Option* stages_option = nullptr;
     CLI::Option* ways_option = nullptr;
@@ -181,6 +182,9 @@ std::pair<ModelSpec, TrainOptions> resolve(const TrainOptions& given) {
             STRATA_CHECK(option->count() == 0, option->get_name(), " needs --parallel pipeline");
         }
     }
+    STRATA_CHECK(!o.profile || !pipelined(o),
+                 "--profile times graph parallelism's training step; the layer pipeline reports "
+                 "its bubble and stage waits in the metrics instead");
     return {spec, o};
 }
 
@@ -287,7 +291,8 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     } else {
         executor = std::make_unique<FullGraphExecutor>(
             backend, comm, graph, parameters, *inputs->aggregation, inputs->inputs->data(),
-            inputs->executor_options({.recompute = recompute, .progress = o.overlap == "on"}));
+            inputs->executor_options(
+                {.recompute = recompute, .progress = o.overlap == "on", .profile = o.profile}));
     }
     Adam adam(backend, parameters.size(),
               AdamOptions{.lr = o.lr, .decoupled = o.weight_decay_mode == "decoupled"});
@@ -577,6 +582,11 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                     "the job (0: wait forever; MPI communication only)")
         ->check(non_negative());
     cmd->add_flag("--quiet", o->quiet, "Print only the final line");
+    cmd->add_flag("--profile", o->profile,
+                  "Time the training step's phases (GEMM, aggregation, attention, elementwise "
+                  "with dropout, loss, optimizer, exposed wait) on every rank, the backend "
+                  "synchronized around each step; print the slowest rank's per epoch and add "
+                  "them to the metrics ('phases'). Graph parallelism only");
     cmd->add_option("--checkpoint-dir", o->checkpoint_dir,
                     "Write checkpoints (ckpt-<epoch>.h5, the newest two kept) to this directory");
     cmd->add_option("--checkpoint-every", o->checkpoint_every,

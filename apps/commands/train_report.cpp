@@ -54,6 +54,15 @@ void RunReport::end_epoch(const EpochStats& s, FitState& /*state*/) {
         std::printf("\n");
         std::fflush(stdout);
     }
+    if (s.phases && root_) {
+        const PhaseTimes& p = *s.phases;
+        std::printf(
+            "  profile: gemm %.1f ms, aggregation %.1f ms, attention %.1f ms, elementwise "
+            "%.1f ms, loss %.1f ms, optimizer %.1f ms, exposed wait %.1f ms, other %.1f ms\n",
+            p.gemm * 1e3, p.aggregation * 1e3, p.attention * 1e3, p.elementwise * 1e3, p.loss * 1e3,
+            p.optimizer * 1e3, p.exposed_wait * 1e3, p.other * 1e3);
+        std::fflush(stdout);
+    }
 }
 
 void RunReport::note(const std::string& text, bool even_if_quiet) {

@@ -60,6 +60,22 @@ struct PipelineEpochStats {
     int snapshot_period = 0;       ///< historical-embedding snapshot period (0: off)
 };
 
+/// Where one training step's time went on this rank (`strata train --profile`): every schedule
+/// step timed with the backend synchronized before and after it; `other` is the rest, so the
+/// parts add up to the step (train_s). Seconds.
+struct PhaseTimes {
+    double gemm = 0.0;          ///< linear ops (x W, dW, dx), incl. a folded backward's linear
+    double aggregation = 0.0;   ///< aggregations (SpMM, packing, scatter) less their exposed wait
+    double attention = 0.0;     ///< attention ops (GAT) less their exposed wait
+    double elementwise = 0.0;   ///< pointwise ops: bias, activation, dropout, norms, sums
+    double loss = 0.0;          ///< softmax cross-entropy and its gradient
+    double exposed_wait = 0.0;  ///< blocked on halos and on the gradient all-reduces
+    double optimizer = 0.0;     ///< the parameter update (timed by fit, not the executor)
+    /// The rest of the training step (set by fit): zeroing gradients, starting the all-reduces,
+    /// the loss's all-reduce, the host between steps; with the others it adds up to train_s.
+    double other = 0.0;
+};
+
 class Executor {
 public:
     virtual ~Executor() = default;
@@ -73,6 +89,8 @@ public:
     [[nodiscard]] virtual std::vector<MemoryLine> memory_plan() const = 0;
     /// Halo payload sent so far by this rank, by purpose (recomputation counted apart).
     [[nodiscard]] virtual HaloBytes halo_bytes() const = 0;
+    /// The last train_step's phases when it was built to profile them; std::nullopt otherwise.
+    [[nodiscard]] virtual std::optional<PhaseTimes> phase_times() const { return std::nullopt; }
     /// The last train_step's pipeline figures; std::nullopt for an executor without stages.
     [[nodiscard]] virtual std::optional<PipelineEpochStats> pipeline_epoch() const {
         return std::nullopt;

@@ -4,9 +4,53 @@
 #include <array>
 
 #include "src/base/error.hpp"
+#include "src/base/timer.hpp"
 #include "src/nn/roc_auc.hpp"
 
 namespace strata {
+
+/// Times schedule steps into a PhaseTimes (or only runs them, without one): the backend is
+/// synchronized before and after each, and the communicator's wait during it is split out.
+class PhaseClock {
+public:
+    PhaseClock(Backend& backend, const Communicator& comm, PhaseTimes* times)
+        : backend_(backend), comm_(comm), times_(times) {}
+
+    template <class Run>
+    void time(double PhaseTimes::*slot, Run&& run) {
+        if (times_ == nullptr) {
+            run();
+            return;
+        }
+        backend_.synchronize();
+        const double wait_before = comm_.stats().wait_seconds;
+        const Stopwatch watch;
+        run();
+        backend_.synchronize();
+        const double wait = comm_.stats().wait_seconds - wait_before;
+        times_->*slot += watch.seconds() - wait;
+        times_->exposed_wait += wait;
+    }
+
+    /// The phase of an op of `kind`.
+    static double PhaseTimes::*slot(OpKind kind) {
+        switch (kind) {
+            case OpKind::linear:
+                return &PhaseTimes::gemm;
+            case OpKind::aggregate:
+                return &PhaseTimes::aggregation;
+            case OpKind::attention:
+                return &PhaseTimes::attention;
+            default:
+                return &PhaseTimes::elementwise;
+        }
+    }
+
+private:
+    Backend& backend_;
+    const Communicator& comm_;
+    PhaseTimes* times_;
+};
 namespace {
 
 PlanOptions plan_options(const ModelGraph& graph, const GraphOperator& gcn,
@@ -37,6 +81,7 @@ FullGraphExecutor::FullGraphExecutor(Backend& backend, Communicator& comm, Model
       gcn_(gcn),
       halo_(options.halo),
       progress_(options.progress && comm.needs_progress()),
+      profile_(options.profile),
       data_(std::move(data)),
       plan_(plan_execution(graph, plan_options(graph, gcn, options))),
       arena_(backend, plan_.arena_floats()) {
@@ -100,7 +145,7 @@ void FullGraphExecutor::run_forward(const Schedule& schedule, const PlanStep& st
 }
 
 void FullGraphExecutor::run_backward(const Schedule& schedule, const PlanStep& step,
-                                     const OpContext& context) {
+                                     const OpContext& context, PhaseClock& clock) {
     const RowRange all{0, plan_.rows()};
     std::vector<ConstMatrixView> x;
     for (const int slot : step.x) {
@@ -113,34 +158,40 @@ void FullGraphExecutor::run_backward(const Schedule& schedule, const PlanStep& s
     Op& op = *graph_.node(step.node).op;
     const std::span<float> workspace = scratch(schedule, step.workspace);
     if (step.folded < 0) {
-        op.backward(context, BackwardArgs{.x = x,
-                                          .y = view(schedule, step.y),
-                                          .dy = view(schedule, step.dy),
-                                          .dx = dx,
-                                          .modes = step.modes,
-                                          .rows = all,
-                                          .workspace = workspace});
+        clock.time(PhaseClock::slot(op.kind()), [&] {
+            op.backward(context, BackwardArgs{.x = x,
+                                              .y = view(schedule, step.y),
+                                              .dy = view(schedule, step.dy),
+                                              .dx = dx,
+                                              .modes = step.modes,
+                                              .rows = all,
+                                              .workspace = workspace});
+        });
         return;
     }
     // Commuted: G = Âᵀ dy at the output width, then the linear's backward from x and G.
     const MatrixView g = view(schedule, step.folded_grad);
     const std::array<MatrixView, 1> g_out{g};
     const std::array<GradMode, 1> overwrite{GradMode::overwrite};
-    graph_.node(step.folded)
-        .op->backward(context, BackwardArgs{.x = {},
-                                            .y = {},
-                                            .dy = view(schedule, step.dy),
-                                            .dx = g_out,
-                                            .modes = overwrite,
-                                            .rows = all,
-                                            .workspace = workspace});
-    op.backward(context, BackwardArgs{.x = x,
-                                      .y = {},
-                                      .dy = g,
-                                      .dx = dx,
-                                      .modes = step.modes,
-                                      .rows = all,
-                                      .workspace = workspace});
+    Op& folded = *graph_.node(step.folded).op;
+    clock.time(PhaseClock::slot(folded.kind()), [&] {
+        folded.backward(context, BackwardArgs{.x = {},
+                                              .y = {},
+                                              .dy = view(schedule, step.dy),
+                                              .dx = g_out,
+                                              .modes = overwrite,
+                                              .rows = all,
+                                              .workspace = workspace});
+    });
+    clock.time(PhaseClock::slot(op.kind()), [&] {
+        op.backward(context, BackwardArgs{.x = x,
+                                          .y = {},
+                                          .dy = g,
+                                          .dx = dx,
+                                          .modes = step.modes,
+                                          .rows = all,
+                                          .workspace = workspace});
+    });
 }
 
 double FullGraphExecutor::train_step(std::int64_t epoch) {
@@ -161,25 +212,31 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
     // on the backend, so no host synchronisation is needed.
     std::vector<std::unique_ptr<Reduction>> reductions;
     const bool distributed = comm_.size() > 1;
+    phases_ = PhaseTimes{};
+    PhaseClock clock(backend_, comm_, profile_ ? &phases_ : nullptr);
     double loss = 0.0;
     for (const PlanStep& step : schedule.steps) {
+        const auto kind = [&] { return PhaseClock::slot(graph_.node(step.node).op->kind()); };
         switch (step.kind) {
             case StepKind::forward:
-                run_forward(schedule, step, context);
+                clock.time(kind(), [&] { run_forward(schedule, step, context); });
                 break;
             case StepKind::recompute:
-                run_forward(schedule, step, recompute);
+                clock.time(kind(), [&] { run_forward(schedule, step, recompute); });
                 break;
             case StepKind::loss: {
                 const float scale = 1.0f / static_cast<float>(data_.global_train);
-                loss = backend_
-                           .softmax_cross_entropy(view(schedule, step.y), data_.labels,
-                                                  data_.train_mask, scale, view(schedule, step.dy))
-                           .loss;
+                clock.time(&PhaseTimes::loss, [&] {
+                    loss =
+                        backend_
+                            .softmax_cross_entropy(view(schedule, step.y), data_.labels,
+                                                   data_.train_mask, scale, view(schedule, step.dy))
+                            .loss;
+                });
                 break;
             }
             case StepKind::backward:
-                run_backward(schedule, step, context);
+                run_backward(schedule, step, context, clock);
                 if (distributed) {
                     if (const std::span<float> grads = parameters_.node_grads(step.node);
                         !grads.empty()) {
@@ -192,9 +249,11 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
             comm_.progress();
         }
     }
-    for (auto& reduction : reductions) {
-        reduction->wait();
-    }
+    clock.time(&PhaseTimes::exposed_wait, [&] {  // all of it is wait: split out, nothing left
+        for (auto& reduction : reductions) {
+            reduction->wait();
+        }
+    });
     std::array<double, 1> sum{loss};
     comm_.allreduce_sum(sum);
     return sum[0] / static_cast<double>(data_.global_train);
@@ -273,6 +332,13 @@ std::vector<MemoryLine> FullGraphExecutor::memory_plan() const {
     };
     return {{"activations (arena)", bytes(plan_.arena_floats())},
             {"parameters + gradients", bytes(2 * parameters_.size())}};
+}
+
+std::optional<PhaseTimes> FullGraphExecutor::phase_times() const {
+    if (!profile_) {
+        return std::nullopt;
+    }
+    return phases_;
 }
 
 }  // namespace strata

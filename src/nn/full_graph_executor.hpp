@@ -32,7 +32,12 @@ struct ExecutorOptions {
     /// (when it needs_progress()), so that they advance between the aggregations' row blocks
     /// too. false: they advance only inside MPI calls (the waits, other exchanges).
     bool progress = true;
+    /// true (--profile): time every training step's phases (phase_times()), synchronizing the
+    /// backend around each schedule step (slower on a device).
+    bool profile = false;
 };
+
+class PhaseClock;
 
 class FullGraphExecutor final : public Executor {
 public:
@@ -47,6 +52,7 @@ public:
     Evaluation evaluate() override;
     [[nodiscard]] std::vector<MemoryLine> memory_plan() const override;
     [[nodiscard]] HaloBytes halo_bytes() const override;
+    [[nodiscard]] std::optional<PhaseTimes> phase_times() const override;
 
     [[nodiscard]] const ExecutionPlan& plan() const { return plan_; }
     /// After evaluate(): the model output (logits) or a tensor named in evaluation_outputs,
@@ -57,7 +63,8 @@ private:
     MatrixView view(const Schedule& schedule, int slot);
     std::span<float> scratch(const Schedule& schedule, int slot);
     void run_forward(const Schedule& schedule, const PlanStep& step, const OpContext& context);
-    void run_backward(const Schedule& schedule, const PlanStep& step, const OpContext& context);
+    void run_backward(const Schedule& schedule, const PlanStep& step, const OpContext& context,
+                      PhaseClock& clock);
 
     Backend& backend_;
     Communicator& comm_;
@@ -66,6 +73,8 @@ private:
     GraphOperator& gcn_;
     HaloExchange* halo_;
     bool progress_;
+    bool profile_;
+    PhaseTimes phases_;  ///< the last train_step's, when profile_
     TrainingData data_;
     ExecutionPlan plan_;
     Buffer<float> arena_;

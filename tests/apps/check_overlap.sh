@@ -6,7 +6,8 @@
 # - in both runs' metrics compute_s + wait_s + eval_s == epoch_s and compute_s + wait_s ==
 #   train_s (to double rounding), every part >= 0;
 # - scripts/plot_metrics stacks exactly those parts (time_parts), and for a schema-4 record
-#   never more than epoch_s.
+#   never more than epoch_s;
+# - --profile gives the same losses and per-epoch phases that add up to train_s.
 # Usage: check_overlap.sh MPIEXEC STRATA DATA_DIR
 set -u
 mpiexec=$1
@@ -76,6 +77,34 @@ old = [{"schema_version": 4, "epoch": 1, "epoch_s": 1.0, "compute_s": 0.9, "wait
 parts = plot.time_parts(old)
 assert abs(sum(p[2][0] for p in parts) - 1.0) <= 1e-12, parts  # never more than the epoch
 PY
+
+# --profile: the same losses, and per epoch phases that add up to the training step (the
+# untimed rest in other_s).
+timeout 240 "$mpiexec" -n 2 --oversubscribe "$strata" train --data "$data/cora.h5" \
+  --layers 3 --hidden 64 --epochs 12 --eval-every 3 --threads 1 --seed 5 --profile \
+  --metrics "$tmp/profile.jsonl" >"$tmp/profile.out" 2>&1 && ok "train --profile" ||
+  { cat "$tmp/profile.out"; fail "train --profile"; }
+[ "$(grep -c '^  profile: gemm ' "$tmp/profile.out")" = 12 ] && ok "a profile line per epoch" ||
+  fail "profile lines"
+/usr/bin/python3 - "$tmp/profile.jsonl" "$tmp/on.jsonl" <<'PY' && ok "--profile: same losses, phases add up to train_s" || fail "profile phases"
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+assert len(a) == len(b) == 12
+keys = {"gemm_s", "aggregation_s", "attention_s", "elementwise_s", "loss_s", "exposed_wait_s",
+        "optimizer_s", "other_s"}
+for x, y in zip(a, b):
+    assert x["loss"] == y["loss"] and x.get("val_loss") == y.get("val_loss"), (x["epoch"],)
+    p = x["phases"]
+    assert set(p) == keys and all(v >= 0.0 for k, v in p.items() if k != "other_s"), p
+    assert p["gemm_s"] > 0 and p["aggregation_s"] > 0 and p["elementwise_s"] > 0, p
+    assert abs(sum(p.values()) - x["train_s"]) <= 1e-9, (x["epoch"], p, x["train_s"])
+    assert p["other_s"] >= -1e-6, p
+assert all("phases" not in y for y in b)
+PY
+"$strata" train --data "$data/cora.h5" --parallel pipeline --profile >"$tmp/pp.out" 2>&1
+grep -q "profile times graph parallelism's training step" "$tmp/pp.out" &&
+  ok "--profile with the pipeline is refused, saying why" || { cat "$tmp/pp.out"; fail "pipeline --profile"; }
 
 echo "passed $passed, failed $failed"
 [ "$failed" -eq 0 ]
