@@ -75,8 +75,8 @@ fi
 # 2. A higher learning rate: the guard rolls back after epoch 5 (chunks 4 -> 2, snapshot period
 #    3 -> 1); SIGTERM on rank 1 after epoch 6 stops both (every rank hands in its history);
 #    the resumed run rolls back again at the same epochs as the uninterrupted one.
-train full2 full2.jsonl 12 --lr 0.05 --guard-window 0 >full2.out 2>&1 || fail "uninterrupted run (lr 0.05) exited $?"
-STRATA_INJECT_SIGNAL=1:6 train part2 part2.jsonl 12 --lr 0.05 --guard-window 0 >stop2.out 2>&1
+train full2 full2.jsonl 12 --lr 0.03 --guard-window 0 >full2.out 2>&1 || fail "uninterrupted run (lr 0.03) exited $?"
+STRATA_INJECT_SIGNAL=1:6 train part2 part2.jsonl 12 --lr 0.03 --guard-window 0 >stop2.out 2>&1
 rc=$?
 if [ "$rc" -eq 0 ] && grep -q "guard after epoch 5: rollback 1" stop2.out &&
   grep -q "stopped by SIGTERM after epoch 6 of 12: checkpoint part2/ckpt-000006.h5 written" stop2.out; then
@@ -85,7 +85,7 @@ else
   fail "stop after a rollback: exit $rc"
   cat stop2.out
 fi
-train part2 part2.jsonl 12 --lr 0.05 --guard-window 0 --resume >resume2.out 2>&1 || fail "resumed run (lr 0.05) exited $?"
+train part2 part2.jsonl 12 --lr 0.03 --guard-window 0 --resume >resume2.out 2>&1 || fail "resumed run (lr 0.03) exited $?"
 if grep -q "guard after epoch 7: rollback 2" resume2.out && same_metrics full2.jsonl part2.jsonl &&
   cmp -s full2/ckpt-000012.h5 part2/ckpt-000012.h5; then
   ok "stopped + resumed after a guard rollback = uninterrupted (guard state and settings restored)"

@@ -297,6 +297,20 @@ struct OneRankModel {
     double loss(std::int64_t epoch = 1) { return executor->train_step(epoch); }
 };
 
+/// Moves every parameter off its initial value by up to ±0.15 (a fixed sequence): zero biases
+/// put rows whose inputs are all zero (dead ReLU rows, dropped rows or edges) exactly on a
+/// ReLU or LeakyReLU kink, where a central difference gives half a slope.
+inline void jitter(OneRankModel& m) {
+    std::vector<float> values = m.parameters->download();
+    std::uint64_t state = 12345;
+    for (float& v : values) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        const auto unit = static_cast<float>(state >> 40) / static_cast<float>(1 << 24);
+        v += (unit - 0.5f) * 0.3f;
+    }
+    m.parameters->upload(values);
+}
+
 /// Finite differences of the model's mean training loss against its parameters' gradients.
 inline GradientCheck check_model_gradients(OneRankModel& m, float eps = 1e-3f) {
     (void)m.loss();

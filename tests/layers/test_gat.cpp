@@ -199,6 +199,7 @@ TEST_CASE("a two-layer GAT model's gradients match finite differences in every r
             "gat1", std::make_unique<GatOp>(6, 2, 3, GatOptions{.concat = false, .dropout_id = 1}),
             {a1}));
         OneRankModel m(g, std::move(model), mode);
+        jitter(m);
         INFO("recompute " << to_string(mode));
 
         const auto check = check_model_gradients(m, 1e-3f);
