@@ -82,8 +82,8 @@ int main(int argc, char** argv) {
         for (int r = 0; r < reps; ++r) {
             Stopwatch timer;
             if (c.backward) {
-                backend.bias_activation_backward(x.view(), b, dy.view(), c.act, key, ids,
-                                                 y.view(), 0.0f);
+                backend.bias_activation_backward(x.view(), b, dy.view(), c.act, key, ids, y.view(),
+                                                 0.0f);
             } else {
                 backend.bias_activation(x.view(), b, c.act, key, ids, y.view());
             }
