@@ -4,17 +4,11 @@
 # the waiting rank naming rank 1 and the operation — graph parallelism and the layer pipeline;
 # with checkpoints, the run resumes afterwards and ends as an uninterrupted one.
 # Usage: check_comm_timeout.sh MPIEXEC STRATA_TESTING DATA_DIR
-set -u
 mpiexec=$1
 strata=$(realpath "$2")
 data=$(realpath "$3")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/checks.sh"
 cd "$tmp" || exit 1
-passed=0
-failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 limit=3
 
 stalled() {  # stalled WHAT [train flags...]: rank 1 stalls at epoch 3
@@ -63,5 +57,4 @@ else
   fail "resume after the abort"
   cat part.out resume.out
 fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -7,17 +7,11 @@
 # resumes too. A layer-pipeline checkpoint resumed with another layout, and a graph checkpoint
 # resumed on another dataset, are refused with one clear line.
 # Usage: check_elastic_resume.sh MPIEXEC STRATA_TESTING DATA_DIR
-set -u
 mpiexec=$1
 strata=$(realpath "$2")
 data=$(realpath "$3")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/checks.sh"
 cd "$tmp" || exit 1
-passed=0
-failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 
 train() {  # train K DATA DIR METRICS [extra args...]
   local k=$1 input=$2 dir=$3 metrics=$4
@@ -113,5 +107,4 @@ rc=$?
   ok "a pipeline checkpoint resumed on another layout is refused, saying why" ||
   { fail "pipeline K=2 -> K=1: exit $rc"; cat pk1.out; }
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

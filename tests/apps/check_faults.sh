@@ -11,10 +11,9 @@
 #  3. a corrupted (bit-flipped) newest checkpoint: --resume says so in one line and falls back.
 #  4. a NaN loss: an error naming the epoch and the newest checkpoint to resume from.
 # Usage: check_faults.sh STRATA DATA_DIR
-set -u
 strata=$(realpath "$1")
 data=$(realpath "$2")
-tmp=$(mktemp -d)
+source "$(dirname "$0")/checks.sh"
 mnt=$tmp/mnt
 mkdir -p "$mnt"
 mode=${STRATA_FAULTS_MODE:-tmpfs}
@@ -28,10 +27,6 @@ cleanup() {
 trap cleanup EXIT
 cd "$tmp" || exit 1
 echo "disk-full mode: $mode"
-passed=0
-failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 
 # full KB CMD...: runs CMD with about KB kilobytes left to write (tmpfs: the free space, filled
 # with a placeholder; ulimit: the largest file). Output goes to full.out (through a pipe, which
@@ -222,5 +217,4 @@ else
   cat nan.out
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -9,17 +9,11 @@
 #   never more than epoch_s;
 # - --profile gives the same losses and per-epoch phases that add up to train_s.
 # Usage: check_overlap.sh MPIEXEC STRATA DATA_DIR
-set -u
 mpiexec=$1
 strata=$(realpath "$2")
 data=$(realpath "$3")
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+source "$(dirname "$0")/checks.sh"
 run() {  # run MODE [args...]
   local mode=$1
   shift
@@ -106,5 +100,4 @@ PY
 grep -q "profile times graph parallelism's training step" "$tmp/pp.out" &&
   ok "--profile with the pipeline is refused, saying why" || { cat "$tmp/pp.out"; fail "pipeline --profile"; }
 
-echo "passed $passed, failed $failed"
-[ "$failed" -eq 0 ]
+finish

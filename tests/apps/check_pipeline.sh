@@ -9,16 +9,10 @@
 #   (1 stage x 2 ways) equals graph parallelism on the same directory and on one rank;
 # - one rank's error ends every rank (a bad model for the pipeline fails on all, no hang).
 # Usage: check_pipeline.sh MPIEXEC STRATA DATA_DIR
-set -u
 mpiexec=$1
 strata=$(realpath "$2")
 data=$(realpath "$3")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+source "$(dirname "$0")/checks.sh"
 run() {  # run RANKS METRICS [args...]
   local ranks=$1 metrics=$2
   shift 2
@@ -101,5 +95,4 @@ else
   fail "gat in the pipeline: exit $rc"
   cat "$tmp/gat.err"
 fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -7,18 +7,12 @@
 # /embeddings has the hidden width; a checkpoint for another dataset is refused. The 2-rank
 # output is a directory of parts, read with scripts/read_predictions.py.
 # Usage: check_predict.sh MPIEXEC STRATA DATA_DIR
-set -u
 mpiexec=$1
 strata=$(realpath "$2")
 data=$(realpath "$3")
 reader=$(realpath "$(dirname "$0")/../../scripts/read_predictions.py")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/checks.sh"
 cd "$tmp" || exit 1
-passed=0
-failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 run() { timeout 120 "$@"; }
 
 run "$strata" partition --data "$data/cora.h5" --parts 2 --out cora.2 >/dev/null ||
@@ -95,5 +89,4 @@ rc=$?
 run "$strata" predict --data "$data/cora.h5" --checkpoint ck --out p1.h5 >exists.out 2>&1 &&
   fail "an existing --out was replaced without --force" || ok "an existing --out needs --force"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

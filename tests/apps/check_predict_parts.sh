@@ -9,18 +9,12 @@
 # directory and no temporary left; an incomplete directory (no index.json) is refused by the
 # reader.
 # Usage: check_predict_parts.sh MPIEXEC STRATA DATA_DIR SCRIPTS_DIR
-set -u
 mpiexec=$1
 strata=$(realpath "$2")
 data=$(realpath "$3")
 reader=$(realpath "$4")/read_predictions.py
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/checks.sh"
 cd "$tmp" || exit 1
-passed=0
-failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 run() { timeout 120 "$@"; }
 
 run "$strata" train --data "$data/cora.h5" --epochs 30 --threads 1 --seed 3 \
@@ -142,5 +136,4 @@ cd .. || exit 1
   ok "a rank failing to write its part: the job fails, nothing left (exit $rc)" ||
   { fail "rank 1 write failure: exit $rc, left: $(ls -A full)"; cat full.out; }
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -4,17 +4,11 @@
 # bit for bit); a truncated newest checkpoint is reported and the previous one used; another
 # model or a non-empty directory without --resume is refused; resuming a finished run is a no-op.
 # Usage: check_resume.sh MPIEXEC STRATA_TESTING DATA_DIR (the test build: STRATA_INJECT_SIGNAL)
-set -u
 mpiexec=$1
 strata=$(realpath "$2")
 data=$(realpath "$3")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/checks.sh"
 cd "$tmp" || exit 1
-passed=0
-failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 
 train() {  # train DIR METRICS [extra args...]
   local dir=$1 metrics=$2
@@ -97,5 +91,4 @@ grep -q "training is already complete (all epochs at epoch 30)" done.out &&
   same_metrics full.jsonl part.jsonl && ok "resuming a finished run is a no-op" ||
   { fail "finished run"; cat done.out; }
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -6,17 +6,11 @@
 # a pipeline checkpoint is refused by a graph-parallel run and one without its /pipeline section
 # is refused; a graph-parallel checkpoint has no /pipeline section.
 # Usage: check_resume_pipeline.sh MPIEXEC STRATA_TESTING DATA_DIR (the test build)
-set -u
 mpiexec=$1
 strata=$(realpath "$2")
 data=$(realpath "$3")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/checks.sh"
 cd "$tmp" || exit 1
-passed=0
-failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 
 # train DIR METRICS EPOCHS [extra args...]: GCNII-4 over 2 stages, 4 chunks, stale rows from a
 # snapshot every 3 epochs and historical gradients kept (T2 off): every kind of history.
@@ -118,5 +112,4 @@ assert f.attrs['strata_format_version'] == 4 and 'pipeline' not in f
 assert sorted(f) == ['best', 'model', 'optimizer', 'progress']
 " && ok "a graph-parallel checkpoint has no /pipeline section" || fail "graph-parallel checkpoint layout"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
