@@ -3,14 +3,7 @@
 # the test prefix and subnet of tests/cluster/CMakeLists.txt), skips, pass/fail counters.
 set -u
 skip_code=77
-passed=0
-failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
-finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../support/counters.sh"
 
 # Skips (exit 77) where emulated hosts cannot exist: not root, or no working `ip netns`.
 require_netns() {

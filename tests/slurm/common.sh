@@ -4,14 +4,7 @@
 set -u
 export SLURM_CONF=${STRATA_SLURM_DIR:-/tmp/strata-slurm}/slurm.conf
 [ -f "$SLURM_CONF" ] || { echo "FAIL: no $SLURM_CONF (is the slurm_up fixture running?)"; exit 1; }
-passed=0
-failed=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
-finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../support/counters.sh"
 
 # job_field JOB FIELD: e.g. job_field 12 JobState -> RUNNING
 job_field() {
