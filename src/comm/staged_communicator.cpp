@@ -128,10 +128,17 @@ StagedCommunicator::Lease::~Lease() {
     }
 }
 
-StagedCommunicator::StagedCommunicator(Backend& backend, std::unique_ptr<Communicator> host)
-    : backend_(backend), host_(std::move(host)) {
-    STRATA_CHECK(host_ != nullptr, "StagedCommunicator: no host communicator");
+namespace {
+
+Communicator& checked_host(const std::unique_ptr<Communicator>& host) {
+    STRATA_CHECK(host != nullptr, "StagedCommunicator: no host communicator");
+    return *host;
 }
+
+}  // namespace
+
+StagedCommunicator::StagedCommunicator(Backend& backend, std::unique_ptr<Communicator> host)
+    : ForwardingCommunicator(checked_host(host)), backend_(backend), host_(std::move(host)) {}
 
 StagedCommunicator::~StagedCommunicator() = default;
 

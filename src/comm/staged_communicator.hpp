@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "src/comm/communicator.hpp"
+#include "src/comm/forwarding_communicator.hpp"
 #include "src/device/buffer.hpp"
 
 namespace strata {
@@ -23,37 +23,22 @@ namespace strata {
 /// that peer finds them in place. Reductions: download, host reduction, upload in wait().
 ///
 /// Staging buffers come from a pool that grows to the largest set in flight and is reused.
-/// Stats are the host communicator's. Lifetime: `backend` outlives the communicator, which
-/// outlives every Exchange and Reduction it started. Not thread-safe.
-class StagedCommunicator final : public Communicator {
+/// Every other call (stats, progress, the other reductions) is the host communicator's. Lifetime:
+/// `backend` outlives the communicator, which outlives every Exchange and Reduction it started. Not
+/// thread-safe.
+class StagedCommunicator final : public ForwardingCommunicator {
 public:
     StagedCommunicator(Backend& backend, std::unique_ptr<Communicator> host);
     StagedCommunicator(const StagedCommunicator&) = delete;
     StagedCommunicator& operator=(const StagedCommunicator&) = delete;
     ~StagedCommunicator() override;
 
-    [[nodiscard]] int rank() const override { return host_->rank(); }
-    [[nodiscard]] int size() const override { return host_->size(); }
-
     [[nodiscard]] std::unique_ptr<Exchange> start_exchange(const ExchangePattern& pattern,
                                                            ConstMatrixView send,
                                                            MatrixView recv) override;
     [[nodiscard]] std::unique_ptr<Reduction> start_allreduce_sum(std::span<float> data) override;
     void allreduce_sum(std::span<float> data) override;
-    void allreduce_sum(std::span<double> data) override { host_->allreduce_sum(data); }
-    void allreduce_sum(std::span<std::int64_t> data) override { host_->allreduce_sum(data); }
-    void allreduce_max(std::span<double> data) override { host_->allreduce_max(data); }
-    void allreduce_max(std::span<std::int64_t> data) override { host_->allreduce_max(data); }
-    void broadcast(std::span<std::byte> data, int root) override { host_->broadcast(data, root); }
-    [[nodiscard]] std::vector<std::byte> gather(std::span<const std::byte> data,
-                                                int root) override {
-        return host_->gather(data, root);
-    }
-    void barrier() override { host_->barrier(); }
-    void set_wait_limit(double seconds) override { host_->set_wait_limit(seconds); }
-
-    [[nodiscard]] const CommStats& stats() const override { return host_->stats(); }
-    void reset_stats() override { host_->reset_stats(); }
+    using ForwardingCommunicator::allreduce_sum;  // double and int64: the host's, unstaged
 
     /// A staging buffer of at least `count` floats, lent until the lease dies.
     class Lease {

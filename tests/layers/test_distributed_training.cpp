@@ -23,6 +23,7 @@
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "partition/partition.hpp"
+#include "src/comm/forwarding_communicator.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "src/comm/staged_communicator.hpp"
 #include "src/nn/full_graph_executor.hpp"
@@ -114,32 +115,14 @@ std::vector<EpochResult> train(const GraphDataset& g, Communicator& comm, const 
 
 /// MPI, except that every exchange hands its peers out in reverse order (all received first):
 /// the arrival order a slow network could produce, to check that sums do not depend on it.
-class ReversedArrivals final : public Communicator {
+class ReversedArrivals final : public ForwardingCommunicator {
 public:
-    explicit ReversedArrivals(Communicator& inner) : inner_(inner) {}
-    [[nodiscard]] int rank() const override { return inner_.rank(); }
-    [[nodiscard]] int size() const override { return inner_.size(); }
+    explicit ReversedArrivals(Communicator& inner) : ForwardingCommunicator(inner) {}
     [[nodiscard]] std::unique_ptr<Exchange> start_exchange(const ExchangePattern& pattern,
                                                            ConstMatrixView send,
                                                            MatrixView recv) override {
-        return std::make_unique<Reversed>(inner_.start_exchange(pattern, send, recv));
+        return std::make_unique<Reversed>(inner().start_exchange(pattern, send, recv));
     }
-    [[nodiscard]] std::unique_ptr<Reduction> start_allreduce_sum(std::span<float> data) override {
-        return inner_.start_allreduce_sum(data);
-    }
-    void allreduce_sum(std::span<float> data) override { inner_.allreduce_sum(data); }
-    void allreduce_sum(std::span<double> data) override { inner_.allreduce_sum(data); }
-    void allreduce_sum(std::span<std::int64_t> data) override { inner_.allreduce_sum(data); }
-    void allreduce_max(std::span<double> data) override { inner_.allreduce_max(data); }
-    void allreduce_max(std::span<std::int64_t> data) override { inner_.allreduce_max(data); }
-    void broadcast(std::span<std::byte> data, int root) override { inner_.broadcast(data, root); }
-    [[nodiscard]] std::vector<std::byte> gather(std::span<const std::byte> data,
-                                                int root) override {
-        return inner_.gather(data, root);
-    }
-    void barrier() override { inner_.barrier(); }
-    [[nodiscard]] const CommStats& stats() const override { return inner_.stats(); }
-    void reset_stats() override { inner_.reset_stats(); }
 
 private:
     class Reversed final : public Exchange {
@@ -164,7 +147,6 @@ private:
         std::unique_ptr<Exchange> inner_;
         std::vector<int> order_;
     };
-    Communicator& inner_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "layers/training_inputs.hpp"
 #include "partition/local_normalize.hpp"
 #include "partition/local_part.hpp"
+#include "src/comm/forwarding_communicator.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "src/device/buffer.hpp"
 #include "src/nn/full_graph_executor.hpp"
@@ -31,42 +32,19 @@ using strata::test::all_ranks;
 namespace {
 
 /// MPI, counting progress() calls; `needs` says whether it asks for them.
-class CountingProgress final : public Communicator {
+class CountingProgress final : public ForwardingCommunicator {
 public:
-    CountingProgress(MpiCommunicator& inner, bool needs) : inner_(inner), needs_(needs) {}
-    [[nodiscard]] int rank() const override { return inner_.rank(); }
-    [[nodiscard]] int size() const override { return inner_.size(); }
-    [[nodiscard]] std::unique_ptr<Exchange> start_exchange(const ExchangePattern& pattern,
-                                                           ConstMatrixView send,
-                                                           MatrixView recv) override {
-        return inner_.start_exchange(pattern, send, recv);
-    }
-    [[nodiscard]] std::unique_ptr<Reduction> start_allreduce_sum(std::span<float> data) override {
-        return inner_.start_allreduce_sum(data);
-    }
-    void allreduce_sum(std::span<float> data) override { inner_.allreduce_sum(data); }
-    void allreduce_sum(std::span<double> data) override { inner_.allreduce_sum(data); }
-    void allreduce_sum(std::span<std::int64_t> data) override { inner_.allreduce_sum(data); }
-    void allreduce_max(std::span<double> data) override { inner_.allreduce_max(data); }
-    void allreduce_max(std::span<std::int64_t> data) override { inner_.allreduce_max(data); }
-    void broadcast(std::span<std::byte> data, int root) override { inner_.broadcast(data, root); }
-    [[nodiscard]] std::vector<std::byte> gather(std::span<const std::byte> data,
-                                                int root) override {
-        return inner_.gather(data, root);
-    }
-    void barrier() override { inner_.barrier(); }
+    CountingProgress(MpiCommunicator& inner, bool needs)
+        : ForwardingCommunicator(inner), needs_(needs) {}
     [[nodiscard]] bool needs_progress() const override { return needs_; }
     void progress() override {
         ++calls;
-        inner_.progress();
+        inner().progress();
     }
-    [[nodiscard]] const CommStats& stats() const override { return inner_.stats(); }
-    void reset_stats() override { inner_.reset_stats(); }
 
     int calls = 0;
 
 private:
-    MpiCommunicator& inner_;
     bool needs_;
 };
 
