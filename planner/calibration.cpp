@@ -12,8 +12,8 @@
 #include "datasets/generate.hpp"
 #include "layers/model_inputs.hpp"
 #include "layers/model_zoo.hpp"
-#include "planner/cost_model.hpp"
 #include "partition/local_part.hpp"
+#include "planner/cost_model.hpp"
 #include "planner/partition_stats.hpp"
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
@@ -109,7 +109,8 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
         for (const index_t width : {8, 16, 64, 256}) {
             if (in_cache && static_cast<double>(rows) * width * 4.0 > cache_bytes) {
                 // This width does not fit at these rows: fewer rows for it.
-                const auto fit_rows = static_cast<index_t>(std::max(256.0, cache_bytes / (8.0 * width)));
+                const auto fit_rows =
+                    static_cast<index_t>(std::max(256.0, cache_bytes / (8.0 * width)));
                 const CsrMatrix small = CsrMatrix::upload(backend, random_csr(fit_rows, 16, 8));
                 DenseMatrix x(backend, fit_rows, width);
                 DenseMatrix y(backend, fit_rows, width);
@@ -123,9 +124,11 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
             DenseMatrix x(backend, rows, width);
             DenseMatrix y(backend, rows, width);
             backend.fill(x.view(), 1.0f);
-            const double t = time_it(budget / 4, [&] { backend.spmm(a, x.view(), y.view(), 0.0f); });
+            const double t =
+                time_it(budget / 4, [&] { backend.spmm(a, x.view(), y.view(), 0.0f); });
             (in_cache ? r.spmm_in_cache : r.spmm_out_of_cache)
-                .push_back({static_cast<double>(width), static_cast<double>(a.nnz()) * width / t / 1e9});
+                .push_back(
+                    {static_cast<double>(width), static_cast<double>(a.nnz()) * width / t / 1e9});
         }
     }
     if (log) {
@@ -134,9 +137,8 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
                       "threads %d: stream %.1f GB/s, step %.1f us, GEMM %.0f-%.0f GFLOP/s, SpMM "
                       "%.2f-%.2f (in cache) %.2f-%.2f (out) G entries x cols/s",
                       threads, r.memory_gbs, 1e6 * r.step_s, r.gemm.front().rate,
-                      r.gemm.back().rate, r.spmm_in_cache.front().rate,
-                      r.spmm_in_cache.back().rate, r.spmm_out_of_cache.front().rate,
-                      r.spmm_out_of_cache.back().rate);
+                      r.gemm.back().rate, r.spmm_in_cache.front().rate, r.spmm_in_cache.back().rate,
+                      r.spmm_out_of_cache.front().rate, r.spmm_out_of_cache.back().rate);
         log(line);
     }
     return r;
@@ -174,7 +176,8 @@ double exchange_seconds(Communicator& comm, Backend& backend, index_t floats, do
 
 /// One rank trains a 2-layer GCN (128 hidden) on a generated graph for a few epochs; the
 /// median measured epoch over the predicted one.
-double fit_scale(const MachineModel& machine, int threads, const std::function<void(const std::string&)>& log) {
+double fit_scale(const MachineModel& machine, int threads,
+                 const std::function<void(const std::string&)>& log) {
     CpuBackend backend(threads);
     auto self = make_communicator(backend, CommKind::mpi, MPI_COMM_SELF);
     GenerateOptions g;
@@ -188,10 +191,10 @@ double fit_scale(const MachineModel& machine, int threads, const std::function<v
     spec.layers = 3;
     spec.hidden = 128;
     BuiltModel model = build_model(spec, 128, 16);
-    const PartitionStats stats = measure_partition(graph, "calibration", 1,
-                                                   model.graph.normalization(), 0);
-    const LocalPart part =
-        build_local_part(graph, adjacency_matrix(graph), partition_block(graph.num_vertices(), 1), 0);
+    const PartitionStats stats =
+        measure_partition(graph, "calibration", 1, model.graph.normalization(), 0);
+    const LocalPart part = build_local_part(graph, adjacency_matrix(graph),
+                                            partition_block(graph.num_vertices(), 1), 0);
     ModelInputs inputs(backend, *self, part, model.graph);
     ModelParameters parameters(backend, model.graph, 1);
     FullGraphExecutor executor(backend, *self, model.graph, parameters, *inputs.aggregation,

@@ -1,8 +1,8 @@
 // calibrate: measures the machine model on this machine — per thread count (1 and all cores):
 // the streaming bandwidth (axpby), GEMM at the widths models use, SpMM by width in and out of
 // cache and the fixed cost of a step; with >= 2 ranks the halo exchange between ranks 0 and 1
-// (latency, bandwidth; the SpMM slowdown while it runs is not measured yet: 1); then one training run of a GCN on a
-// generated graph per thread count fits time_scale (measured / predicted epoch).
+// (latency, bandwidth; the SpMM slowdown while it runs is not measured yet: 1); then one training
+// run of a GCN on a generated graph per thread count fits time_scale (measured / predicted epoch).
 #pragma once
 
 #include <functional>

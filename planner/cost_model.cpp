@@ -16,8 +16,7 @@ constexpr double giga = 1e9;
 class Pricer {
 public:
     Pricer(const ModelGraph& graph, const RankStats& rank, const RunShape& shape)
-        : graph_(graph), rank_(rank), shape_(shape),
-          rates_(shape.machine->rates(shape.threads)) {}
+        : graph_(graph), rank_(rank), shape_(shape), rates_(shape.machine->rates(shape.threads)) {}
 
     /// Seconds of `schedule`'s steps, into `terms`; returns (busy, exposed wait).
     std::pair<double, double> price(const Schedule& schedule, EpochTerms& terms) const {
@@ -47,10 +46,10 @@ public:
             if (kind == OpKind::linear) {
                 const double k = in.at(0);
                 const double flops = 2.0 * rows() * k * out;
-                const double gemms = backward ? (step.dx.empty() || step.dx[0] < 0 ? 1.0 : 2.0)
-                                              : 1.0;
-                const double t = gemms * flops /
-                                 (interpolate(rates_.gemm, std::min(k, out)) * giga);
+                const double gemms =
+                    backward ? (step.dx.empty() || step.dx[0] < 0 ? 1.0 : 2.0) : 1.0;
+                const double t =
+                    gemms * flops / (interpolate(rates_.gemm, std::min(k, out)) * giga);
                 terms.gemm_s += t;
                 busy += t;
             } else if (kind == OpKind::aggregate || kind == OpKind::attention) {
@@ -108,8 +107,8 @@ private:
             inner *= shape_.machine->overlap_slowdown;
         }
         // Packing the send rows and scattering the received ones stream them once more.
-        const double pack = static_cast<double>(rank_.send_rows + rank_.recv_rows) * width * 8.0 /
-                            bandwidth();
+        const double pack =
+            static_cast<double>(rank_.send_rows + rank_.recv_rows) * width * 8.0 / bandwidth();
         return {inner + halo + pack, std::max(0.0, transfer - inner)};
     }
 
@@ -135,8 +134,8 @@ ScheduleBytes schedule_halo_bytes(const ModelGraph& graph, const Schedule& sched
     ScheduleBytes bytes;
     const auto add = [&](StepKind kind, double width) {
         const std::int64_t rows = kind == StepKind::backward ? rank.recv_rows : rank.send_rows;
-        const auto b = rows * static_cast<std::int64_t>(width) *
-                       static_cast<std::int64_t>(sizeof(float));
+        const auto b =
+            rows * static_cast<std::int64_t>(width) * static_cast<std::int64_t>(sizeof(float));
         (kind == StepKind::recompute ? bytes.recompute : bytes.sent) += b;
     };
     for (const PlanStep& step : schedule.steps) {

@@ -2,8 +2,8 @@
 // rank's ExecutionPlan (training schedule, then the evaluation's) costed on the machine model —
 //   linear        2 n k m flops at the GEMM rate of min(k, m) (backward: dW, and dX when read)
 //   aggregation   (inner + halo entries) x width at the SpMM rate of that width (in or out of
-//                 cache), and one exchange: peers x latency + max(sent, received) bytes / bandwidth,
-//                 exposed beyond the inner SpMM it overlaps
+//                 cache), and one exchange: peers x latency + max(sent, received) bytes /
+//                 bandwidth, exposed beyond the inner SpMM it overlaps
 //   pointwise     rows x cols x 4 bytes x (inputs + 1) at the streaming bandwidth (backward x2)
 //   loss          rows x classes x 12 bytes at the streaming bandwidth
 //   every step    a fixed step cost (fork/join)

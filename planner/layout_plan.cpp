@@ -21,7 +21,8 @@ namespace {
 using nlohmann::json;
 
 double physical_memory_bytes() {
-    return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+    return static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+           static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
 std::string mb(double bytes) {
@@ -62,10 +63,9 @@ Plan make_plan(const PlanRequest& request) {
         } else if (k <= request.max_partition_parts && k <= one.vertices) {
             stats = cache.get(k, normalization);
             measured.push_back(stats);
-            std::sort(measured.begin(), measured.end(),
-                      [](const PartitionStats& a, const PartitionStats& b) {
-                          return a.parts < b.parts;
-                      });
+            std::sort(
+                measured.begin(), measured.end(),
+                [](const PartitionStats& a, const PartitionStats& b) { return a.parts < b.parts; });
         } else {
             std::vector<PartitionStats> below;
             for (const PartitionStats& m : measured) {
@@ -74,22 +74,20 @@ Plan make_plan(const PlanRequest& request) {
                 }
             }
             stats = extrapolate_partition(below, k);
-            plan.notes.push_back("K = " + std::to_string(k) + ": not partitioned here (above " +
-                                 "--max-partition-parts " +
-                                 std::to_string(request.max_partition_parts) +
-                                 "); halo figures extrapolated from K = " +
-                                 std::to_string(below.back().parts) + ", error band ±" +
-                                 std::to_string(static_cast<int>(100 * stats.error_band)) + " %");
+            plan.notes.push_back(
+                "K = " + std::to_string(k) + ": not partitioned here (above " +
+                "--max-partition-parts " + std::to_string(request.max_partition_parts) +
+                "); halo figures extrapolated from K = " + std::to_string(below.back().parts) +
+                ", error band ±" + std::to_string(static_cast<int>(100 * stats.error_band)) + " %");
         }
         const int per_node = request.ranks_per_node > 0 ? std::min(request.ranks_per_node, k) : k;
         const bool across = request.ranks_per_node > 0 && k > request.ranks_per_node;
-        RunShape shape{.machine = &request.machine,
-                       .network = across ? request.machine.inter_node
-                                         : request.machine.shared_memory,
-                       .threads = std::max(1, request.machine.cores / per_node)};
-        const double limit = request.memory_per_rank_bytes > 0
-                                 ? request.memory_per_rank_bytes
-                                 : physical_memory_bytes() / per_node;
+        RunShape shape{
+            .machine = &request.machine,
+            .network = across ? request.machine.inter_node : request.machine.shared_memory,
+            .threads = std::max(1, request.machine.cores / per_node)};
+        const double limit = request.memory_per_rank_bytes > 0 ? request.memory_per_rank_bytes
+                                                               : physical_memory_bytes() / per_node;
         plan.memory_per_rank_bytes = limit;
         for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
             Candidate c;
@@ -109,7 +107,8 @@ Plan make_plan(const PlanRequest& request) {
     for (int k : ranks) {
         Candidate* best = nullptr;
         for (Candidate& c : plan.candidates) {
-            if (c.ranks == k && c.fits && (best == nullptr || c.time.epoch_s < best->time.epoch_s)) {
+            if (c.ranks == k && c.fits &&
+                (best == nullptr || c.time.epoch_s < best->time.epoch_s)) {
                 best = &c;
             }
         }
@@ -128,11 +127,13 @@ Plan make_plan(const PlanRequest& request) {
                     " MB per rank; allow more memory or more ranks)");
     }
     if (request.machine.host.find("not calibrated") != std::string::npos) {
-        plan.notes.push_back("machine model: defaults, not calibrated (run strata calibrate "
-                             "--out machine.json, then --machine machine.json)");
+        plan.notes.push_back(
+            "machine model: defaults, not calibrated (run strata calibrate "
+            "--out machine.json, then --machine machine.json)");
     }
-    plan.notes.push_back("the layer pipeline (--parallel pipeline) is not modelled yet: only "
-                         "graph parallelism is planned");
+    plan.notes.push_back(
+        "the layer pipeline (--parallel pipeline) is not modelled yet: only "
+        "graph parallelism is planned");
     plan.planning_s = watch.seconds();
     return plan;
 }
@@ -141,34 +142,33 @@ std::string plan_to_json(const Plan& plan) {
     json candidates = json::array();
     for (const Candidate& c : plan.candidates) {
         const EpochTerms& t = c.time.terms;
-        candidates.push_back(
-            {{"parallel", c.parallel},
-             {"ranks", c.ranks},
-             {"recompute", c.recompute},
-             {"threads", c.threads},
-             {"epoch_s", c.time.epoch_s},
-             {"compute_s", c.time.compute_s},
-             {"wait_s", c.time.wait_s},
-             {"eval_s", c.time.eval_s},
-             {"terms",
-              {{"gemm_s", t.gemm_s},
-               {"spmm_s", t.spmm_s},
-               {"elementwise_s", t.elementwise_s},
-               {"steps_s", t.steps_s},
-               {"optimizer_s", t.optimizer_s},
-               {"exchange_s", t.exchange_s},
-               {"exposed_exchange_s", t.exposed_s},
-               {"allreduce_s", t.allreduce_s}}},
-             {"halo_bytes", c.time.halo_bytes},
-             {"recompute_halo_bytes", c.time.recompute_halo_bytes},
-             {"allreduce_bytes", c.time.allreduce_bytes},
-             {"planned_bytes", c.memory.planned_bytes},
-             {"load_peak_bytes", c.memory.load_peak_bytes},
-             {"peak_bytes", c.memory.peak_bytes},
-             {"fits", c.fits},
-             {"extrapolated", c.extrapolated},
-             {"error_band", c.error_band},
-             {"recommended", c.recommended}});
+        candidates.push_back({{"parallel", c.parallel},
+                              {"ranks", c.ranks},
+                              {"recompute", c.recompute},
+                              {"threads", c.threads},
+                              {"epoch_s", c.time.epoch_s},
+                              {"compute_s", c.time.compute_s},
+                              {"wait_s", c.time.wait_s},
+                              {"eval_s", c.time.eval_s},
+                              {"terms",
+                               {{"gemm_s", t.gemm_s},
+                                {"spmm_s", t.spmm_s},
+                                {"elementwise_s", t.elementwise_s},
+                                {"steps_s", t.steps_s},
+                                {"optimizer_s", t.optimizer_s},
+                                {"exchange_s", t.exchange_s},
+                                {"exposed_exchange_s", t.exposed_s},
+                                {"allreduce_s", t.allreduce_s}}},
+                              {"halo_bytes", c.time.halo_bytes},
+                              {"recompute_halo_bytes", c.time.recompute_halo_bytes},
+                              {"allreduce_bytes", c.time.allreduce_bytes},
+                              {"planned_bytes", c.memory.planned_bytes},
+                              {"load_peak_bytes", c.memory.load_peak_bytes},
+                              {"peak_bytes", c.memory.peak_bytes},
+                              {"fits", c.fits},
+                              {"extrapolated", c.extrapolated},
+                              {"error_band", c.error_band},
+                              {"recommended", c.recommended}});
     }
     const json j = {{"format", "strata-plan"},
                     {"version", Plan::format_version},

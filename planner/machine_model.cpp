@@ -75,7 +75,8 @@ double interpolate(const std::vector<RatePoint>& points, double x) {
     }
     for (std::size_t i = 1; i < points.size(); ++i) {
         if (x <= points[i].x) {
-            const double t = std::log(x / points[i - 1].x) / std::log(points[i].x / points[i - 1].x);
+            const double t =
+                std::log(x / points[i - 1].x) / std::log(points[i].x / points[i - 1].x);
             return points[i - 1].rate + t * (points[i].rate - points[i - 1].rate);
         }
     }
@@ -117,9 +118,9 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
     STRATA_CHECK(j.is_object() && j.value("format", std::string()) == "strata-machine", what,
                  ": not a machine model (\"format\" is not \"strata-machine\")");
     const int version = j.value("version", 0);
-    STRATA_CHECK(version == MachineModel::format_version, what, ": machine model version ",
-                 version, " is not supported (this strata reads version ",
-                 MachineModel::format_version, "): run strata calibrate again");
+    STRATA_CHECK(version == MachineModel::format_version, what, ": machine model version ", version,
+                 " is not supported (this strata reads version ", MachineModel::format_version,
+                 "): run strata calibrate again");
     try {
         MachineModel m;
         m.host = j.at("host").get<std::string>();
@@ -148,8 +149,9 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
 
 MachineModel read_machine(const std::string& path) {
     std::ifstream in(path);
-    STRATA_CHECK(in.good(), path, ": cannot read the machine model (make one with strata "
-                                  "calibrate --out ",
+    STRATA_CHECK(in.good(), path,
+                 ": cannot read the machine model (make one with strata "
+                 "calibrate --out ",
                  path, ")");
     std::stringstream text;
     text << in.rdbuf();

@@ -19,10 +19,10 @@ struct RatePoint {
 /// The kernels' rates with `threads` OpenMP threads in one process.
 struct ThreadRates {
     int threads = 1;
-    double memory_gbs = 0.0;   ///< streaming (axpby: 3 x 4 bytes per element) GB/s
-    double step_s = 0.0;       ///< fixed cost of one schedule step (fork/join, dispatch)
-    std::vector<RatePoint> gemm;              ///< GFLOP/s by min(inner, output) width
-    std::vector<RatePoint> spmm_in_cache;     ///< x rows fit in the last-level cache
+    double memory_gbs = 0.0;      ///< streaming (axpby: 3 x 4 bytes per element) GB/s
+    double step_s = 0.0;          ///< fixed cost of one schedule step (fork/join, dispatch)
+    std::vector<RatePoint> gemm;  ///< GFLOP/s by min(inner, output) width
+    std::vector<RatePoint> spmm_in_cache;      ///< x rows fit in the last-level cache
     std::vector<RatePoint> spmm_out_of_cache;  ///< x far larger than the cache
 };
 
@@ -34,13 +34,13 @@ struct Network {
 
 struct MachineModel {
     static constexpr int format_version = 1;
-    std::string host;  ///< where it was measured
-    int cores = 1;     ///< online CPUs
-    double cache_bytes = 0.0;           ///< last-level cache (sysconf), for in/out of cache
+    std::string host;                     ///< where it was measured
+    int cores = 1;                        ///< online CPUs
+    double cache_bytes = 0.0;             ///< last-level cache (sysconf), for in/out of cache
     std::vector<ThreadRates> by_threads;  ///< ascending threads
-    Network shared_memory;               ///< ranks on one node (measured under mpirun)
-    Network inter_node;                  ///< ranks on different nodes (by hand, or measured)
-    bool mpi_measured = false;           ///< shared_memory came from a run with >= 2 ranks
+    Network shared_memory;                ///< ranks on one node (measured under mpirun)
+    Network inter_node;                   ///< ranks on different nodes (by hand, or measured)
+    bool mpi_measured = false;            ///< shared_memory came from a run with >= 2 ranks
     /// SpMM slowdown while a transfer runs (>= 1): applied to the inner SpMM an exchange
     /// overlaps.
     double overlap_slowdown = 1.0;

@@ -17,9 +17,9 @@ MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompu
     const std::size_t params = ModelParameters::count(graph);
     for (const RankStats& rank : stats.ranks) {
         const ExecutionPlan plan = rank_plan(graph, rank, recompute);
-        std::vector<MemoryLine> lines = run_memory_lines(
-            {{"inputs (graph blocks, features, labels, masks)", rank.input_bytes}},
-            FullGraphExecutor::plan_memory(plan, params), params);
+        std::vector<MemoryLine> lines =
+            run_memory_lines({{"inputs (graph blocks, features, labels, masks)", rank.input_bytes}},
+                             FullGraphExecutor::plan_memory(plan, params), params);
         const std::int64_t total = total_bytes(lines);
         if (total > out.planned_bytes) {
             out.planned_bytes = total;
@@ -32,8 +32,8 @@ MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompu
         [](const RankStats& a, const RankStats& b) { return a.input_bytes < b.input_bytes; });
     out.load_peak_bytes = whole_graph_input ? stats.load_peak_bytes + largest.input_bytes : 0;
     // While uploading, the host part and its backend copy coexist.
-    out.peak_bytes = std::max({baseline + out.planned_bytes, baseline + 2 * largest.input_bytes,
-                               out.load_peak_bytes});
+    out.peak_bytes = std::max(
+        {baseline + out.planned_bytes, baseline + 2 * largest.input_bytes, out.load_peak_bytes});
     return out;
 }
 

@@ -44,8 +44,8 @@ std::int64_t total_send_rows(const PartitionStats& stats) {
     return rows;
 }
 
-PartitionStats measure_partition(const GraphDataset& graph, const std::string& identity,
-                                 int parts, Normalization normalization, std::uint64_t seed) {
+PartitionStats measure_partition(const GraphDataset& graph, const std::string& identity, int parts,
+                                 Normalization normalization, std::uint64_t seed) {
     const Stopwatch watch;
     PartitionStats s;
     s.identity = identity;
@@ -58,8 +58,9 @@ PartitionStats measure_partition(const GraphDataset& graph, const std::string& i
     const GlobalCsr adjacency = adjacency_matrix(graph);
     s.nnz = static_cast<std::int64_t>(adjacency.indices.size());
     // As strata train's in-memory load (partition/distributed_load.cpp).
-    const Partition partition = parts == 1 ? partition_block(graph.num_vertices(), 1)
-                                           : partition_metis(graph, parts, MetisOptions{.seed = seed});
+    const Partition partition = parts == 1
+                                    ? partition_block(graph.num_vertices(), 1)
+                                    : partition_metis(graph, parts, MetisOptions{.seed = seed});
     s.load_peak_bytes = peak_rss_bytes();
     for (int r = 0; r < parts; ++r) {
         const LocalPart part = build_local_part(graph, adjacency, partition, r);
@@ -99,13 +100,13 @@ PartitionStats extrapolate_partition(const std::vector<PartitionStats>& measured
                    std::log(static_cast<double>(last.parts) / static_cast<double>(prev.parts));
     }
     const double scale = static_cast<double>(parts) / static_cast<double>(last.parts);
-    const double new_volume = std::min(volume * std::pow(scale, exponent),
-                                       static_cast<double>(last.nnz));
+    const double new_volume =
+        std::min(volume * std::pow(scale, exponent), static_cast<double>(last.nnz));
     // The band: the fit's exponent could be off by 0.25 either way over the extrapolated range.
     s.error_band = std::pow(scale, 0.25) - 1.0;
-    const RankStats& worst = *std::max_element(
-        last.ranks.begin(), last.ranks.end(),
-        [](const RankStats& a, const RankStats& b) { return a.owned < b.owned; });
+    const RankStats& worst =
+        *std::max_element(last.ranks.begin(), last.ranks.end(),
+                          [](const RankStats& a, const RankStats& b) { return a.owned < b.owned; });
     RankStats r;
     const auto per = [&](double total) {
         return static_cast<std::int64_t>(std::ceil(total / static_cast<double>(parts)));
@@ -119,11 +120,12 @@ PartitionStats extrapolate_partition(const std::vector<PartitionStats>& measured
     r.inner_nnz = static_cast<std::int64_t>(entries) - r.halo_nnz;
     r.send_rows = per(new_volume);
     r.recv_rows = r.send_rows;
-    r.peers = std::min(parts - 1, std::max(worst.peers, static_cast<int>(std::ceil(
-                                                            worst.peers * std::sqrt(scale)))));
-    r.input_bytes = static_cast<std::int64_t>(static_cast<double>(worst.input_bytes) *
-                                              static_cast<double>(r.owned) /
-                                              static_cast<double>(worst.owned));
+    r.peers = std::min(
+        parts - 1,
+        std::max(worst.peers, static_cast<int>(std::ceil(worst.peers * std::sqrt(scale)))));
+    r.input_bytes =
+        static_cast<std::int64_t>(static_cast<double>(worst.input_bytes) *
+                                  static_cast<double>(r.owned) / static_cast<double>(worst.owned));
     s.ranks.assign(static_cast<std::size_t>(parts), r);
     return s;
 }
@@ -131,25 +133,25 @@ PartitionStats extrapolate_partition(const std::vector<PartitionStats>& measured
 std::string to_json(const PartitionStats& s) {
     json ranks = json::array();
     for (const RankStats& r : s.ranks) {
-        ranks.push_back({r.owned, r.inner_nnz, r.halo_nnz, r.send_rows, r.recv_rows, r.peers,
-                         r.input_bytes});
+        ranks.push_back(
+            {r.owned, r.inner_nnz, r.halo_nnz, r.send_rows, r.recv_rows, r.peers, r.input_bytes});
     }
-    const json j = {{"format", "strata-partition-stats"},
-                    {"version", PartitionStats::format_version},
-                    {"identity", s.identity},
-                    {"parts", s.parts},
-                    {"normalization", std::string(to_string(s.normalization))},
-                    {"seed", s.seed},
-                    {"vertices", s.vertices},
-                    {"nnz", s.nnz},
-                    {"features", s.features},
-                    {"classes", s.classes},
-                    {"partition_s", s.partition_s},
-                    {"load_peak_bytes", s.load_peak_bytes},
-                    {"rank_fields",
-                     {"owned", "inner_nnz", "halo_nnz", "send_rows", "recv_rows", "peers",
-                      "input_bytes"}},
-                    {"ranks", ranks}};
+    const json j = {
+        {"format", "strata-partition-stats"},
+        {"version", PartitionStats::format_version},
+        {"identity", s.identity},
+        {"parts", s.parts},
+        {"normalization", std::string(to_string(s.normalization))},
+        {"seed", s.seed},
+        {"vertices", s.vertices},
+        {"nnz", s.nnz},
+        {"features", s.features},
+        {"classes", s.classes},
+        {"partition_s", s.partition_s},
+        {"load_peak_bytes", s.load_peak_bytes},
+        {"rank_fields",
+         {"owned", "inner_nnz", "halo_nnz", "send_rows", "recv_rows", "peers", "input_bytes"}},
+        {"ranks", ranks}};
     return j.dump() + "\n";
 }
 
@@ -197,11 +199,14 @@ PartitionStatsCache::PartitionStatsCache(std::string data, std::string cache_dir
     : data_(std::move(data)), cache_dir_(std::move(cache_dir)), seed_(seed) {
     namespace fs = std::filesystem;
     STRATA_CHECK(fs::exists(data_), data_, ": no such file or directory");
-    const fs::path source_dir = fs::is_directory(data_) ? fs::path(data_) : fs::path(data_).parent_path();
+    const fs::path source_dir =
+        fs::is_directory(data_) ? fs::path(data_) : fs::path(data_).parent_path();
     std::error_code ec;
     STRATA_CHECK(!fs::equivalent(fs::absolute(source_dir), fs::absolute(cache_dir_), ec) &&
-                     fs::absolute(cache_dir_).lexically_normal().string().rfind(
-                         fs::absolute(data_).lexically_normal().string() + "/", 0) != 0,
+                     fs::absolute(cache_dir_)
+                             .lexically_normal()
+                             .string()
+                             .rfind(fs::absolute(data_).lexically_normal().string() + "/", 0) != 0,
                  "--cache-dir ", cache_dir_, ": must not be beside or inside the input data ",
                  data_);
     fs::create_directories(cache_dir_, ec);

@@ -53,9 +53,9 @@ struct PartitionStats {
 
 /// Partitions `graph` into `parts` with METIS (seed `seed`, as strata train's in-memory load)
 /// and measures every part under `normalization`.
-[[nodiscard]] PartitionStats measure_partition(const GraphDataset& graph, const std::string& identity,
-                                               int parts, Normalization normalization,
-                                               std::uint64_t seed);
+[[nodiscard]] PartitionStats measure_partition(const GraphDataset& graph,
+                                               const std::string& identity, int parts,
+                                               Normalization normalization, std::uint64_t seed);
 
 /// Scales measured statistics (ascending parts, >= 1 entry; two or more to fit the halo power
 /// law) to `parts` ranks: owned rows and entries divided evenly, halo rows per rank by the fit.

@@ -26,12 +26,11 @@ int run_calibrate(const CalibrateOptions& o) {
     auto comm = make_communicator(host, CommKind::mpi);
     const bool root = comm->rank() == 0;
     planner::MachineModel m = planner::calibrate(
-        *comm, {.seconds_per_figure = o.seconds,
-                .fit = !o.no_fit,
-                .log = [](const std::string& line) {
-                    std::printf("calibrate: %s\n", line.c_str());
-                    std::fflush(stdout);
-                }});
+        *comm,
+        {.seconds_per_figure = o.seconds, .fit = !o.no_fit, .log = [](const std::string& line) {
+             std::printf("calibrate: %s\n", line.c_str());
+             std::fflush(stdout);
+         }});
     if (o.link_gbit > 0) {
         m.inter_node.bandwidth_gbs = o.link_gbit / 8.0;
     }

@@ -39,8 +39,8 @@ std::vector<int> parse_ranks(const std::string& text) {
         }
         char* end = nullptr;
         const long k = std::strtol(item.c_str(), &end, 10);
-        STRATA_CHECK(end != nullptr && *end == '\0' && k >= 1 && k <= 1 << 20, "--ranks: '",
-                     item, "' is not a rank count (a positive integer)");
+        STRATA_CHECK(end != nullptr && *end == '\0' && k >= 1 && k <= 1 << 20, "--ranks: '", item,
+                     "' is not a rank count (a positive integer)");
         ranks.push_back(static_cast<int>(k));
     }
     STRATA_CHECK(!ranks.empty(), "--ranks: empty rank list (give e.g. --ranks 1,2,4)");
@@ -59,8 +59,7 @@ int run_plan(const PlanOptions& o) {
     request.max_partition_parts = o.max_partition_parts;
     request.seed = o.seed;
     const planner::Plan plan = planner::make_plan(request);
-    std::fputs((o.json ? planner::plan_to_json(plan) : planner::format_plan(plan)).c_str(),
-               stdout);
+    std::fputs((o.json ? planner::plan_to_json(plan) : planner::format_plan(plan)).c_str(), stdout);
     return 0;
 }
 
@@ -69,8 +68,9 @@ int run_plan(const PlanOptions& o) {
 Command add_plan_command(CLI::App& root) {
     auto o = std::make_shared<PlanOptions>();
     CLI::App* cmd = root.add_subcommand(
-        "plan", "Predict epoch time, halo bytes and memory per rank of each parallel layout, and "
-                "recommend one (docs/planner.md)");
+        "plan",
+        "Predict epoch time, halo bytes and memory per rank of each parallel layout, and "
+        "recommend one (docs/planner.md)");
     cmd->add_option("--data", o->data, "Graph .h5 file, or a partition directory")->required();
     add_model_options(*cmd, o->model);
     cmd->add_option("--ranks", o->ranks, "Rank counts to plan for, e.g. 1,2,4,8")->required();

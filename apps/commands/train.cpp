@@ -214,8 +214,8 @@ std::string apply_plan(const ModelSpec& spec, TrainOptions& o, Communicator& com
                                          .cache_dir = default_plan_cache(),
                                          .seed = o.seed};
             const planner::Plan plan = planner::make_plan(request);
-            layout = planner::chosen_layout(planner::plan_to_json(plan), "--plan auto",
-                                            comm.size());
+            layout =
+                planner::chosen_layout(planner::plan_to_json(plan), "--plan auto", comm.size());
         } else {
             std::ifstream in(o.plan);
             STRATA_CHECK(in.good(), o.plan, ": cannot read the plan");
@@ -547,10 +547,11 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
         cmd->add_flag("--row-normalize-features,!--no-row-normalize-features", o->row_normalize,
                       "Divide each feature row by its sum (Kipf & Welling preprocessing; default: "
                       "the recipe's)");
-    o->recompute_option = cmd->add_option("--recompute", o->recompute,
-                    "What backward recomputes instead of keeping: none (fastest), aggregation "
-                    "(never keep an aggregation's output), all (keep only layer inputs)")
-        ->check(CLI::IsMember({"none", "aggregation", "all"}));
+    o->recompute_option =
+        cmd->add_option("--recompute", o->recompute,
+                        "What backward recomputes instead of keeping: none (fastest), aggregation "
+                        "(never keep an aggregation's output), all (keep only layer inputs)")
+            ->check(CLI::IsMember({"none", "aggregation", "all"}));
     cmd->add_option("--eval-every", o->eval_every,
                     "Evaluate every N epochs (and at the last epoch)")
         ->check(positive());
@@ -576,12 +577,14 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     cmd->add_option("--partition-method", o->partition_method,
                     "In-memory partitioning of a .h5 --data over the ranks")
         ->check(CLI::IsMember({"metis", "random", "block"}));
-    o->parallel_option = cmd->add_option("--parallel", o->parallel,
-                    "graph: every rank owns a part of the graph and runs every layer (exact); "
-                    "pipeline: every rank runs a stage of consecutive layers on the whole graph, "
-                    "chunk by chunk (GNNPipe; less traffic for deep models, stale rows between "
-                    "chunks, see docs/pipeline.md)")
-        ->check(CLI::IsMember({"graph", "pipeline"}));
+    o->parallel_option =
+        cmd->add_option(
+               "--parallel", o->parallel,
+               "graph: every rank owns a part of the graph and runs every layer (exact); "
+               "pipeline: every rank runs a stage of consecutive layers on the whole graph, "
+               "chunk by chunk (GNNPipe; less traffic for deep models, stale rows between "
+               "chunks, see docs/pipeline.md)")
+            ->check(CLI::IsMember({"graph", "pipeline"}));
     o->stages_option =
         cmd->add_option("--stages", o->stages, "Pipeline stages (default: ranks / ways)")
             ->check(positive())
