@@ -214,21 +214,30 @@ double fit_scale(const MachineModel& machine, int threads,
     std::sort(epochs.begin(), epochs.end());
     const double measured = epochs[epochs.size() / 2];
     MachineModel unscaled = machine;
-    unscaled.time_scale = 1.0;
+    for (ThreadRates& r : unscaled.by_threads) {
+        r.time_scale = 1.0;
+    }
     const EpochPrediction p = predict_graph_epoch(
         model.graph, Recompute::none, stats,
         RunShape{.machine = &unscaled, .network = unscaled.shared_memory, .threads = threads});
     if (log) {
         char line[160];
         std::snprintf(line, sizeof(line),
-                      "threads %d: GCN 3x128 on 60k vertices: measured %.1f ms, predicted %.1f ms",
-                      threads, 1e3 * measured, 1e3 * p.epoch_s);
+                      "threads %d: GCN 3x128 on 60k vertices: measured %.1f ms, predicted %.1f "
+                      "ms: time scale %.3f",
+                      threads, 1e3 * measured, 1e3 * p.epoch_s, measured / p.epoch_s);
         log(line);
     }
     return measured / p.epoch_s;
 }
 
 }  // namespace
+
+MachineModel merge_network(MachineModel kernels, const MachineModel& network) {
+    kernels.shared_memory = network.shared_memory;
+    kernels.mpi_measured = network.mpi_measured;
+    return kernels;
+}
 
 MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
     MachineModel m;
@@ -249,8 +258,8 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
     const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
     const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     m.cache_bytes = static_cast<double>(l3 > 0 ? l3 : l2 > 0 ? l2 : 8L << 20);
-    // Kernels: rank 0 alone (the others wait), so that they do not share the cores.
-    if (root) {
+    // Kernels with one process only: waiting ranks would spin in MPI on the cores measured.
+    if (comm.size() == 1) {
         std::vector<int> counts{1};
         if (m.cores > 1) {
             counts.push_back(m.cores);
@@ -274,14 +283,13 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
         log("network (ranks 0-1): latency " + std::to_string(1e6 * small) + " us, bandwidth " +
             std::to_string(m.shared_memory.bandwidth_gbs) + " GB/s");
     }
-    if (root && options.fit) {
-        double sum = 0.0;
-        for (const ThreadRates& r : m.by_threads) {
-            sum += fit_scale(m, r.threads, options.log);
+    if (comm.size() == 1 && options.fit) {
+        for (ThreadRates& r : m.by_threads) {
+            r.time_scale = fit_scale(m, r.threads, options.log);
         }
-        m.time_scale = sum / static_cast<double>(m.by_threads.size());
-        log("time scale (measured / predicted, mean over thread counts): " +
-            std::to_string(m.time_scale));
+    }
+    if (comm.size() > 1) {
+        return m;  // the network only (no kernel figures): merged into a calibrated model
     }
     // Every rank returns rank 0's model.
     std::string text = root ? to_json(m) : std::string();

@@ -12,11 +12,25 @@ namespace {
 
 constexpr double giga = 1e9;
 
+/// threads x ranks on the node / cores: 1 when this rank has the node to itself.
+double shared_fraction(const RunShape& shape) {
+    if (shape.ranks_per_node <= 1) {
+        return 1.0;
+    }
+    return std::min(1.0, static_cast<double>(shape.threads) /
+                             static_cast<double>(std::max(1, shape.machine->cores)));
+}
+
 /// Prices one rank's steps.
 class Pricer {
 public:
     Pricer(const ModelGraph& graph, const RankStats& rank, const RunShape& shape)
-        : graph_(graph), rank_(rank), shape_(shape), rates_(shape.machine->rates(shape.threads)) {}
+        : graph_(graph),
+          rank_(rank),
+          shape_(shape),
+          rates_(shape.machine->rates(shape.threads)),
+          node_(shape.machine->rates(shape.machine->cores)),
+          share_(shared_fraction(shape)) {}
 
     /// Seconds of `schedule`'s steps, into `terms`; returns (busy, exposed wait).
     std::pair<double, double> price(const Schedule& schedule, EpochTerms& terms) const {
@@ -73,13 +87,21 @@ public:
 private:
     [[nodiscard]] double rows() const { return static_cast<double>(rank_.owned); }
     [[nodiscard]] double cols(TensorId t) const { return graph_.tensor(t).cols; }
-    [[nodiscard]] double bandwidth() const { return rates_.memory_gbs * giga; }
+    [[nodiscard]] double bandwidth() const {
+        return shared(rates_.memory_gbs, node_.memory_gbs) * giga;
+    }
+    /// A memory-bound rate of this rank: its own, at most its share of the node's.
+    [[nodiscard]] double shared(double own, double node) const {
+        return share_ < 1.0 ? std::min(own, node * share_) : own;
+    }
 
     /// SpMM entries x columns per second at `width`: in cache when the rows it gathers fit in
     /// half the last-level cache, out of it beyond twice that, log-interpolated between.
     [[nodiscard]] double spmm_rate(double width) const {
-        const double in = interpolate(rates_.spmm_in_cache, width);
-        const double out = interpolate(rates_.spmm_out_of_cache, width);
+        const double in = shared(interpolate(rates_.spmm_in_cache, width),
+                                 interpolate(node_.spmm_in_cache, width));
+        const double out = shared(interpolate(rates_.spmm_out_of_cache, width),
+                                  interpolate(node_.spmm_out_of_cache, width));
         const double bytes = (rows() + static_cast<double>(rank_.recv_rows)) * width * 4.0;
         const double cache = std::max(1.0, shape_.machine->cache_bytes);
         const double t = std::clamp(std::log2(bytes / (0.5 * cache)) / 2.0, 0.0, 1.0);
@@ -116,6 +138,8 @@ private:
     const RankStats& rank_;
     const RunShape& shape_;
     const ThreadRates& rates_;
+    const ThreadRates& node_;  ///< all cores of the node in one process
+    double share_;             ///< this rank's share of the node's bandwidth (1: all of it)
 };
 
 }  // namespace
@@ -164,8 +188,13 @@ EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute
         k <= 1 ? 0.0
                : 2.0 * std::ceil(std::log2(static_cast<double>(k))) * shape.network.latency_s +
                      2.0 * (k - 1.0) / k * allreduce_bytes / (shape.network.bandwidth_gbs * giga);
-    const double optimizer = params * 28.0 / (rates.memory_gbs * giga) + rates.step_s;
-    const double scale = shape.machine->time_scale;
+    const double share = shared_fraction(shape);
+    const double adam_gbs =
+        share < 1.0 ? std::min(rates.memory_gbs,
+                               shape.machine->rates(shape.machine->cores).memory_gbs * share)
+                    : rates.memory_gbs;
+    const double optimizer = params * 28.0 / (adam_gbs * giga) + rates.step_s;
+    const double scale = rates.time_scale;
     EpochPrediction out;
     out.allreduce_bytes = k <= 1 ? 0 : static_cast<std::int64_t>(allreduce_bytes);
     for (int r = 0; r < k; ++r) {

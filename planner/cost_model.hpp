@@ -53,6 +53,9 @@ struct RunShape {
     const MachineModel* machine = nullptr;
     Network network;
     int threads = 1;
+    /// Ranks sharing this rank's node: memory-bound kernels (SpMM, pointwise, Adam) get at most
+    /// their share of the node's bandwidth, rate(all cores) x threads / cores.
+    int ranks_per_node = 1;
 };
 
 /// One rank's execution plan, laid out as the full-graph executor lays it out.

@@ -91,7 +91,8 @@ std::string to_json(const MachineModel& m) {
                          {"step_s", r.step_s},
                          {"gemm_gflops", points_json(r.gemm)},
                          {"spmm_in_cache_g", points_json(r.spmm_in_cache)},
-                         {"spmm_out_of_cache_g", points_json(r.spmm_out_of_cache)}});
+                         {"spmm_out_of_cache_g", points_json(r.spmm_out_of_cache)},
+                         {"time_scale", r.time_scale}});
     }
     const json j = {{"format", "strata-machine"},
                     {"version", MachineModel::format_version},
@@ -103,8 +104,7 @@ std::string to_json(const MachineModel& m) {
                     {"inter_node", network_json(m.inter_node)},
                     {"mpi_measured", m.mpi_measured},
                     {"overlap_slowdown", m.overlap_slowdown},
-                    {"baseline_rss_bytes", m.baseline_rss_bytes},
-                    {"time_scale", m.time_scale}};
+                    {"baseline_rss_bytes", m.baseline_rss_bytes}};
     return j.dump(2) + "\n";
 }
 
@@ -132,7 +132,8 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
                                     .step_s = r.at("step_s").get<double>(),
                                     .gemm = points_from(r.at("gemm_gflops")),
                                     .spmm_in_cache = points_from(r.at("spmm_in_cache_g")),
-                                    .spmm_out_of_cache = points_from(r.at("spmm_out_of_cache_g"))});
+                                    .spmm_out_of_cache = points_from(r.at("spmm_out_of_cache_g")),
+                                    .time_scale = r.value("time_scale", 1.0)});
         }
         STRATA_CHECK(!m.by_threads.empty(), what, ": by_threads is empty");
         m.shared_memory = network_from(j.at("shared_memory"));
@@ -140,7 +141,6 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
         m.mpi_measured = j.at("mpi_measured").get<bool>();
         m.overlap_slowdown = j.at("overlap_slowdown").get<double>();
         m.baseline_rss_bytes = j.at("baseline_rss_bytes").get<double>();
-        m.time_scale = j.value("time_scale", 1.0);
         return m;
     } catch (const json::exception& e) {
         STRATA_FAIL(what, ": ", e.what());

@@ -24,6 +24,9 @@ struct ThreadRates {
     std::vector<RatePoint> gemm;  ///< GFLOP/s by min(inner, output) width
     std::vector<RatePoint> spmm_in_cache;      ///< x rows fit in the last-level cache
     std::vector<RatePoint> spmm_out_of_cache;  ///< x far larger than the cache
+    /// Measured / predicted epoch of calibrate's own training run at this thread count (what
+    /// the kernel figures miss; 1 when not fitted). Multiplies the busy time.
+    double time_scale = 1.0;
 };
 
 /// A network between ranks (shared memory, or a link given by hand for other nodes).
@@ -45,8 +48,6 @@ struct MachineModel {
     /// overlaps.
     double overlap_slowdown = 1.0;
     double baseline_rss_bytes = 0.0;  ///< a rank's resident memory before any data (MPI, BLAS)
-    /// Ratio measured/predicted fitted on the calibration configurations (1 when not fitted).
-    double time_scale = 1.0;
 
     /// The rates for `threads` (the nearest measured count; never empty after calibrate).
     [[nodiscard]] const ThreadRates& rates(int threads) const;
