@@ -32,6 +32,14 @@ public:
           node_(shape.machine->rates(shape.machine->cores)),
           share_(shared_fraction(shape)) {}
 
+    /// The evaluation's metrics pass over the logits (softmax, loss and accuracy on every row):
+    /// as the loss step.
+    [[nodiscard]] double metrics(EpochTerms& terms) const {
+        const double t = rows() * cols(graph_.output()) * 12.0 / bandwidth();
+        terms.elementwise_s += t;
+        return t;
+    }
+
     /// Seconds of `schedule`'s steps, into `terms`; returns (busy, exposed wait).
     std::pair<double, double> price(const Schedule& schedule, EpochTerms& terms) const {
         double busy = 0.0;
@@ -204,7 +212,8 @@ EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute
         EpochTerms terms;
         const auto [train_busy, train_wait] = pricer.price(plan.training(), terms);
         EpochTerms eval_terms;
-        const auto [eval_busy, eval_wait] = pricer.price(plan.evaluation(), eval_terms);
+        const auto [eval_steps, eval_wait] = pricer.price(plan.evaluation(), eval_terms);
+        const double eval_busy = eval_steps + pricer.metrics(eval_terms);
         terms.gemm_s += eval_terms.gemm_s;
         terms.spmm_s += eval_terms.spmm_s;
         terms.elementwise_s += eval_terms.elementwise_s;

@@ -5,7 +5,8 @@
 //                 cache), and one exchange: peers x latency + max(sent, received) bytes /
 //                 bandwidth, exposed beyond the inner SpMM it overlaps
 //   pointwise     rows x cols x 4 bytes x (inputs + 1) at the streaming bandwidth (backward x2)
-//   loss          rows x classes x 12 bytes at the streaming bandwidth
+//   loss          rows x classes x 12 bytes at the streaming bandwidth (and the evaluation's
+//                 metrics pass over the logits, likewise)
 //   every step    a fixed step cost (fork/join)
 // plus Adam (28 bytes per parameter) and the gradient all-reduce (2 (K-1)/K x 4 P bytes, 2 log2 K
 // latencies). The epoch is the slowest rank's; halo bytes are exact (the executor's arithmetic).

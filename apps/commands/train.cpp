@@ -17,6 +17,7 @@
 #include "apps/commands/device_options.hpp"
 #include "apps/commands/model_options.hpp"
 #include "apps/commands/plan_defaults.hpp"
+#include "apps/commands/prediction_parts.hpp"
 #include "apps/commands/train_report.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/model_inputs.hpp"
@@ -225,10 +226,7 @@ std::string apply_plan(const ModelSpec& spec, TrainOptions& o, Communicator& com
         }
         chosen = layout.parallel + " " + layout.recompute;
     }
-    std::array<std::int64_t, 1> size{static_cast<std::int64_t>(chosen.size())};
-    comm.allreduce_max(size);
-    chosen.resize(static_cast<std::size_t>(size[0]), ' ');
-    comm.broadcast(std::as_writable_bytes(std::span<char>(chosen.data(), chosen.size())), 0);
+    chosen = broadcast_text(comm, chosen);
     std::istringstream fields(chosen);
     fields >> o.parallel >> o.recompute;
     return "plan: " + std::string(o.plan == "auto" ? "planned here" : o.plan) + ": --parallel " +
