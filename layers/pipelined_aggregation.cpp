@@ -48,8 +48,7 @@ void PipelinedAggregation::inner_spmm(const CsrMatrix& a, ConstMatrixView x, Mat
 
 std::size_t PipelinedAggregation::workspace_floats(index_t width) const {
     const ExchangePattern& pattern = blocks_.pattern();
-    return static_cast<std::size_t>(pattern.num_send_rows() + pattern.num_recv_rows()) *
-           static_cast<std::size_t>(width);
+    return exchange_workspace_floats(pattern.num_send_rows(), pattern.num_recv_rows(), width);
 }
 
 MatrixView PipelinedAggregation::rows_of(MatrixView y, RowRange rows) const {

@@ -38,5 +38,7 @@ Command add_generate_command(CLI::App& root);
 Command add_partition_command(CLI::App& root);
 Command add_train_command(CLI::App& root, TrainExtensions extensions = {});
 Command add_predict_command(CLI::App& root);
+Command add_calibrate_command(CLI::App& root);
+Command add_plan_command(CLI::App& root);
 
 }  // namespace strata::app

@@ -12,6 +12,8 @@ std::vector<AddCommand> all_commands(TrainExtensions train_extensions) {
         &add_partition_command,
         [train_extensions](CLI::App& root) { return add_train_command(root, train_extensions); },
         &add_predict_command,
+        &add_calibrate_command,
+        &add_plan_command,
     };
 }
 

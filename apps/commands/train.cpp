@@ -6,20 +6,25 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "apps/commands/cli_checks.hpp"
 #include "apps/commands/command.hpp"
 #include "apps/commands/device_options.hpp"
 #include "apps/commands/model_options.hpp"
+#include "apps/commands/plan_defaults.hpp"
+#include "apps/commands/prediction_parts.hpp"
 #include "apps/commands/train_report.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/model_inputs.hpp"
 #include "partition/chunking.hpp"
 #include "partition/distributed_load.hpp"
 #include "partition/partition_report.hpp"
+#include "planner/layout_plan.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
@@ -32,6 +37,7 @@
 #include "training/early_stopping.hpp"
 #include "training/metrics_writer.hpp"
 #include "training/resume.hpp"
+#include "training/run_memory.hpp"
 #include "training/signal_stop.hpp"
 
 #include <malloc.h>
@@ -79,6 +85,10 @@ struct TrainOptions {
     std::string overlap = "on";  ///< --overlap: progress the halo exchange during the inner SpMM
     bool profile = false;        ///< --profile: time the training step's phases
     int guard_window = GuardOptions{}.window;
+    std::string plan;     ///< --plan auto|FILE: the planner's layout (planner/layout_plan.hpp)
+    std::string machine;  ///< --machine for --plan auto
+    CLI::Option* parallel_option = nullptr;
+    CLI::Option* recompute_option = nullptr;
     CLI::Option* stages_option = nullptr;
     CLI::Option* ways_option = nullptr;
     CLI::Option* chunks_option = nullptr;
@@ -141,10 +151,7 @@ void restore_pipeline_state(const Checkpoint& c, PipelineExecutor& pipeline, Acc
 MemoryPlanSummary summarize(std::vector<MemoryLine> lines, index_t owned, std::int64_t baseline,
                             Communicator& comm) {
     MemoryPlanSummary summary;
-    std::int64_t total = 0;
-    for (const MemoryLine& line : lines) {
-        total += line.bytes;
-    }
+    const std::int64_t total = total_bytes(lines);
     std::array<double, 3> maxima{static_cast<double>(total),
                                  static_cast<double>(total) / std::max<double>(1.0, owned),
                                  static_cast<double>(baseline)};
@@ -177,6 +184,12 @@ std::pair<ModelSpec, TrainOptions> resolve(const TrainOptions& given) {
     if (o.row_normalize_option->count() == 0) {
         o.row_normalize = recipe.row_normalize;
     }
+    if (!o.plan.empty()) {
+        for (const CLI::Option* option : {o.parallel_option, o.recompute_option}) {
+            STRATA_CHECK(option->count() == 0, option->get_name(),
+                         " cannot be given with --plan (the plan chooses it)");
+        }
+    }
     if (!pipelined(o)) {
         for (const CLI::Option* option : {o.stages_option, o.ways_option, o.chunks_option}) {
             STRATA_CHECK(option->count() == 0, option->get_name(), " needs --parallel pipeline");
@@ -188,16 +201,52 @@ std::pair<ModelSpec, TrainOptions> resolve(const TrainOptions& given) {
     return {spec, o};
 }
 
+/// --plan auto|FILE: rank 0 reads the plan (auto: plans this run's data, model and rank
+/// count) and every rank applies its recommended layout.
+std::string apply_plan(const ModelSpec& spec, TrainOptions& o, Communicator& comm) {
+    std::string chosen;
+    if (comm.rank() == 0) {
+        planner::ChosenLayout layout;
+        if (o.plan == "auto") {
+            planner::PlanRequest request{.data = o.data,
+                                         .spec = spec,
+                                         .ranks = {comm.size()},
+                                         .machine = load_machine(o.machine),
+                                         .cache_dir = default_plan_cache(),
+                                         .seed = o.seed};
+            const planner::Plan plan = planner::make_plan(request);
+            layout =
+                planner::chosen_layout(planner::plan_to_json(plan), "--plan auto", comm.size());
+        } else {
+            std::ifstream in(o.plan);
+            STRATA_CHECK(in.good(), o.plan, ": cannot read the plan");
+            std::stringstream text;
+            text << in.rdbuf();
+            layout = planner::chosen_layout(text.str(), o.plan, comm.size());
+        }
+        chosen = layout.parallel + " " + layout.recompute;
+    }
+    chosen = broadcast_text(comm, chosen);
+    std::istringstream fields(chosen);
+    fields >> o.parallel >> o.recompute;
+    return "plan: " + std::string(o.plan == "auto" ? "planned here" : o.plan) + ": --parallel " +
+           o.parallel + " --recompute " + o.recompute + " for " + std::to_string(comm.size()) +
+           " ranks";
+}
+
 int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExtensions& extensions) {
     Runtime runtime = open_runtime(given.device);
     Backend& backend = *runtime.backend;
     Communicator& comm = *runtime.comm;
     const bool root = comm.rank() == 0;
+    TrainOptions planned = given;
+    const std::string plan_line =
+        given.plan.empty() ? std::string() : apply_plan(spec, planned, comm);
 
     // Data: the model is built from the part's sizes (it names the graph operator to upload),
     // everything is uploaded once, then the host copy is released (its bytes would otherwise
     // stay for the whole run next to the backend's).
-    TrainOptions o = given;
+    TrainOptions o = planned;
     std::unique_ptr<Communicator> self;  // the pipeline's per-rank whole graph and evaluation
     if (pipelined(o)) {
         o.stages = o.stages == 0 ? std::max(1, comm.size() / o.ways) : o.stages;
@@ -297,18 +346,11 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     Adam adam(backend, parameters.size(),
               AdamOptions{.lr = o.lr, .decoupled = o.weight_decay_mode == "decoupled"});
     BestTracker best(backend, parameters, selection);
-    for (const MemoryLine& line : executor->memory_plan()) {
-        lines.push_back(line);
-    }
-    lines.push_back({"optimizer state", Adam::planned_bytes(parameters.size())});
-    lines.push_back({"best weights", BestTracker::planned_bytes(parameters.size())});
+    lines = run_memory_lines(std::move(lines), executor->memory_plan(), parameters.size());
     const MemoryPlanSummary memory = summarize(lines, owned, baseline, comm);
     std::string per_rank;  // the pipeline's stages hold different layers: each rank's plan
     if (pipeline != nullptr) {
-        std::int64_t total = 0;
-        for (const MemoryLine& line : lines) {
-            total += line.bytes;
-        }
+        const std::int64_t total = total_bytes(lines);
         const std::vector<std::byte> all =
             comm.gather(std::as_bytes(std::span<const std::int64_t>(&total, 1)), 0);
         for (std::size_t r = 0; r * sizeof(std::int64_t) < all.size(); ++r) {
@@ -326,6 +368,9 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     report.start(o.data, comm.size(), runtime.device, runtime.comm_name, describe(spec), o.seed,
                  o.epochs, vertices, memory, to_string(recompute));
     report.note(split_line);
+    if (!plan_line.empty()) {
+        report.note(plan_line);
+    }
     if (!runtime.threads_note.empty()) {
         report.note(runtime.threads_note);
     }
@@ -500,10 +545,11 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
         cmd->add_flag("--row-normalize-features,!--no-row-normalize-features", o->row_normalize,
                       "Divide each feature row by its sum (Kipf & Welling preprocessing; default: "
                       "the recipe's)");
-    cmd->add_option("--recompute", o->recompute,
-                    "What backward recomputes instead of keeping: none (fastest), aggregation "
-                    "(never keep an aggregation's output), all (keep only layer inputs)")
-        ->check(CLI::IsMember({"none", "aggregation", "all"}));
+    o->recompute_option =
+        cmd->add_option("--recompute", o->recompute,
+                        "What backward recomputes instead of keeping: none (fastest), aggregation "
+                        "(never keep an aggregation's output), all (keep only layer inputs)")
+            ->check(CLI::IsMember({"none", "aggregation", "all"}));
     cmd->add_option("--eval-every", o->eval_every,
                     "Evaluate every N epochs (and at the last epoch)")
         ->check(positive());
@@ -529,12 +575,14 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     cmd->add_option("--partition-method", o->partition_method,
                     "In-memory partitioning of a .h5 --data over the ranks")
         ->check(CLI::IsMember({"metis", "random", "block"}));
-    cmd->add_option("--parallel", o->parallel,
-                    "graph: every rank owns a part of the graph and runs every layer (exact); "
-                    "pipeline: every rank runs a stage of consecutive layers on the whole graph, "
-                    "chunk by chunk (GNNPipe; less traffic for deep models, stale rows between "
-                    "chunks, see docs/pipeline.md)")
-        ->check(CLI::IsMember({"graph", "pipeline"}));
+    o->parallel_option =
+        cmd->add_option(
+               "--parallel", o->parallel,
+               "graph: every rank owns a part of the graph and runs every layer (exact); "
+               "pipeline: every rank runs a stage of consecutive layers on the whole graph, "
+               "chunk by chunk (GNNPipe; less traffic for deep models, stale rows between "
+               "chunks, see docs/pipeline.md)")
+            ->check(CLI::IsMember({"graph", "pipeline"}));
     o->stages_option =
         cmd->add_option("--stages", o->stages, "Pipeline stages (default: ranks / ways)")
             ->check(positive())
@@ -581,6 +629,13 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                     "operation (a cut or crawling network link, a stuck rank) names it and ends "
                     "the job (0: wait forever; MPI communication only)")
         ->check(non_negative());
+    cmd->add_option("--plan", o->plan,
+                    "auto: plan this run (strata plan for the launched rank count) and use the "
+                    "recommended --parallel and --recompute; FILE: take them from strata plan "
+                    "--json's output");
+    cmd->add_option("--machine", o->machine,
+                    "--plan auto: the machine model (default: as strata plan)")
+        ->needs(cmd->get_option("--plan"));
     cmd->add_flag("--quiet", o->quiet, "Print only the final line");
     cmd->add_flag("--profile", o->profile,
                   "Time the training step's phases (GEMM, aggregation, attention, elementwise "

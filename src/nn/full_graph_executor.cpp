@@ -327,11 +327,16 @@ ConstMatrixView FullGraphExecutor::evaluation_output(const std::string& name) co
 }
 
 std::vector<MemoryLine> FullGraphExecutor::memory_plan() const {
+    return plan_memory(plan_, parameters_.size());
+}
+
+std::vector<MemoryLine> FullGraphExecutor::plan_memory(const ExecutionPlan& plan,
+                                                       std::size_t num_parameters) {
     const auto bytes = [](std::size_t floats) {
         return static_cast<std::int64_t>(floats * sizeof(float));
     };
-    return {{"activations (arena)", bytes(plan_.arena_floats())},
-            {"parameters + gradients", bytes(2 * parameters_.size())}};
+    return {{"activations (arena)", bytes(plan.arena_floats())},
+            {"parameters + gradients", bytes(2 * num_parameters)}};
 }
 
 std::optional<PhaseTimes> FullGraphExecutor::phase_times() const {

@@ -51,6 +51,10 @@ public:
     double train_step(std::int64_t epoch) override;
     Evaluation evaluate() override;
     [[nodiscard]] std::vector<MemoryLine> memory_plan() const override;
+    /// The lines memory_plan() returns for an executor of `plan` with `num_parameters`
+    /// (strata plan predicts them without building one).
+    [[nodiscard]] static std::vector<MemoryLine> plan_memory(const ExecutionPlan& plan,
+                                                             std::size_t num_parameters);
     [[nodiscard]] HaloBytes halo_bytes() const override;
     [[nodiscard]] std::optional<PhaseTimes> phase_times() const override;
 

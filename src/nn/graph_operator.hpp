@@ -39,6 +39,12 @@ struct HaloBytes {
     std::int64_t recompute = 0;
 };
 
+/// Scratch of one exchange at `width` columns: the packed send rows, then the received rows.
+[[nodiscard]] inline std::size_t exchange_workspace_floats(std::int64_t send_rows,
+                                                           std::int64_t recv_rows, index_t width) {
+    return static_cast<std::size_t>(send_rows + recv_rows) * static_cast<std::size_t>(width);
+}
+
 class GraphOperator {
 public:
     virtual ~GraphOperator() = default;

@@ -9,6 +9,16 @@
 
 namespace strata {
 
+std::size_t ModelParameters::count(const ModelGraph& graph) {
+    std::size_t total = 0;
+    for (int n = 0; n < graph.num_nodes(); ++n) {
+        for (const auto& spec : graph.node(n).op->parameter_specs(graph.input_cols(n))) {
+            total += static_cast<std::size_t>(spec.rows) * static_cast<std::size_t>(spec.cols);
+        }
+    }
+    return total;
+}
+
 ModelParameters::ModelParameters(Backend& backend, ModelGraph& graph, std::uint64_t seed)
     : backend_(backend) {
     std::vector<std::vector<ParameterSpec>> specs;

@@ -20,6 +20,9 @@ public:
     /// in node order: the same seed gives the same values on every rank, so replicas start
     /// identical without a broadcast), zeroes the gradients and binds every op's views.
     ModelParameters(Backend& backend, ModelGraph& graph, std::uint64_t seed);
+    /// Floats of every parameter of `graph` (what the constructor allocates twice: values and
+    /// gradients), without allocating.
+    [[nodiscard]] static std::size_t count(const ModelGraph& graph);
 
     [[nodiscard]] std::span<const Parameter> all() const { return parameters_; }
     [[nodiscard]] std::size_t size() const { return values_.size(); }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad flags to `strata train`/`strata predict`/`strata partition`: each must exit non-zero (not from a signal)
+# Bad flags to `strata train`/`strata predict`/`strata partition`/`strata plan`: each must exit non-zero (not from a signal)
 # with exactly one non-empty line on stderr, which names
 # what was wrong (expect_message: the expected text; expect_error is its exit-code part). Usage: check_cli_errors.sh STRATA DATA_DIR
 set -u
@@ -127,6 +127,31 @@ expect_message "partition --chunks not a multiple of parts" \
 expect_message "pipeline --chunks against the partition's" \
   "cora.2c: --chunks 8, but the partition has 4 chunks (2 per part)" \
   "$strata" train --data "$tmp/cora.2c" --parallel pipeline --chunks 8 --epochs 1
+# strata plan / calibrate / train --plan (planner/, docs/planner.md).
+expect_message "plan: unknown model" "--model: transformer not in {gcn," \
+  "$strata" plan --data "$data/cora.h5" --model transformer --ranks 1,2 --cache-dir "$tmp/plan"
+expect_message "plan: empty rank list" "--ranks: empty rank list (give e.g. --ranks 1,2,4)" \
+  "$strata" plan --data "$data/cora.h5" --ranks , --cache-dir "$tmp/plan"
+expect_message "plan: bad rank count" "--ranks: '0' is not a rank count (a positive integer)" \
+  "$strata" plan --data "$data/cora.h5" --ranks 1,0 --cache-dir "$tmp/plan"
+expect_message "plan: impossible memory limit" "--memory-per-rank 0.0 MB: no candidate fits (the smallest needs" \
+  "$strata" plan --data "$data/cora.h5" --ranks 1,2 --memory-per-rank 0.00001 --cache-dir "$tmp/plan"
+expect_message "plan: zero memory" "--memory-per-rank: must be a positive number, got 0" \
+  "$strata" plan --data "$data/cora.h5" --ranks 1 --memory-per-rank 0 --cache-dir "$tmp/plan"
+expect_message "plan: missing machine model" "$tmp/none.json: cannot read the machine model" \
+  "$strata" plan --data "$data/cora.h5" --ranks 1 --machine "$tmp/none.json" --cache-dir "$tmp/plan"
+echo '{"format": "strata-machine", "version": 7}' >"$tmp/m7.json"
+expect_message "plan: machine model version" "$tmp/m7.json: machine model version 7 is not supported" \
+  "$strata" plan --data "$data/cora.h5" --ranks 1 --machine "$tmp/m7.json" --cache-dir "$tmp/plan"
+expect_message "plan: cache beside the input" "--cache-dir $data: must not be beside or inside the input data" \
+  "$strata" plan --data "$data/cora.h5" --ranks 1 --cache-dir "$data"
+expect_message "train --plan with --recompute" "--recompute cannot be given with --plan (the plan chooses it)" \
+  "$strata" train --data "$data/cora.h5" --plan auto --recompute all
+echo '{"format": "strata-plan", "version": 1, "candidates": []}' >"$tmp/plan.json"
+expect_message "train --plan without this rank count" "$tmp/plan.json: no recommended layout for 1 ranks" \
+  "$strata" train --data "$data/cora.h5" --plan "$tmp/plan.json" --epochs 1
+expect_message "calibrate: zero seconds" "--seconds: must be a positive number, got 0" \
+  "$strata" calibrate --seconds 0 --out "$tmp/m.json"
 if ! nvidia-smi -L >/dev/null 2>&1; then  # no GPU here: without CUDA support, or no device
   expect_message "cuda without a GPU" "CUDA" "$strata" train --data "$data/cora.h5" --device cuda
   expect_message "predict on cuda without a GPU" "CUDA" "$strata" predict --data "$data/cora.h5" \

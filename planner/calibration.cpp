@@ -1,0 +1,293 @@
+// calibrate: the kernels of the CPU backend timed at the shapes the executor runs.
+#include "planner/calibration.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "datasets/adjacency.hpp"
+#include "datasets/generate.hpp"
+#include "layers/model_inputs.hpp"
+#include "layers/model_zoo.hpp"
+#include "partition/local_part.hpp"
+#include "planner/cost_model.hpp"
+#include "planner/partition_stats.hpp"
+#include "src/base/error.hpp"
+#include "src/base/log.hpp"
+#include "src/base/timer.hpp"
+#include "src/comm/make_communicator.hpp"
+#include "src/device/cpu/cpu_backend.hpp"
+#include "src/nn/full_graph_executor.hpp"
+#include "src/nn/model_parameters.hpp"
+#include "src/nn/optimizer.hpp"
+#include "src/tensor/csr_matrix.hpp"
+#include "src/tensor/dense_matrix.hpp"
+
+#include <unistd.h>
+
+namespace strata::planner {
+namespace {
+
+/// Fastest seconds of `run` over repetitions filling about `budget` seconds (>= 3): noise
+/// (other processes, interrupts) only ever adds time, so the minimum is the reproducible figure.
+template <class Run>
+double time_it(double budget, Run&& run) {
+    run();  // warm-up
+    std::vector<double> times;
+    const Stopwatch total;
+    while (times.size() < 3 || (total.seconds() < budget && times.size() < 200)) {
+        const Stopwatch watch;
+        run();
+        times.push_back(watch.seconds());
+    }
+    return *std::min_element(times.begin(), times.end());
+}
+
+/// A random graph of `rows` rows and `degree` entries per row, columns sorted.
+HostCsr random_csr(index_t rows, int degree, std::uint64_t seed) {
+    HostCsr a;
+    a.rows = rows;
+    a.cols = rows;
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<index_t> column(0, rows - 1);
+    a.row_ptr.reserve(static_cast<std::size_t>(rows) + 1);
+    for (index_t r = 0; r < rows; ++r) {
+        std::vector<index_t> cols(static_cast<std::size_t>(degree));
+        for (index_t& c : cols) {
+            c = column(rng);
+        }
+        std::sort(cols.begin(), cols.end());
+        a.col_idx.insert(a.col_idx.end(), cols.begin(), cols.end());
+        a.row_ptr.push_back(static_cast<index_t>(a.col_idx.size()));
+    }
+    a.values.assign(a.col_idx.size(), 0.04f);
+    return a;
+}
+
+ThreadRates measure_rates(int threads, double budget, double cache_bytes,
+                          const std::function<void(const std::string&)>& log) {
+    CpuBackend backend(threads);
+    ThreadRates r;
+    r.threads = threads;
+    {  // streaming: y = a x + b y over 3 x 4 bytes per element
+        DenseMatrix x(backend, 1 << 22, 8);
+        DenseMatrix y(backend, 1 << 22, 8);
+        backend.fill(x.view(), 1.0f);
+        backend.fill(y.view(), 1.0f);
+        const double t = time_it(budget, [&] { backend.axpby(0.5f, x.view(), 0.5f, y.view()); });
+        r.memory_gbs = 12.0 * static_cast<double>(x.view().size()) / t / 1e9;
+    }
+    {  // one step's fixed cost: a tiny kernel
+        DenseMatrix x(backend, 64, 1);
+        r.step_s = time_it(budget / 3, [&] { backend.fill(x.view(), 0.0f); });
+    }
+    const index_t gemm_rows = 1 << 16;
+    for (const index_t k : {8, 16, 64, 256}) {
+        DenseMatrix a(backend, gemm_rows, 256);
+        DenseMatrix b(backend, 256, 256);
+        DenseMatrix c(backend, gemm_rows, 256);
+        backend.fill(a.view(), 0.5f);
+        backend.fill(b.view(), 0.5f);
+        const ConstMatrixView av{a.view().data, gemm_rows, 256};
+        const ConstMatrixView bv{b.view().data, 256, k};
+        const MatrixView cv{c.view().data, gemm_rows, k};
+        const double t = time_it(budget / 2, [&] {
+            backend.gemm(av, Transpose::no, bv, Transpose::no, cv, 1.0f, 0.0f);
+        });
+        r.gemm.push_back({static_cast<double>(k), 2.0 * gemm_rows * 256.0 * k / t / 1e9});
+    }
+    // SpMM: x rows fit in the cache (in) or far exceed it (out).
+    const auto in_rows = static_cast<index_t>(std::max(1024.0, cache_bytes / (4.0 * 4 * 64)));
+    const index_t out_rows = 1 << 19;
+    for (const bool in_cache : {true, false}) {
+        const index_t rows = in_cache ? in_rows : out_rows;
+        const CsrMatrix a = CsrMatrix::upload(backend, random_csr(rows, 16, 7));
+        for (const index_t width : {8, 16, 64, 256}) {
+            if (in_cache && static_cast<double>(rows) * width * 4.0 > cache_bytes) {
+                // This width does not fit at these rows: fewer rows for it.
+                const auto fit_rows =
+                    static_cast<index_t>(std::max(256.0, cache_bytes / (8.0 * width)));
+                const CsrMatrix small = CsrMatrix::upload(backend, random_csr(fit_rows, 16, 8));
+                DenseMatrix x(backend, fit_rows, width);
+                DenseMatrix y(backend, fit_rows, width);
+                backend.fill(x.view(), 1.0f);
+                const double t =
+                    time_it(budget / 4, [&] { backend.spmm(small, x.view(), y.view(), 0.0f); });
+                r.spmm_in_cache.push_back({static_cast<double>(width),
+                                           static_cast<double>(small.nnz()) * width / t / 1e9});
+                continue;
+            }
+            DenseMatrix x(backend, rows, width);
+            DenseMatrix y(backend, rows, width);
+            backend.fill(x.view(), 1.0f);
+            const double t =
+                time_it(budget / 4, [&] { backend.spmm(a, x.view(), y.view(), 0.0f); });
+            (in_cache ? r.spmm_in_cache : r.spmm_out_of_cache)
+                .push_back(
+                    {static_cast<double>(width), static_cast<double>(a.nnz()) * width / t / 1e9});
+        }
+    }
+    if (log) {
+        char line[256];
+        std::snprintf(line, sizeof(line),
+                      "threads %d: stream %.1f GB/s, step %.1f us, GEMM %.0f-%.0f GFLOP/s, SpMM "
+                      "%.2f-%.2f (in cache) %.2f-%.2f (out) G entries x cols/s",
+                      threads, r.memory_gbs, 1e6 * r.step_s, r.gemm.front().rate,
+                      r.gemm.back().rate, r.spmm_in_cache.front().rate, r.spmm_in_cache.back().rate,
+                      r.spmm_out_of_cache.front().rate, r.spmm_out_of_cache.back().rate);
+        log(line);
+    }
+    return r;
+}
+
+/// Ranks 0 and 1 exchange `floats` floats both ways (the halo exchange's pattern); seconds.
+double exchange_seconds(Communicator& comm, Backend& backend, index_t floats, double budget) {
+    const int rank = comm.rank();
+    ExchangePattern pattern;
+    if (rank <= 1) {
+        pattern.peers = {1 - rank};
+        pattern.send_offsets = {0, floats};
+        pattern.recv_offsets = {0, floats};
+    }
+    DenseMatrix send(backend, std::max<index_t>(floats, 1), 1);
+    DenseMatrix recv(backend, std::max<index_t>(floats, 1), 1);
+    const ConstMatrixView s{send.view().data, rank <= 1 ? floats : 0, 1};
+    const MatrixView r{recv.view().data, rank <= 1 ? floats : 0, 1};
+    // A fixed repetition count on every rank (all must join each barrier).
+    const auto once = [&] {
+        auto exchange = comm.start_exchange(pattern, s, r);
+        exchange->wait_all();
+    };
+    once();
+    comm.barrier();
+    const int reps = floats < 1024 ? 200 : std::max(3, static_cast<int>(budget / 0.01));
+    const Stopwatch watch;
+    for (int i = 0; i < reps; ++i) {
+        once();
+    }
+    std::array<double, 1> t{watch.seconds() / reps};
+    comm.allreduce_max(t);
+    return t[0];
+}
+
+/// One rank trains a 2-layer GCN (128 hidden) on a generated graph for a few epochs; the
+/// median measured epoch over the predicted one.
+double fit_scale(const MachineModel& machine, int threads,
+                 const std::function<void(const std::string&)>& log) {
+    CpuBackend backend(threads);
+    auto self = make_communicator(backend, CommKind::mpi, MPI_COMM_SELF);
+    GenerateOptions g;
+    g.num_vertices = 60000;
+    g.avg_degree = 20;
+    g.num_features = 128;
+    g.num_classes = 16;
+    g.seed = 3;
+    const GraphDataset graph = generate_graph(g);
+    ModelSpec spec = find_model("gcn").recipe.spec;
+    spec.layers = 3;
+    spec.hidden = 128;
+    BuiltModel model = build_model(spec, 128, 16);
+    const PartitionStats stats =
+        measure_partition(graph, "calibration", 1, model.graph.normalization(), 0);
+    const LocalPart part = build_local_part(graph, adjacency_matrix(graph),
+                                            partition_block(graph.num_vertices(), 1), 0);
+    ModelInputs inputs(backend, *self, part, model.graph);
+    ModelParameters parameters(backend, model.graph, 1);
+    FullGraphExecutor executor(backend, *self, model.graph, parameters, *inputs.aggregation,
+                               inputs.inputs->data(), inputs.executor_options({}));
+    Adam adam(backend, parameters.size(), AdamOptions{});
+    std::vector<double> epochs;
+    for (int e = 1; e <= 6; ++e) {
+        const Stopwatch watch;
+        (void)executor.train_step(e);
+        adam.step(parameters.all());
+        (void)executor.evaluate();
+        backend.synchronize();
+        if (e > 1) {
+            epochs.push_back(watch.seconds());
+        }
+    }
+    std::sort(epochs.begin(), epochs.end());
+    const double measured = epochs[epochs.size() / 2];
+    MachineModel unscaled = machine;
+    for (ThreadRates& r : unscaled.by_threads) {
+        r.time_scale = 1.0;
+    }
+    const EpochPrediction p = predict_graph_epoch(
+        model.graph, Recompute::none, stats,
+        RunShape{.machine = &unscaled, .network = unscaled.shared_memory, .threads = threads});
+    if (log) {
+        char line[160];
+        std::snprintf(line, sizeof(line),
+                      "threads %d: GCN 3x128 on 60k vertices: measured %.1f ms, predicted %.1f "
+                      "ms: time scale %.3f",
+                      threads, 1e3 * measured, 1e3 * p.epoch_s, measured / p.epoch_s);
+        log(line);
+    }
+    return measured / p.epoch_s;
+}
+
+}  // namespace
+
+MachineModel merge_network(MachineModel kernels, const MachineModel& network) {
+    kernels.shared_memory = network.shared_memory;
+    kernels.mpi_measured = network.mpi_measured;
+    return kernels;
+}
+
+MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
+    MachineModel m;
+    const bool root = comm.rank() == 0;
+    const auto log = [&](const std::string& text) {
+        if (root && options.log) {
+            options.log(text);
+        }
+    };
+    m.baseline_rss_bytes = static_cast<double>(current_rss_bytes());
+    std::array<double, 1> baseline{m.baseline_rss_bytes};
+    comm.allreduce_max(baseline);
+    m.baseline_rss_bytes = baseline[0];
+    char host[256] = {};
+    (void)gethostname(host, sizeof(host) - 1);
+    m.host = host;
+    m.cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    m.cache_bytes = static_cast<double>(l3 > 0 ? l3 : l2 > 0 ? l2 : 8L << 20);
+    // Kernels with one process only: waiting ranks would spin in MPI on the cores measured.
+    if (comm.size() == 1) {
+        std::vector<int> counts{1};
+        if (m.cores > 1) {
+            counts.push_back(m.cores);
+        }
+        for (int threads : counts) {
+            m.by_threads.push_back(
+                measure_rates(threads, options.seconds_per_figure, m.cache_bytes, options.log));
+        }
+    }
+    // Network between ranks 0 and 1 (shared memory when they are on one node).
+    m.shared_memory = default_machine().shared_memory;
+    m.inter_node = default_machine().inter_node;
+    if (comm.size() >= 2) {
+        CpuBackend backend(1);
+        const double small = exchange_seconds(comm, backend, 1, options.seconds_per_figure);
+        const index_t big_floats = 1 << 22;
+        const double big = exchange_seconds(comm, backend, big_floats, options.seconds_per_figure);
+        m.shared_memory.latency_s = small;
+        m.shared_memory.bandwidth_gbs = 4.0 * big_floats / std::max(1e-9, big - small) / 1e9;
+        m.mpi_measured = true;
+        log("network (ranks 0-1): latency " + std::to_string(1e6 * small) + " us, bandwidth " +
+            std::to_string(m.shared_memory.bandwidth_gbs) + " GB/s");
+    }
+    if (comm.size() == 1 && options.fit) {
+        for (ThreadRates& r : m.by_threads) {
+            r.time_scale = fit_scale(m, r.threads, options.log);
+        }
+    }
+    return m;
+}
+
+}  // namespace strata::planner

@@ -1,0 +1,246 @@
+// The cost model: each planned step priced on the machine model.
+#include "planner/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/shape_operator.hpp"
+#include "src/nn/model_parameters.hpp"
+
+namespace strata::planner {
+namespace {
+
+constexpr double giga = 1e9;
+
+/// threads x ranks on the node / cores: 1 when this rank has the node to itself.
+double shared_fraction(const RunShape& shape) {
+    if (shape.ranks_per_node <= 1) {
+        return 1.0;
+    }
+    return std::min(1.0, static_cast<double>(shape.threads) /
+                             static_cast<double>(std::max(1, shape.machine->cores)));
+}
+
+/// Prices one rank's steps.
+class Pricer {
+public:
+    Pricer(const ModelGraph& graph, const RankStats& rank, const RunShape& shape)
+        : graph_(graph),
+          rank_(rank),
+          shape_(shape),
+          rates_(shape.machine->rates(shape.threads)),
+          node_(shape.machine->rates(shape.machine->cores)),
+          share_(shared_fraction(shape)) {}
+
+    /// The evaluation's metrics pass over the logits (softmax, loss and accuracy on every row):
+    /// as the loss step.
+    [[nodiscard]] double metrics(EpochTerms& terms) const {
+        const double t = rows() * cols(graph_.output()) * 12.0 / bandwidth();
+        terms.elementwise_s += t;
+        return t;
+    }
+
+    /// Seconds of `schedule`'s steps, into `terms`; returns (busy, exposed wait).
+    std::pair<double, double> price(const Schedule& schedule, EpochTerms& terms) const {
+        double busy = 0.0;
+        double wait = 0.0;
+        for (const PlanStep& step : schedule.steps) {
+            terms.steps_s += rates_.step_s;
+            busy += rates_.step_s;
+            if (step.kind == StepKind::loss) {
+                const double t = rows() * cols(graph_.output()) * 12.0 / bandwidth();
+                terms.elementwise_s += t;
+                busy += t;
+                continue;
+            }
+            const Node& node = graph_.node(step.node);
+            const OpKind kind = node.op->kind();
+            const bool backward = step.kind == StepKind::backward;
+            const double out = cols(node.output);
+            const std::vector<index_t> in = graph_.input_cols(step.node);
+            if (backward && step.folded >= 0) {  // G = Âᵀ dy at the linear's output width
+                const auto [t, w] = aggregation(out, true);
+                busy += t;
+                wait += w;
+                terms.spmm_s += t;
+                terms.exposed_s += w;
+            }
+            if (kind == OpKind::linear) {
+                const double k = in.at(0);
+                const double flops = 2.0 * rows() * k * out;
+                const double gemms =
+                    backward ? (step.dx.empty() || step.dx[0] < 0 ? 1.0 : 2.0) : 1.0;
+                const double t =
+                    gemms * flops / (interpolate(rates_.gemm, std::min(k, out)) * giga);
+                terms.gemm_s += t;
+                busy += t;
+            } else if (kind == OpKind::aggregate || kind == OpKind::attention) {
+                // Attention is priced as an aggregation (its edge softmax is not modelled).
+                const auto [t, w] = aggregation(out, backward);
+                busy += t;
+                wait += w;
+                terms.spmm_s += t;
+                terms.exposed_s += w;
+                terms.exchange_s += exchange_time(out, backward);
+            } else {
+                const double t = (backward ? 2.0 : 1.0) * rows() * out * 4.0 *
+                                 (static_cast<double>(in.size()) + 1.0) / bandwidth();
+                terms.elementwise_s += t;
+                busy += t;
+            }
+        }
+        return {busy, wait};
+    }
+
+private:
+    [[nodiscard]] double rows() const { return static_cast<double>(rank_.owned); }
+    [[nodiscard]] double cols(TensorId t) const { return graph_.tensor(t).cols; }
+    [[nodiscard]] double bandwidth() const {
+        return shared(rates_.memory_gbs, node_.memory_gbs) * giga;
+    }
+    /// A memory-bound rate of this rank: its own, at most its share of the node's.
+    [[nodiscard]] double shared(double own, double node) const {
+        return share_ < 1.0 ? std::min(own, node * share_) : own;
+    }
+
+    /// SpMM entries x columns per second at `width`: in cache when the rows it gathers fit in
+    /// half the last-level cache, out of it beyond twice that, log-interpolated between.
+    [[nodiscard]] double spmm_rate(double width) const {
+        const double in = shared(interpolate(rates_.spmm_in_cache, width),
+                                 interpolate(node_.spmm_in_cache, width));
+        const double out = shared(interpolate(rates_.spmm_out_of_cache, width),
+                                  interpolate(node_.spmm_out_of_cache, width));
+        const double bytes = (rows() + static_cast<double>(rank_.recv_rows)) * width * 4.0;
+        const double cache = std::max(1.0, shape_.machine->cache_bytes);
+        const double t = std::clamp(std::log2(bytes / (0.5 * cache)) / 2.0, 0.0, 1.0);
+        return (in + t * (out - in)) * giga;
+    }
+
+    /// One exchange's transfer time at `width` (backward: the reversed pattern).
+    [[nodiscard]] double exchange_time(double width, bool backward) const {
+        if (rank_.peers == 0) {
+            return 0.0;
+        }
+        const double sent = static_cast<double>(backward ? rank_.recv_rows : rank_.send_rows);
+        const double received = static_cast<double>(backward ? rank_.send_rows : rank_.recv_rows);
+        return rank_.peers * shape_.network.latency_s +
+               std::max(sent, received) * width * 4.0 / (shape_.network.bandwidth_gbs * giga);
+    }
+
+    /// (SpMM seconds, exposed exchange seconds) of one aggregation at `width`.
+    [[nodiscard]] std::pair<double, double> aggregation(double width, bool backward) const {
+        const double rate = spmm_rate(width);
+        double inner = static_cast<double>(rank_.inner_nnz) * width / rate;
+        const double halo = static_cast<double>(rank_.halo_nnz) * width / rate;
+        const double transfer = exchange_time(width, backward);
+        if (transfer > 0.0) {
+            inner *= shape_.machine->overlap_slowdown;
+        }
+        // Packing the send rows and scattering the received ones stream them once more.
+        const double pack =
+            static_cast<double>(rank_.send_rows + rank_.recv_rows) * width * 8.0 / bandwidth();
+        return {inner + halo + pack, std::max(0.0, transfer - inner)};
+    }
+
+    const ModelGraph& graph_;
+    const RankStats& rank_;
+    const RunShape& shape_;
+    const ThreadRates& rates_;
+    const ThreadRates& node_;  ///< all cores of the node in one process
+    double share_;             ///< this rank's share of the node's bandwidth (1: all of it)
+};
+
+}  // namespace
+
+ExecutionPlan rank_plan(const ModelGraph& graph, const RankStats& rank, Recompute recompute) {
+    const ShapeOperator op(static_cast<index_t>(rank.owned), rank.send_rows, rank.recv_rows);
+    PlanOptions options;
+    options.rows = static_cast<index_t>(rank.owned);
+    options.recompute = recompute;
+    options.graph = &op;
+    return plan_execution(graph, options);
+}
+
+ScheduleBytes schedule_halo_bytes(const ModelGraph& graph, const Schedule& schedule,
+                                  const RankStats& rank) {
+    ScheduleBytes bytes;
+    const auto add = [&](StepKind kind, double width) {
+        const std::int64_t rows = kind == StepKind::backward ? rank.recv_rows : rank.send_rows;
+        const auto b =
+            rows * static_cast<std::int64_t>(width) * static_cast<std::int64_t>(sizeof(float));
+        (kind == StepKind::recompute ? bytes.recompute : bytes.sent) += b;
+    };
+    for (const PlanStep& step : schedule.steps) {
+        if (step.kind == StepKind::loss) {
+            continue;
+        }
+        const Node& node = graph.node(step.node);
+        if (step.kind == StepKind::backward && step.folded >= 0) {
+            add(StepKind::backward, graph.tensor(node.output).cols);
+        }
+        if (node.op->kind() == OpKind::aggregate) {
+            add(step.kind, graph.tensor(node.output).cols);
+        }
+    }
+    return bytes;
+}
+
+EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute,
+                                    const PartitionStats& stats, const RunShape& shape) {
+    EpochPrediction best;
+    const double params = static_cast<double>(ModelParameters::count(graph));
+    const int k = stats.parts;
+    const ThreadRates& rates = shape.machine->rates(shape.threads);
+    const double allreduce_bytes = params * 4.0;
+    const double allreduce =
+        k <= 1 ? 0.0
+               : 2.0 * std::ceil(std::log2(static_cast<double>(k))) * shape.network.latency_s +
+                     2.0 * (k - 1.0) / k * allreduce_bytes / (shape.network.bandwidth_gbs * giga);
+    const double share = shared_fraction(shape);
+    const double adam_gbs =
+        share < 1.0 ? std::min(rates.memory_gbs,
+                               shape.machine->rates(shape.machine->cores).memory_gbs * share)
+                    : rates.memory_gbs;
+    const double optimizer = params * 28.0 / (adam_gbs * giga) + rates.step_s;
+    const double scale = rates.time_scale;
+    EpochPrediction out;
+    out.allreduce_bytes = k <= 1 ? 0 : static_cast<std::int64_t>(allreduce_bytes);
+    for (int r = 0; r < k; ++r) {
+        const RankStats& rank = stats.ranks[static_cast<std::size_t>(r)];
+        const ExecutionPlan plan = rank_plan(graph, rank, recompute);
+        const Pricer pricer(graph, rank, shape);
+        EpochTerms terms;
+        const auto [train_busy, train_wait] = pricer.price(plan.training(), terms);
+        EpochTerms eval_terms;
+        const auto [eval_steps, eval_wait] = pricer.price(plan.evaluation(), eval_terms);
+        const double eval_busy = eval_steps + pricer.metrics(eval_terms);
+        terms.gemm_s += eval_terms.gemm_s;
+        terms.spmm_s += eval_terms.spmm_s;
+        terms.elementwise_s += eval_terms.elementwise_s;
+        terms.steps_s += eval_terms.steps_s;
+        terms.exchange_s += eval_terms.exchange_s;
+        terms.exposed_s += eval_terms.exposed_s;
+        terms.optimizer_s = optimizer;
+        terms.allreduce_s = allreduce;
+        EpochPrediction p;
+        p.compute_s = scale * (train_busy + optimizer);
+        p.wait_s = train_wait + allreduce;
+        p.eval_s = scale * eval_busy + eval_wait;
+        p.epoch_s = p.compute_s + p.wait_s + p.eval_s;
+        p.slowest_rank = r;
+        p.terms = terms;
+        if (r == 0 || p.epoch_s > best.epoch_s) {
+            best = p;
+        }
+        const ScheduleBytes train = schedule_halo_bytes(graph, plan.training(), rank);
+        const ScheduleBytes eval = schedule_halo_bytes(graph, plan.evaluation(), rank);
+        out.halo_bytes += train.sent + eval.sent;
+        out.recompute_halo_bytes += train.recompute + eval.recompute;
+    }
+    best.halo_bytes = out.halo_bytes;
+    best.recompute_halo_bytes = out.recompute_halo_bytes;
+    best.allreduce_bytes = out.allreduce_bytes;
+    return best;
+}
+
+}  // namespace strata::planner

@@ -1,0 +1,80 @@
+// The cost model of one epoch of graph parallelism (the full-graph executor): every step of the
+// rank's ExecutionPlan (training schedule, then the evaluation's) costed on the machine model —
+//   linear        2 n k m flops at the GEMM rate of min(k, m) (backward: dW, and dX when read)
+//   aggregation   (inner + halo entries) x width at the SpMM rate of that width (in or out of
+//                 cache), and one exchange: peers x latency + max(sent, received) bytes /
+//                 bandwidth, exposed beyond the inner SpMM it overlaps
+//   pointwise     rows x cols x 4 bytes x (inputs + 1) at the streaming bandwidth (backward x2)
+//   loss          rows x classes x 12 bytes at the streaming bandwidth (and the evaluation's
+//                 metrics pass over the logits, likewise)
+//   every step    a fixed step cost (fork/join)
+// plus Adam (28 bytes per parameter) and the gradient all-reduce (2 (K-1)/K x 4 P bytes, 2 log2 K
+// latencies). The epoch is the slowest rank's; halo bytes are exact (the executor's arithmetic).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/machine_model.hpp"
+#include "planner/partition_stats.hpp"
+#include "src/nn/execution_plan.hpp"
+#include "src/nn/model_graph.hpp"
+
+namespace strata::planner {
+
+/// Seconds of one epoch on one rank, by term (training step and evaluation together).
+struct EpochTerms {
+    double gemm_s = 0.0;
+    double spmm_s = 0.0;
+    double elementwise_s = 0.0;  ///< pointwise ops and the loss
+    double steps_s = 0.0;        ///< fixed cost of every step
+    double optimizer_s = 0.0;
+    double exchange_s = 0.0;   ///< halo transfers (whole, hidden or not)
+    double exposed_s = 0.0;    ///< of which not hidden behind the inner SpMM
+    double allreduce_s = 0.0;  ///< gradient all-reduce (exposed)
+};
+
+struct EpochPrediction {
+    double compute_s = 0.0;  ///< training step less its exposed waits
+    double wait_s = 0.0;     ///< training step's exposed waits
+    double eval_s = 0.0;     ///< evaluation
+    double epoch_s = 0.0;    ///< compute_s + wait_s + eval_s (the slowest rank's)
+    int slowest_rank = 0;
+    EpochTerms terms;  ///< the slowest rank's
+    /// Halo payload per evaluated epoch, summed over ranks: training forward and backward
+    /// and the evaluation's forward (the metrics' halo_bytes); recomputation apart.
+    std::int64_t halo_bytes = 0;
+    std::int64_t recompute_halo_bytes = 0;
+    std::int64_t allreduce_bytes = 0;  ///< gradient payload per rank
+};
+
+/// What an epoch runs on: the machine, the network between the ranks and each rank's threads.
+struct RunShape {
+    const MachineModel* machine = nullptr;
+    Network network;
+    int threads = 1;
+    /// Ranks sharing this rank's node: memory-bound kernels (SpMM, pointwise, Adam) get at most
+    /// their share of the node's bandwidth, rate(all cores) x threads / cores.
+    int ranks_per_node = 1;
+};
+
+/// One rank's execution plan, laid out as the full-graph executor lays it out.
+[[nodiscard]] ExecutionPlan rank_plan(const ModelGraph& graph, const RankStats& rank,
+                                      Recompute recompute);
+
+/// Predicts one evaluated epoch of graph parallelism over stats.parts ranks.
+[[nodiscard]] EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute,
+                                                  const PartitionStats& stats,
+                                                  const RunShape& shape);
+
+/// Halo payload one rank sends in a schedule (bytes): forward aggregations send send_rows x
+/// width, backward ones (folded included) recv_rows x width; recomputations apart.
+struct ScheduleBytes {
+    std::int64_t sent = 0;
+    std::int64_t recompute = 0;
+};
+[[nodiscard]] ScheduleBytes schedule_halo_bytes(const ModelGraph& graph, const Schedule& schedule,
+                                                const RankStats& rank);
+
+}  // namespace strata::planner

@@ -1,0 +1,234 @@
+// make_plan: candidates priced and checked against the memory limit.
+#include "planner/layout_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/partition_stats.hpp"
+#include "src/base/error.hpp"
+#include "src/base/timer.hpp"
+
+#include <unistd.h>
+
+namespace strata::planner {
+namespace {
+
+using nlohmann::json;
+
+double physical_memory_bytes() {
+    return static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+           static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+std::string mb(double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.1f", bytes / 1e6);
+    return text;
+}
+
+}  // namespace
+
+Plan make_plan(const PlanRequest& request) {
+    const Stopwatch watch;
+    STRATA_CHECK(!request.ranks.empty(), "--ranks: empty rank list (give e.g. --ranks 1,2,4)");
+    for (int k : request.ranks) {
+        STRATA_CHECK(k >= 1, "--ranks: every rank count must be at least 1, got ", k);
+    }
+    std::vector<int> ranks = request.ranks;
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+
+    Plan plan;
+    plan.data = request.data;
+    plan.model = describe(request.spec);
+    plan.machine_host = request.machine.host;
+    PartitionStatsCache cache(request.data, request.cache_dir, request.seed);
+    // Build the model once with the graph's widths (from the K = 1 statistics).
+    const Normalization normalization = build_model(request.spec, 1, 2).graph.normalization();
+    const PartitionStats one = cache.get(1, normalization);
+    BuiltModel built = build_model(request.spec, static_cast<index_t>(one.features),
+                                   static_cast<index_t>(one.classes));
+    const bool whole = !std::filesystem::is_directory(request.data);
+
+    std::vector<PartitionStats> measured{one};
+    for (int k : ranks) {
+        PartitionStats stats;
+        if (k == 1) {
+            stats = one;
+        } else if (k <= request.max_partition_parts && k <= one.vertices) {
+            stats = cache.get(k, normalization);
+            measured.push_back(stats);
+            std::sort(
+                measured.begin(), measured.end(),
+                [](const PartitionStats& a, const PartitionStats& b) { return a.parts < b.parts; });
+        } else {
+            std::vector<PartitionStats> below;
+            for (const PartitionStats& m : measured) {
+                if (m.parts < k) {
+                    below.push_back(m);
+                }
+            }
+            stats = extrapolate_partition(below, k);
+            plan.notes.push_back(
+                "K = " + std::to_string(k) + ": not partitioned here (above " +
+                "--max-partition-parts " + std::to_string(request.max_partition_parts) +
+                "); halo figures extrapolated from K = " + std::to_string(below.back().parts) +
+                ", error band ±" + std::to_string(static_cast<int>(100 * stats.error_band)) + " %");
+        }
+        const int per_node = request.ranks_per_node > 0 ? std::min(request.ranks_per_node, k) : k;
+        const bool across = request.ranks_per_node > 0 && k > request.ranks_per_node;
+        RunShape shape{
+            .machine = &request.machine,
+            .network = across ? request.machine.inter_node : request.machine.shared_memory,
+            .threads = std::max(1, request.machine.cores / per_node),
+            .ranks_per_node = per_node};
+        const double limit = request.memory_per_rank_bytes > 0 ? request.memory_per_rank_bytes
+                                                               : physical_memory_bytes() / per_node;
+        plan.memory_per_rank_bytes = limit;
+        for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
+            Candidate c;
+            c.ranks = k;
+            c.recompute = to_string(mode);
+            c.threads = shape.threads;
+            c.time = predict_graph_epoch(built.graph, mode, stats, shape);
+            c.memory = predict_graph_memory(built.graph, mode, stats, request.machine, whole);
+            c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
+            c.extrapolated = stats.extrapolated;
+            c.error_band = stats.error_band;
+            plan.candidates.push_back(std::move(c));
+        }
+    }
+    // The recommendation per rank count: the fastest that fits.
+    bool any = false;
+    for (int k : ranks) {
+        Candidate* best = nullptr;
+        for (Candidate& c : plan.candidates) {
+            if (c.ranks == k && c.fits &&
+                (best == nullptr || c.time.epoch_s < best->time.epoch_s)) {
+                best = &c;
+            }
+        }
+        if (best != nullptr) {
+            best->recommended = true;
+            any = true;
+        }
+    }
+    if (!any) {
+        std::int64_t least = INT64_MAX;
+        for (const Candidate& c : plan.candidates) {
+            least = std::min(least, c.memory.peak_bytes);
+        }
+        STRATA_FAIL("--memory-per-rank ", mb(plan.memory_per_rank_bytes),
+                    " MB: no candidate fits (the smallest needs ", mb(static_cast<double>(least)),
+                    " MB per rank; allow more memory or more ranks)");
+    }
+    if (request.machine.host.find("not calibrated") != std::string::npos) {
+        plan.notes.push_back(
+            "machine model: defaults, not calibrated (run strata calibrate "
+            "--out machine.json, then --machine machine.json)");
+    }
+    plan.notes.push_back(
+        "the layer pipeline (--parallel pipeline) is not modelled yet: only "
+        "graph parallelism is planned");
+    plan.planning_s = watch.seconds();
+    return plan;
+}
+
+std::string plan_to_json(const Plan& plan) {
+    json candidates = json::array();
+    for (const Candidate& c : plan.candidates) {
+        const EpochTerms& t = c.time.terms;
+        candidates.push_back({{"parallel", c.parallel},
+                              {"ranks", c.ranks},
+                              {"recompute", c.recompute},
+                              {"threads", c.threads},
+                              {"epoch_s", c.time.epoch_s},
+                              {"compute_s", c.time.compute_s},
+                              {"wait_s", c.time.wait_s},
+                              {"eval_s", c.time.eval_s},
+                              {"terms",
+                               {{"gemm_s", t.gemm_s},
+                                {"spmm_s", t.spmm_s},
+                                {"elementwise_s", t.elementwise_s},
+                                {"steps_s", t.steps_s},
+                                {"optimizer_s", t.optimizer_s},
+                                {"exchange_s", t.exchange_s},
+                                {"exposed_exchange_s", t.exposed_s},
+                                {"allreduce_s", t.allreduce_s}}},
+                              {"halo_bytes", c.time.halo_bytes},
+                              {"recompute_halo_bytes", c.time.recompute_halo_bytes},
+                              {"allreduce_bytes", c.time.allreduce_bytes},
+                              {"planned_bytes", c.memory.planned_bytes},
+                              {"load_peak_bytes", c.memory.load_peak_bytes},
+                              {"peak_bytes", c.memory.peak_bytes},
+                              {"fits", c.fits},
+                              {"extrapolated", c.extrapolated},
+                              {"error_band", c.error_band},
+                              {"recommended", c.recommended}});
+    }
+    const json j = {{"format", "strata-plan"},
+                    {"version", Plan::format_version},
+                    {"data", plan.data},
+                    {"model", plan.model},
+                    {"machine", plan.machine_host},
+                    {"memory_per_rank_bytes", plan.memory_per_rank_bytes},
+                    {"planning_s", plan.planning_s},
+                    {"candidates", candidates},
+                    {"notes", plan.notes}};
+    return j.dump(2) + "\n";
+}
+
+std::string format_plan(const Plan& plan) {
+    std::string out = "plan: " + plan.data + ", " + plan.model + ", machine " + plan.machine_host +
+                      ", memory limit " + mb(plan.memory_per_rank_bytes) + " MB per rank\n";
+    char line[256];
+    std::snprintf(line, sizeof(line), "%-8s %5s %-11s %3s %10s %10s %9s %9s %12s %10s %10s %4s\n",
+                  "parallel", "ranks", "recompute", "thr", "epoch_ms", "compute_ms", "wait_ms",
+                  "eval_ms", "halo_MB/ep", "plan_MB", "peak_MB", "fits");
+    out += line;
+    for (const Candidate& c : plan.candidates) {
+        std::snprintf(line, sizeof(line),
+                      "%-8s %5d %-11s %3d %10.2f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
+                      c.parallel.c_str(), c.ranks, c.recompute.c_str(), c.threads,
+                      1e3 * c.time.epoch_s, 1e3 * c.time.compute_s, 1e3 * c.time.wait_s,
+                      1e3 * c.time.eval_s, static_cast<double>(c.time.halo_bytes) / 1e6,
+                      static_cast<double>(c.memory.planned_bytes) / 1e6,
+                      static_cast<double>(c.memory.peak_bytes) / 1e6, c.fits ? "yes" : "no",
+                      c.extrapolated ? "  (extrapolated)" : "",
+                      c.recommended ? "  <- recommended" : "");
+        out += line;
+    }
+    for (const std::string& note : plan.notes) {
+        out += "note: " + note + "\n";
+    }
+    std::snprintf(line, sizeof(line), "planned in %.3f s\n", plan.planning_s);
+    out += line;
+    return out;
+}
+
+ChosenLayout chosen_layout(const std::string& json_text, const std::string& what, int ranks) {
+    json j;
+    try {
+        j = json::parse(json_text);
+    } catch (const json::exception& e) {
+        STRATA_FAIL(what, ": not JSON (", e.what(), ")");
+    }
+    STRATA_CHECK(j.value("format", std::string()) == "strata-plan", what,
+                 ": not a plan (make one with strata plan --json)");
+    STRATA_CHECK(j.value("version", 0) == Plan::format_version, what, ": plan version ",
+                 j.value("version", 0), " is not supported (expected ", Plan::format_version, ")");
+    for (const json& c : j.at("candidates")) {
+        if (c.at("ranks").get<int>() == ranks && c.at("recommended").get<bool>()) {
+            return {c.at("parallel").get<std::string>(), c.at("recompute").get<std::string>()};
+        }
+    }
+    STRATA_FAIL(what, ": no recommended layout for ", ranks,
+                " ranks (plan again with --ranks including ", ranks, ")");
+}
+
+}  // namespace strata::planner

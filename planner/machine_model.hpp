@@ -1,0 +1,73 @@
+// MachineModel: what `strata calibrate` measured on one machine (machine.json, format
+// "strata-machine", version 1) — memory bandwidth, GEMM and SpMM rates by shape and thread count,
+// the cost of one schedule step, MPI point-to-point and all-reduce — read by `strata plan`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace strata::planner {
+
+/// A rate measured at one shape: `x` is the shape parameter (GEMM: the narrower of the inner
+/// and output widths; SpMM: the feature width), `rate` the figure (GFLOP/s; SpMM: 10^9 stored
+/// entries x columns per second).
+struct RatePoint {
+    double x = 0.0;
+    double rate = 0.0;
+};
+
+/// The kernels' rates with `threads` OpenMP threads in one process.
+struct ThreadRates {
+    int threads = 1;
+    double memory_gbs = 0.0;      ///< streaming (axpby: 3 x 4 bytes per element) GB/s
+    double step_s = 0.0;          ///< fixed cost of one schedule step (fork/join, dispatch)
+    std::vector<RatePoint> gemm;  ///< GFLOP/s by min(inner, output) width
+    std::vector<RatePoint> spmm_in_cache;      ///< x rows fit in the last-level cache
+    std::vector<RatePoint> spmm_out_of_cache;  ///< x far larger than the cache
+    /// Measured / predicted epoch of calibrate's own training run at this thread count (what
+    /// the kernel figures miss; 1 when not fitted). Multiplies the busy time.
+    double time_scale = 1.0;
+};
+
+/// A network between ranks (shared memory, or a link given by hand for other nodes).
+struct Network {
+    double latency_s = 0.0;      ///< one small message, one way
+    double bandwidth_gbs = 0.0;  ///< large messages, one direction, GB/s
+};
+
+struct MachineModel {
+    static constexpr int format_version = 1;
+    std::string host;                     ///< where it was measured
+    int cores = 1;                        ///< online CPUs
+    double cache_bytes = 0.0;             ///< last-level cache (sysconf), for in/out of cache
+    std::vector<ThreadRates> by_threads;  ///< ascending threads
+    Network shared_memory;                ///< ranks on one node (measured under mpirun)
+    Network inter_node;                   ///< ranks on different nodes (by hand, or measured)
+    bool mpi_measured = false;            ///< shared_memory came from a run with >= 2 ranks
+    /// SpMM slowdown while a transfer runs (>= 1): applied to the inner SpMM an exchange
+    /// overlaps.
+    double overlap_slowdown = 1.0;
+    double baseline_rss_bytes = 0.0;  ///< a rank's resident memory before any data (MPI, BLAS)
+
+    /// The rates for `threads` (the nearest measured count; never empty after calibrate).
+    [[nodiscard]] const ThreadRates& rates(int threads) const;
+};
+
+/// Rate at `x`, linear in log x between the points, constant beyond the ends.
+[[nodiscard]] double interpolate(const std::vector<RatePoint>& points, double x);
+
+[[nodiscard]] std::string to_json(const MachineModel& model);
+/// Parses machine.json; `what` (the file) starts every error message: another format or
+/// version, a missing field.
+[[nodiscard]] MachineModel machine_from_json(const std::string& text, const std::string& what);
+[[nodiscard]] MachineModel read_machine(const std::string& path);
+void write_machine(const MachineModel& model, const std::string& path);
+
+/// Writes `text` to `path` through a temporary renamed into place (src/base/atomic_output.hpp).
+void write_text_atomically(const std::string& path, const std::string& text);
+
+/// A model with documented guesses (no calibration): used when --machine is not given and
+/// no calibration exists, and flagged as such in plan's output.
+[[nodiscard]] MachineModel default_machine();
+
+}  // namespace strata::planner

@@ -1,0 +1,34 @@
+// The memory of one rank of graph parallelism: the run's memory plan (training/run_memory.hpp:
+// the upload's bytes, the executor's arena and parameters laid out by the executor's own
+// planner, Adam, the best weights) and the resident peak, which is the larger of
+//   steady state   baseline (MPI, BLAS, the program) + the plan
+//   load time      the whole graph, A and METIS's arrays (a .h5 input: every rank reads the
+//                  graph, rank 0 partitions it), measured when the planner partitioned, plus
+//                  the part being built beside it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "planner/machine_model.hpp"
+#include "planner/partition_stats.hpp"
+#include "src/nn/execution_plan.hpp"
+#include "src/nn/executor.hpp"
+#include "src/nn/model_graph.hpp"
+
+namespace strata::planner {
+
+struct MemoryPrediction {
+    std::int64_t planned_bytes = 0;    ///< the largest rank's plan (strata train's "MB per rank")
+    std::int64_t load_peak_bytes = 0;  ///< the load-time peak (0 for a partition directory)
+    std::int64_t peak_bytes = 0;       ///< predicted resident peak of the largest rank
+    std::vector<MemoryLine> lines;     ///< the largest rank's plan
+};
+
+/// `whole_graph_input`: --data is a .h5 file (loaded whole on every rank), not a directory.
+[[nodiscard]] MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompute,
+                                                    const PartitionStats& stats,
+                                                    const MachineModel& machine,
+                                                    bool whole_graph_input);
+
+}  // namespace strata::planner

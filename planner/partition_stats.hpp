@@ -1,0 +1,90 @@
+// PartitionStats: what the planner needs of a graph cut into K parts — per rank the owned rows,
+// the entries of the model's operator (inner and halo blocks), the rows it sends and receives per
+// exchange, its peers and the bytes its upload takes (TrainingInputs::plan, the executor's own
+// arithmetic) — from a real METIS run, cached as JSON (format "strata-partition-stats",
+// version 1) in a cache directory keyed by the graph's identity, K, the normalization and seed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "datasets/graph_dataset.hpp"
+#include "src/base/types.hpp"
+#include "src/nn/graph_operator.hpp"
+
+namespace strata::planner {
+
+struct RankStats {
+    std::int64_t owned = 0;
+    std::int64_t inner_nnz = 0;  ///< entries of the operator with an owned column
+    std::int64_t halo_nnz = 0;   ///< entries with a peer's column
+    std::int64_t send_rows = 0;  ///< rows packed per forward exchange (a row once per peer)
+    std::int64_t recv_rows = 0;  ///< halo rows received per forward exchange
+    int peers = 0;
+    std::int64_t input_bytes = 0;  ///< the upload's plan (graph blocks, features, labels, masks)
+};
+
+struct PartitionStats {
+    static constexpr int format_version = 1;
+    std::string identity;  ///< the graph's content id (or checksum)
+    int parts = 1;
+    Normalization normalization = Normalization::symmetric;
+    std::uint64_t seed = 0;
+    global_id vertices = 0;
+    std::int64_t nnz = 0;  ///< entries of A
+    std::int64_t features = 0;
+    std::int64_t classes = 0;
+    std::vector<RankStats> ranks;
+    double partition_s = 0.0;  ///< METIS and building the parts, here
+    /// Peak resident bytes of this process after reading the graph, building A and running
+    /// METIS: what rank 0 of `strata train --data G.h5` holds at load time.
+    std::int64_t load_peak_bytes = 0;
+    /// Not partitioned: scaled from smaller K (halo rows by a power law fitted to them);
+    /// relative half-width of the error band of the halo terms.
+    bool extrapolated = false;
+    double error_band = 0.0;
+};
+
+/// Σ over ranks of send rows: rows moved per exchange (each is received once).
+[[nodiscard]] std::int64_t total_send_rows(const PartitionStats& stats);
+
+/// Partitions `graph` into `parts` with METIS (seed `seed`, as strata train's in-memory load)
+/// and measures every part under `normalization`.
+[[nodiscard]] PartitionStats measure_partition(const GraphDataset& graph,
+                                               const std::string& identity, int parts,
+                                               Normalization normalization, std::uint64_t seed);
+
+/// Scales measured statistics (ascending parts, >= 1 entry; two or more to fit the halo power
+/// law) to `parts` ranks: owned rows and entries divided evenly, halo rows per rank by the fit.
+[[nodiscard]] PartitionStats extrapolate_partition(const std::vector<PartitionStats>& measured,
+                                                   int parts);
+
+[[nodiscard]] std::string to_json(const PartitionStats& stats);
+[[nodiscard]] PartitionStats partition_stats_from_json(const std::string& text,
+                                                       const std::string& what);
+
+/// The statistics of `data` (a graph .h5, or a partition directory: its graph reassembled) cut
+/// into `parts`: read from `cache_dir` when cached, else measured (the graph read once, by
+/// `load`, on first need) and written there. `cache_dir` must not be the data's directory.
+class PartitionStatsCache {
+public:
+    PartitionStatsCache(std::string data, std::string cache_dir, std::uint64_t seed);
+    [[nodiscard]] PartitionStats get(int parts, Normalization normalization);
+    /// The graph's identity (content id; read without the arrays for a format-3 file).
+    [[nodiscard]] const std::string& identity() const { return identity_; }
+    /// Where `parts` would be cached.
+    [[nodiscard]] std::string path_for(int parts, Normalization normalization) const;
+
+private:
+    const GraphDataset& graph();
+    std::string data_;
+    std::string cache_dir_;
+    std::uint64_t seed_;
+    std::string identity_;
+    std::optional<GraphDataset> graph_;
+};
+
+}  // namespace strata::planner

@@ -1,0 +1,35 @@
+// ShapeOperator: a GraphOperator that only knows its sizes (owned rows, rows sent and received
+// per exchange), so that plan_execution lays out a rank's arena exactly as the full-graph
+// executor does (workspace_floats: the pipelined aggregation's formula) without a graph.
+#pragma once
+
+#include "src/base/error.hpp"
+#include "src/nn/graph_operator.hpp"
+
+namespace strata::planner {
+
+class ShapeOperator final : public GraphOperator {
+public:
+    ShapeOperator(index_t rows, std::int64_t send_rows, std::int64_t recv_rows)
+        : rows_(rows), send_(send_rows), recv_(recv_rows) {}
+    [[nodiscard]] index_t num_rows() const override { return rows_; }
+    /// (send + receive rows) x width: PipelinedAggregation::workspace_floats.
+    [[nodiscard]] std::size_t workspace_floats(index_t width) const override {
+        return exchange_workspace_floats(send_, recv_, width);
+    }
+    void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>,
+                 ExchangePurpose) override {
+        STRATA_FAIL("ShapeOperator: sizes only");
+    }
+    void backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>) override {
+        STRATA_FAIL("ShapeOperator: sizes only");
+    }
+    [[nodiscard]] HaloBytes bytes_sent() const override { return {}; }
+
+private:
+    index_t rows_;
+    std::int64_t send_;
+    std::int64_t recv_;
+};
+
+}  // namespace strata::planner
