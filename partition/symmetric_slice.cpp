@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "datasets/adjacency.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/mpi_alltoallv.hpp"
 
@@ -90,24 +91,8 @@ SliceAdjacency symmetric_adjacency(const GraphSlice& slice, Communicator& comm) 
     }
     received = {};
 
-    // Sort and deduplicate every row in place, then compact.
-    std::vector<std::int64_t> kept(n, 0);
-#pragma omp parallel for schedule(dynamic, 1024)
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) {
-        const auto b = adj.indices.begin() + adj.indptr[static_cast<std::size_t>(i)];
-        const auto e = adj.indices.begin() + adj.indptr[static_cast<std::size_t>(i) + 1];
-        std::sort(b, e);
-        kept[static_cast<std::size_t>(i)] = std::unique(b, e) - b;
-    }
-    std::int64_t out = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t begin = adj.indptr[i];
-        std::copy_n(adj.indices.begin() + begin, kept[i], adj.indices.begin() + out);
-        adj.indptr[i] = out;
-        out += kept[i];
-    }
-    adj.indptr[n] = out;
-    adj.indices.resize(static_cast<std::size_t>(out));
+    // Sorted, unique rows; the capacity given back (PT-Scotch runs next, holding this array).
+    sort_unique_rows(adj.indptr, adj.indices);
     adj.indices.shrink_to_fit();
     return adj;
 }
