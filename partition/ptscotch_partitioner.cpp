@@ -1,4 +1,4 @@
-// PT-Scotch behind RAII: the distributed graph (SCOTCH_Dgraph over a private MPI_Comm duplicate),
+// PT-Scotch behind RAII: the distributed graph (SCOTCH_Dgraph over the MpiCommunicator's MPI_Comm),
 // the deterministic seeded context (SCOTCH_Context) and the strategy (SCOTCH_Strat); the only file
 // that includes ptscotch.h.
 #include "partition/ptscotch_partitioner.hpp"
@@ -11,7 +11,6 @@
 // The scotch-int64 variant's headers (cmake/FindPTScotch.cmake puts their folder on the path).
 #include "partition/symmetric_slice.hpp"
 #include "src/base/error.hpp"
-#include "src/comm/mpi_check.hpp"
 #include "src/comm/mpi_communicator.hpp"
 
 #include <ptscotch.h>
@@ -21,19 +20,6 @@ namespace {
 
 static_assert(std::is_same_v<SCOTCH_Num, std::int64_t>,
               "PT-Scotch must be the 64-bit variant (SCOTCH_Num = int64_t): scotch-int64");
-
-/// A duplicate of a communicator for PT-Scotch's own messages; freed on destruction.
-class CommDup {
-public:
-    explicit CommDup(MPI_Comm parent) { STRATA_MPI_CHECK(MPI_Comm_dup(parent, &comm_)); }
-    CommDup(const CommDup&) = delete;
-    CommDup& operator=(const CommDup&) = delete;
-    ~CommDup() { MPI_Comm_free(&comm_); }
-    [[nodiscard]] MPI_Comm get() const { return comm_; }
-
-private:
-    MPI_Comm comm_ = MPI_COMM_NULL;
-};
 
 /// SCOTCH_Dgraph: SCOTCH_dgraphInit / SCOTCH_dgraphExit. The arrays given to build() must outlive
 /// it (PT-Scotch does not copy them).
@@ -120,8 +106,9 @@ std::vector<int> partition_ptscotch(const GraphSlice& slice, int num_parts,
             weights[i] = 1 + slice.indptr[i + 1] - slice.indptr[i];
         }
     }
-    const CommDup scotch_comm(mpi->comm());
-    ScotchDgraph graph(scotch_comm.get());
+    // PT-Scotch's collectives run on the communicator's private duplicate: nothing else is in
+    // flight on it during partitioning (MpiCommunicator's ordering contract).
+    ScotchDgraph graph(mpi->comm());
     const auto num_local = static_cast<SCOTCH_Num>(n);
     const auto num_arcs = static_cast<SCOTCH_Num>(adj.indices.size());
     STRATA_CHECK(
@@ -136,7 +123,7 @@ std::vector<int> partition_ptscotch(const GraphSlice& slice, int num_parts,
     // The graph seen through a seeded, deterministic context (declared after `graph`, which it
     // refers to, so destroyed before it).
     ScotchContext context(options.seed);
-    ScotchDgraph bound(scotch_comm.get());
+    ScotchDgraph bound(mpi->comm());
     STRATA_CHECK(SCOTCH_contextBindDgraph(context.get(), graph.get(), bound.get()) == 0,
                  "PT-Scotch: SCOTCH_contextBindDgraph failed");
     ScotchStrat strat;
