@@ -5,13 +5,22 @@
 # Not the scotch-long variant (also 64-bit on x86-64 Linux): its libptscotch 7.0.3 fails inside
 # SCOTCH_dgraphPart (MPI_ERR_TRUNCATE in MPI_Allgatherv with 2 processes, a hang with 3) on a
 # 16-vertex ring where scotch-int64 and scotch-int32 succeed (docs/scale.md).
-set(_ptscotch_libdir /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/scotch-int64)
-find_path(PTSCOTCH_INCLUDE_DIR ptscotch.h PATHS /usr/include/scotch-int64 NO_DEFAULT_PATH)
-find_library(PTSCOTCH_LIBRARY NAMES libptscotch.a PATHS ${_ptscotch_libdir} NO_DEFAULT_PATH)
-find_library(PTSCOTCH_SCOTCH_LIBRARY NAMES libscotch.a PATHS ${_ptscotch_libdir} NO_DEFAULT_PATH)
-find_library(PTSCOTCH_ERR_LIBRARY NAMES libptscotcherr.a PATHS ${_ptscotch_libdir} NO_DEFAULT_PATH)
-find_library(PTSCOTCH_BZ2_LIBRARY bz2)
-find_library(PTSCOTCH_LZMA_LIBRARY lzma)
+# Only the scotch-int64 folders are searched (never the 32-bit ones beside them), under every
+# CMAKE_PREFIX_PATH entry (scripts/gpu-check's private prefix) and then /usr.
+set(_ptscotch_includes)
+set(_ptscotch_libdirs)
+foreach(_prefix IN LISTS CMAKE_PREFIX_PATH ITEMS /usr)
+    list(APPEND _ptscotch_includes ${_prefix}/include/scotch-int64)
+    list(APPEND _ptscotch_libdirs ${_prefix}/lib/${CMAKE_LIBRARY_ARCHITECTURE}/scotch-int64)
+endforeach()
+find_path(PTSCOTCH_INCLUDE_DIR ptscotch.h PATHS ${_ptscotch_includes} NO_DEFAULT_PATH)
+find_library(PTSCOTCH_LIBRARY NAMES libptscotch.a PATHS ${_ptscotch_libdirs} NO_DEFAULT_PATH)
+find_library(PTSCOTCH_SCOTCH_LIBRARY NAMES libscotch.a PATHS ${_ptscotch_libdirs} NO_DEFAULT_PATH)
+find_library(PTSCOTCH_ERR_LIBRARY NAMES libptscotcherr.a PATHS ${_ptscotch_libdirs}
+             NO_DEFAULT_PATH)
+# Compression libraries of Scotch's graph I/O; the runtime names serve where no -dev is installed.
+find_library(PTSCOTCH_BZ2_LIBRARY NAMES bz2 libbz2.so.1.0)
+find_library(PTSCOTCH_LZMA_LIBRARY NAMES lzma liblzma.so.5)
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(PTScotch REQUIRED_VARS PTSCOTCH_LIBRARY PTSCOTCH_SCOTCH_LIBRARY
                                   PTSCOTCH_ERR_LIBRARY PTSCOTCH_INCLUDE_DIR PTSCOTCH_BZ2_LIBRARY
@@ -25,4 +34,5 @@ if(PTScotch_FOUND AND NOT TARGET PTScotch::PTScotch)
         INTERFACE_INCLUDE_DIRECTORIES "${PTSCOTCH_INCLUDE_DIR}"
         INTERFACE_LINK_LIBRARIES "${PTSCOTCH_LIBRARY};${PTSCOTCH_SCOTCH_LIBRARY};${PTSCOTCH_ERR_LIBRARY};MPI::MPI_C;ZLIB::ZLIB;${PTSCOTCH_BZ2_LIBRARY};${PTSCOTCH_LZMA_LIBRARY};Threads::Threads;m")
 endif()
-unset(_ptscotch_libdir)
+unset(_ptscotch_includes)
+unset(_ptscotch_libdirs)
