@@ -118,7 +118,7 @@ Command add_partition_command(CLI::App& root) {
         cmd->add_option("--method", job.method,
                         "metis, random or block; with --distributed: ptscotch (its default)")
             ->capture_default_str();
-    cmd->add_option("--seed", job.seed, "Seed of METIS / the random partitioner")
+    cmd->add_option("--seed", job.seed, "Seed of METIS, PT-Scotch or the random partitioner")
         ->capture_default_str();
     o->balance_option =
         cmd->add_option("--balance", o->balance,
