@@ -14,6 +14,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/StrataConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/StrataConfig.cmake
               ${PROJECT_BINARY_DIR}/StrataConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/FindMETIS.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/FindPTScotch.cmake
               ${PROJECT_SOURCE_DIR}/cmake/FindOpenBLAS.cmake
               ${PROJECT_SOURCE_DIR}/cmake/FindNCCL.cmake
               ${PROJECT_SOURCE_DIR}/cmake/FindLibZip.cmake

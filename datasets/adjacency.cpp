@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <utility>
 
 namespace strata {
@@ -56,6 +57,30 @@ GlobalCsr adjacency_matrix(const GraphDataset& g) {
         }
     }
     return a;
+}
+
+void sort_unique_rows(std::vector<std::int64_t>& indptr, std::vector<std::int64_t>& indices) {
+    const auto n = static_cast<std::int64_t>(indptr.size()) - 1;
+    std::vector<std::int64_t> length(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+#pragma omp parallel for schedule(dynamic, 4096)
+    for (std::int64_t v = 0; v < n; ++v) {
+        const auto begin = indices.begin() + indptr[static_cast<std::size_t>(v)];
+        const auto end = indices.begin() + indptr[static_cast<std::size_t>(v) + 1];
+        std::sort(begin, end);
+        length[static_cast<std::size_t>(v)] = std::unique(begin, end) - begin;
+    }
+    std::int64_t out = 0;
+    for (std::size_t v = 0; v < length.size(); ++v) {
+        const std::int64_t begin = indptr[v];
+        if (out != begin) {
+            std::memmove(indices.data() + out, indices.data() + begin,
+                         static_cast<std::size_t>(length[v]) * sizeof(std::int64_t));
+        }
+        indptr[v] = out;
+        out += length[v];
+    }
+    indptr[length.size()] = out;
+    indices.resize(static_cast<std::size_t>(out));
 }
 
 }  // namespace strata

@@ -2,6 +2,9 @@
 // from (partition/local_normalize.hpp), with duplicates merged and rows sorted.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "datasets/graph_dataset.hpp"
 
 namespace strata {
@@ -11,5 +14,9 @@ namespace strata {
 /// rounded to float once); a stored self loop stays as an entry, and no diagonal is added.
 /// Columns of each row are sorted ascending and unique. O(nnz log deg).
 [[nodiscard]] GlobalCsr adjacency_matrix(const GraphDataset& graph);
+
+/// Sorts every row of a CSR pattern (indptr, indices) ascending, drops repeated ids, and compacts
+/// the rows leftwards in place (OpenMP over rows). indices keeps its capacity (no second copy).
+void sort_unique_rows(std::vector<std::int64_t>& indptr, std::vector<std::int64_t>& indices);
 
 }  // namespace strata

@@ -12,6 +12,7 @@
 #include <span>
 #include <utility>
 
+#include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
 #include "src/base/error.hpp"
 #include "src/device/counter_rng.hpp"
@@ -253,27 +254,9 @@ GraphDataset generate_graph(const GenerateOptions& o) {
             }
         }
     }
-    // Sort and deduplicate each row in place, then compact the rows leftwards.
-    std::vector<std::int64_t> length(nz);
-#pragma omp parallel for schedule(dynamic, 4096)
-    for (std::int64_t v = 0; v < n; ++v) {
-        const auto begin = g.indices.begin() + g.indptr[static_cast<std::size_t>(v)];
-        const auto end = g.indices.begin() + g.indptr[static_cast<std::size_t>(v) + 1];
-        std::sort(begin, end);
-        length[static_cast<std::size_t>(v)] = std::unique(begin, end) - begin;
-    }
-    std::int64_t out = 0;
-    for (std::size_t v = 0; v < nz; ++v) {
-        const std::int64_t begin = g.indptr[v];
-        if (out != begin) {
-            std::memmove(g.indices.data() + out, g.indices.data() + begin,
-                         static_cast<std::size_t>(length[v]) * sizeof(std::int64_t));
-        }
-        g.indptr[v] = out;
-        out += length[v];
-    }
-    g.indptr[nz] = out;
-    g.indices.resize(static_cast<std::size_t>(out));  // keeps the capacity: no second copy
+    // Sort and deduplicate each row in place, then compact the rows leftwards (keeping the
+    // capacity: no second copy).
+    sort_unique_rows(g.indptr, g.indices);
 
     // Features: class centroid (standard normal) + σ·noise (standard normal). Normals come in
     // Box–Muller pairs: columns (2p, 2p+1) of a row share counters 2q, 2q+1 of their stream.

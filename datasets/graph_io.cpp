@@ -9,20 +9,36 @@
 #include <span>
 
 #include "datasets/content_hash.hpp"
+#include "datasets/graph_layout.hpp"
 #include "datasets/h5_file.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 
 namespace strata {
+
+/// Checks strata_format and returns strata_format_version (1 .. graph_format_version).
+std::int64_t graph_layout::format_version(const H5File& file) {
+    const std::string& path = file.path();
+    STRATA_CHECK(file.has_attribute("/", "strata_format"), path,
+                 ": /: missing attribute 'strata_format' (not a strata graph dataset)");
+    const std::string format = file.read_string_attribute("/", "strata_format");
+    STRATA_CHECK(format == "graph", path, ": /: strata_format is '", format, "', expected 'graph'");
+    const std::int64_t version = file.read_int_attribute("/", "strata_format_version");
+    STRATA_CHECK(version >= 1 && version <= graph_format_version, path,
+                 ": /: strata_format_version ", version, " is not supported (this build reads ",
+                 "versions 1 to ", graph_format_version, ")");
+    return version;
+}
+
 namespace {
 
-constexpr const char* indptr_path = "/graph/indptr";
-constexpr const char* indices_path = "/graph/indices";
-constexpr const char* weight_path = "/graph/edge_weight";
-constexpr const char* features_path = "/node/features";
-constexpr const char* labels_path = "/node/labels";
-constexpr const char* mask_paths[3] = {"/node/train_mask", "/node/val_mask", "/node/test_mask"};
-constexpr const char* content_id_attribute = "content_id";
+using graph_layout::content_id_attribute;
+using graph_layout::features_path;
+using graph_layout::indices_path;
+using graph_layout::indptr_path;
+using graph_layout::labels_path;
+using graph_layout::mask_paths;
+using graph_layout::weight_path;
 
 void check_size(const std::string& what, const char* dataset, std::size_t size,
                 std::int64_t expected, const char* meaning) {
@@ -120,20 +136,6 @@ void validate_graph(const GraphDataset& g, const std::string& what) {
 
 namespace {
 
-/// Checks strata_format and returns strata_format_version (1 .. graph_format_version).
-std::int64_t graph_version(const H5File& file) {
-    const std::string& path = file.path();
-    STRATA_CHECK(file.has_attribute("/", "strata_format"), path,
-                 ": /: missing attribute 'strata_format' (not a strata graph dataset)");
-    const std::string format = file.read_string_attribute("/", "strata_format");
-    STRATA_CHECK(format == "graph", path, ": /: strata_format is '", format, "', expected 'graph'");
-    const std::int64_t version = file.read_int_attribute("/", "strata_format_version");
-    STRATA_CHECK(version >= 1 && version <= graph_format_version, path,
-                 ": /: strata_format_version ", version, " is not supported (this build reads ",
-                 "versions 1 to ", graph_format_version, ")");
-    return version;
-}
-
 /// The stored content id of a version 3 file ("" before version 3).
 std::string stored_content_id(const H5File& file, std::int64_t version) {
     if (version < 3) {
@@ -148,12 +150,12 @@ std::string stored_content_id(const H5File& file, std::int64_t version) {
 
 std::string read_graph_content_id(const std::string& path) {
     const H5File file = H5File::open(path);
-    return stored_content_id(file, graph_version(file));
+    return stored_content_id(file, graph_layout::format_version(file));
 }
 
 GraphDataset read_graph(const std::string& path) {
     const H5File file = H5File::open(path);
-    const std::int64_t version = graph_version(file);
+    const std::int64_t version = graph_layout::format_version(file);
     const std::string content_id = stored_content_id(file, version);
 
     GraphDataset g;

@@ -34,6 +34,7 @@ std::string shape_string(const H5Shape& shape) {
 struct H5File::Impl {
     std::string path;
     H5Fid file;
+    mutable std::int64_t bytes_read = 0;  ///< array bytes returned by the reads
 
     H5Did open_dataset(const std::string& dataset_path) const {
         STRATA_CHECK(exists_path(dataset_path), path, ": ", dataset_path, ": dataset not found");
@@ -269,6 +270,7 @@ std::vector<T> H5File::read(const std::string& dataset_path, H5Shape* shape_out,
         STRATA_H5_CHECK(H5Dread(dataset.get(), H5Type<T>::native(), H5S_ALL, H5S_ALL, H5P_DEFAULT,
                                 values.data()),
                         file, dataset_path, "cannot read dataset");
+        impl_->bytes_read += static_cast<std::int64_t>(values.size() * sizeof(T));
     }
     if (shape_out != nullptr) {
         *shape_out = shape;
@@ -279,34 +281,54 @@ std::vector<T> H5File::read(const std::string& dataset_path, H5Shape* shape_out,
 template <class T>
 std::vector<T> H5File::read_rows(const std::string& dataset_path, std::int64_t first,
                                  std::int64_t count) const {
+    const H5Shape shape = this->shape(dataset_path);
+    STRATA_CHECK(!shape.empty(), impl_->path, ": ", dataset_path, ": cannot read rows of a scalar");
+    STRATA_CHECK(first >= 0 && count >= 0 && first + count <= shape[0], impl_->path, ": ",
+                 dataset_path, ": rows [", first, ", ", first + count, ") out of range [0, ",
+                 shape[0], ")");
+    H5Shape start(shape.size(), 0);
+    H5Shape block = shape;
+    start[0] = first;
+    block[0] = count;
+    return read_block<T>(dataset_path, start, block);
+}
+
+template <class T>
+std::vector<T> H5File::read_block(const std::string& dataset_path, const H5Shape& start,
+                                  const H5Shape& count) const {
     const std::string& file = impl_->path;
     H5Did dataset = impl_->open_dataset(dataset_path);
     impl_->check_stored_type<T>(dataset.get(), dataset_path);
     const H5Shape shape = impl_->dataset_shape(dataset.get(), dataset_path);
-    STRATA_CHECK(!shape.empty(), file, ": ", dataset_path, ": cannot read rows of a scalar");
-    STRATA_CHECK(first >= 0 && count >= 0 && first + count <= shape[0], file, ": ", dataset_path,
-                 ": rows [", first, ", ", first + count, ") out of range [0, ", shape[0], ")");
-    H5Shape block = shape;
-    block[0] = count;
-    std::vector<T> values(static_cast<std::size_t>(element_count(block)));
+    bool inside = start.size() == shape.size() && count.size() == shape.size();
+    for (std::size_t d = 0; inside && d < shape.size(); ++d) {
+        inside = start[d] >= 0 && count[d] >= 0 && start[d] + count[d] <= shape[d];
+    }
+    STRATA_CHECK(inside, file, ": ", dataset_path, ": block at ", shape_string(start), " of ",
+                 shape_string(count), " out of range of shape ", shape_string(shape));
+    std::vector<T> values(static_cast<std::size_t>(element_count(count)));
     if (values.empty()) {
         return values;
     }
-    std::vector<hsize_t> start(shape.size(), 0);
-    start[0] = static_cast<hsize_t>(first);
-    const std::vector<hsize_t> dims(block.begin(), block.end());
+    const std::vector<hsize_t> offsets(start.begin(), start.end());
+    const std::vector<hsize_t> dims(count.begin(), count.end());
     H5Sid file_space(
         STRATA_H5_CHECK(H5Dget_space(dataset.get()), file, dataset_path, "cannot get dataspace"));
-    STRATA_H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+    STRATA_H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, offsets.data(), nullptr,
                                         dims.data(), nullptr),
-                    file, dataset_path, "cannot select rows");
+                    file, dataset_path, "cannot select block");
     H5Sid memory_space(
         STRATA_H5_CHECK(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), file,
                         dataset_path, "cannot create dataspace"));
     STRATA_H5_CHECK(H5Dread(dataset.get(), H5Type<T>::native(), memory_space.get(),
                             file_space.get(), H5P_DEFAULT, values.data()),
-                    file, dataset_path, "cannot read rows");
+                    file, dataset_path, "cannot read block");
+    impl_->bytes_read += static_cast<std::int64_t>(values.size() * sizeof(T));
     return values;
+}
+
+std::int64_t H5File::bytes_read() const {
+    return impl_->bytes_read;
 }
 
 void H5File::write_attribute(const std::string& object_path, const std::string& name,
@@ -444,5 +466,19 @@ template std::vector<float> H5File::read_rows<float>(const std::string&, std::in
                                                      std::int64_t) const;
 template std::vector<double> H5File::read_rows<double>(const std::string&, std::int64_t,
                                                        std::int64_t) const;
+
+template std::vector<std::int64_t> H5File::read_block<std::int64_t>(const std::string&,
+                                                                    const H5Shape&,
+                                                                    const H5Shape&) const;
+template std::vector<std::int32_t> H5File::read_block<std::int32_t>(const std::string&,
+                                                                    const H5Shape&,
+                                                                    const H5Shape&) const;
+template std::vector<std::uint8_t> H5File::read_block<std::uint8_t>(const std::string&,
+                                                                    const H5Shape&,
+                                                                    const H5Shape&) const;
+template std::vector<float> H5File::read_block<float>(const std::string&, const H5Shape&,
+                                                      const H5Shape&) const;
+template std::vector<double> H5File::read_block<double>(const std::string&, const H5Shape&,
+                                                        const H5Shape&) const;
 
 }  // namespace strata

@@ -52,6 +52,18 @@ public:
     template <class T>
     [[nodiscard]] std::vector<T> read_rows(const std::string& dataset_path, std::int64_t first,
                                            std::int64_t count) const;
+    /// Reads the hyperslab [start[d], start[d] + count[d]) of every dimension d (one entry per
+    /// dimension of the dataset), row-major. Same type check as read(); a block outside the
+    /// dataset throws, naming the file, the path, the block and the shape.
+    template <class T>
+    [[nodiscard]] std::vector<T> read_block(const std::string& dataset_path, const H5Shape& start,
+                                            const H5Shape& count) const;
+
+    /// Bytes of array data this H5File has returned from read, read_rows and read_block since it
+    /// was opened (elements x element size; attributes and HDF5's metadata not counted). For
+    /// compressed datasets HDF5 decompresses whole chunks: the file bytes touched can exceed
+    /// this by up to one chunk (about 1 MiB) at each end of a block.
+    [[nodiscard]] std::int64_t bytes_read() const;
 
     void write_attribute(const std::string& object_path, const std::string& name,
                          const std::string& value);

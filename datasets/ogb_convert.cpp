@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
 #include "datasets/gzip_lines.hpp"
 #include "src/base/error.hpp"
@@ -290,30 +291,9 @@ std::int64_t edge_pass(const fs::path& path, std::int64_t n, std::int64_t expect
 /// Sorts each row and removes repeated sources, compacting rows leftwards in place.
 /// Returns the number of entries removed.
 std::int64_t sort_and_dedup(std::vector<std::int64_t>& indptr, std::vector<std::int64_t>& indices) {
-    const auto n = static_cast<std::int64_t>(indptr.size()) - 1;
-    std::vector<std::int64_t> length(static_cast<std::size_t>(n));
-#pragma omp parallel for schedule(dynamic, 4096)
-    for (std::int64_t v = 0; v < n; ++v) {
-        const auto first = indices.begin() + indptr[static_cast<std::size_t>(v)];
-        const auto last = indices.begin() + indptr[static_cast<std::size_t>(v) + 1];
-        std::sort(first, last);
-        length[static_cast<std::size_t>(v)] = std::unique(first, last) - first;
-    }
-    std::int64_t out = 0;
-    for (std::int64_t v = 0; v < n; ++v) {
-        const auto i = static_cast<std::size_t>(v);
-        const std::int64_t begin = indptr[i];
-        if (begin != out) {
-            std::copy(indices.begin() + begin, indices.begin() + begin + length[i],
-                      indices.begin() + out);
-        }
-        indptr[i] = out;
-        out += length[i];
-    }
-    const std::int64_t dropped = indptr.back() - out;
-    indptr.back() = out;
-    indices.resize(static_cast<std::size_t>(out));
-    return dropped;
+    const std::int64_t before = indptr.back();
+    sort_unique_rows(indptr, indices);
+    return before - indptr.back();
 }
 
 std::string default_name(const fs::path& dir) {

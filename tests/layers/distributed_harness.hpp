@@ -6,25 +6,39 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "datasets/graph_dataset.hpp"
+#include "datasets/graph_slice_io.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "partition/partition.hpp"
+#include "partition/ptscotch_partitioner.hpp"
 #include "src/comm/communicator.hpp"
 
 namespace strata::test {
 
-/// Rank 0 partitions, everyone receives the owners (as the trainer does).
+/// Rank 0 partitions, everyone receives the owners (as the trainer does); "ptscotch": every rank
+/// partitions its slice (by rows) with PT-Scotch and rank 0 gathers the owners.
 inline Partition agreed_partition(const GraphDataset& g, Communicator& comm,
                                   const std::string& method = "metis") {
     Partition p;
     p.num_parts = comm.size();
     p.owner.assign(static_cast<std::size_t>(g.num_vertices()), 0);
-    if (comm.size() > 1) {
+    if (comm.size() > 1 && method == "ptscotch") {
+        const GraphSlice slice =
+            slice_of(g, slice_offsets(g.num_vertices(), comm.size()), comm.rank());
+        const std::vector<int> local = partition_ptscotch(slice, comm.size(), {.seed = 3}, comm);
+        const std::vector<std::byte> all =
+            comm.gather(std::as_bytes(std::span<const int>(local)), 0);
+        if (comm.rank() == 0) {
+            std::memcpy(p.owner.data(), all.data(), all.size());
+        }
+        comm.broadcast(std::as_writable_bytes(std::span<int>(p.owner)), 0);
+    } else if (comm.size() > 1) {
         if (comm.rank() == 0) {
             p = method == "metis" ? partition_metis(g, comm.size(), MetisOptions{.seed = 3})
                                   : partition_random(g.num_vertices(), comm.size(), 3);

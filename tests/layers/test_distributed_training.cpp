@@ -318,6 +318,22 @@ TEST_CASE("GCN training on K ranks equals one rank on Cora", "[layers][mpi][cora
     }
 }
 
+TEST_CASE("K ranks equal one rank with PT-Scotch owners (Cora, directed graph)",
+          "[layers][mpi][ptscotch]") {
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    const GcnOptions gcn{.layers = 3, .hidden = 16, .dropout = 0.5f, .seed = 4};
+    for (const bool cora : {true, false}) {
+        const GraphDataset g = cora ? read_graph(std::string(STRATA_DATA_DIR) + "/cora.h5")
+                                    : test::directed_graph(300, 4, 5, 12, 5);
+        const auto k = train(g, world, gcn, 12, "ptscotch");
+        const auto one = train(g, self, gcn, 12, "ptscotch");
+        INFO((cora ? "cora" : "directed"));
+        CHECK(same_run(k, one, g));
+        REQUIRE(all_ranks(same_run(k, one, g)));
+    }
+}
+
 TEST_CASE("halo bytes per epoch equal the analytic halo volume of the partition", "[layers][mpi]") {
     MpiCommunicator world;
     const GraphDataset g = test::community_graph(300, 4, 4, 20, 12);

@@ -1,0 +1,181 @@
+// The distributed partitioner under mpirun (1..4 ranks): the symmetric slice adjacency equals the
+// serial METIS graph's rows, the large-count all-to-all splits its messages, and PT-Scotch gives a
+// valid, deterministic K-way partition for K = 1..8 (K != P) with a cut far below random.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "datasets/graph_io.hpp"
+#include "datasets/graph_slice_io.hpp"
+#include "partition/metis_partitioner.hpp"
+#include "partition/ptscotch_partitioner.hpp"
+#include "partition/symmetric_slice.hpp"
+#include "src/base/error.hpp"
+#include "src/comm/mpi_alltoallv.hpp"
+#include "src/comm/mpi_communicator.hpp"
+#include "tests/support/all_ranks.hpp"
+#include "tests/support/graphs.hpp"
+
+using namespace strata;
+using strata::test::all_ranks;
+
+namespace {
+
+const std::string cora_path = std::string(STRATA_DATA_DIR) + "/cora.h5";
+
+/// Every rank's slice owners concatenated, on every rank.
+std::vector<int> all_owners(const std::vector<int>& local, global_id n, Communicator& comm) {
+    std::vector<std::byte> gathered = comm.gather(std::as_bytes(std::span<const int>(local)), 0);
+    std::vector<int> owners(static_cast<std::size_t>(n));
+    if (comm.rank() == 0) {
+        std::memcpy(owners.data(), gathered.data(), gathered.size());
+    }
+    comm.broadcast(std::as_writable_bytes(std::span<int>(owners)), 0);
+    return owners;
+}
+
+/// Undirected edges of the METIS graph whose ends lie in different parts.
+std::int64_t cut_of(const MetisGraph& g, const std::vector<int>& owner) {
+    std::int64_t cut = 0;
+    for (std::size_t v = 0; v + 1 < g.xadj.size(); ++v) {
+        for (auto k = g.xadj[v]; k < g.xadj[v + 1]; ++k) {
+            cut +=
+                owner[v] != owner[static_cast<std::size_t>(g.adjncy[static_cast<std::size_t>(k)])]
+                    ? 1
+                    : 0;
+        }
+    }
+    return cut / 2;
+}
+
+}  // namespace
+
+TEST_CASE("alltoallv_int64 delivers every run, split into many small messages",
+          "[partition][mpi]") {
+    MpiCommunicator comm;
+    comm.set_max_message_bytes(24);  // 3 values per message
+    const int p = comm.size();
+    const int r = comm.rank();
+    // Rank r sends q + 1 values (r * 100 + q, ...) to rank q.
+    std::vector<std::int64_t> send;
+    std::vector<std::int64_t> offsets{0};
+    for (int q = 0; q < p; ++q) {
+        for (int i = 0; i <= q; ++i) {
+            send.push_back(r * 100 + q * 10 + i);
+        }
+        offsets.push_back(static_cast<std::int64_t>(send.size()));
+    }
+    const AlltoallvResult got = alltoallv_int64(comm, send, offsets);
+    bool ok = got.offsets.size() == static_cast<std::size_t>(p) + 1;
+    for (int q = 0; ok && q < p; ++q) {
+        ok = got.offsets[static_cast<std::size_t>(q) + 1] -
+                 got.offsets[static_cast<std::size_t>(q)] ==
+             r + 1;
+        for (int i = 0; ok && i <= r; ++i) {
+            ok = got.values[static_cast<std::size_t>(got.offsets[static_cast<std::size_t>(q)] +
+                                                     i)] == q * 100 + r * 10 + i;
+        }
+    }
+    CHECK(ok);
+    REQUIRE(all_ranks(ok));
+    REQUIRE_THROWS_WITH(alltoallv_int64(comm, send, std::vector<std::int64_t>{0}),
+                        Catch::Contains("send offsets must be"));
+}
+
+TEST_CASE("symmetric_adjacency equals the serial METIS graph's rows", "[partition][mpi]") {
+    MpiCommunicator comm;
+    for (const bool cora : {false, true}) {
+        const GraphDataset g =
+            cora ? read_graph(cora_path) : test::weighted_directed_graph(500, 3, false);
+        const MetisGraph reference = build_metis_graph(g, MetisOptions{});
+        const auto offsets = slice_offsets(g.num_vertices(), comm.size());
+        const GraphSlice slice = slice_of(g, offsets, comm.rank());
+        const SliceAdjacency adj = symmetric_adjacency(slice, comm);
+        bool ok = adj.indptr.size() == static_cast<std::size_t>(slice.num_local()) + 1;
+        for (global_id i = 0; ok && i < slice.num_local(); ++i) {
+            const auto v = static_cast<std::size_t>(slice.first() + i);
+            const std::vector<std::int64_t> want(reference.adjncy.begin() + reference.xadj[v],
+                                                 reference.adjncy.begin() + reference.xadj[v + 1]);
+            const std::vector<std::int64_t> got(
+                adj.indices.begin() + adj.indptr[static_cast<std::size_t>(i)],
+                adj.indices.begin() + adj.indptr[static_cast<std::size_t>(i) + 1]);
+            ok = want == got;
+        }
+        INFO((cora ? "cora" : "weighted directed"));
+        CHECK(ok);
+        REQUIRE(all_ranks(ok));
+    }
+}
+
+TEST_CASE("PT-Scotch partitions Cora into K = 1..8 parts on P ranks, deterministically",
+          "[partition][mpi]") {
+    MpiCommunicator comm;
+    const GraphDataset g = read_graph(cora_path);
+    const MetisGraph metis_graph = build_metis_graph(g, MetisOptions{});
+    const auto offsets = slice_offsets(cora_path, comm.size());
+    const GraphSlice slice =
+        read_graph_slice(cora_path, offsets, comm.rank(), {.vertex_data = false});
+    for (int k = 1; k <= 8; ++k) {
+        const PtScotchOptions options{.seed = 7, .check_graph = true};
+        const std::vector<int> local = partition_ptscotch(slice, k, options, comm);
+        const std::vector<int> again = partition_ptscotch(slice, k, options, comm);
+        const std::vector<int> owner = all_owners(local, g.num_vertices(), comm);
+        std::vector<std::int64_t> sizes(static_cast<std::size_t>(k), 0);
+        bool valid = local.size() == static_cast<std::size_t>(slice.num_local());
+        for (const int o : owner) {
+            valid = valid && o >= 0 && o < k;
+            if (o >= 0 && o < k) {
+                ++sizes[static_cast<std::size_t>(o)];
+            }
+        }
+        const std::int64_t largest = *std::max_element(sizes.begin(), sizes.end());
+        const double imbalance =
+            static_cast<double>(largest) * k / static_cast<double>(g.num_vertices());
+        const std::int64_t cut = cut_of(metis_graph, owner);
+        const std::int64_t random_cut =
+            cut_of(metis_graph, partition_random(g.num_vertices(), k, 7).owner);
+        const std::int64_t metis_cut =
+            k == 1 ? 0 : cut_of(metis_graph, partition_metis(metis_graph, k, 7).owner);
+        INFO("P = " << comm.size() << ", K = " << k << ": cut " << cut << " (METIS " << metis_cut
+                    << ", random " << random_cut << "), imbalance " << imbalance);
+        CHECK(valid);
+        CHECK(local == again);  // same seed, same processes: same parts
+        CHECK(*std::min_element(sizes.begin(), sizes.end()) > 0);
+        CHECK(imbalance <= 1.10);
+        CHECK(cut <= std::max<std::int64_t>(random_cut / 3, 0));
+        CHECK(cut <= 2 * metis_cut);
+        REQUIRE(all_ranks(valid && local == again));
+    }
+}
+
+TEST_CASE("PT-Scotch on a directed graph with loops and duplicates; its errors",
+          "[partition][mpi]") {
+    MpiCommunicator comm;
+    const GraphDataset g = test::weighted_directed_graph(600, 4, false);
+    const GraphSlice slice = slice_of(g, slice_offsets(g.num_vertices(), comm.size()), comm.rank());
+    const std::vector<int> owner = all_owners(
+        partition_ptscotch(slice, 3, {.seed = 1, .balance_edges = true, .check_graph = true}, comm),
+        g.num_vertices(), comm);
+    // balance_edges: each part's load 1 + in-degree within the imbalance (plus one vertex).
+    std::vector<std::int64_t> load(3, 0);
+    std::int64_t total = 0;
+    for (std::size_t v = 0; v < owner.size(); ++v) {
+        const std::int64_t w = 1 + g.indptr[v + 1] - g.indptr[v];
+        load[static_cast<std::size_t>(owner[v])] += w;
+        total += w;
+    }
+    const double imbalance = static_cast<double>(*std::max_element(load.begin(), load.end())) * 3 /
+                             static_cast<double>(total);
+    INFO("edge-load imbalance " << imbalance);
+    CHECK(imbalance <= 1.10);
+    REQUIRE_THROWS_WITH(partition_ptscotch(slice, 0, {}, comm),
+                        Catch::Contains("need 1 <= K <= N"));
+    REQUIRE_THROWS_WITH(partition_ptscotch(slice, 601, {}, comm),
+                        Catch::Contains("cannot split 600 vertices into 601 parts"));
+}
