@@ -2,6 +2,9 @@
 // from (partition/local_normalize.hpp), with duplicates merged and rows sorted.
 #pragma once
 
+#include <cstdint>
+#include <span>
+
 #include "datasets/graph_dataset.hpp"
 
 namespace strata {
@@ -11,5 +14,13 @@ namespace strata {
 /// rounded to float once); a stored self loop stays as an entry, and no diagonal is added.
 /// Columns of each row are sorted ascending and unique. O(nnz log deg).
 [[nodiscard]] GlobalCsr adjacency_matrix(const GraphDataset& graph);
+
+/// The same merge on any rows stored like the dataset's CSR (row i: in-neighbours
+/// indices[indptr[i] : indptr[i+1]], weights edge_weight or all 1), e.g. one rank's GraphSlice:
+/// a (indptr.size() - 1)-row matrix whose columns keep the stored (global) ids.
+/// adjacency_matrix(g) == merged_rows(g.indptr, g.indices, g.edge_weight), bit for bit.
+[[nodiscard]] GlobalCsr merged_rows(std::span<const std::int64_t> indptr,
+                                    std::span<const std::int64_t> indices,
+                                    std::span<const float> edge_weight);
 
 }  // namespace strata
