@@ -72,9 +72,23 @@ private:
     std::size_t at_ = 0;
 };
 
-/// One part's rows as they arrive (ascending original id), with their merged rows of A.
+/// Rows of one part with their merged rows of A, ascending original id.
+struct RowSegment {
+    std::vector<global_id> original;
+    std::vector<double> degree;
+    std::vector<index_t> labels;
+    std::vector<std::uint8_t> masks;  ///< row-major: row i's train s, val s, test s at 3 S i + ..
+    std::vector<std::int64_t> row_ptr{0};
+    std::vector<global_id> cols;  ///< original ids, ascending and unique in each row
+    std::vector<float> values;
+    std::vector<float> features;  ///< rows x F
+};
+
+/// One part: the rows as they arrive, one segment per source rank (each ascending, batch after
+/// batch; sources hold ascending id ranges), then assembled in source order.
 struct PartRows {
     int part = 0;
+    std::vector<RowSegment> from;  ///< per source rank, until assemble()
     std::vector<global_id> original;
     std::vector<double> degree;
     std::vector<index_t> labels;
@@ -125,14 +139,16 @@ void check_slice(const GraphSlice& slice, std::span<const int> slice_owner, int 
                  "distribute_parts: slice vertex data sizes disagree with ", n, " rows");
 }
 
-/// Round 1: slice rows to the rank of their part (p % P), merged, with degree and vertex data.
+/// Round 1, one batch: slice rows [first_row, first_row + merged.num_rows()) whose part lives
+/// on rank `dest` (p % P), merged (row i - first_row of `merged`), with degree and vertex data.
 /// Block layout: count c; part, original id, degree, label of each row (arrays); masks (3 S
 /// bytes per row); merged row lengths; columns; values; features (c x F).
 std::vector<std::byte> rows_for(int dest, const GraphSlice& slice, std::span<const int> owner,
-                                const GlobalCsr& merged, const std::vector<double>& degree,
-                                int size) {
+                                std::size_t first_row, const GlobalCsr& merged,
+                                const std::vector<double>& degree, int size) {
     std::vector<std::size_t> rows;
-    for (std::size_t i = 0; i < owner.size(); ++i) {
+    const auto end_row = first_row + static_cast<std::size_t>(merged.num_rows());
+    for (std::size_t i = first_row; i < end_row; ++i) {
         if (owner[i] % size == dest) {
             rows.push_back(i);
         }
@@ -148,7 +164,7 @@ std::vector<std::byte> rows_for(int dest, const GraphSlice& slice, std::span<con
         w.put(static_cast<global_id>(slice.first() + static_cast<global_id>(i)));
     }
     for (std::size_t i : rows) {
-        w.put(degree[i]);
+        w.put(degree[i - first_row]);
     }
     for (std::size_t i : rows) {
         w.put(slice.labels[i]);
@@ -161,16 +177,16 @@ std::vector<std::byte> rows_for(int dest, const GraphSlice& slice, std::span<con
         }
     }
     for (std::size_t i : rows) {
-        w.put(merged.indptr[i + 1] - merged.indptr[i]);
+        w.put(merged.indptr[i - first_row + 1] - merged.indptr[i - first_row]);
     }
     for (std::size_t i : rows) {
-        const auto b = static_cast<std::size_t>(merged.indptr[i]);
-        const auto e = static_cast<std::size_t>(merged.indptr[i + 1]);
+        const auto b = static_cast<std::size_t>(merged.indptr[i - first_row]);
+        const auto e = static_cast<std::size_t>(merged.indptr[i - first_row + 1]);
         w.put(std::span<const std::int64_t>(merged.indices).subspan(b, e - b));
     }
     for (std::size_t i : rows) {
-        const auto b = static_cast<std::size_t>(merged.indptr[i]);
-        const auto e = static_cast<std::size_t>(merged.indptr[i + 1]);
+        const auto b = static_cast<std::size_t>(merged.indptr[i - first_row]);
+        const auto e = static_cast<std::size_t>(merged.indptr[i - first_row + 1]);
         w.put(std::span<const float>(merged.values).subspan(b, e - b));
     }
     const auto f = static_cast<std::size_t>(slice.features.cols);
@@ -181,18 +197,18 @@ std::vector<std::byte> rows_for(int dest, const GraphSlice& slice, std::span<con
 }
 
 /// Appends one source's block of round 1 to the parts it names (parts[p / P]).
-void receive_rows(std::span<const std::byte> block, std::vector<PartRows>& parts, int size,
-                  int splits, index_t f, std::int64_t num_classes) {
+void receive_rows(std::span<const std::byte> block, int source, std::vector<PartRows>& parts,
+                  int size, int splits, index_t f, std::int64_t num_classes) {
     ByteReader r(block);
     const auto c = static_cast<std::size_t>(r.get<std::uint64_t>());
     std::vector<std::int32_t> part(c);
     r.read(part.data(), c);
-    std::vector<PartRows*> to(c);
+    std::vector<RowSegment*> to(c);
     for (std::size_t k = 0; k < c; ++k) {
         const auto local = static_cast<std::size_t>(part[k] / size);
         STRATA_CHECK(local < parts.size() && parts[local].part == part[k],
                      "distribute_parts: received a row of part ", part[k], " on the wrong rank");
-        to[k] = &parts[local];
+        to[k] = &parts[local].from[static_cast<std::size_t>(source)];
     }
     for (std::size_t k = 0; k < c; ++k) {
         to[k]->original.push_back(r.get<global_id>());
@@ -223,6 +239,44 @@ void receive_rows(std::span<const std::byte> block, std::vector<PartRows>& parts
         r.append(to[k]->features, static_cast<std::size_t>(f));
     }
     STRATA_CHECK(r.done(), "distribute_parts: ", block.size(), " bytes of rows not all read");
+}
+
+/// Concatenates the segments in source order (ascending original ids), freeing each one as it
+/// is copied.
+void assemble(PartRows& part) {
+    std::size_t rows = 0;
+    std::size_t entries = 0;
+    std::size_t masks = 0;
+    std::size_t features = 0;
+    for (const RowSegment& seg : part.from) {
+        rows += seg.original.size();
+        entries += seg.cols.size();
+        masks += seg.masks.size();
+        features += seg.features.size();
+    }
+    part.original.reserve(rows);
+    part.degree.reserve(rows);
+    part.labels.reserve(rows);
+    part.masks.reserve(masks);
+    part.row_ptr.reserve(rows + 1);
+    part.cols.reserve(entries);
+    part.values.reserve(entries);
+    part.features.reserve(features);
+    for (RowSegment& seg : part.from) {
+        part.original.insert(part.original.end(), seg.original.begin(), seg.original.end());
+        part.degree.insert(part.degree.end(), seg.degree.begin(), seg.degree.end());
+        part.labels.insert(part.labels.end(), seg.labels.begin(), seg.labels.end());
+        part.masks.insert(part.masks.end(), seg.masks.begin(), seg.masks.end());
+        const std::int64_t base = part.row_ptr.back();
+        for (std::size_t i = 1; i < seg.row_ptr.size(); ++i) {
+            part.row_ptr.push_back(base + seg.row_ptr[i]);
+        }
+        part.cols.insert(part.cols.end(), seg.cols.begin(), seg.cols.end());
+        part.values.insert(part.values.end(), seg.values.begin(), seg.values.end());
+        part.features.insert(part.features.end(), seg.features.begin(), seg.features.end());
+        seg = RowSegment{};
+    }
+    part.from = {};
 }
 
 /// The columns of `part`'s rows owned by other parts, grouped by owner (ascending), original
@@ -437,6 +491,8 @@ LocalGraph local_graph(PartRows& rows, const Partition& partition,
         const auto j = static_cast<std::size_t>(group_of[static_cast<std::size_t>(q)]);
         local[k] = group_column[j] + static_cast<index_t>(position(rows.halo[j].second, u, q));
     }
+    rows.cols = {};  // 8 bytes per entry, no longer needed: lowers the load's peak
+    rows.halo = {};
     LocalBlocks blocks = split_local_rows(g.num_owned, g.pattern.recv_offsets, rows.row_ptr,
                                           local.data(), rows.values.data(), {});
     g.inner = std::move(blocks.inner);
@@ -496,8 +552,81 @@ Partition gather_owners(const GraphSlice& slice, std::span<const int> slice_owne
     return partition;
 }
 
-std::vector<LocalPart> distribute_parts(const GraphSlice& slice, std::span<const int> slice_owner,
-                                        int num_parts, Communicator& comm) {
+namespace {
+
+/// Slice row boundaries of round 1's batches: 0 = b_0 < ... < b_m = num_local, each batch at
+/// most batch_bytes of stored data (at least one row).
+std::vector<std::size_t> batch_bounds(const GraphSlice& slice, std::size_t batch_bytes) {
+    const auto nl = static_cast<std::size_t>(slice.num_local());
+    const std::size_t row_bytes = static_cast<std::size_t>(slice.features.cols) * sizeof(float) +
+                                  3 * static_cast<std::size_t>(slice.num_splits) + 40;
+    std::vector<std::size_t> bounds{0};
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < nl; ++i) {
+        const auto edges = static_cast<std::size_t>(slice.indptr[i + 1] - slice.indptr[i]);
+        const std::size_t row = row_bytes + edges * (sizeof(global_id) + sizeof(float));
+        if (bytes > 0 && bytes + row > batch_bytes) {
+            bounds.push_back(i);
+            bytes = 0;
+        }
+        bytes += row;
+    }
+    if (bounds.back() != nl) {
+        bounds.push_back(nl);
+    }
+    return bounds;
+}
+
+/// Reserves every part's segments for what they will receive: each source's row count and
+/// stored edge count (an upper bound of the merged one) per part, in one small all_to_all.
+void reserve_parts(std::vector<PartRows>& parts, const GraphSlice& slice,
+                   std::span<const int> owner, int num_parts, Communicator& comm) {
+    const int size = comm.size();
+    const ReceivedBlocks counts = all_to_all(comm, [&](int dest) {
+        std::vector<std::int64_t> per_part;  // per part on dest: rows, edges
+        for (int p = dest; p < num_parts; p += size) {
+            per_part.insert(per_part.end(), {0, 0});
+        }
+        for (std::size_t i = 0; i < owner.size(); ++i) {
+            if (owner[i] % size == dest) {
+                const auto k = 2 * static_cast<std::size_t>(owner[i] / size);
+                ++per_part[k];
+                per_part[k + 1] += slice.indptr[i + 1] - slice.indptr[i];
+            }
+        }
+        ByteWriter w;
+        w.put(std::span<const std::int64_t>(per_part));
+        return w.take();
+    });
+    const auto f = static_cast<std::size_t>(slice.features.cols);
+    const auto splits = static_cast<std::size_t>(slice.num_splits);
+    for (PartRows& part : parts) {
+        part.from.resize(static_cast<std::size_t>(size));
+    }
+    for (int s = 0; s < size; ++s) {
+        ByteReader r(counts.from(s));
+        std::vector<std::int64_t> from_s;
+        r.append(from_s, 2 * parts.size());
+        for (std::size_t k = 0; k < parts.size(); ++k) {
+            const auto rows = static_cast<std::size_t>(from_s[2 * k]);
+            const auto edges = static_cast<std::size_t>(from_s[2 * k + 1]);
+            RowSegment& seg = parts[k].from[static_cast<std::size_t>(s)];
+            seg.original.reserve(rows);
+            seg.degree.reserve(rows);
+            seg.labels.reserve(rows);
+            seg.masks.reserve(3 * splits * rows);
+            seg.row_ptr.reserve(rows + 1);
+            seg.cols.reserve(edges);
+            seg.values.reserve(edges);
+            seg.features.reserve(rows * f);
+        }
+    }
+}
+
+/// distribute_parts; `release` (the same slice, or null) is emptied once its rows are sent.
+std::vector<LocalPart> distribute(const GraphSlice& slice, GraphSlice* release,
+                                  std::span<const int> slice_owner, int num_parts,
+                                  Communicator& comm, std::size_t batch_bytes) {
     check_slice(slice, slice_owner, num_parts, comm);
     const Partition partition = gather_owners(slice, slice_owner, num_parts, comm);
     std::vector<global_id> part_offsets(static_cast<std::size_t>(num_parts) + 1, 0);
@@ -521,32 +650,65 @@ std::vector<LocalPart> distribute_parts(const GraphSlice& slice, std::span<const
     for (int p = comm.rank(); p < num_parts; p += size) {
         parts.emplace_back().part = p;
     }
-    {
-        // The slice's rows of A, merged as adjacency_matrix merges them, and their degrees
+    reserve_parts(parts, slice, slice_owner, num_parts, comm);
+    // Round 1 in batches (the same number on every rank; a rank out of rows sends nothing).
+    const std::vector<std::size_t> bounds = batch_bounds(slice, batch_bytes);
+    std::array<std::int64_t, 1> batches{static_cast<std::int64_t>(bounds.size()) - 1};
+    comm.allreduce_max(batches);
+    for (std::size_t b = 0; b < static_cast<std::size_t>(batches[0]); ++b) {
+        const std::size_t first = b + 1 < bounds.size() ? bounds[b] : nl;
+        const std::size_t last = b + 1 < bounds.size() ? bounds[b + 1] : nl;
+        // The batch's rows of A, merged as adjacency_matrix merges them, and their degrees
         // (Σ_u A_vu in double, columns ascending, as LocalGraphBuilder sums them).
-        const GlobalCsr merged = merged_rows(slice.indptr, slice.indices, slice.edge_weight);
-        std::vector<double> degree(nl, 0.0);
-        for (std::size_t i = 0; i < nl; ++i) {
+        const GlobalCsr merged = merged_rows(
+            std::span<const std::int64_t>(slice.indptr).subspan(first, last - first + 1),
+            slice.indices, slice.edge_weight);
+        std::vector<double> degree(last - first, 0.0);
+        for (std::size_t i = 0; i < degree.size(); ++i) {
             for (auto k = static_cast<std::size_t>(merged.indptr[i]);
                  k < static_cast<std::size_t>(merged.indptr[i + 1]); ++k) {
                 degree[i] += static_cast<double>(merged.values[k]);
             }
         }
         const ReceivedBlocks received = all_to_all(comm, [&](int dest) {
-            return rows_for(dest, slice, slice_owner, merged, degree, size);
+            return rows_for(dest, slice, slice_owner, first, merged, degree, size);
         });
         for (int s = 0; s < size; ++s) {
-            receive_rows(received.from(s), parts, size, slice.num_splits, slice.features.cols,
+            receive_rows(received.from(s), s, parts, size, slice.num_splits, slice.features.cols,
                          slice.num_classes);
         }
+    }
+    for (PartRows& part : parts) {
+        assemble(part);
+    }
+    GraphSlice shape;  // what local_part reads of the slice, kept past its release
+    shape.num_classes = slice.num_classes;
+    shape.features.cols = slice.features.cols;
+    shape.num_splits = slice.num_splits;
+    if (release != nullptr) {
+        *release = GraphSlice{};  // everything is sent: the caller's slice is no longer needed
     }
     exchange_halos(parts, partition, comm);
     std::vector<LocalPart> out;
     for (PartRows& rows : parts) {
-        out.push_back(local_part(rows, partition, part_offsets, slice, split0));
+        out.push_back(local_part(rows, partition, part_offsets, shape, split0));
         rows = PartRows{};
     }
     return out;
+}
+
+}  // namespace
+
+std::vector<LocalPart> distribute_parts(const GraphSlice& slice, std::span<const int> slice_owner,
+                                        int num_parts, Communicator& comm,
+                                        std::size_t batch_bytes) {
+    return distribute(slice, nullptr, slice_owner, num_parts, comm, batch_bytes);
+}
+
+std::vector<LocalPart> distribute_parts(GraphSlice&& slice, std::span<const int> slice_owner,
+                                        int num_parts, Communicator& comm,
+                                        std::size_t batch_bytes) {
+    return distribute(slice, &slice, slice_owner, num_parts, comm, batch_bytes);
 }
 
 }  // namespace strata

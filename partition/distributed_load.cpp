@@ -63,7 +63,7 @@ LocalPart load_sliced(const std::string& path, Communicator& comm,
     } else {
         owner = block_owners_of(n, size, slice.first(), slice.num_local());
     }
-    std::vector<LocalPart> parts = distribute_parts(slice, owner, size, comm);
+    std::vector<LocalPart> parts = distribute_parts(std::move(slice), owner, size, comm);
     return std::move(parts.front());
 }
 

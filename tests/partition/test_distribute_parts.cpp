@@ -25,14 +25,19 @@ using Catch::Matchers::Contains;
 
 /// Every rank's parts from its slice, compared with build_local_part; returns the first
 /// difference (empty: all equal) on this rank.
-std::string compare(const GraphDataset& graph, const Partition& partition, MpiCommunicator& comm) {
+std::string compare(const GraphDataset& graph, const Partition& partition, MpiCommunicator& comm,
+                    std::size_t batch_bytes) {
     const std::vector<global_id> offsets = row_balanced_offsets(graph.num_vertices(), comm.size());
     const GraphSlice slice = slice_of(graph, offsets, comm.rank());
     const auto first = static_cast<std::size_t>(slice.first());
     const std::span<const int> owner =
         std::span<const int>(partition.owner)
             .subspan(first, static_cast<std::size_t>(slice.num_local()));
-    const std::vector<LocalPart> parts = distribute_parts(slice, owner, partition.num_parts, comm);
+    // Small batches also take the overload that empties the slice once it is sent.
+    const std::vector<LocalPart> parts =
+        batch_bytes == default_batch_bytes
+            ? distribute_parts(slice, owner, partition.num_parts, comm, batch_bytes)
+            : distribute_parts(GraphSlice(slice), owner, partition.num_parts, comm, batch_bytes);
     const GlobalCsr adjacency = adjacency_matrix(graph);
     std::size_t k = 0;
     for (int p = comm.rank(); p < partition.num_parts; p += comm.size(), ++k) {
@@ -47,17 +52,21 @@ std::string compare(const GraphDataset& graph, const Partition& partition, MpiCo
     return k == parts.size() ? "" : "extra parts";
 }
 
-void check_all(const GraphDataset& graph, std::uint64_t seed) {
+void check_all(const GraphDataset& graph, std::uint64_t seed, std::size_t small_batch) {
     MpiCommunicator comm;
     const int size = comm.size();
     for (const int k : {size, size + 2}) {
         for (const bool random : {false, true}) {
             const Partition partition = random ? partition_random(graph.num_vertices(), k, seed)
                                                : partition_block(graph.num_vertices(), k);
-            INFO(graph.name << ": " << k << " parts, " << (random ? "random" : "block"));
-            const std::string why = compare(graph, partition, comm);
-            INFO(why);
-            CHECK(test::all_ranks(why.empty()));
+            // One batch, and batches of a few rows (a different count on every rank).
+            for (const std::size_t batch : {default_batch_bytes, small_batch}) {
+                INFO(graph.name << ": " << k << " parts, " << (random ? "random" : "block")
+                                << ", batches of " << batch << " bytes");
+                const std::string why = compare(graph, partition, comm, batch);
+                INFO(why);
+                CHECK(test::all_ranks(why.empty()));
+            }
         }
     }
 }
@@ -74,13 +83,13 @@ void add_second_split(GraphDataset& graph) {
 }
 
 TEST_CASE("distribute_parts equals build_local_part on Cora", "[distribute]") {
-    check_all(test::cora(), 7);
+    check_all(test::cora(), 7, std::size_t{400} << 10);  // about 70 rows a batch
 }
 
 TEST_CASE("distribute_parts equals build_local_part on a weighted directed graph", "[distribute]") {
     GraphDataset graph = test::weighted_directed_graph(431, 3, /*dyadic=*/false);
     add_second_split(graph);
-    check_all(graph, 11);
+    check_all(graph, 11, 700);  // about 6 rows a batch
 }
 
 TEST_CASE("slice_of cuts a graph into slices that concatenate back to it", "[distribute]") {
