@@ -85,18 +85,10 @@ struct RowSegment {
 };
 
 /// One part: the rows as they arrive, one segment per source rank (each ascending, batch after
-/// batch; sources hold ascending id ranges), then assembled in source order.
-struct PartRows {
+/// batch; sources hold ascending id ranges), then assembled in source order into the base.
+struct PartRows : RowSegment {
     int part = 0;
     std::vector<RowSegment> from;  ///< per source rank, until assemble()
-    std::vector<global_id> original;
-    std::vector<double> degree;
-    std::vector<index_t> labels;
-    std::vector<std::uint8_t> masks;  ///< row-major: row i's train s, val s, test s at 3 S i + ..
-    std::vector<std::int64_t> row_ptr{0};
-    std::vector<global_id> cols;  ///< original ids, ascending and unique in each row
-    std::vector<float> values;
-    std::vector<float> features;  ///< rows x F
     /// Per part that this one asks for rows (its halo), ascending: (owner, original ids).
     std::vector<std::pair<int, std::vector<global_id>>> halo;
     std::vector<std::vector<double>> halo_degree;  ///< per halo group
@@ -314,101 +306,101 @@ std::size_t position(const std::vector<global_id>& sorted, global_id v, int part
     return static_cast<std::size_t>(it - sorted.begin());
 }
 
+using IdLists = std::vector<std::pair<int, std::vector<global_id>>>;
+
+/// A block of rounds 2 and 3 for rank `dest`: the number of messages, then per message the part
+/// it is for (first of a pair of `lists`, living on rank part % P), the sending part, the
+/// number of ids, and what `payload` writes for them.
+template <class Payload>
+std::vector<std::byte> messages_for(int dest, int size, const std::vector<PartRows>& parts,
+                                    IdLists PartRows::*lists, Payload payload) {
+    std::uint64_t count = 0;
+    for (const PartRows& part : parts) {
+        for (const auto& item : part.*lists) {
+            count += item.first % size == dest ? 1 : 0;
+        }
+    }
+    ByteWriter w;
+    w.put(count);
+    for (const PartRows& part : parts) {
+        for (const auto& [to, ids] : part.*lists) {
+            if (to % size == dest) {
+                w.put(static_cast<std::int32_t>(to));
+                w.put(static_cast<std::int32_t>(part.part));
+                w.put(static_cast<std::uint64_t>(ids.size()));
+                payload(w, part, ids);
+            }
+        }
+    }
+    return w.take();
+}
+
+/// Reads every block of a round of messages_for: handle(target part, sending part, n, reader)
+/// reads each message's payload.
+template <class Handle>
+void read_messages(const ReceivedBlocks& received, int size, std::vector<PartRows>& parts,
+                   const char* what, Handle handle) {
+    for (int s = 0; s < size; ++s) {
+        ByteReader r(received.from(s));
+        const auto count = r.get<std::uint64_t>();
+        for (std::uint64_t k = 0; k < count; ++k) {
+            const auto target = static_cast<std::size_t>(r.get<std::int32_t>() / size);
+            const int from = r.get<std::int32_t>();
+            const auto n = static_cast<std::size_t>(r.get<std::uint64_t>());
+            STRATA_CHECK(target < parts.size(), "distribute_parts: ", what,
+                         " for a part this rank does not hold");
+            handle(parts[target], from, n, r);
+        }
+        STRATA_CHECK(r.done(), "distribute_parts: ", what, " not all read");
+    }
+}
+
 /// Rounds 2 and 3: every part's halo requests to the owners' ranks, their degrees back.
 void exchange_halos(std::vector<PartRows>& parts, const Partition& partition, Communicator& comm) {
     const int size = comm.size();
     for (PartRows& part : parts) {
         part.halo = halo_groups(part, partition);
     }
-    // Round 2 block: count; per request: owner part, asking part, n, ids.
+    // Round 2: per request, owner part, asking part, n, the ids.
     const ReceivedBlocks requests = all_to_all(comm, [&](int dest) {
-        ByteWriter w;
-        std::uint64_t count = 0;
-        for (const PartRows& part : parts) {
-            for (const auto& [owner, ids] : part.halo) {
-                count += owner % size == dest ? 1 : 0;
-            }
-        }
-        w.put(count);
-        for (const PartRows& part : parts) {
-            for (const auto& [owner, ids] : part.halo) {
-                if (owner % size == dest) {
-                    w.put(static_cast<std::int32_t>(owner));
-                    w.put(static_cast<std::int32_t>(part.part));
-                    w.put(static_cast<std::uint64_t>(ids.size()));
-                    w.put(std::span<const global_id>(ids));
-                }
-            }
-        }
-        return w.take();
+        return messages_for(dest, size, parts, &PartRows::halo,
+                            [](ByteWriter& w, const PartRows&, const std::vector<global_id>& ids) {
+                                w.put(std::span<const global_id>(ids));
+                            });
     });
-    for (int s = 0; s < size; ++s) {
-        ByteReader r(requests.from(s));
-        const auto count = r.get<std::uint64_t>();
-        for (std::uint64_t k = 0; k < count; ++k) {
-            const auto owner = static_cast<std::size_t>(r.get<std::int32_t>() / size);
-            const auto asking = r.get<std::int32_t>();
-            const auto n = static_cast<std::size_t>(r.get<std::uint64_t>());
-            STRATA_CHECK(owner < parts.size(), "distribute_parts: a halo request for a part ",
-                         "this rank does not hold");
-            std::vector<global_id> ids;
-            r.append(ids, n);
-            parts[owner].asked.emplace_back(asking, std::move(ids));
-        }
-        STRATA_CHECK(r.done(), "distribute_parts: halo requests not all read");
-    }
+    read_messages(requests, size, parts, "halo requests",
+                  [](PartRows& owner, int asking, std::size_t n, ByteReader& r) {
+                      std::vector<global_id> ids;
+                      r.append(ids, n);
+                      owner.asked.emplace_back(asking, std::move(ids));
+                  });
     for (PartRows& part : parts) {
         std::sort(part.asked.begin(), part.asked.end(),
                   [](const auto& a, const auto& b) { return a.first < b.first; });
     }
-    // Round 3 block: count; per reply: asking part, owner part, n, degrees.
+    // Round 3: per reply, asking part, owner part, n, the degrees of the ids asked for.
     const ReceivedBlocks replies = all_to_all(comm, [&](int dest) {
-        ByteWriter w;
-        std::uint64_t count = 0;
-        for (const PartRows& part : parts) {
-            for (const auto& [asking, ids] : part.asked) {
-                count += asking % size == dest ? 1 : 0;
-            }
-        }
-        w.put(count);
-        for (const PartRows& part : parts) {
-            for (const auto& [asking, ids] : part.asked) {
-                if (asking % size != dest) {
-                    continue;
-                }
-                w.put(static_cast<std::int32_t>(asking));
-                w.put(static_cast<std::int32_t>(part.part));
-                w.put(static_cast<std::uint64_t>(ids.size()));
+        return messages_for(
+            dest, size, parts, &PartRows::asked,
+            [](ByteWriter& w, const PartRows& part, const std::vector<global_id>& ids) {
                 for (const global_id v : ids) {
                     w.put(part.degree[position(part.original, v, part.part)]);
                 }
-            }
-        }
-        return w.take();
+            });
     });
     for (PartRows& part : parts) {
         part.halo_degree.resize(part.halo.size());
     }
-    for (int s = 0; s < size; ++s) {
-        ByteReader r(replies.from(s));
-        const auto count = r.get<std::uint64_t>();
-        for (std::uint64_t k = 0; k < count; ++k) {
-            const auto asking = static_cast<std::size_t>(r.get<std::int32_t>() / size);
-            const int owner = r.get<std::int32_t>();
-            const auto n = static_cast<std::size_t>(r.get<std::uint64_t>());
-            STRATA_CHECK(asking < parts.size(), "distribute_parts: a degree reply for a part ",
-                         "this rank does not hold");
-            PartRows& part = parts[asking];
+    read_messages(
+        replies, size, parts, "degree replies",
+        [](PartRows& part, int owner, std::size_t n, ByteReader& r) {
             const auto group = std::find_if(part.halo.begin(), part.halo.end(),
                                             [&](const auto& g) { return g.first == owner; });
             STRATA_CHECK(group != part.halo.end() && group->second.size() == n,
                          "distribute_parts: part ", part.part, " got ", n,
                          " degrees it did not ask part ", owner, " for");
-            auto& out = part.halo_degree[static_cast<std::size_t>(group - part.halo.begin())];
-            r.append(out, n);
-        }
-        STRATA_CHECK(r.done(), "distribute_parts: degree replies not all read");
-    }
+            r.append(part.halo_degree[static_cast<std::size_t>(group - part.halo.begin())], n);
+        });
 }
 
 /// The LocalGraph of one part, laid out as LocalGraphBuilder::build lays it out.

@@ -71,24 +71,13 @@ void check_all(const GraphDataset& graph, std::uint64_t seed, std::size_t small_
     }
 }
 
-/// A second split, so that masks are checked split-major.
-void add_second_split(GraphDataset& graph) {
-    const auto n = static_cast<std::size_t>(graph.num_vertices());
-    for (std::size_t v = 0; v < n; ++v) {
-        graph.train_mask.push_back(v % 4 == 0 ? 1 : 0);
-        graph.val_mask.push_back(v % 4 == 1 ? 1 : 0);
-        graph.test_mask.push_back(v % 4 >= 2 ? 1 : 0);
-    }
-    graph.num_splits = 2;
-}
-
 TEST_CASE("distribute_parts equals build_local_part on Cora", "[distribute]") {
     check_all(test::cora(), 7, std::size_t{400} << 10);  // about 70 rows a batch
 }
 
 TEST_CASE("distribute_parts equals build_local_part on a weighted directed graph", "[distribute]") {
     GraphDataset graph = test::weighted_directed_graph(431, 3, /*dyadic=*/false);
-    add_second_split(graph);
+    test::add_second_split(graph);
     check_all(graph, 11, 700);  // about 6 rows a batch
 }
 
