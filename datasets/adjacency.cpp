@@ -5,21 +5,23 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <span>
 #include <utility>
 
 namespace strata {
 
-GlobalCsr adjacency_matrix(const GraphDataset& g) {
-    const std::int64_t n = g.num_vertices();
-    const bool weighted = !g.edge_weight.empty();
+GlobalCsr merged_rows(std::span<const std::int64_t> indptr, std::span<const std::int64_t> indices,
+                      std::span<const float> edge_weight) {
+    const auto n = static_cast<std::int64_t>(indptr.size()) - 1;
+    const bool weighted = !edge_weight.empty();
 
     // Pass 1: the merged row lengths (distinct in-neighbours).
     std::vector<std::int64_t> row_nnz(static_cast<std::size_t>(n), 0);
 #pragma omp parallel for schedule(dynamic, 1024)
     for (std::int64_t v = 0; v < n; ++v) {
-        const auto begin = g.indptr[static_cast<std::size_t>(v)];
-        const auto end = g.indptr[static_cast<std::size_t>(v) + 1];
-        std::vector<std::int64_t> cols(g.indices.begin() + begin, g.indices.begin() + end);
+        const auto begin = indptr[static_cast<std::size_t>(v)];
+        const auto end = indptr[static_cast<std::size_t>(v) + 1];
+        std::vector<std::int64_t> cols(indices.begin() + begin, indices.begin() + end);
         std::sort(cols.begin(), cols.end());
         row_nnz[static_cast<std::size_t>(v)] = std::unique(cols.begin(), cols.end()) - cols.begin();
     }
@@ -35,13 +37,13 @@ GlobalCsr adjacency_matrix(const GraphDataset& g) {
     // Pass 2: merged rows; a duplicate group is summed in double in ascending weight order.
 #pragma omp parallel for schedule(dynamic, 1024)
     for (std::int64_t v = 0; v < n; ++v) {
-        const auto begin = g.indptr[static_cast<std::size_t>(v)];
-        const auto end = g.indptr[static_cast<std::size_t>(v) + 1];
+        const auto begin = indptr[static_cast<std::size_t>(v)];
+        const auto end = indptr[static_cast<std::size_t>(v) + 1];
         std::vector<std::pair<std::int64_t, double>> entries;
         entries.reserve(static_cast<std::size_t>(end - begin));
         for (auto k = begin; k < end; ++k) {
             const auto kk = static_cast<std::size_t>(k);
-            entries.emplace_back(g.indices[kk], weighted ? double{g.edge_weight[kk]} : 1.0);
+            entries.emplace_back(indices[kk], weighted ? double{edge_weight[kk]} : 1.0);
         }
         std::sort(entries.begin(), entries.end());
         auto out = static_cast<std::size_t>(a.indptr[static_cast<std::size_t>(v)]);
@@ -81,6 +83,10 @@ void sort_unique_rows(std::vector<std::int64_t>& indptr, std::vector<std::int64_
     }
     indptr[length.size()] = out;
     indices.resize(static_cast<std::size_t>(out));
+}
+
+GlobalCsr adjacency_matrix(const GraphDataset& g) {
+    return merged_rows(g.indptr, g.indices, g.edge_weight);
 }
 
 }  // namespace strata

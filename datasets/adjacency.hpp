@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <vector>
+#include <span>
 
 #include "datasets/graph_dataset.hpp"
 
@@ -18,5 +19,12 @@ namespace strata {
 /// Sorts every row of a CSR pattern (indptr, indices) ascending, drops repeated ids, and compacts
 /// the rows leftwards in place (OpenMP over rows). indices keeps its capacity (no second copy).
 void sort_unique_rows(std::vector<std::int64_t>& indptr, std::vector<std::int64_t>& indices);
+/// The same merge on any rows stored like the dataset's CSR (row i: in-neighbours
+/// indices[indptr[i] : indptr[i+1]], weights edge_weight or all 1), e.g. one rank's GraphSlice:
+/// a (indptr.size() - 1)-row matrix whose columns keep the stored (global) ids.
+/// adjacency_matrix(g) == merged_rows(g.indptr, g.indices, g.edge_weight), bit for bit.
+[[nodiscard]] GlobalCsr merged_rows(std::span<const std::int64_t> indptr,
+                                    std::span<const std::int64_t> indices,
+                                    std::span<const float> edge_weight);
 
 }  // namespace strata

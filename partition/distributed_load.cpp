@@ -1,50 +1,92 @@
-// load_local_part: directory → read_part; file → read, merge A, partition on rank 0,
-// broadcast; then the split is selected. Plus the two pieces load_chunked_part shares.
+// load_local_part: directory → read_part; a graph .h5 with one rank → read it whole; with
+// K > 1 ranks → each rank reads its slice, the owners come from the method, and
+// distribute_parts builds every rank's part. Then the split is selected. Plus the two pieces
+// load_chunked_part shares.
 #include "partition/distributed_load.hpp"
 
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
+#include "datasets/graph_slice_io.hpp"
+#include "partition/distribute_parts.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "partition/partition.hpp"
+#include "partition/ptscotch_partitioner.hpp"
+#include "partition/slice_owners.hpp"
 #include "src/base/error.hpp"
 
 namespace strata {
 namespace {
 
-LocalPart load_all_splits(const std::string& path, Communicator& comm,
-                          const InMemoryPartitionOptions& options, int split_index) {
+/// --partition-method metis with K > 1 ranks: rank 0 reads the adjacency alone (indptr, indices,
+/// weights: no vertex data) and runs serial METIS, then broadcasts the owners (4 bytes per
+/// vertex); every rank keeps its slice's. The only step of a sliced load that holds O(E) of the
+/// whole graph on one rank (ptscotch avoids it).
+std::vector<int> metis_owners_on_rank0(const std::string& path, int num_parts, std::uint64_t seed,
+                                       const GraphSlice& slice, Communicator& comm) {
+    Partition partition;
+    partition.num_parts = num_parts;
+    partition.owner.assign(static_cast<std::size_t>(slice.num_vertices), 0);
+    if (comm.rank() == 0) {
+        GraphSlice whole = read_graph_slice(path, {0, slice.num_vertices}, 0,
+                                            SliceReadOptions{.vertex_data = false});
+        GraphDataset adjacency;
+        adjacency.indptr = std::move(whole.indptr);
+        adjacency.indices = std::move(whole.indices);
+        adjacency.edge_weight = std::move(whole.edge_weight);
+        adjacency.train_mask.assign(static_cast<std::size_t>(slice.num_vertices), 0);
+        partition = partition_metis(adjacency, num_parts, MetisOptions{.seed = seed});
+    }
+    broadcast_owners(partition, comm);
+    return {
+        partition.owner.begin() + static_cast<std::ptrdiff_t>(slice.first()),
+        partition.owner.begin() + static_cast<std::ptrdiff_t>(slice.first() + slice.num_local())};
+}
+
+/// K > 1 ranks from a graph file: no rank holds the whole graph (metis: rank 0 its adjacency).
+LocalPart load_sliced(const std::string& path, Communicator& comm,
+                      const InMemoryPartitionOptions& options, int split_index) {
     const int rank = comm.rank();
     const int size = comm.size();
+    STRATA_CHECK(std::filesystem::exists(path), path, ": no such file or directory");
+    const std::vector<global_id> offsets = slice_offsets(path, size);  // rows + edges balanced
+    const global_id n = offsets.back();
+    STRATA_CHECK(n >= size, path, ": ", n, " vertices cannot be split over ", size, " ranks");
+    STRATA_CHECK(options.method == "metis" || options.method == "ptscotch" ||
+                     options.method == "random" || options.method == "block",
+                 "--partition-method: unknown method '", options.method,
+                 "' (metis, ptscotch, random or block)");
+    std::vector<int> owner;
+    GraphSlice slice = read_graph_slice(path, offsets, rank);
+    check_split_index(slice.num_splits, split_index, path);
+    if (options.method == "metis") {
+        owner = metis_owners_on_rank0(path, size, options.seed, slice, comm);
+    } else if (options.method == "ptscotch") {
+        owner = partition_ptscotch(slice, size, PtScotchOptions{.seed = options.seed}, comm);
+    } else if (options.method == "random") {
+        owner = random_owners_of(n, size, options.seed, slice.first(), slice.num_local());
+    } else {
+        owner = block_owners_of(n, size, slice.first(), slice.num_local());
+    }
+    std::vector<LocalPart> parts = distribute_parts(std::move(slice), owner, size, comm);
+    return std::move(parts.front());
+}
+
+LocalPart load_all_splits(const std::string& path, Communicator& comm,
+                          const InMemoryPartitionOptions& options, int split_index) {
     if (std::filesystem::is_directory(path)) {
-        return read_part(path, rank, size);
+        return read_part(path, comm.rank(), comm.size());
     }
-    // Every rank reads the (read-only) file; only rank 0 partitions, and broadcasts the owners.
+    if (comm.size() > 1) {
+        return load_sliced(path, comm, options, split_index);
+    }
+    // One rank: the whole graph is the part (the method is ignored).
     const GraphDataset graph = read_whole_graph(path, split_index);
-    const GlobalCsr adjacency = adjacency_matrix(graph);
-    Partition partition;
-    partition.num_parts = size;
-    partition.owner.assign(static_cast<std::size_t>(graph.num_vertices()), 0);
-    if (size > 1) {
-        STRATA_CHECK(graph.num_vertices() >= size, path, ": ", graph.num_vertices(),
-                     " vertices cannot be split over ", size, " ranks");
-        if (rank == 0) {
-            if (options.method == "metis") {
-                partition = partition_metis(graph, size, MetisOptions{.seed = options.seed});
-            } else if (options.method == "random") {
-                partition = partition_random(graph.num_vertices(), size, options.seed);
-            } else if (options.method == "block") {
-                partition = partition_block(graph.num_vertices(), size);
-            } else {
-                STRATA_FAIL("--partition-method: unknown method '", options.method,
-                            "' (metis, random or block)");
-            }
-        }
-        broadcast_owners(partition, comm);
-    }
-    return build_local_part(graph, adjacency, partition, rank);
+    return build_local_part(graph, adjacency_matrix(graph),
+                            partition_block(graph.num_vertices(), 1), 0);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // load_local_part: every rank obtains its LocalPart from a partition directory (reads only its
-// own part file) or from a whole-graph .h5 (partitioned in memory; METIS runs on rank 0).
+// own part file) or from a whole-graph .h5 (each rank reads a slice; partitioned in memory).
 #pragma once
 
 #include <cstdint>
@@ -13,14 +13,20 @@
 namespace strata {
 
 struct InMemoryPartitionOptions {
-    std::string method = "metis";  ///< metis | random | block (ignored with one rank)
+    std::string method = "metis";  ///< metis | ptscotch | random | block (ignored with one rank)
     std::uint64_t seed = 0;
 };
 
 /// `path` is a directory written by `strata partition` (its K must equal comm.size()) or a
-/// graph .h5 file. Either way the part is raw (the adjacency A and its degrees, as the part
-/// files store it); the model's operator is built from it at upload (TrainingInputs). The part
-/// holds all the dataset's splits; split `split_index` is selected (select_split: "<path>:
+/// graph .h5 file. A file with K > 1 ranks: each rank reads its row-balanced slice, takes its
+/// rows' owners from options.method (block and random on every rank for its own rows, equal to
+/// partition_block/partition_random; ptscotch: PT-Scotch on the slices; metis: rank 0 reads the
+/// whole adjacency, without vertex data, and runs serial METIS) and distribute_parts builds the parts
+/// (the same parts as build_local_part on the whole graph; docs/training.md, "Loading with
+/// --data G.h5"). One rank reads the whole file (it is the part). Either way the part is raw (the
+/// adjacency A and its degrees, as the part files store it); the model's operator is built from it
+/// at upload (TrainingInputs). The part holds all the dataset's splits; split `split_index` is
+/// selected (select_split: "<path>:
 /// --split-index 10 out of range: the file has 10 splits (0..9)"). Throws strata::Error on any
 /// mismatch or invalid input.
 [[nodiscard]] LocalPart load_local_part(const std::string& path, Communicator& comm,

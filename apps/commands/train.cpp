@@ -573,8 +573,10 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                     "Which of the dataset's splits (train/val/test masks) to use, from 0")
         ->check(non_negative());
     cmd->add_option("--partition-method", o->partition_method,
-                    "In-memory partitioning of a .h5 --data over the ranks")
-        ->check(CLI::IsMember({"metis", "random", "block"}));
+                    "In-memory partitioning of a .h5 --data over the ranks: metis (serial, on "
+                    "rank 0, which reads the whole adjacency), ptscotch (PT-Scotch on every "
+                    "rank's slice: no rank holds the whole graph), random, block")
+        ->check(CLI::IsMember({"metis", "ptscotch", "random", "block"}));
     o->parallel_option =
         cmd->add_option(
                "--parallel", o->parallel,

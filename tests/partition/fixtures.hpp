@@ -87,4 +87,15 @@ inline GraphDataset path_graph(std::int64_t n) {
     return tiny_graph(n, edges);
 }
 
+/// A second split (a different pattern than the first), so that masks are checked split-major.
+inline void add_second_split(GraphDataset& graph) {
+    const auto n = static_cast<std::size_t>(graph.num_vertices());
+    for (std::size_t v = 0; v < n; ++v) {
+        graph.train_mask.push_back(v % 4 == 0 ? 1 : 0);
+        graph.val_mask.push_back(v % 4 == 1 ? 1 : 0);
+        graph.test_mask.push_back(v % 4 >= 2 ? 1 : 0);
+    }
+    graph.num_splits = 2;
+}
+
 }  // namespace strata::test

@@ -46,17 +46,6 @@ LocalPart one_part(const GraphDataset& graph) {
                             partition_block(graph.num_vertices(), 1), 0);
 }
 
-/// A second split (a different pattern than the first), so that masks are checked split-major.
-void add_second_split(GraphDataset& graph) {
-    const auto n = static_cast<std::size_t>(graph.num_vertices());
-    for (std::size_t v = 0; v < n; ++v) {
-        graph.train_mask.push_back(v % 4 == 0 ? 1 : 0);
-        graph.val_mask.push_back(v % 4 == 1 ? 1 : 0);
-        graph.test_mask.push_back(v % 4 >= 2 ? 1 : 0);
-    }
-    graph.num_splits = 2;
-}
-
 std::int64_t count_ones(std::span<const std::uint8_t> mask) {
     return std::count(mask.begin(), mask.end(), std::uint8_t{1});
 }
@@ -139,7 +128,7 @@ TEST_CASE("chunk options errors are one line naming the flag and value", "[chunk
 
 TEST_CASE("reorder_into_chunks permutes A, degrees and vertex data by chunk", "[chunks]") {
     GraphDataset graph = test::weighted_directed_graph(400, 21, /*dyadic=*/false);
-    add_second_split(graph);
+    test::add_second_split(graph);
     const LocalPart before = one_part(graph);
     // The one-part LocalPart is in original order.
     REQUIRE(before.graph.owned_original.size() == 400);

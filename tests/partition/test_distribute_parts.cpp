@@ -1,0 +1,121 @@
+// distribute_parts on every rank equals build_local_part on the whole graph, bit for bit: Cora
+// and a weighted directed graph (unsorted rows, duplicates, self loops, empty rows), block and
+// random partitions, K = P parts and K = P + 2 (several parts per rank), two splits. Plus
+// slice_of's round trip and the one-line errors. Run under mpirun with 1 to 5 ranks.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "datasets/adjacency.hpp"
+#include "datasets/graph_slice_io.hpp"
+#include "partition/distribute_parts.hpp"
+#include "partition/slice_owners.hpp"
+#include "src/comm/mpi_communicator.hpp"
+#include "tests/partition/checks.hpp"
+#include "tests/partition/fixtures.hpp"
+#include "tests/support/all_ranks.hpp"
+#include "tests/support/graphs.hpp"
+
+namespace strata {
+namespace {
+
+using Catch::Matchers::Contains;
+
+/// Every rank's parts from its slice, compared with build_local_part; returns the first
+/// difference (empty: all equal) on this rank.
+std::string compare(const GraphDataset& graph, const Partition& partition, MpiCommunicator& comm,
+                    std::size_t batch_bytes) {
+    const std::vector<global_id> offsets = slice_offsets(graph.num_vertices(), comm.size());
+    const GraphSlice slice = slice_of(graph, offsets, comm.rank());
+    const auto first = static_cast<std::size_t>(slice.first());
+    const std::span<const int> owner =
+        std::span<const int>(partition.owner)
+            .subspan(first, static_cast<std::size_t>(slice.num_local()));
+    // Small batches also take the overload that empties the slice once it is sent.
+    const std::vector<LocalPart> parts =
+        batch_bytes == default_batch_bytes
+            ? distribute_parts(slice, owner, partition.num_parts, comm, batch_bytes)
+            : distribute_parts(GraphSlice(slice), owner, partition.num_parts, comm, batch_bytes);
+    const GlobalCsr adjacency = adjacency_matrix(graph);
+    std::size_t k = 0;
+    for (int p = comm.rank(); p < partition.num_parts; p += comm.size(), ++k) {
+        if (k >= parts.size()) {
+            return "part " + std::to_string(p) + " missing";
+        }
+        std::string why;
+        if (!test::same_part(parts[k], build_local_part(graph, adjacency, partition, p), why)) {
+            return "part " + std::to_string(p) + ": " + why;
+        }
+    }
+    return k == parts.size() ? "" : "extra parts";
+}
+
+void check_all(const GraphDataset& graph, std::uint64_t seed, std::size_t small_batch) {
+    MpiCommunicator comm;
+    const int size = comm.size();
+    for (const int k : {size, size + 2}) {
+        for (const bool random : {false, true}) {
+            const Partition partition = random ? partition_random(graph.num_vertices(), k, seed)
+                                               : partition_block(graph.num_vertices(), k);
+            // One batch, and batches of a few rows (a different count on every rank).
+            for (const std::size_t batch : {default_batch_bytes, small_batch}) {
+                INFO(graph.name << ": " << k << " parts, " << (random ? "random" : "block")
+                                << ", batches of " << batch << " bytes");
+                const std::string why = compare(graph, partition, comm, batch);
+                INFO(why);
+                CHECK(test::all_ranks(why.empty()));
+            }
+        }
+    }
+}
+
+TEST_CASE("distribute_parts equals build_local_part on Cora", "[distribute]") {
+    check_all(test::cora(), 7, std::size_t{400} << 10);  // about 70 rows a batch
+}
+
+TEST_CASE("distribute_parts equals build_local_part on a weighted directed graph", "[distribute]") {
+    GraphDataset graph = test::weighted_directed_graph(431, 3, /*dyadic=*/false);
+    test::add_second_split(graph);
+    check_all(graph, 11, 700);  // about 6 rows a batch
+}
+
+TEST_CASE("slice owners equal the whole block and random partitions' rows", "[distribute]") {
+    for (const auto& [n, k] : {std::pair<global_id, int>{1, 1}, {10, 3}, {1000, 7}, {13, 13}}) {
+        const Partition block = partition_block(n, k);
+        const Partition random = partition_random(n, k, 42);
+        for (const int slices : {1, 2, 5}) {
+            const std::vector<global_id> offsets = slice_offsets(n, slices);
+            for (int r = 0; r < slices; ++r) {
+                const global_id first = offsets[static_cast<std::size_t>(r)];
+                const global_id count = offsets[static_cast<std::size_t>(r) + 1] - first;
+                const auto b = block.owner.begin() + first;
+                const auto q = random.owner.begin() + first;
+                CHECK(block_owners_of(n, k, first, count) == std::vector<int>(b, b + count));
+                CHECK(random_owners_of(n, k, 42, first, count) == std::vector<int>(q, q + count));
+            }
+        }
+    }
+    CHECK_THROWS_WITH(block_owners_of(3, 4, 0, 3),
+                      Contains("cannot split 3 vertices into 4 parts (parts must be <= vertices)"));
+}
+
+TEST_CASE("distribute_parts rejects an owner outside [0, K)", "[distribute]") {
+    MpiCommunicator comm;
+    const GraphDataset graph = test::weighted_directed_graph(40, 5, /*dyadic=*/true);
+    const GraphSlice slice = slice_of(graph, slice_offsets(40, comm.size()), comm.rank());
+    std::vector<int> owner(static_cast<std::size_t>(slice.num_local()), 0);
+    if (comm.rank() == 0) {
+        owner[1] = 9;
+    }
+    // Every rank reaches the same check after the owners are shared, so all throw together.
+    CHECK_THROWS_WITH(distribute_parts(slice, owner, 2, comm),
+                      Contains("owner of vertex 1 is 9, outside [0, 2)"));
+    std::vector<int> short_owner(owner.size() + 1, 0);
+    CHECK_THROWS_WITH(distribute_parts(slice, short_owner, 2, comm),
+                      Contains(" owners for " + std::to_string(slice.num_local()) + " slice rows"));
+}
+
+}  // namespace
+}  // namespace strata
