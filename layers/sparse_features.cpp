@@ -114,14 +114,14 @@ FeatureChoice choose_feature_storage(SparseFeaturesMode mode, const HostMatrix& 
     }
     const bool sparse = choice.density <= sparse_features_threshold;
     choice.storage = sparse ? FeatureStorage::sparse : FeatureStorage::dense;
-    choice.reason = density + (sparse ? " <= " : " > ") + percent(sparse_features_threshold) +
-                    " (auto)";
+    choice.reason =
+        density + (sparse ? " <= " : " > ") + percent(sparse_features_threshold) + " (auto)";
     return choice;
 }
 
 SparseFeatures::SparseFeatures(Backend& backend, const HostMatrix& dense) {
-    STRATA_CHECK(dense.rows <= std::numeric_limits<index_t>::max(), "sparse features: ",
-                 dense.rows, " rows do not fit 32-bit local ids");
+    STRATA_CHECK(dense.rows <= std::numeric_limits<index_t>::max(), "sparse features: ", dense.rows,
+                 " rows do not fit 32-bit local ids");
     const HostCsr x = compress(dense);
     const auto [xt, entries] = transpose_with_entries(x);
     x_ = CsrMatrix::upload(backend, x);

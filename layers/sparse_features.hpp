@@ -41,8 +41,7 @@ struct FeatureChoice {
 /// strata::Error with it.
 [[nodiscard]] FeatureChoice choose_feature_storage(SparseFeaturesMode mode,
                                                    const HostMatrix& features,
-                                                   const std::string& blocker,
-                                                   Communicator& comm);
+                                                   const std::string& blocker, Communicator& comm);
 
 /// Non-zero entries of a dense host matrix.
 [[nodiscard]] std::int64_t count_nonzeros(const HostMatrix& m);

@@ -73,11 +73,11 @@ ModelGraph with_sparse_input(ModelGraph& model) {
         }
         if (const auto fused = dropped.find(x); fused != dropped.end()) {
             const auto& linear = dynamic_cast<const LinearOp&>(*node.op);
-            renamed[node.output] = out.add(
-                node.name,
-                std::make_unique<SparseLinearOp>(linear.in(), linear.out(), linear.weight_decay(),
-                                                 fused->second),
-                {renamed.at(features)});
+            renamed[node.output] =
+                out.add(node.name,
+                        std::make_unique<SparseLinearOp>(linear.in(), linear.out(),
+                                                         linear.weight_decay(), fused->second),
+                        {renamed.at(features)});
             continue;
         }
         std::vector<TensorId> inputs;

@@ -21,8 +21,7 @@ const SparseInput& sparse_input(const OpContext& context, index_t in) {
 SparseLinearOp::SparseLinearOp(index_t in, index_t out, float weight_decay,
                                const SparseLinearOptions& options)
     : in_(in), out_(out), weight_decay_(weight_decay), options_(options) {
-    STRATA_CHECK(in > 0 && out > 0, "sparse linear: sizes must be positive, got ", in, " -> ",
-                 out);
+    STRATA_CHECK(in > 0 && out > 0, "sparse linear: sizes must be positive, got ", in, " -> ", out);
     STRATA_CHECK(options.dropout >= 0.0f && options.dropout < 1.0f,
                  "dropout rate must be in [0, 1), got ", options.dropout);
 }

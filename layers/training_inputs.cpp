@@ -52,15 +52,14 @@ TrainingInputs::Plan TrainingInputs::plan(const LocalPart& part, Normalization n
             ? SparseFeatures::bytes(static_cast<index_t>(rows), part.features.cols,
                                     count_nonzeros(part.features))
             : static_cast<std::int64_t>(part.features.values.size() * sizeof(float));
-    plan.lines = {
-        {"graph blocks (" + std::string(to_string(normalization)) +
-             " operator and transposes, send rows, row ids)",
-         plan.graph.bytes},
-        {features == FeatureStorage::sparse
-             ? "features (sparse: CSR, its transpose, dropout scratch), labels, masks"
-             : "features, labels, masks",
-         feature_bytes +
-             rows * static_cast<std::int64_t>(sizeof(index_t) + 3 * sizeof(std::uint8_t))}};
+    plan.lines = {{"graph blocks (" + std::string(to_string(normalization)) +
+                       " operator and transposes, send rows, row ids)",
+                   plan.graph.bytes},
+                  {features == FeatureStorage::sparse
+                       ? "features (sparse: CSR, its transpose, dropout scratch), labels, masks"
+                       : "features, labels, masks",
+                   feature_bytes + rows * static_cast<std::int64_t>(sizeof(index_t) +
+                                                                    3 * sizeof(std::uint8_t))}};
     return plan;
 }
 

@@ -40,7 +40,7 @@ struct TrainingInputs {
     [[nodiscard]] TrainingData data() const;
 
     GraphBlocks blocks;
-    DenseMatrix features;  ///< num_owned x F; empty when stored sparse
+    DenseMatrix features;                             ///< num_owned x F; empty when stored sparse
     std::unique_ptr<SparseFeatures> sparse_features;  ///< null when stored dense
     Buffer<index_t> labels;
     Buffer<std::uint8_t> train_mask;

@@ -63,32 +63,45 @@ void remap_sorted(std::vector<index_t>& ids, const std::vector<index_t>& inverse
     std::sort(ids.begin(), ids.end());
 }
 
-/// Rows and columns of the square inner block: new (i, inverse[c]) from old (order[i], c).
+/// P A Pᵀ of the square inner block: new row i is old row order[i], column c becomes
+/// inverse[c], each row's columns sorted again (values moved with them).
 HostCsr permute_square(const HostCsr& a, std::span<const index_t> order,
                        const std::vector<index_t>& inverse) {
-    HostCsr b;
-    b.rows = a.rows;
-    b.cols = a.cols;
-    b.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
-    b.col_idx.reserve(a.col_idx.size());
-    b.values.reserve(a.values.size());
-    std::vector<std::pair<index_t, float>> row;
-    for (std::size_t i = 0; i < order.size(); ++i) {
-        const auto v = static_cast<std::size_t>(order[i]);
-        row.clear();
-        for (index_t k = a.row_ptr[v]; k < a.row_ptr[v + 1]; ++k) {
-            row.emplace_back(inverse[static_cast<std::size_t>(a.col_idx[static_cast<std::size_t>(k)])],
-                             a.values[static_cast<std::size_t>(k)]);
-        }
-        std::sort(row.begin(), row.end(),
-                  [](const auto& x, const auto& y) { return x.first < y.first; });
-        for (const auto& [c, value] : row) {
-            b.col_idx.push_back(c);
-            b.values.push_back(value);
-        }
-        b.row_ptr[i + 1] = static_cast<index_t>(b.col_idx.size());
+    const auto n = static_cast<std::size_t>(a.rows);
+    HostCsr out;
+    out.rows = a.rows;
+    out.cols = a.cols;
+    out.row_ptr.assign(n + 1, 0);
+    for (std::size_t r = 0; r < n; ++r) {
+        const auto old = static_cast<std::size_t>(order[r]);
+        out.row_ptr[r + 1] = out.row_ptr[r] + a.row_ptr[old + 1] - a.row_ptr[old];
     }
-    return b;
+    out.col_idx.resize(a.col_idx.size());
+    out.values.resize(a.values.size());
+    const auto rows = static_cast<std::int64_t>(n);
+#pragma omp parallel
+    {
+        std::vector<std::pair<index_t, float>> row;
+#pragma omp for schedule(dynamic, 1024)
+        for (std::int64_t i = 0; i < rows; ++i) {
+            const auto r = static_cast<std::size_t>(i);
+            const auto old = static_cast<std::size_t>(order[r]);
+            row.clear();
+            for (auto k = static_cast<std::size_t>(a.row_ptr[old]);
+                 k < static_cast<std::size_t>(a.row_ptr[old + 1]); ++k) {
+                row.emplace_back(inverse[static_cast<std::size_t>(a.col_idx[k])], a.values[k]);
+            }
+            std::sort(row.begin(), row.end(),
+                      [](const auto& x, const auto& y) { return x.first < y.first; });
+            auto slot = static_cast<std::size_t>(out.row_ptr[r]);
+            for (const auto& [column, value] : row) {
+                out.col_idx[slot] = column;
+                out.values[slot] = value;
+                ++slot;
+            }
+        }
+    }
+    return out;
 }
 
 /// A halo block's listed rows renamed inverse[r] and listed in ascending order again.
@@ -189,9 +202,9 @@ void reorder_rows(LocalPart& part, std::span<const index_t> order) {
     std::vector<index_t> inverse(n, -1);
     for (std::size_t i = 0; i < n; ++i) {
         const index_t v = order[i];
-        STRATA_CHECK(v >= 0 && static_cast<std::size_t>(v) < n &&
-                         inverse[static_cast<std::size_t>(v)] < 0,
-                     "local order: entry ", i, " (", v, ") is out of range or repeated");
+        STRATA_CHECK(
+            v >= 0 && static_cast<std::size_t>(v) < n && inverse[static_cast<std::size_t>(v)] < 0,
+            "local order: entry ", i, " (", v, ") is out of range or repeated");
         inverse[static_cast<std::size_t>(v)] = static_cast<index_t>(i);
     }
     g.inner = permute_square(g.inner, order, inverse);

@@ -271,11 +271,10 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
         }
         model.emplace(
             build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes)));
-        features = choose_feature_storage(
-            *parse_sparse_features(o.sparse_features), part.features,
-            pipelined(o) ? "the layer pipeline reads dense features"
-                         : sparse_input_blocker(model->graph),
-            comm);
+        features = choose_feature_storage(*parse_sparse_features(o.sparse_features), part.features,
+                                          pipelined(o) ? "the layer pipeline reads dense features"
+                                                       : sparse_input_blocker(model->graph),
+                                          comm);
         if (features.storage == FeatureStorage::sparse) {
             model->graph = with_sparse_input(model->graph);
         }
@@ -414,17 +413,16 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
         refuse_existing_checkpoints(*checkpoints);
     }
 
-    MetricsWriter metrics(o.metrics, root, state.epoch,
-                          MetricsContext{.planned_bytes = memory.total_bytes,
-                                         .planned_bytes_per_vertex = memory.bytes_per_vertex,
-                                         .baseline_rss_bytes = memory.baseline_rss_bytes,
-                                         .split = split,
-                                         .threads = runtime.threads,
-                                         .overlap = o.overlap,
-                                         .features = features.storage == FeatureStorage::sparse
-                                                         ? "sparse"
-                                                         : "dense",
-                                         .features_density = features.density});
+    MetricsWriter metrics(
+        o.metrics, root, state.epoch,
+        MetricsContext{.planned_bytes = memory.total_bytes,
+                       .planned_bytes_per_vertex = memory.bytes_per_vertex,
+                       .baseline_rss_bytes = memory.baseline_rss_bytes,
+                       .split = split,
+                       .threads = runtime.threads,
+                       .overlap = o.overlap,
+                       .features = features.storage == FeatureStorage::sparse ? "sparse" : "dense",
+                       .features_density = features.density});
     if (!o.metrics.empty() && state.epoch > 0 && metrics.kept() != state.epoch) {
         report.warn(o.metrics + ": kept " + std::to_string(metrics.kept()) +
                     " metrics records of epochs <= " + std::to_string(state.epoch) + " (expected " +

@@ -86,8 +86,9 @@ std::map<global_id, RowSummary> summarize_rows(const LocalPart& part) {
         for (std::size_t r = 0; r < h.row_ids.size(); ++r) {
             RowSummary& s = rows[g.owned_original[static_cast<std::size_t>(h.row_ids[r])]];
             for (index_t k = h.block.row_ptr[r]; k < h.block.row_ptr[r + 1]; ++k) {
-                s.sum += h.block.values[static_cast<std::size_t>(k)] *
-                         value(g.halo_original[first + static_cast<std::size_t>(h.block.col_idx[k])]);
+                s.sum +=
+                    h.block.values[static_cast<std::size_t>(k)] *
+                    value(g.halo_original[first + static_cast<std::size_t>(h.block.col_idx[k])]);
             }
         }
     }
