@@ -10,7 +10,7 @@ first layer's weight only; full batch; mean cross-entropy over the training vert
 sparse matrix (torch_sparse.SparseTensor if torch_sparse imports, else a torch sparse CSR
 tensor): edge_index message passing would materialize E x F messages (120M x 256 x 4 B =
 123 GB). Without torch_geometric, or if it fails, the same model runs in plain torch
-(torch.sparse.mm with Â built in numpy, as bench/gcn_torch.py does).
+(torch.sparse.mm with Â built in numpy, as bench/gcn_peer.py --impl torch does).
 
 Usage: gpu_epoch_pyg.py NPY_DIR HIDDEN LAYERS EPOCHS WARMUP DEVICE(cuda|cpu)
 Prints one JSON object on stdout (progress on stderr); out-of-memory is reported in it.
@@ -122,7 +122,7 @@ class PlainGcn(torch.nn.Module):
 
 
 def plain_model(n, arrays, classes):
-    """Â = D^-1/2 (A + I) D^-1/2 built in numpy (as bench/gcn_torch.py), and PlainGcn."""
+    """Â = D^-1/2 (A + I) D^-1/2 built in numpy (as bench/gcn_peer.py --impl torch), and PlainGcn."""
     indptr, indices = arrays["indptr"], arrays["indices"]
     rows = np.concatenate([np.repeat(np.arange(n), np.diff(indptr)), np.arange(n)])
     cols = np.concatenate([indices.astype(np.int64), np.arange(n)])

@@ -1,6 +1,7 @@
 // CPU elementwise kernels: fill, axpby (also with a scale in memory), a dot product, column sums
 // (the bias gradient), and the fused bias + activation + counter-based dropout pair. Each is one
-// OpenMP loop; small inputs run on one thread.
+// OpenMP loop; small inputs run on one thread. The mask-generating and double-accumulating row
+// loops are compiled for AVX2 as well and picked at load time (simd_clones.hpp).
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include "src/device/activation_math.hpp"
 #include "src/device/counter_rng.hpp"
 #include "src/device/cpu/cpu_kernels.hpp"
+#include "src/device/cpu/simd_clones.hpp"
 
 namespace strata::cpu {
 namespace {
@@ -25,6 +27,18 @@ constexpr index_t max_chunks = 64;
 
 bool go_parallel(std::size_t n, int threads) {
     return threads > 1 && n >= serial_elements;
+}
+
+/// Runs rows(first, last) on `threads` threads, one contiguous block of rows each, when the
+/// n elements are worth a team.
+template <typename Rows>
+void for_row_blocks(index_t rows, std::size_t n, int threads, const Rows& body) {
+#pragma omp parallel num_threads(threads) if (go_parallel(n, threads))
+    {
+        const auto team = static_cast<std::int64_t>(omp_get_num_threads());
+        const auto t = static_cast<std::int64_t>(omp_get_thread_num());
+        body(static_cast<index_t>(rows * t / team), static_cast<index_t>(rows * (t + 1) / team));
+    }
 }
 
 }  // namespace
@@ -54,6 +68,24 @@ void axpby(float alpha, const float* x, float beta, float* y, std::size_t n, int
     }
 }
 
+namespace {
+
+/// column_sums' partial sums of rows [first, last) into acc (double, cols entries), cloned for
+/// AVX2 (simd_clones.hpp): 4 doubles per add instead of 2.
+STRATA_SIMD_CLONES void column_sums_rows(const float* x, index_t cols, index_t first, index_t last,
+                                         double* __restrict acc) {
+    const auto width = static_cast<std::size_t>(cols);
+    for (index_t i = first; i < last; ++i) {
+        const float* xi = x + static_cast<std::size_t>(i) * width;
+#pragma omp simd
+        for (index_t j = 0; j < cols; ++j) {
+            acc[j] += static_cast<double>(xi[j]);
+        }
+    }
+}
+
+}  // namespace
+
 void column_sums(const float* x, index_t rows, index_t cols, float* out, float beta, int threads) {
     // out[j] = Σ_i x[i, j] + beta out[j].   x: rows x cols. Chunk c sums rows
     // [c·chunk_rows, (c+1)·chunk_rows) in double; the chunks are then added in order.
@@ -65,15 +97,8 @@ void column_sums(const float* x, index_t rows, index_t cols, float* out, float b
     const bool parallel = go_parallel(static_cast<std::size_t>(rows) * width, threads);
 #pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
     for (index_t c = 0; c < chunks; ++c) {
-        double* __restrict acc = partial.data() + static_cast<std::size_t>(c) * width;
-        const index_t last = std::min(rows, (c + 1) * chunk_rows);
-        for (index_t i = c * chunk_rows; i < last; ++i) {
-            const float* xi = x + static_cast<std::size_t>(i) * width;
-#pragma omp simd
-            for (index_t j = 0; j < cols; ++j) {
-                acc[j] += static_cast<double>(xi[j]);
-            }
-        }
+        column_sums_rows(x, cols, c * chunk_rows, std::min(rows, (c + 1) * chunk_rows),
+                         partial.data() + static_cast<std::size_t>(c) * width);
     }
     for (index_t j = 0; j < cols; ++j) {
         double sum = 0.0;
@@ -119,31 +144,35 @@ void dropout_row(const float* x, const float* bias, float* y, index_t cols, cons
     }
 }
 
-}  // namespace
+/// bias_activation's operands, shared by its row-range worker.
+struct BiasActivationArgs {
+    const float* x;
+    const float* bias;
+    index_t cols;
+    ActivationSpec act;
+    const global_id* row_ids;
+    float* y;
+    std::uint64_t stream;  ///< dropout_stream of the key (0 without dropout)
+    std::uint32_t threshold;
+    float scale;  ///< 1 / (1 - rate), or 1 without dropout
+    bool drop;
+};
 
-void bias_activation(const float* x, const float* bias, index_t rows, index_t cols,
-                     ActivationSpec act, const DropoutKey& key, const global_id* row_ids, float* y,
-                     int threads) {
-    // v = x[i, j] + bias[j];  v = act(v) (activation_math.hpp);  y[i, j] = keep(i, j) ? v / (1 -
-    // rate) : 0 (dropout), keep(i, j) = counter_at(row key of row_ids[i], j) >= threshold
-    // (counter_rng.hpp: = counter_u32(stream, row_ids[i], j)), vectorized over j. y may
-    // alias x. The same operations in the same order as separate bias, activation and dropout
-    // passes.
-    const auto width = static_cast<std::size_t>(cols);
-    const std::size_t n = static_cast<std::size_t>(rows) * width;
-    const int code = static_cast<int>(act.kind);
-    const float slope = act.negative_slope;
-    const bool relu = act.kind == Activation::relu;
-    const bool plain = act.kind == Activation::none || relu;
-    const bool drop = key.rate > 0.0f;
-    const std::uint64_t stream = drop ? dropout_stream(key.seed, key.epoch, key.layer) : 0;
-    const std::uint32_t threshold = dropout_threshold(key.rate);
-    const float scale = drop ? 1.0f / (1.0f - key.rate) : 1.0f;
-#pragma omp parallel for num_threads(threads) schedule(static) if (go_parallel(n, threads))
-    for (index_t i = 0; i < rows; ++i) {
-        const float* xi = x + static_cast<std::size_t>(i) * width;
-        float* yi = y + static_cast<std::size_t>(i) * width;
-        if (!drop && plain) {
+/// bias_activation for rows [first, last): cloned for AVX2 (simd_clones.hpp), which is where the
+/// mask generator's 32-bit multiplies vectorize.
+STRATA_SIMD_CLONES void bias_activation_rows(const BiasActivationArgs& a, index_t first,
+                                             index_t last) {
+    const auto width = static_cast<std::size_t>(a.cols);
+    const index_t cols = a.cols;
+    const float* bias = a.bias;
+    const int code = static_cast<int>(a.act.kind);
+    const float slope = a.act.negative_slope;
+    const bool relu = a.act.kind == Activation::relu;
+    const bool plain = a.act.kind == Activation::none || relu;
+    for (index_t i = first; i < last; ++i) {
+        const float* xi = a.x + static_cast<std::size_t>(i) * width;
+        float* yi = a.y + static_cast<std::size_t>(i) * width;
+        if (!a.drop && plain) {
 #pragma omp simd
             for (index_t j = 0; j < cols; ++j) {
                 float v = bias != nullptr ? xi[j] + bias[j] : xi[j];
@@ -154,9 +183,9 @@ void bias_activation(const float* x, const float* bias, index_t rows, index_t co
             }
             continue;
         }
-        const std::uint64_t row_key = drop ? counter_row_key(stream, row_ids[i]) : 0;
+        const std::uint64_t row_key = a.drop ? counter_row_key(a.stream, a.row_ids[i]) : 0;
         if (plain) {  // none or relu, with dropout: one vectorized pass
-            const RowMask mask{row_key, threshold, scale};
+            const RowMask mask{row_key, a.threshold, a.scale};
             if (bias != nullptr) {
                 relu ? dropout_row<true, true>(xi, bias, yi, cols, mask)
                      : dropout_row<true, false>(xi, bias, yi, cols, mask);
@@ -169,15 +198,131 @@ void bias_activation(const float* x, const float* bias, index_t rows, index_t co
         for (index_t j = 0; j < cols; ++j) {
             yi[j] = activation_value(code, slope, bias != nullptr ? xi[j] + bias[j] : xi[j]);
         }
-        if (drop) {
+        if (a.drop) {
 #pragma omp simd
             for (index_t j = 0; j < cols; ++j) {
-                const bool keep = counter_at(row_key, static_cast<std::uint32_t>(j)) >= threshold;
-                yi[j] = keep_or_zero(yi[j] * scale, keep);
+                const bool keep = counter_at(row_key, static_cast<std::uint32_t>(j)) >= a.threshold;
+                yi[j] = keep_or_zero(yi[j] * a.scale, keep);
             }
         }
     }
 }
+
+}  // namespace
+
+void bias_activation(const float* x, const float* bias, index_t rows, index_t cols,
+                     ActivationSpec act, const DropoutKey& key, const global_id* row_ids, float* y,
+                     int threads) {
+    // v = x[i, j] + bias[j];  v = act(v) (activation_math.hpp);  y[i, j] = keep(i, j) ? v / (1 -
+    // rate) : 0 (dropout), keep(i, j) = counter_at(row key of row_ids[i], j) >= threshold
+    // (counter_rng.hpp: = counter_u32(stream, row_ids[i], j)), vectorized over j. y may
+    // alias x. The same operations in the same order as separate bias, activation and dropout
+    // passes. Each thread takes one contiguous block of rows.
+    const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+    const bool drop = key.rate > 0.0f;
+    const BiasActivationArgs args{
+        .x = x,
+        .bias = bias,
+        .cols = cols,
+        .act = act,
+        .row_ids = row_ids,
+        .y = y,
+        .stream = drop ? dropout_stream(key.seed, key.epoch, key.layer) : 0,
+        .threshold = dropout_threshold(key.rate),
+        .scale = drop ? 1.0f / (1.0f - key.rate) : 1.0f,
+        .drop = drop,
+    };
+    for_row_blocks(rows, n, threads,
+                   [&](index_t first, index_t last) { bias_activation_rows(args, first, last); });
+}
+
+namespace {
+
+/// bias_activation_backward's operands, shared by its row-range worker.
+struct BiasActivationBackwardArgs {
+    const float* saved;
+    const float* bias;
+    const float* dy;
+    index_t cols;
+    ActivationSpec act;
+    const global_id* row_ids;
+    float* dx;
+    float beta;
+    std::uint64_t stream;  ///< dropout_stream of the key when the mask is regenerated, else 0
+    std::uint32_t threshold;
+    float scale;      ///< 1 / (1 - rate), or 1 without dropout
+    float keep_rate;  ///< 1 - rate
+    bool drop;
+    bool regenerate;  ///< dropout with an activation other than relu: the mask is recomputed
+};
+
+/// bias_activation_backward for rows [first, last), cloned for AVX2 (simd_clones.hpp).
+STRATA_SIMD_CLONES void bias_activation_backward_rows(const BiasActivationBackwardArgs& a,
+                                                      index_t first, index_t last) {
+    const auto width = static_cast<std::size_t>(a.cols);
+    const index_t cols = a.cols;
+    const int code = static_cast<int>(a.act.kind);
+    const float slope = a.act.negative_slope;
+    const float beta = a.beta;
+    const float scale = a.scale;
+    const bool drop = a.drop;
+    for (index_t i = first; i < last; ++i) {
+        const std::size_t base = static_cast<std::size_t>(i) * width;
+        const float* dyi = a.dy + base;
+        float* dxi = a.dx + base;
+        if (a.act.kind == Activation::relu) {
+            const float* yi = a.saved + base;
+#pragma omp simd
+            for (index_t j = 0; j < cols; ++j) {
+                const float g = yi[j] > 0.0f ? (drop ? dyi[j] * scale : dyi[j]) : 0.0f;
+                dxi[j] = beta == 0.0f ? g : g + beta * dxi[j];
+            }
+        } else if (a.act.kind == Activation::none && !drop) {
+#pragma omp simd
+            for (index_t j = 0; j < cols; ++j) {
+                dxi[j] = beta == 0.0f ? dyi[j] : dyi[j] + beta * dxi[j];
+            }
+        } else if (a.act.kind == Activation::none) {  // dropout only: one vectorized pass
+            const std::uint64_t row_key = counter_row_key(a.stream, a.row_ids[i]);
+            if (beta == 0.0f) {
+#pragma omp simd
+                for (index_t j = 0; j < cols; ++j) {
+                    const auto c = static_cast<std::uint32_t>(j);
+                    dxi[j] = keep_or_zero(dyi[j] * scale, counter_at(row_key, c) >= a.threshold);
+                }
+            } else {
+#pragma omp simd
+                for (index_t j = 0; j < cols; ++j) {
+                    const auto c = static_cast<std::uint32_t>(j);
+                    const float g =
+                        keep_or_zero(dyi[j] * scale, counter_at(row_key, c) >= a.threshold);
+                    dxi[j] = g + beta * dxi[j];
+                }
+            }
+        } else {
+            const std::uint64_t row_key =
+                a.regenerate ? counter_row_key(a.stream, a.row_ids[i]) : 0;
+            const float* si = a.saved + base;
+            for (index_t j = 0; j < cols; ++j) {
+                float g = 0.0f;
+                if (!a.regenerate ||
+                    counter_at(row_key, static_cast<std::uint32_t>(j)) >= a.threshold) {
+                    float d = 1.0f;
+                    if (a.act.kind == Activation::gelu) {
+                        d = gelu_derivative(a.bias != nullptr ? si[j] + a.bias[j] : si[j]);
+                    } else if (a.act.kind != Activation::none) {
+                        d = activation_slope_from_output(code, slope,
+                                                         drop ? si[j] * a.keep_rate : si[j]);
+                    }
+                    g = drop ? dyi[j] * scale * d : dyi[j] * d;
+                }
+                dxi[j] = beta == 0.0f ? g : g + beta * dxi[j];
+            }
+        }
+    }
+}
+
+}  // namespace
 
 void bias_activation_backward(const float* saved, const float* bias, const float* dy, index_t rows,
                               index_t cols, ActivationSpec act, const DropoutKey& key,
@@ -190,70 +335,27 @@ void bias_activation_backward(const float* saved, const float* bias, const float
     //   gelu:            g = keep ? dy · s · gelu'(v) : 0, v = saved[i, j] + bias[j] (saved = x)
     //   none:            g = keep ? dy · s : 0 with dropout, else g = dy.
     // dx = g + beta dx; dx may alias dy; beta == 0 never reads dx.
-    const auto width = static_cast<std::size_t>(cols);
-    const std::size_t n = static_cast<std::size_t>(rows) * width;
-    const int code = static_cast<int>(act.kind);
-    const float slope = act.negative_slope;
     const bool drop = key.rate > 0.0f;
-    const float scale = drop ? 1.0f / (1.0f - key.rate) : 1.0f;
-    const float keep_rate = 1.0f - key.rate;
     const bool regenerate = drop && act.kind != Activation::relu;
-    const std::uint64_t stream = regenerate ? dropout_stream(key.seed, key.epoch, key.layer) : 0;
-    const std::uint32_t threshold = dropout_threshold(key.rate);
-#pragma omp parallel for num_threads(threads) schedule(static) if (go_parallel(n, threads))
-    for (index_t i = 0; i < rows; ++i) {
-        const std::size_t base = static_cast<std::size_t>(i) * width;
-        const float* dyi = dy + base;
-        float* dxi = dx + base;
-        if (act.kind == Activation::relu) {
-            const float* yi = saved + base;
-#pragma omp simd
-            for (index_t j = 0; j < cols; ++j) {
-                const float g = yi[j] > 0.0f ? (drop ? dyi[j] * scale : dyi[j]) : 0.0f;
-                dxi[j] = beta == 0.0f ? g : g + beta * dxi[j];
-            }
-        } else if (act.kind == Activation::none && !drop) {
-#pragma omp simd
-            for (index_t j = 0; j < cols; ++j) {
-                dxi[j] = beta == 0.0f ? dyi[j] : dyi[j] + beta * dxi[j];
-            }
-        } else if (act.kind == Activation::none) {  // dropout only: one vectorized pass
-            const std::uint64_t row_key = counter_row_key(stream, row_ids[i]);
-            if (beta == 0.0f) {
-#pragma omp simd
-                for (index_t j = 0; j < cols; ++j) {
-                    const auto c = static_cast<std::uint32_t>(j);
-                    dxi[j] = keep_or_zero(dyi[j] * scale, counter_at(row_key, c) >= threshold);
-                }
-            } else {
-#pragma omp simd
-                for (index_t j = 0; j < cols; ++j) {
-                    const auto c = static_cast<std::uint32_t>(j);
-                    const float g =
-                        keep_or_zero(dyi[j] * scale, counter_at(row_key, c) >= threshold);
-                    dxi[j] = g + beta * dxi[j];
-                }
-            }
-        } else {
-            const std::uint64_t row_key = regenerate ? counter_row_key(stream, row_ids[i]) : 0;
-            const float* si = saved + base;
-            for (index_t j = 0; j < cols; ++j) {
-                float g = 0.0f;
-                if (!regenerate ||
-                    counter_at(row_key, static_cast<std::uint32_t>(j)) >= threshold) {
-                    float d = 1.0f;
-                    if (act.kind == Activation::gelu) {
-                        d = gelu_derivative(bias != nullptr ? si[j] + bias[j] : si[j]);
-                    } else if (act.kind != Activation::none) {
-                        d = activation_slope_from_output(code, slope,
-                                                         drop ? si[j] * keep_rate : si[j]);
-                    }
-                    g = drop ? dyi[j] * scale * d : dyi[j] * d;
-                }
-                dxi[j] = beta == 0.0f ? g : g + beta * dxi[j];
-            }
-        }
-    }
+    const BiasActivationBackwardArgs args{
+        .saved = saved,
+        .bias = bias,
+        .dy = dy,
+        .cols = cols,
+        .act = act,
+        .row_ids = row_ids,
+        .dx = dx,
+        .beta = beta,
+        .stream = regenerate ? dropout_stream(key.seed, key.epoch, key.layer) : 0,
+        .threshold = dropout_threshold(key.rate),
+        .scale = drop ? 1.0f / (1.0f - key.rate) : 1.0f,
+        .keep_rate = 1.0f - key.rate,
+        .drop = drop,
+        .regenerate = regenerate,
+    };
+    for_row_blocks(
+        rows, static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols), threads,
+        [&](index_t first, index_t last) { bias_activation_backward_rows(args, first, last); });
 }
 
 void axpby_scalar(float shift, const float* s, const float* x, float beta, float* y, std::size_t n,

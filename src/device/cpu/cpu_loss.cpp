@@ -1,4 +1,5 @@
-// CPU softmax cross-entropy: loss sums and gradient for the masked rows, log-sum-exp in double.
+// CPU softmax cross-entropy: loss sums and gradient for the masked rows in one pass per row, the
+// exponentials in float (computed once, kept in the gradient row), their sum and log in double.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -21,7 +22,8 @@ LossSums softmax_cross_entropy(const float* logits, index_t rows, index_t classe
                                const index_t* labels, const std::uint8_t* mask, float grad_scale,
                                float* dlogits, int threads) {
     // Row i selected iff mask[i] != 0 and labels[i] >= 0:
-    //   loss_i = log Σ_j exp(logits[i, j]) - logits[i, labels[i]]   (max subtracted, in double),
+    //   loss_i = log Σ_j exp(logits[i, j]) - logits[i, labels[i]]   (max subtracted; exp in
+    //            float, the sum and the log in double),
     //   dlogits[i, :] = grad_scale · (softmax(logits[i, :]) - onehot(labels[i])), 0 if unselected.
     // logits, dlogits: rows x classes. Argmax ties go to the lowest class index.
     const auto width = static_cast<std::size_t>(classes);
@@ -34,6 +36,7 @@ LossSums softmax_cross_entropy(const float* logits, index_t rows, index_t classe
     reduction(+ : count, correct)
     for (index_t c = 0; c < chunks; ++c) {
         double loss = 0.0;
+        std::vector<float> scratch(dlogits == nullptr ? width : 0);
         const index_t last = std::min(rows, (c + 1) * chunk_rows);
         for (index_t i = c * chunk_rows; i < last; ++i) {
             const float* li = logits + static_cast<std::size_t>(i) * width;
@@ -52,20 +55,27 @@ LossSums softmax_cross_entropy(const float* logits, index_t rows, index_t classe
                     best = j;
                 }
             }
-            const double max = li[best];
+            // e_j = exp(l_j - max) once, in float (into the gradient row when there is one),
+            // summed in double; then p_j = e_j / Σ e.
+            const float max = li[best];
+            float* e = di != nullptr ? di : scratch.data();
             double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
             for (index_t j = 0; j < classes; ++j) {
-                sum += std::exp(static_cast<double>(li[j]) - max);
+                e[j] = std::exp(li[j] - max);
+                sum += static_cast<double>(e[j]);
             }
             const double log_sum = std::log(sum);
-            loss += log_sum - (static_cast<double>(li[label]) - max);
+            loss += log_sum - (static_cast<double>(li[label]) - static_cast<double>(max));
             ++count;
             correct += best == label ? 1 : 0;
             if (di != nullptr) {
+                const auto g = static_cast<float>(static_cast<double>(grad_scale) / sum);
+#pragma omp simd
                 for (index_t j = 0; j < classes; ++j) {
-                    const double p = std::exp(static_cast<double>(li[j]) - max - log_sum);
-                    di[j] = static_cast<float>(grad_scale * (p - (j == label ? 1.0 : 0.0)));
+                    di[j] *= g;
                 }
+                di[label] -= grad_scale;
             }
         }
         partial[static_cast<std::size_t>(c)] = loss;
