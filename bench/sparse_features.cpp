@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <ctime>
 #include <cstdio>
 #include <vector>
 
@@ -31,19 +32,36 @@ struct Options {
     float dropout = 0.5f;
 };
 
+/// The process's CPU seconds (all threads): on a shared, oversubscribed machine a steadier
+/// measure of the work than wall time, which waits for the cores too.
+double cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+struct Timing {
+    double wall = 0.0;  ///< median seconds
+    double cpu = 0.0;   ///< median CPU seconds
+};
+
 template <class Step>
-double median_seconds(int reps, Backend& backend, Step&& step) {
+Timing median_seconds(int reps, Backend& backend, Step&& step) {
     step();  // warm-up
-    std::vector<double> s;
+    std::vector<double> wall;
+    std::vector<double> cpu;
     for (int r = 0; r < reps; ++r) {
         backend.synchronize();
+        const double cpu_start = cpu_seconds();
         const Stopwatch watch;
         step();
         backend.synchronize();
-        s.push_back(watch.seconds());
+        wall.push_back(watch.seconds());
+        cpu.push_back(cpu_seconds() - cpu_start);
     }
-    std::sort(s.begin(), s.end());
-    return s[s.size() / 2];
+    std::sort(wall.begin(), wall.end());
+    std::sort(cpu.begin(), cpu.end());
+    return {wall[wall.size() / 2], cpu[cpu.size() / 2]};
 }
 
 int run(const Options& o) {
@@ -69,7 +87,8 @@ int run(const Options& o) {
         .backend = *backend, .row_ids = row_ids.span(), .training = true, .epoch = 1};
     std::printf("x: %d x %d, W: %d x %d, input dropout %.2f, %d thread(s), median of %d\n", o.rows,
                 o.in, o.in, o.out, static_cast<double>(o.dropout), o.threads, o.reps);
-    std::printf("%9s %14s %15s %8s\n", "density", "dense_step_ms", "sparse_step_ms", "ratio");
+    std::printf("%9s %12s %13s %11s %12s %10s\n", "density", "dense_ms", "sparse_ms",
+                "dense_cpu_ms", "sparse_cpu_ms", "cpu_ratio");
     for (const double density : {0.005, 0.0127, 0.025, 0.05, 0.1, 0.2, 0.4}) {
         HostMatrix x(o.rows, o.in);
         const auto cut = static_cast<std::uint64_t>(density * 4294967296.0);
@@ -88,7 +107,7 @@ int run(const Options& o) {
         const std::array<MatrixView, 1> no_dx{MatrixView{}};
         const std::array<GradMode, 1> skip{GradMode::skip};
         const RowRange all{0, o.rows};
-        const double dense_s = median_seconds(o.reps, *backend, [&] {
+        const Timing dense_s = median_seconds(o.reps, *backend, [&] {
             drop.forward(context, {.x = x_in, .y = dropped.view(), .rows = all, .workspace = {}});
             linear.forward(context, {.x = d_in, .y = y.view(), .rows = all, .workspace = {}});
             linear.backward(context, {.x = d_in,
@@ -102,7 +121,7 @@ int run(const Options& o) {
         OpContext sparse_context = context;
         sparse_context.sparse_input = &xs.view();
         const std::array<ConstMatrixView, 1> none{ConstMatrixView{nullptr, o.rows, o.in}};
-        const double sparse_s = median_seconds(o.reps, *backend, [&] {
+        const Timing sparse_s = median_seconds(o.reps, *backend, [&] {
             sparse.forward(sparse_context,
                            {.x = none, .y = y.view(), .rows = all, .workspace = {}});
             sparse.backward(sparse_context, {.x = none,
@@ -113,8 +132,9 @@ int run(const Options& o) {
                                              .rows = all,
                                              .workspace = {}});
         });
-        std::printf("%8.2f%% %14.3f %15.3f %8.2f\n", 100.0 * density, 1e3 * dense_s, 1e3 * sparse_s,
-                    sparse_s / dense_s);
+        std::printf("%8.2f%% %12.3f %13.3f %11.3f %12.3f %10.2f\n", 100.0 * density,
+                    1e3 * dense_s.wall, 1e3 * sparse_s.wall, 1e3 * dense_s.cpu, 1e3 * sparse_s.cpu,
+                    sparse_s.cpu / dense_s.cpu);
     }
     return 0;
 }

@@ -126,22 +126,24 @@ SparseFeatures::SparseFeatures(Backend& backend, const HostMatrix& dense) {
     const auto [xt, entries] = transpose_with_entries(x);
     x_ = CsrMatrix::upload(backend, x);
     xt_ = CsrMatrix::upload(backend, xt);
+    x_dropped_ = CsrMatrix::upload(backend, x);
+    xt_dropped_ = CsrMatrix::upload(backend, xt);
     xt_entries_ = Buffer<index_t>(backend, std::span<const index_t>(entries));
     std::vector<global_id> cols(static_cast<std::size_t>(dense.cols));
     std::iota(cols.begin(), cols.end(), global_id{0});
     col_ids_ = Buffer<global_id>(backend, std::span<const global_id>(cols));
-    dropped_ = Buffer<float>(backend, static_cast<std::size_t>(x.nnz()));
     view_ = SparseInput{.x = &x_,
                         .xt = &xt_,
+                        .x_dropped = &x_dropped_,
+                        .xt_dropped = &xt_dropped_,
                         .xt_entries = xt_entries_.span(),
-                        .col_ids = col_ids_.span(),
-                        .dropped = dropped_.span()};
+                        .col_ids = col_ids_.span()};
 }
 
 std::int64_t SparseFeatures::bytes(index_t rows, index_t cols, std::int64_t nnz) {
-    // x and xᵀ, the entry map, the dropped values, the column ids.
-    return csr_bytes(rows, nnz) + csr_bytes(cols, nnz) +
-           nnz * static_cast<std::int64_t>(sizeof(index_t) + sizeof(float)) +
+    // x and xᵀ twice (clean, dropped), the entry map, the column ids.
+    return 2 * (csr_bytes(rows, nnz) + csr_bytes(cols, nnz)) +
+           nnz * static_cast<std::int64_t>(sizeof(index_t)) +
            static_cast<std::int64_t>(cols) * static_cast<std::int64_t>(sizeof(global_id));
 }
 

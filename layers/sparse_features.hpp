@@ -46,8 +46,8 @@ struct FeatureChoice {
 /// Non-zero entries of a dense host matrix.
 [[nodiscard]] std::int64_t count_nonzeros(const HostMatrix& m);
 
-/// The device side of a SparseInput: x as CSR, xᵀ with the map from its entries to x's, the
-/// column ids (dropout keys) and the scratch for dropped values.
+/// The device side of a SparseInput: x as CSR, xᵀ with the map from its entries to x's, a copy
+/// of each whose values a dropout rewrites, and the column ids (dropout keys).
 class SparseFeatures {
 public:
     /// The non-zeros of `dense` (rows x cols), in row order.
@@ -63,9 +63,10 @@ public:
 private:
     CsrMatrix x_;
     CsrMatrix xt_;
+    CsrMatrix x_dropped_;
+    CsrMatrix xt_dropped_;
     Buffer<index_t> xt_entries_;
     Buffer<global_id> col_ids_;
-    Buffer<float> dropped_;
     SparseInput view_;
 };
 

@@ -51,29 +51,24 @@ void SparseLinearOp::bind_parameters(std::span<const Parameter> parameters) {
     weight_ = parameters[0];
 }
 
-MatrixView SparseLinearOp::dropped(const OpContext& context, const SparseInput& in) const {
+CsrMatrix& SparseLinearOp::dropped(const OpContext& context, const SparseInput& in) const {
     const DropoutKey key{.seed = options_.seed,
                          .epoch = context.epoch,
                          .layer = options_.dropout_id,
                          .rate = options_.dropout};
-    const MatrixView values{in.dropped.data(), in.x->nnz(), 1};
-    context.backend.copy(values.data, in.x->values(),
+    CsrMatrix& xd = *in.x_dropped;
+    context.backend.copy(xd.mutable_values(), in.x->values(),
                          static_cast<std::size_t>(in.x->nnz()) * sizeof(float));
-    context.backend.edge_dropout(*in.x, key, context.row_ids, in.col_ids, values);
-    return values;
+    context.backend.edge_dropout(xd, key, context.row_ids, in.col_ids,
+                                 {xd.mutable_values(), xd.nnz(), 1});
+    return xd;
 }
 
 void SparseLinearOp::forward(const OpContext& context, const ForwardArgs& args) {
     const SparseInput& in = sparse_input(context, in_);
-    Backend& backend = context.backend;
-    if (!context.training || options_.dropout == 0.0f) {
-        backend.spmm(*in.x, args.rows, weight_.value, args.y.rows_of(args.rows), 0.0f);
-        return;
-    }
-    STRATA_CHECK(args.rows.first == 0 && args.rows.count == in.x->rows(),
-                 "sparse linear: input dropout runs over all ", in.x->rows(), " rows, not ",
-                 args.rows.count, " from ", args.rows.first);
-    backend.edge_spmm(*in.x, {}, dropped(context, in), weight_.value, args.y, 0.0f);
+    const bool drop = context.training && options_.dropout > 0.0f;
+    const CsrMatrix& x = drop ? dropped(context, in) : *in.x;
+    context.backend.spmm(x, args.rows, weight_.value, args.y.rows_of(args.rows), 0.0f);
 }
 
 void SparseLinearOp::backward(const OpContext& context, const BackwardArgs& args) {
@@ -87,7 +82,11 @@ void SparseLinearOp::backward(const OpContext& context, const BackwardArgs& args
         backend.spmm(*in.xt, args.dy, weight_.grad, 1.0f);
         return;
     }
-    backend.edge_spmm(*in.xt, in.xt_entries, dropped(context, in), args.dy, weight_.grad, 1.0f);
+    const CsrMatrix& xd = dropped(context, in);  // regenerated: the forward's values
+    CsrMatrix& xtd = *in.xt_dropped;
+    backend.gather_rows({xd.values(), xd.nnz(), 1}, in.xt_entries,
+                        {xtd.mutable_values(), xtd.nnz(), 1});
+    backend.spmm(xtd, args.dy, weight_.grad, 1.0f);
 }
 
 }  // namespace strata

@@ -30,17 +30,17 @@ public:
     [[nodiscard]] Saves saves() const override { return {{}, false}; }
     /// Reads every row's non-zeros at once: not run on row chunks.
     [[nodiscard]] bool row_local() const override { return false; }
-    /// y = d(x) W, d(x)_k = keep_k x_k / (1 - rate) for each stored entry k = (i, c), keep_k the
-    /// dense dropout's bit for (row id of i, c); no dropout outside training. An SpMM with the
-    /// CSR x (rows must be all rows).
+    /// y[rows] = d(x)[rows] W, d(x)_k = keep_k x_k / (1 - rate) for each stored entry
+    /// k = (i, c), keep_k the dense dropout's bit for (row id of i, c) (regenerated for all rows);
+    /// no dropout outside training. An SpMM with the CSR x.
     void forward(const OpContext& context, const ForwardArgs& args) override;
-    /// dW += d(x)ᵀ dy: an SpMM with xᵀ whose values are d(x)'s, regenerated. The input gets no
-    /// gradient (its mode must be skip).
+    /// dW += d(x)ᵀ dy: an SpMM with xᵀ whose values are d(x)'s (regenerated, then gathered
+    /// through the entry map). All rows; the input gets no gradient (its mode must be skip).
     void backward(const OpContext& context, const BackwardArgs& args) override;
 
 private:
-    /// The input's values after dropout, in the context's scratch (training with a rate > 0).
-    [[nodiscard]] MatrixView dropped(const OpContext& context, const SparseInput& in) const;
+    /// x with its values after dropout (in.x_dropped, rewritten).
+    [[nodiscard]] CsrMatrix& dropped(const OpContext& context, const SparseInput& in) const;
 
     index_t in_;
     index_t out_;

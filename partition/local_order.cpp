@@ -5,6 +5,7 @@
 #include <numeric>
 #include <utility>
 
+#include "partition/metis_partitioner.hpp"
 #include "src/base/error.hpp"
 
 namespace strata {
@@ -141,11 +142,22 @@ std::optional<LocalOrder> parse_local_order(std::string_view text) {
     if (text == "rcm") {
         return LocalOrder::rcm;
     }
+    if (text == "metis") {
+        return LocalOrder::metis;
+    }
     return std::nullopt;
 }
 
 std::string_view to_string(LocalOrder order) {
-    return order == LocalOrder::rcm ? "rcm" : "none";
+    switch (order) {
+        case LocalOrder::rcm:
+            return "rcm";
+        case LocalOrder::metis:
+            return "metis";
+        case LocalOrder::none:
+            break;
+    }
+    return "none";
 }
 
 std::vector<index_t> rcm_order(const HostCsr& a) {
@@ -194,6 +206,27 @@ std::vector<index_t> rcm_order(const HostCsr& a) {
     return order;
 }
 
+std::vector<index_t> metis_block_order(const HostCsr& a, index_t block) {
+    STRATA_CHECK(a.rows == a.cols && block >= 1, "metis_block_order: the matrix is ", a.rows,
+                 " x ", a.cols, ", block ", block);
+    std::vector<index_t> order(static_cast<std::size_t>(a.rows));
+    std::iota(order.begin(), order.end(), 0);
+    if (a.rows <= block) {
+        return order;  // one block: nothing to group
+    }
+    const HostCsr s = symmetric_pattern(a);
+    MetisGraph graph;
+    graph.xadj.assign(s.row_ptr.begin(), s.row_ptr.end());
+    graph.adjncy.assign(s.col_idx.begin(), s.col_idx.end());
+    graph.vwgt.assign(static_cast<std::size_t>(a.rows), 1);
+    const int parts = static_cast<int>((a.rows + block - 1) / block);
+    const Partition p = partition_metis(graph, parts, 1);
+    std::stable_sort(order.begin(), order.end(), [&](index_t x, index_t y) {
+        return p.owner[static_cast<std::size_t>(x)] < p.owner[static_cast<std::size_t>(y)];
+    });
+    return order;
+}
+
 void reorder_rows(LocalPart& part, std::span<const index_t> order) {
     LocalGraph& g = part.graph;
     const auto n = static_cast<std::size_t>(g.num_owned);
@@ -236,8 +269,9 @@ void reorder_rows(LocalPart& part, std::span<const index_t> order) {
 
 void apply_local_order(LocalPart& part, LocalOrder order) {
     if (order == LocalOrder::rcm) {
-        const std::vector<index_t> rcm = rcm_order(part.graph.inner);
-        reorder_rows(part, rcm);
+        reorder_rows(part, rcm_order(part.graph.inner));
+    } else if (order == LocalOrder::metis) {
+        reorder_rows(part, metis_block_order(part.graph.inner));
     }
 }
 

@@ -618,7 +618,7 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                     "(reverse Cuthill-McKee on the part's inner block, computed at load) or none "
                     "(the partition's order). Graph parallelism only; the same results to "
                     "rounding")
-        ->check(CLI::IsMember({"none", "rcm"}));
+        ->check(CLI::IsMember({"none", "rcm", "metis"}));
     cmd->add_option("--comm-timeout", o->comm_timeout,
                     "After loading, a rank that waits this many seconds for another rank in one "
                     "operation (a cut or crawling network link, a stuck rank) names it and ends "

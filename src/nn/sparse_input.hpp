@@ -13,12 +13,13 @@ namespace strata {
 struct SparseInput {
     const CsrMatrix* x = nullptr;   ///< rows x cols, the input itself
     const CsrMatrix* xt = nullptr;  ///< cols x rows: xᵀ (the weight gradient's left operand)
-    /// Entry k of xt is entry xt_entries[k] of x (a dropped copy of x's values serves both).
+    /// x's and xt's structure with values the op reading this input rewrites (its dropout of
+    /// the stored entries): ops run one at a time, so it owns them for the length of one call.
+    CsrMatrix* x_dropped = nullptr;
+    CsrMatrix* xt_dropped = nullptr;
+    /// Entry k of xt is entry xt_entries[k] of x (xt_dropped's values gathered from x_dropped's).
     std::span<const index_t> xt_entries;
     std::span<const global_id> col_ids;  ///< 0 .. cols-1: the dropout key of each column
-    /// x.nnz() floats of scratch for the values after dropout: ops run one at a time, so the
-    /// op reading this input owns it for the length of one call.
-    std::span<float> dropped;
 };
 
 }  // namespace strata

@@ -94,7 +94,7 @@ TEST_CASE("sparse features hold x and xᵀ with the map between their entries", 
         }
     }
     CHECK(SparseFeatures::bytes(7, 5, csr.nnz()) ==
-          csr_bytes(7, csr.nnz()) + csr_bytes(5, csr.nnz()) + csr.nnz() * 8 + 5 * 8);
+          2 * (csr_bytes(7, csr.nnz()) + csr_bytes(5, csr.nnz())) + csr.nnz() * 4 + 5 * 8);
 }
 
 TEST_CASE("sparse linear: forward and weight gradient equal the host reference", "[sparse]") {
