@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <array>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <vector>
 
 #include <CLI/CLI.hpp>

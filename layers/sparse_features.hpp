@@ -23,11 +23,12 @@ enum class SparseFeaturesMode { automatic, on, off };
 /// "auto", "on", "off" -> the mode; nullopt for any other text.
 [[nodiscard]] std::optional<SparseFeaturesMode> parse_sparse_features(std::string_view text);
 
-/// auto stores the features sparse at or below this fraction of non-zeros. Measured on Cora's
-/// shapes (2708 x 1433 times 1433 x 16, forward and weight gradient with input dropout, one
-/// thread; docs/training.md "Sparse input features"): the sparse pair wins below about 20 %;
-/// the threshold leaves a margin for wider layers, where the GEMM runs nearer its peak.
-inline constexpr double sparse_features_threshold = 0.10;
+/// auto stores the features sparse at or below this fraction of non-zeros. Measured with
+/// bench/sparse_features on Cora's shapes (2708 x 1433 times 1433 x 16, input dropout 0.5,
+/// forward and weight gradient, one thread, CPU time; docs/benchmarks.md "Sparse input
+/// features"): sparse ÷ dense 0.27 at 1.27 %, 0.57 at 2.5 %, 1.15 at 5 %: the crossover is near
+/// 4.5 %, most of the sparse cost being the per-entry dropout hash.
+inline constexpr double sparse_features_threshold = 0.04;
 
 /// What was chosen and why, the same on every rank (for the run's report and metrics).
 struct FeatureChoice {

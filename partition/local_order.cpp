@@ -207,8 +207,8 @@ std::vector<index_t> rcm_order(const HostCsr& a) {
 }
 
 std::vector<index_t> metis_block_order(const HostCsr& a, index_t block) {
-    STRATA_CHECK(a.rows == a.cols && block >= 1, "metis_block_order: the matrix is ", a.rows,
-                 " x ", a.cols, ", block ", block);
+    STRATA_CHECK(a.rows == a.cols && block >= 1, "metis_block_order: the matrix is ", a.rows, " x ",
+                 a.cols, ", block ", block);
     std::vector<index_t> order(static_cast<std::size_t>(a.rows));
     std::iota(order.begin(), order.end(), 0);
     if (a.rows <= block) {

@@ -607,17 +607,18 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                     "for bit)")
         ->check(CLI::IsMember({"on", "off"}));
     cmd->add_option("--sparse-features", o->sparse_features,
-                    "auto: store the input features as CSR when at most 10 % of them are "
+                    "auto: store the input features as CSR when at most 4 % of them are "
                     "non-zero and the model reads them through a linear layer (x W and its "
                     "weight gradient become SpMMs, input dropout acts on the non-zeros); on: "
                     "always (an error when the model cannot); off: always dense. The same "
                     "results either way, to rounding")
         ->check(CLI::IsMember({"auto", "on", "off"}));
     cmd->add_option("--local-order", o->local_order,
-                    "Vertex order inside each rank's part, for the locality of the SpMMs: rcm "
-                    "(reverse Cuthill-McKee on the part's inner block, computed at load) or none "
-                    "(the partition's order). Graph parallelism only; the same results to "
-                    "rounding")
+                    "Vertex order inside each rank's part, for the locality of the SpMMs, "
+                    "computed at load: rcm (reverse Cuthill-McKee on the part's inner block), "
+                    "metis (METIS blocks of 1024 rows: slower to compute, best on graphs with "
+                    "small communities) or none (the partition's order). Graph parallelism only; "
+                    "the same results to rounding")
         ->check(CLI::IsMember({"none", "rcm", "metis"}));
     cmd->add_option("--comm-timeout", o->comm_timeout,
                     "After loading, a rank that waits this many seconds for another rank in one "

@@ -80,8 +80,7 @@ STRATA_HOST_DEVICE inline void dropout_row(const index_t* row_ptr, const index_t
     for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
         const global_id col = col_ids[col_idx[k]] * hs;
         for (index_t h = 0; h < heads; ++h) {
-            const bool keep =
-                counter_at(row_key, static_cast<std::uint32_t>(col + h)) >= threshold;
+            const bool keep = counter_at(row_key, static_cast<std::uint32_t>(col + h)) >= threshold;
             values[k * hs + h] = keep ? values[k * hs + h] * scale : 0.0f;
         }
     }

@@ -348,7 +348,7 @@ TEST_CASE("GCN training on K ranks equals one rank on Cora", "[layers][mpi][cora
     }
 }
 
-TEST_CASE("sparse features and the RCM local order on K ranks equal one dense rank on Cora",
+TEST_CASE("sparse features and the local orders on K ranks equal one dense rank on Cora",
           "[layers][mpi][cora][sparse]") {
     // Cora's bag of words (1.3 % non-zero) through SparseLinearOp, input dropout on the
     // non-zeros, and every part's rows in RCM order: the same losses as dense features in the
@@ -362,10 +362,14 @@ TEST_CASE("sparse features and the RCM local order on K ranks equal one dense ra
     const auto one = train(g, self, gcn, 30, "metis", Recompute::none, sparse_rcm);
     const auto k = train(g, world, gcn, 30, "metis", Recompute::none, sparse_rcm);
     const auto k_dense = train(g, world, gcn, 30, "metis");
+    const auto k_metis = train(g, world, gcn, 30, "metis", Recompute::none,
+                               {.features = FeatureStorage::dense, .order = LocalOrder::metis});
     CHECK(same_run(one, dense, g));
     CHECK(same_run(k, dense, g));
+    CHECK(same_run(k_metis, dense, g));
     CHECK(k.back().halo_bytes == k_dense.back().halo_bytes);
-    REQUIRE(all_ranks(same_run(k, dense, g) && same_run(one, dense, g)));
+    REQUIRE(
+        all_ranks(same_run(k, dense, g) && same_run(one, dense, g) && same_run(k_metis, dense, g)));
 }
 
 TEST_CASE("halo bytes per epoch equal the analytic halo volume of the partition", "[layers][mpi]") {

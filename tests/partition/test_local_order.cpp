@@ -154,14 +154,18 @@ TEST_CASE("a reordered part holds the same rows, edges, halo and vertex data",
         LocalPart part = build_local_part(g, adjacency, p, rank);
         const auto before = summarize_rows(part);
         const auto sent = sent_originals(part);
-        const std::vector<index_t> order = rcm_order(part.graph.inner);
+        const LocalOrder kind = rank == 1 ? LocalOrder::metis : LocalOrder::rcm;
+        INFO("rank " << rank << ", order " << to_string(kind));
+        const std::vector<index_t> order = kind == LocalOrder::metis
+                                               ? metis_block_order(part.graph.inner, 64)
+                                               : rcm_order(part.graph.inner);
         REQUIRE(order != [&] {
             std::vector<index_t> identity(order.size());
             std::iota(identity.begin(), identity.end(), 0);
             return identity;
         }());
 
-        apply_local_order(part, LocalOrder::rcm);
+        reorder_rows(part, order);
 
         // validate_local_graph also wants owned_original ascending, which a reordered part
         // (like a chunked one) no longer is: its blocks' own invariants hold.
@@ -186,6 +190,34 @@ TEST_CASE("a reordered part holds the same rows, edges, halo and vertex data",
     }
 }
 
+TEST_CASE("METIS blocks keep most edges inside a block of a shuffled graph", "[partition][order]") {
+    const GraphDataset g = test::generated(3000, 6.0, 4, 30, 0.95);  // shuffled ids
+    const HostCsr a = whole_inner(g);
+    const std::vector<index_t> order = metis_block_order(a, 100);
+    REQUIRE(is_permutation_of_rows(order, a.rows));
+    CHECK(metis_block_order(a, 100) == order);  // seeded
+    std::vector<index_t> position(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        position[static_cast<std::size_t>(order[i])] = static_cast<index_t>(i);
+    }
+    // Within 2 blocks' width: far more edges than the shuffled order has.
+    const auto near = [&](const std::vector<index_t>& pos) {
+        std::int64_t count = 0;
+        for (index_t r = 0; r < a.rows; ++r) {
+            for (index_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+                count += std::abs(pos[r] - pos[a.col_idx[k]]) < 200 ? 1 : 0;
+            }
+        }
+        return static_cast<double>(count) / a.nnz();
+    };
+    std::vector<index_t> identity(order.size());
+    std::iota(identity.begin(), identity.end(), 0);
+    CHECK(near(position) > 0.5);
+    CHECK(near(identity) < 0.2);
+    const HostCsr small = whole_inner(test::path_graph(5));
+    CHECK(metis_block_order(small) == std::vector<index_t>{0, 1, 2, 3, 4});  // one block
+}
+
 TEST_CASE("a bad local order is refused with its entry", "[partition][order]") {
     LocalPart part = build_local_part(test::path_graph(4), adjacency_matrix(test::path_graph(4)),
                                       partition_block(4, 1), 0);
@@ -195,7 +227,8 @@ TEST_CASE("a bad local order is refused with its entry", "[partition][order]") {
     CHECK_THROWS_WITH(reorder_rows(part, std::vector<index_t>{0, 1}),
                       Contains("local order: 2 positions for 4 owned rows"));
     CHECK(parse_local_order("rcm") == LocalOrder::rcm);
-    CHECK_FALSE(parse_local_order("metis").has_value());
+    CHECK(parse_local_order("metis") == LocalOrder::metis);
+    CHECK_FALSE(parse_local_order("nd").has_value());
 }
 
 }  // namespace strata
