@@ -36,34 +36,6 @@ HostCsr compress(const HostMatrix& dense) {
     return x;
 }
 
-/// xᵀ (a counting sort by column: rows of xᵀ keep x's row order) and, for each of its
-/// entries, the index of the same entry in x.
-std::pair<HostCsr, std::vector<index_t>> transpose_with_entries(const HostCsr& x) {
-    HostCsr t;
-    t.rows = x.cols;
-    t.cols = x.rows;
-    t.row_ptr.assign(static_cast<std::size_t>(x.cols) + 1, 0);
-    for (const index_t c : x.col_idx) {
-        ++t.row_ptr[static_cast<std::size_t>(c) + 1];
-    }
-    std::partial_sum(t.row_ptr.begin(), t.row_ptr.end(), t.row_ptr.begin());
-    t.col_idx.resize(x.col_idx.size());
-    t.values.resize(x.col_idx.size());
-    std::vector<index_t> entries(x.col_idx.size());
-    std::vector<index_t> next(t.row_ptr.begin(), t.row_ptr.end() - 1);
-    for (index_t r = 0; r < x.rows; ++r) {
-        for (index_t k = x.row_ptr[static_cast<std::size_t>(r)];
-             k < x.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
-            const auto slot = static_cast<std::size_t>(
-                next[static_cast<std::size_t>(x.col_idx[static_cast<std::size_t>(k)])]++);
-            t.col_idx[slot] = r;
-            t.values[slot] = x.values[static_cast<std::size_t>(k)];
-            entries[slot] = k;
-        }
-    }
-    return {std::move(t), std::move(entries)};
-}
-
 }  // namespace
 
 std::optional<SparseFeaturesMode> parse_sparse_features(std::string_view text) {
@@ -123,7 +95,8 @@ SparseFeatures::SparseFeatures(Backend& backend, const HostMatrix& dense) {
     STRATA_CHECK(dense.rows <= std::numeric_limits<index_t>::max(), "sparse features: ", dense.rows,
                  " rows do not fit 32-bit local ids");
     const HostCsr x = compress(dense);
-    const auto [xt, entries] = transpose_with_entries(x);
+    std::vector<index_t> entries;
+    const HostCsr xt = transpose_with_entries(x, entries);
     x_ = CsrMatrix::upload(backend, x);
     xt_ = CsrMatrix::upload(backend, xt);
     x_dropped_ = CsrMatrix::upload(backend, x);

@@ -61,6 +61,26 @@ std::vector<float> download(Backend& backend, const float* data, std::size_t n) 
     return host;
 }
 
+/// Trains `d` (dense features) and `s` (sparse) for `epochs` steps: every loss within 1e-5
+/// relative; returns the largest difference of their last gradients.
+double same_steps(OneRankModel& d, OneRankModel& s, int epochs) {
+    for (std::int64_t epoch = 1; epoch <= epochs; ++epoch) {
+        const double dl = d.loss(epoch);
+        const double sl = s.loss(epoch);
+        CHECK(std::abs(sl - dl) <= 1e-5 * std::abs(dl));
+    }
+    const std::vector<float> dg =
+        download(*d.g.backend, d.parameters->grads().data(), d.parameters->size());
+    const std::vector<float> sg =
+        download(*s.g.backend, s.parameters->grads().data(), s.parameters->size());
+    REQUIRE(dg.size() == sg.size());
+    double worst = 0.0;
+    for (std::size_t i = 0; i < dg.size(); ++i) {
+        worst = std::max(worst, static_cast<double>(std::abs(dg[i] - sg[i])));
+    }
+    return worst;
+}
+
 }  // namespace
 
 TEST_CASE("sparse features hold x and xᵀ with the map between their entries", "[sparse]") {
@@ -231,20 +251,7 @@ TEST_CASE("a GCN on sparse features equals the dense one, gradients included", "
     ModelGraph sparse_graph = build_gcn(12, 3, gcn);
     OneRankModel d(dense, build_gcn(12, 3, gcn), Recompute::none);
     OneRankModel s(sparse, with_sparse_input(sparse_graph), Recompute::none);
-    for (std::int64_t epoch = 1; epoch <= 4; ++epoch) {
-        const double dl = d.loss(epoch);
-        const double sl = s.loss(epoch);
-        CHECK(std::abs(sl - dl) <= 1e-5 * std::abs(dl));
-        const std::vector<float> dg =
-            download(*dense.backend, d.parameters->grads().data(), d.parameters->size());
-        const std::vector<float> sg =
-            download(*sparse.backend, s.parameters->grads().data(), s.parameters->size());
-        double worst = 0.0;
-        for (std::size_t i = 0; i < dg.size(); ++i) {
-            worst = std::max(worst, static_cast<double>(std::abs(dg[i] - sg[i])));
-        }
-        CHECK(worst < 1e-5);
-    }
+    CHECK(same_steps(d, s, 4) < 1e-5);
     CHECK(s.executor->evaluate().train_loss ==
           Approx(d.executor->evaluate().train_loss).epsilon(1e-5));
 
@@ -287,21 +294,7 @@ TEST_CASE("every eligible zoo model trains on sparse features as on dense ones",
         INFO(info.name);
         OneRankModel d(dense, info.build(80, 3, spec).graph, Recompute::none);
         OneRankModel s(sparse, with_sparse_input(s_built.graph), Recompute::none);
-        for (std::int64_t epoch = 1; epoch <= 3; ++epoch) {
-            const double dl = d.loss(epoch);
-            const double sl = s.loss(epoch);
-            CHECK(std::abs(sl - dl) <= 1e-5 * std::abs(dl));
-        }
-        const std::vector<float> dg =
-            download(*dense.backend, d.parameters->grads().data(), d.parameters->size());
-        const std::vector<float> sg =
-            download(*sparse.backend, s.parameters->grads().data(), s.parameters->size());
-        REQUIRE(dg.size() == sg.size());
-        double worst = 0.0;
-        for (std::size_t i = 0; i < dg.size(); ++i) {
-            worst = std::max(worst, static_cast<double>(std::abs(dg[i] - sg[i])));
-        }
-        CHECK(worst < 1e-5);
+        CHECK(same_steps(d, s, 3) < 1e-5);
         ++checked;
     }
     CHECK(checked == 8);
