@@ -1,5 +1,6 @@
 // bench/spmm: CPU SpMM (y = A x, F features) on a generated graph far larger than the cache,
-// in random and in community vertex order, against a STREAM triad measured in the same run.
+// in random and in community vertex order, and the random order after the project's local
+// order (RCM, partition/local_order.hpp), against a STREAM triad measured in the same run.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/triad.hpp"
+#include "partition/local_order.hpp"
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
 #include "src/device/counter_rng.hpp"
@@ -212,6 +214,23 @@ int run(const Options& opt) {
         "edges inside; generated in %.1f s\n",
         static_cast<long long>(opt.nodes), static_cast<long long>(community.nnz()), opt.community,
         100.0 * opt.inside, generate.seconds());
+    Stopwatch ordering;
+    const std::vector<index_t> order = rcm_order(random);  // what --local-order rcm computes
+    std::vector<index_t> position(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        position[static_cast<std::size_t>(order[i])] = static_cast<index_t>(i);
+    }
+    const double rcm_seconds = ordering.seconds();
+    const HostCsr reordered = renumber(random, position, opt.threads);
+    Stopwatch metis_ordering;
+    const std::vector<index_t> blocks = metis_block_order(random);  // --local-order metis
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+        position[static_cast<std::size_t>(blocks[i])] = static_cast<index_t>(i);
+    }
+    const double metis_seconds = metis_ordering.seconds();
+    const HostCsr metis_blocks = renumber(random, position, opt.threads);
+    std::printf("local order of the random copy: rcm in %.2f s, metis blocks in %.2f s\n",
+                rcm_seconds, metis_seconds);
 
     CpuBackend backend(opt.threads);
     DenseMatrix x(backend, community.rows, opt.features);
@@ -227,7 +246,9 @@ int run(const Options& opt) {
 
     const VariantResult results[] = {
         run_variant("random order", backend, random, x, y, opt, triad.median_gbs),
-        run_variant("community order", backend, community, x, y, opt, triad.median_gbs)};
+        run_variant("community order", backend, community, x, y, opt, triad.median_gbs),
+        run_variant("random, rcm", backend, reordered, x, y, opt, triad.median_gbs),
+        run_variant("random, metis", backend, metis_blocks, x, y, opt, triad.median_gbs)};
     std::printf("transparent huge pages in use: %.0f MiB\n", anon_huge_mib());
     std::printf("%-16s %10s %8s %15s %14s\n", "variant", "median_s", "GB/s", "ratio_to_triad",
                 "max_rel_err");
@@ -243,10 +264,14 @@ int run(const Options& opt) {
         "{\"bench\":\"spmm\",\"nodes\":%lld,\"nnz\":%lld,\"features\":%d,\"threads\":%d,"
         "\"reps\":%d,\"triad_best_gbs\":%.3f,\"triad_median_gbs\":%.3f,"
         "\"random\":{\"median_s\":%.5f,\"gbs\":%.3f,\"ratio\":%.3f},"
-        "\"community\":{\"median_s\":%.5f,\"gbs\":%.3f,\"ratio\":%.3f}}\n",
+        "\"community\":{\"median_s\":%.5f,\"gbs\":%.3f,\"ratio\":%.3f},"
+        "\"random_rcm\":{\"median_s\":%.5f,\"gbs\":%.3f,\"ratio\":%.3f,\"order_s\":%.3f},"
+        "\"random_metis\":{\"median_s\":%.5f,\"gbs\":%.3f,\"ratio\":%.3f,\"order_s\":%.3f}}\n",
         static_cast<long long>(opt.nodes), static_cast<long long>(community.nnz()), opt.features,
         opt.threads, opt.reps, triad.best_gbs, triad.median_gbs, results[0].median_s,
-        results[0].gbs, results[0].ratio, results[1].median_s, results[1].gbs, results[1].ratio);
+        results[0].gbs, results[0].ratio, results[1].median_s, results[1].gbs, results[1].ratio,
+        results[2].median_s, results[2].gbs, results[2].ratio, rcm_seconds, results[3].median_s,
+        results[3].gbs, results[3].ratio, metis_seconds);
     for (const VariantResult& r : results) {
         STRATA_CHECK(r.max_rel_error < 1e-4, "spmm: ", r.name, " result differs from the ",
                      "double-precision reference by ", r.max_rel_error);

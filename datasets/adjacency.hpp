@@ -3,8 +3,8 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 #include <span>
+#include <vector>
 
 #include "datasets/graph_dataset.hpp"
 

@@ -45,6 +45,8 @@ public:
     void forward(const OpContext& context, const ForwardArgs& args) override;
     void backward(const OpContext& context, const BackwardArgs& args) override;
 
+    [[nodiscard]] const BiasActivationOptions& options() const { return options_; }
+
 private:
     [[nodiscard]] DropoutKey key(const OpContext& context) const;
     [[nodiscard]] ActivationSpec spec() const {

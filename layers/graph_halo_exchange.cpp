@@ -59,35 +59,6 @@ HostCsr joined_structure(const LocalGraph& graph) {
     return a;
 }
 
-/// Aᵀ and, for each of its entries, the index of the same entry in A (counting sort by column,
-/// rows of Aᵀ sorted by column id of A).
-HostCsr transpose_with_edges(const HostCsr& a, std::vector<index_t>& edges) {
-    HostCsr t;
-    t.rows = a.cols;
-    t.cols = a.rows;
-    t.row_ptr.assign(static_cast<std::size_t>(a.cols) + 1, 0);
-    for (const index_t c : a.col_idx) {
-        ++t.row_ptr[static_cast<std::size_t>(c) + 1];
-    }
-    for (std::size_t r = 0; r < static_cast<std::size_t>(a.cols); ++r) {
-        t.row_ptr[r + 1] += t.row_ptr[r];
-    }
-    std::vector<index_t> next(t.row_ptr.begin(), t.row_ptr.end() - 1);
-    t.col_idx.resize(a.col_idx.size());
-    t.values.assign(a.col_idx.size(), 1.0f);
-    edges.resize(a.col_idx.size());
-    for (index_t i = 0; i < a.rows; ++i) {
-        for (index_t k = a.row_ptr[static_cast<std::size_t>(i)];
-             k < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++k) {
-            const auto at =
-                static_cast<std::size_t>(next[static_cast<std::size_t>(a.col_idx[k])]++);
-            t.col_idx[at] = i;
-            edges[at] = k;
-        }
-    }
-    return t;
-}
-
 std::vector<global_id> column_ids_of(const LocalGraph& graph) {
     std::vector<global_id> ids = graph.owned_original;
     ids.insert(ids.end(), graph.halo_original.begin(), graph.halo_original.end());
@@ -122,7 +93,7 @@ GraphHaloExchange::GraphHaloExchange(const GraphBlocks& blocks, const LocalGraph
     Backend& backend = blocks.backend();
     const HostCsr a = joined_structure(graph);
     std::vector<index_t> edges;
-    const HostCsr t = transpose_with_edges(a, edges);
+    const HostCsr t = transpose_with_entries(a, edges);
     structure_ = CsrMatrix::upload(backend, a);
     structure_t_ = CsrMatrix::upload(backend, t);
     transpose_edges_ = Buffer<index_t>(backend, std::span<const index_t>(edges));

@@ -24,6 +24,10 @@ public:
     /// dW += x[rows]ᵀ dy[rows];  dx[rows] (=|+=) dy[rows] Wᵀ.
     void backward(const OpContext& context, const BackwardArgs& args) override;
 
+    [[nodiscard]] index_t in() const { return in_; }
+    [[nodiscard]] index_t out() const { return out_; }
+    [[nodiscard]] float weight_decay() const { return weight_decay_; }
+
 private:
     index_t in_;
     index_t out_;

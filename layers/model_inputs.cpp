@@ -15,8 +15,9 @@ bool has_attention(const ModelGraph& model) {
 }
 
 ModelInputs::ModelInputs(Backend& backend, Communicator& comm, const LocalPart& part,
-                         const ModelGraph& model, AggregationOptions aggregation_options) {
-    TrainingInputs::Plan plan = TrainingInputs::plan(part, model.normalization());
+                         const ModelGraph& model, AggregationOptions aggregation_options,
+                         FeatureStorage features) {
+    TrainingInputs::Plan plan = TrainingInputs::plan(part, model.normalization(), features);
     inputs = std::make_unique<TrainingInputs>(backend, part, plan);
     lines = std::move(plan.lines);
     aggregation = std::make_unique<PipelinedAggregation>(inputs->blocks, comm, aggregation_options);

@@ -16,9 +16,11 @@ namespace strata {
 
 struct ModelInputs {
     /// Uploads `part` for `model`; `part` may be released afterwards. `comm` must outlive it.
-    /// `aggregation_options` configure the pipelined aggregation (--overlap).
+    /// `aggregation_options` configure the pipelined aggregation (--overlap); `features` how
+    /// the features are stored (sparse needs a model made by with_sparse_input).
     ModelInputs(Backend& backend, Communicator& comm, const LocalPart& part,
-                const ModelGraph& model, AggregationOptions aggregation_options = {});
+                const ModelGraph& model, AggregationOptions aggregation_options = {},
+                FeatureStorage features = FeatureStorage::dense);
 
     /// Executor options lending the halo exchange (when there is one).
     [[nodiscard]] ExecutorOptions executor_options(ExecutorOptions options) const {

@@ -3,9 +3,11 @@
 // (LocalPart::split) — and the views an executor reads (TrainingData).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "layers/graph_blocks.hpp"
+#include "layers/sparse_features.hpp"
 #include "partition/local_normalize.hpp"
 #include "partition/local_part.hpp"
 #include "src/nn/executor.hpp"
@@ -19,11 +21,14 @@ struct TrainingInputs {
     /// and the memory-plan lines (backend bytes).
     struct Plan {
         Normalization normalization = Normalization::symmetric;
+        FeatureStorage features = FeatureStorage::dense;
         LocalGraph graph_operator;  ///< what GraphBlocks uploads
         GraphBlocks::Layout graph;
         std::vector<MemoryLine> lines;
     };
-    [[nodiscard]] static Plan plan(const LocalPart& part, Normalization normalization);
+    /// The features are uploaded as `features` says (sparse: CSR, layers/sparse_features.hpp).
+    [[nodiscard]] static Plan plan(const LocalPart& part, Normalization normalization,
+                                   FeatureStorage features = FeatureStorage::dense);
 
     /// Uploads everything as `plan` (= plan(part, n)) says; `part` may be released afterwards
     /// (nothing points into it or into the plan).
@@ -35,7 +40,8 @@ struct TrainingInputs {
     [[nodiscard]] TrainingData data() const;
 
     GraphBlocks blocks;
-    DenseMatrix features;  ///< num_owned x F
+    DenseMatrix features;                             ///< num_owned x F; empty when stored sparse
+    std::unique_ptr<SparseFeatures> sparse_features;  ///< null when stored dense
     Buffer<index_t> labels;
     Buffer<std::uint8_t> train_mask;
     Buffer<std::uint8_t> val_mask;

@@ -9,6 +9,7 @@
 
 #include "datasets/adjacency.hpp"
 #include "partition/distributed_load.hpp"
+#include "partition/local_order.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "partition/partition_report.hpp"
 #include "partition/whole_partition.hpp"
@@ -40,74 +41,6 @@ void fill_empty_chunks(Partition& chunks) {
         --size[largest];
         ++size[c];
     }
-}
-
-/// out[new row] = in[original row], for rows of `width` consecutive elements.
-template <typename T>
-std::vector<T> gather_rows(const std::vector<T>& in, const std::vector<global_id>& original,
-                           std::size_t width) {
-    std::vector<T> out(in.size());
-    for (std::size_t r = 0; r < original.size(); ++r) {
-        const auto from = static_cast<std::size_t>(original[r]) * width;
-        std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(from), width,
-                    out.begin() + static_cast<std::ptrdiff_t>(r * width));
-    }
-    return out;
-}
-
-/// Every split of a split-major S x n mask, rows permuted.
-std::vector<std::uint8_t> gather_mask(const std::vector<std::uint8_t>& mask, int num_splits,
-                                      const std::vector<global_id>& original) {
-    const std::size_t n = original.size();
-    std::vector<std::uint8_t> out(mask.size());
-    for (std::size_t s = 0; s < static_cast<std::size_t>(num_splits); ++s) {
-        for (std::size_t r = 0; r < n; ++r) {
-            out[s * n + r] = mask[s * n + static_cast<std::size_t>(original[r])];
-        }
-    }
-    return out;
-}
-
-/// P A Pᵀ of a square CSR: new row r is old row original[r], column c becomes new_id[c], and
-/// each row's columns are sorted again (values moved with them).
-HostCsr permute_csr(const HostCsr& a, const Renumbering& numbering) {
-    const std::vector<global_id>& original = numbering.original;
-    const auto n = static_cast<std::size_t>(a.rows);
-    HostCsr out;
-    out.rows = a.rows;
-    out.cols = a.cols;
-    out.row_ptr.assign(n + 1, 0);
-    for (std::size_t r = 0; r < n; ++r) {
-        const auto old = static_cast<std::size_t>(original[r]);
-        out.row_ptr[r + 1] = out.row_ptr[r] + a.row_ptr[old + 1] - a.row_ptr[old];
-    }
-    out.col_idx.resize(a.col_idx.size());
-    out.values.resize(a.values.size());
-    const auto rows = static_cast<std::int64_t>(n);
-#pragma omp parallel
-    {
-        std::vector<std::pair<index_t, float>> row;
-#pragma omp for schedule(dynamic, 1024)
-        for (std::int64_t i = 0; i < rows; ++i) {
-            const auto r = static_cast<std::size_t>(i);
-            const auto old = static_cast<std::size_t>(original[r]);
-            row.clear();
-            for (auto k = static_cast<std::size_t>(a.row_ptr[old]);
-                 k < static_cast<std::size_t>(a.row_ptr[old + 1]); ++k) {
-                const auto column = static_cast<std::size_t>(a.col_idx[k]);
-                row.emplace_back(static_cast<index_t>(numbering.new_id[column]), a.values[k]);
-            }
-            std::sort(row.begin(), row.end(),
-                      [](const auto& x, const auto& y) { return x.first < y.first; });
-            auto slot = static_cast<std::size_t>(out.row_ptr[r]);
-            for (const auto& [column, value] : row) {
-                out.col_idx[slot] = column;
-                out.values[slot] = value;
-                ++slot;
-            }
-        }
-    }
-    return out;
 }
 
 /// chunk_partition's method on a METIS graph: METIS into m*C parts, merged m-to-1 at random.
@@ -235,20 +168,11 @@ std::vector<index_t> reorder_into_chunks(LocalPart& part, const Partition& chunk
         row_chunks.owner[i] = chunks.owner[static_cast<std::size_t>(v)];
     }
     const Renumbering numbering = renumber(row_chunks);
-    const std::vector<global_id>& original = numbering.original;
-
-    g.inner = permute_csr(g.inner, numbering);
-    g.owned_original = gather_rows(g.owned_original, original, 1);
-    g.owned_degree = gather_rows(g.owned_degree, original, 1);
+    const std::vector<index_t> order(numbering.original.begin(), numbering.original.end());
+    reorder_rows(part, order);
     g.boundary_rows.clear();
     g.interior_rows.resize(n);
     std::iota(g.interior_rows.begin(), g.interior_rows.end(), index_t{0});
-    part.features.values =
-        gather_rows(part.features.values, original, static_cast<std::size_t>(part.features.cols));
-    part.labels = gather_rows(part.labels, original, 1);
-    part.train_mask = gather_mask(part.train_mask, part.num_splits, original);
-    part.val_mask = gather_mask(part.val_mask, part.num_splits, original);
-    part.test_mask = gather_mask(part.test_mask, part.num_splits, original);
 
     std::vector<index_t> offsets(numbering.part_offsets.size());
     std::transform(numbering.part_offsets.begin(), numbering.part_offsets.end(), offsets.begin(),

@@ -37,12 +37,13 @@ void check_chunk_options(const ChunkOptions& options, global_id num_vertices);
 /// Reorders a one-part LocalPart (graph.num_parts == 1, no halo) so that chunk c is rows
 /// [offsets[c], offsets[c+1]), rows keeping their current order inside a chunk (renumber: a
 /// stable counting sort). `chunks.owner` is indexed by ORIGINAL dataset id (owned_original).
-/// Permuted: the inner CSR's rows and columns (columns re-sorted ascending in each row, values
-/// moved with them), owned_original (still the original id of each row, so it is no longer
-/// ascending: validate_local_graph's ascending check does not hold for a reordered part),
-/// owned_degree, features, labels and every split's masks; interior_rows becomes every row and
-/// boundary_rows none. Returns the C + 1 offsets. Throws strata::Error if the part has more than
-/// one part or a halo, or the partition's size differs from the part's rows.
+/// Permuted by reorder_rows (partition/local_order.hpp): the inner CSR's rows and columns
+/// (columns re-sorted ascending in each row, values moved with them), owned_original (still the
+/// original id of each row, so it is no longer ascending: validate_local_graph's ascending check
+/// does not hold for a reordered part), owned_degree, features, labels, every split's masks and
+/// the chunk map; interior_rows becomes every row and boundary_rows none. Returns the C + 1
+/// offsets. Throws strata::Error if the part has more than one part or a halo, or the partition's
+/// size differs from the part's rows.
 [[nodiscard]] std::vector<index_t> reorder_into_chunks(LocalPart& part, const Partition& chunks);
 
 /// Chunks nested in parts, for `strata partition --chunks C`: part p's vertices are cut into

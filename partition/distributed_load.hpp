@@ -21,8 +21,8 @@ struct InMemoryPartitionOptions {
 /// graph .h5 file. A file with K > 1 ranks: each rank reads its row-balanced slice, takes its
 /// rows' owners from options.method (block and random on every rank for its own rows, equal to
 /// partition_block/partition_random; ptscotch: PT-Scotch on the slices; metis: rank 0 reads the
-/// whole adjacency, without vertex data, and runs serial METIS) and distribute_parts builds the parts
-/// (the same parts as build_local_part on the whole graph; docs/training.md, "Loading with
+/// whole adjacency, without vertex data, and runs serial METIS) and distribute_parts builds the
+/// parts (the same parts as build_local_part on the whole graph; docs/training.md, "Loading with
 /// --data G.h5"). One rank reads the whole file (it is the part). Either way the part is raw (the
 /// adjacency A and its degrees, as the part files store it); the model's operator is built from it
 /// at upload (TrainingInputs). The part holds all the dataset's splits; split `split_index` is

@@ -47,6 +47,8 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
     line["split"] = context.split;
     line["threads"] = context.threads;
     line["overlap"] = context.overlap;
+    line["features"] = context.features;
+    line["features_density"] = context.features_density;
     if (s.pipeline) {
         line["stage_bytes"] = s.pipeline->stage_bytes;
         line["way_bytes"] = s.pipeline->way_bytes;

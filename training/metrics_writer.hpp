@@ -21,8 +21,9 @@ namespace strata {
 /// `chunks`, `snapshot_period`, plus `guard` on epochs after which the accuracy guard acted.
 /// 5: the time fields come from the slowest rank and add up (epoch_s = compute_s + wait_s +
 /// eval_s; wait_s is the training step's exposed wait), `max_wait_s` (the whole epoch's wait,
-/// max over ranks: version 4's wait_s), `threads`, `overlap`.
-inline constexpr int metrics_schema_version = 5;
+/// max over ranks: version 4's wait_s), `threads`, `overlap`. 6: `features` (how the input
+/// features are stored, --sparse-features) and `features_density`.
+inline constexpr int metrics_schema_version = 6;
 
 /// Constant fields every record carries.
 struct MetricsContext {
@@ -32,6 +33,8 @@ struct MetricsContext {
     int split = 0;                        ///< the dataset split in use (--split-index)
     int threads = 0;                      ///< CPU threads per rank (rank 0; 0: not CPU)
     std::string overlap = "on";           ///< --overlap
+    std::string features = "dense";       ///< "dense" or "sparse" (--sparse-features' choice)
+    double features_density = 0.0;        ///< non-zeros / entries of the features, all ranks
 };
 
 class MetricsWriter final : public FitHook {

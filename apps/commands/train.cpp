@@ -21,13 +21,16 @@
 #include "apps/commands/train_report.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/model_inputs.hpp"
+#include "layers/sparse_input_graph.hpp"
 #include "partition/chunking.hpp"
 #include "partition/distributed_load.hpp"
+#include "partition/local_order.hpp"
 #include "partition/partition_report.hpp"
 #include "planner/layout_plan.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
+#include "src/base/timer.hpp"
 #include "src/comm/make_communicator.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/pipeline_executor.hpp"
@@ -84,6 +87,8 @@ struct TrainOptions {
     std::string guard = "on";
     std::string overlap = "on";  ///< --overlap: progress the halo exchange during the inner SpMM
     bool profile = false;        ///< --profile: time the training step's phases
+    std::string sparse_features = "auto";  ///< --sparse-features: CSR features for the first linear
+    std::string local_order = "rcm";       ///< --local-order: vertex order inside each part
     int guard_window = GuardOptions{}.window;
     std::string plan;     ///< --plan auto|FILE: the planner's layout (planner/layout_plan.hpp)
     std::string machine;  ///< --machine for --plan auto
@@ -273,6 +278,8 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
         const AtomicOutput probe(o.metrics, /*overwrite=*/true);  // fail before loading any data
     }
     std::optional<BuiltModel> model;
+    FeatureChoice features;
+    std::string order_line = "local order: none (the layer pipeline keeps its chunks' order)";
     std::unique_ptr<ModelInputs> inputs;
     std::vector<MemoryLine> lines;
     index_t owned = 0;
@@ -294,6 +301,12 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
                 o.data, comm,
                 InMemoryPartitionOptions{.method = o.partition_method, .seed = o.seed},
                 o.split_index);
+            const Stopwatch ordering;
+            apply_local_order(part, *parse_local_order(o.local_order));
+            std::array<char, 96> text{};
+            std::snprintf(text.data(), text.size(), "local order: %s (%.3f s on rank %d)",
+                          o.local_order.c_str(), ordering.seconds(), comm.rank());
+            order_line = text.data();
         }
         nnz = part.graph.inner.nnz();
         split = part.split;
@@ -307,8 +320,16 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
         }
         model.emplace(
             build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes)));
+        features = choose_feature_storage(*parse_sparse_features(o.sparse_features), part.features,
+                                          pipelined(o) ? "the layer pipeline reads dense features"
+                                                       : sparse_input_blocker(model->graph),
+                                          comm);
+        if (features.storage == FeatureStorage::sparse) {
+            model->graph = with_sparse_input(model->graph);
+        }
         inputs = std::make_unique<ModelInputs>(backend, self ? *self : comm, part, model->graph,
-                                               AggregationOptions{.overlap = o.overlap == "on"});
+                                               AggregationOptions{.overlap = o.overlap == "on"},
+                                               features.storage);
         lines = inputs->lines;
         owned = part.graph.num_owned;
         vertices = part.graph.num_global_vertices;
@@ -379,6 +400,12 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
                      ? " (inner SpMM in row blocks, the exchange progressed between them)"
                  : o.overlap == "on" ? " (this communicator needs no progress calls)"
                                      : " (one inner SpMM, then the waits)"));
+    report.note(order_line);
+    report.note(std::string("features: ") +
+                (features.storage == FeatureStorage::sparse
+                     ? "sparse (CSR; the first linear is an SpMM, input dropout on the non-zeros)"
+                     : "dense") +
+                ", " + features.reason);
     if (pipeline != nullptr) {
         report.note("pipeline: " + std::to_string(o.stages) + " stages x " +
                     std::to_string(o.ways) + " ways, " + std::to_string(pipeline->chunks()) +
@@ -431,13 +458,16 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
         refuse_existing_checkpoints(*checkpoints);
     }
 
-    MetricsWriter metrics(o.metrics, root, state.epoch,
-                          MetricsContext{.planned_bytes = memory.total_bytes,
-                                         .planned_bytes_per_vertex = memory.bytes_per_vertex,
-                                         .baseline_rss_bytes = memory.baseline_rss_bytes,
-                                         .split = split,
-                                         .threads = runtime.threads,
-                                         .overlap = o.overlap});
+    MetricsWriter metrics(
+        o.metrics, root, state.epoch,
+        MetricsContext{.planned_bytes = memory.total_bytes,
+                       .planned_bytes_per_vertex = memory.bytes_per_vertex,
+                       .baseline_rss_bytes = memory.baseline_rss_bytes,
+                       .split = split,
+                       .threads = runtime.threads,
+                       .overlap = o.overlap,
+                       .features = features.storage == FeatureStorage::sparse ? "sparse" : "dense",
+                       .features_density = features.density});
     if (!o.metrics.empty() && state.epoch > 0 && metrics.kept() != state.epoch) {
         report.warn(o.metrics + ": kept " + std::to_string(metrics.kept()) +
                     " metrics records of epochs <= " + std::to_string(state.epoch) + " (expected " +
@@ -626,6 +656,20 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                     "overlap over TCP); off: one inner SpMM, then wait (the same results, bit "
                     "for bit)")
         ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--sparse-features", o->sparse_features,
+                    "auto: store the input features as CSR when at most 4 % of them are "
+                    "non-zero and the model reads them through a linear layer (x W and its "
+                    "weight gradient become SpMMs, input dropout acts on the non-zeros); on: "
+                    "always (an error when the model cannot); off: always dense. The same "
+                    "results either way, to rounding")
+        ->check(CLI::IsMember({"auto", "on", "off"}));
+    cmd->add_option("--local-order", o->local_order,
+                    "Vertex order inside each rank's part, for the locality of the SpMMs, "
+                    "computed at load: rcm (reverse Cuthill-McKee on the part's inner block), "
+                    "metis (METIS blocks of 1024 rows: slower to compute, best on graphs with "
+                    "small communities) or none (the partition's order). Graph parallelism only; "
+                    "the same results to rounding")
+        ->check(CLI::IsMember({"none", "rcm", "metis"}));
     cmd->add_option("--comm-timeout", o->comm_timeout,
                     "After loading, a rank that waits this many seconds for another rank in one "
                     "operation (a cut or crawling network link, a stuck rank) names it and ends "

@@ -76,10 +76,11 @@ STRATA_HOST_DEVICE inline void dropout_row(const index_t* row_ptr, const index_t
                                            const global_id* row_ids, const global_id* col_ids,
                                            float* values) {
     const std::int64_t hs = heads;
+    const std::uint64_t row_key = counter_row_key(stream, row_ids[i]);  // counter_u32, hoisted
     for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
         const global_id col = col_ids[col_idx[k]] * hs;
         for (index_t h = 0; h < heads; ++h) {
-            const bool keep = counter_u32(stream, row_ids[i], col + h) >= threshold;
+            const bool keep = counter_at(row_key, static_cast<std::uint32_t>(col + h)) >= threshold;
             values[k * hs + h] = keep ? values[k * hs + h] * scale : 0.0f;
         }
     }

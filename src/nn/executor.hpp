@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/nn/graph_operator.hpp"
+#include "src/nn/sparse_input.hpp"
 #include "src/tensor/matrix_view.hpp"
 
 namespace strata {
@@ -25,6 +26,9 @@ struct TrainingData {
     std::span<const std::uint8_t> test_mask;
     std::span<const global_id> row_ids;  ///< original id of each row (dropout keys)
     std::int64_t global_train = 0;       ///< training vertices over all ranks
+    /// Input 0 as CSR when the features are stored sparse (inputs[0] then has no data; only a
+    /// SparseLinearOp may read it). Null: every input is dense.
+    const SparseInput* sparse_input = nullptr;
 };
 
 /// Global metrics of one evaluation (identical on every rank).

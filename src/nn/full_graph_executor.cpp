@@ -203,7 +203,8 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
                             .row_ids = data_.row_ids,
                             .training = true,
                             .epoch = static_cast<std::uint64_t>(epoch),
-                            .comm = &comm_};
+                            .comm = &comm_,
+                            .sparse_input = data_.sparse_input};
     OpContext recompute = context;
     recompute.recompute = true;
     const Schedule& schedule = plan_.training();
@@ -265,7 +266,8 @@ Evaluation FullGraphExecutor::evaluate() {
                             .halo = halo_,
                             .row_ids = data_.row_ids,
                             .training = false,
-                            .comm = &comm_};
+                            .comm = &comm_,
+                            .sparse_input = data_.sparse_input};
     const Schedule& schedule = plan_.evaluation();
     for (const PlanStep& step : schedule.steps) {
         run_forward(schedule, step, context);

@@ -13,6 +13,7 @@
 #include "src/nn/graph_operator.hpp"
 #include "src/nn/halo_exchange.hpp"
 #include "src/nn/parameter.hpp"
+#include "src/nn/sparse_input.hpp"
 #include "src/tensor/matrix_view.hpp"
 
 namespace strata {
@@ -50,6 +51,9 @@ struct OpContext {
     /// The ranks' communicator, for ops whose statistics span all ranks (BatchNormOp); null
     /// means one rank.
     Communicator* comm = nullptr;
+    /// Model input 0 as CSR when it is stored sparse (its dense view then has no data): read
+    /// by SparseLinearOp only (layers/sparse_linear_op.hpp).
+    const SparseInput* sparse_input = nullptr;
 };
 
 /// Forward over rows [rows.first, rows.end()) of the output. Views hold all rows.

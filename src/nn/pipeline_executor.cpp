@@ -98,6 +98,8 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
       snapshot_period_(options.snapshot_period),
       storage_(std::make_unique<Storage>()) {
     const index_t rows = aggregation.num_rows();
+    STRATA_CHECK(data_.sparse_input == nullptr,
+                 "the layer pipeline reads dense features (run it with --sparse-features off)");
     STRATA_CHECK(options.ways >= 1, "--ways ", options.ways, ": must be at least 1");
     STRATA_CHECK(options.stages * options.ways == world.size(), "--stages ", options.stages,
                  " x --ways ", options.ways, " = ", options.stages * options.ways,

@@ -28,6 +28,9 @@ public:
     [[nodiscard]] const index_t* row_ptr() const { return row_ptr_.data(); }
     [[nodiscard]] const index_t* col_idx() const { return col_idx_.data(); }
     [[nodiscard]] const float* values() const { return values_.data(); }
+    /// The values, to rewrite in place (same structure, e.g. a dropout of the entries): a
+    /// backend's plan holds the structure and the buffers' addresses, so it stays valid.
+    [[nodiscard]] float* mutable_values() { return values_.data(); }
 
     /// The backend's cached plan for this matrix (null until the backend sets one).
     [[nodiscard]] SpmmPlan* plan() const { return plan_.get(); }

@@ -8,6 +8,34 @@
 
 namespace strata {
 
+HostCsr transpose_with_entries(const HostCsr& a, std::vector<index_t>& entries) {
+    HostCsr t;
+    t.rows = a.cols;
+    t.cols = a.rows;
+    t.row_ptr.assign(static_cast<std::size_t>(a.cols) + 1, 0);
+    for (const index_t c : a.col_idx) {
+        ++t.row_ptr[static_cast<std::size_t>(c) + 1];
+    }
+    for (std::size_t r = 0; r < static_cast<std::size_t>(a.cols); ++r) {
+        t.row_ptr[r + 1] += t.row_ptr[r];
+    }
+    std::vector<index_t> next(t.row_ptr.begin(), t.row_ptr.end() - 1);
+    t.col_idx.resize(a.col_idx.size());
+    t.values.resize(a.col_idx.size());
+    entries.resize(a.col_idx.size());
+    for (index_t i = 0; i < a.rows; ++i) {
+        for (index_t k = a.row_ptr[static_cast<std::size_t>(i)];
+             k < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++k) {
+            const auto at =
+                static_cast<std::size_t>(next[static_cast<std::size_t>(a.col_idx[k])]++);
+            t.col_idx[at] = i;
+            t.values[at] = a.values[static_cast<std::size_t>(k)];
+            entries[at] = k;
+        }
+    }
+    return t;
+}
+
 HostCsr transpose(const HostCsr& a) {
     HostCsr t;
     t.rows = a.cols;

@@ -23,6 +23,10 @@ struct HostCsr {
 /// Aᵀ, cols x rows, rows of the result sorted by column id. O(nnz + rows + cols).
 [[nodiscard]] HostCsr transpose(const HostCsr& a);
 
+/// Aᵀ as transpose(a) does, and for each of its entries the index of the same entry in A
+/// (entries[k]: Aᵀ's entry k is A's entry entries[k]). O(nnz + rows + cols).
+[[nodiscard]] HostCsr transpose_with_entries(const HostCsr& a, std::vector<index_t>& entries);
+
 /// Whether A = Aᵀ exactly (square, same structure, mirrored values equal as floats). Columns
 /// within each row must be sorted and in range (validate() first). O(nnz log(max row length)).
 [[nodiscard]] bool is_symmetric(const HostCsr& a);

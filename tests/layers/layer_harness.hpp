@@ -41,11 +41,14 @@ struct OneRankGraph {
     std::unique_ptr<PipelinedAggregation> aggregation;
     std::unique_ptr<GraphHaloExchange> halo;
 
+    /// `storage` sparse uploads the features as CSR (a model then needs with_sparse_input).
     explicit OneRankGraph(std::int64_t n = 12, index_t features = 5, bool directed = false,
-                          Normalization normalization = Normalization::symmetric) {
+                          Normalization normalization = Normalization::symmetric,
+                          FeatureStorage storage = FeatureStorage::dense) {
         graph = community_graph(n, 3, 3, features, 7, directed);
         part = build_local_part(graph, adjacency_matrix(graph), partition_block(n, 1), 0);
-        inputs = std::make_unique<TrainingInputs>(*backend, part, normalization);
+        inputs = std::make_unique<TrainingInputs>(
+            *backend, part, TrainingInputs::plan(part, normalization, storage));
         aggregation = std::make_unique<PipelinedAggregation>(inputs->blocks, comm);
         halo = std::make_unique<GraphHaloExchange>(
             inputs->blocks, normalized(part.graph, Normalization::symmetric), comm);
@@ -57,7 +60,8 @@ struct OneRankGraph {
                          .halo = halo.get(),
                          .row_ids = inputs->blocks.row_ids(),
                          .training = training,
-                         .epoch = epoch};
+                         .epoch = epoch,
+                         .sparse_input = inputs->data().sparse_input};
     }
 };
 
