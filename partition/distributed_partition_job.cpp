@@ -1,4 +1,5 @@
-// run_distributed_partition_job: slice → PT-Scotch → (temporary) gather on rank 0 and write.
+// run_distributed_partition_job: slice → PT-Scotch → rows to their parts → part files written
+// in parallel, partition.json by rank 0.
 #include "partition/distributed_partition_job.hpp"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
 #include "datasets/graph_slice_io.hpp"
+#include "partition/distribute_parts.hpp"
 #include "partition/local_part.hpp"
 #include "partition/ptscotch_partitioner.hpp"
 #include "src/base/atomic_output.hpp"
@@ -92,35 +94,35 @@ PartitionReport run_distributed_partition_job(const PartitionJob& job, Communica
     end_phase("ptscotch", true);
     const std::int64_t partition_peak = peak_rss_bytes();
 
-    // TEMPORARY (until partition/distribute_parts): rank 0 gathers the owners and writes serially.
-    const std::vector<std::byte> gathered =
-        comm.gather(std::as_bytes(std::span<const int>(owners)), 0);
+    // The parts: every process re-reads its slice, now with the vertex data (after PT-Scotch,
+    // whose memory is gone), sends each row to its part (distribute_parts: part p is built on
+    // process p % P) and writes the part files it holds, in parallel.
     const std::int64_t rows = slice.num_local();
     const std::int64_t edges = slice.indptr.back();
-    PartitionReport report;
-    std::string error;
-    if (comm.rank() == 0) {
-        try {
-            Partition partition;
-            partition.num_parts = job.num_parts;
-            partition.owner.resize(gathered.size() / sizeof(int));
-            std::memcpy(partition.owner.data(), gathered.data(), gathered.size());
-            info.source_checksum = source_identity(job.data_path);
-            announce("reread: " + job.data_path + " (whole graph on rank 0: temporary write path)");
-            const GraphDataset graph = read_graph(job.data_path);
-            end_phase("reread", false);
-            announce("adjacency: A with duplicate edges merged");
-            const GlobalCsr adjacency = adjacency_matrix(graph);
-            end_phase("adjacency", false);
-            report = write_partition(graph, adjacency, partition, info, job.out_dir, job.force);
-        } catch (const Error& e) {
-            error = e.message();
-        }
+    {
+        std::string checksum = comm.rank() == 0 ? source_identity(job.data_path) : std::string();
+        std::vector<std::int64_t> length{static_cast<std::int64_t>(checksum.size())};
+        comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(length)), 0);
+        checksum.resize(static_cast<std::size_t>(length[0]));
+        comm.broadcast(std::as_writable_bytes(std::span<char>(checksum)), 0);
+        info.source_checksum = checksum;
     }
-    // Every rank learns whether rank 0 failed, so that none waits forever; rank 0 rethrows.
-    std::vector<std::int64_t> failed{error.empty() ? 0 : 1};
-    comm.allreduce_max(failed);
-    STRATA_CHECK(failed[0] == 0, error.empty() ? "writing the partition failed on rank 0" : error);
+    announce("distribute: rows to their parts (part p on process p % " + std::to_string(p) + ")");
+    const Partition partition = gather_owners(slice, owners, job.num_parts, comm);
+    std::int64_t reread_bytes = 0;
+    GraphSlice full = read_graph_slice(job.data_path, offsets, comm.rank(),
+                                       {.vertex_data = true, .bytes_read = &reread_bytes});
+    bytes_read += reread_bytes;
+    const PartitionTotals totals{.num_edges = full.num_edges,
+                                 .num_features = full.features.cols,
+                                 .num_classes = full.num_classes};
+    const std::vector<LocalPart> parts =
+        distribute_parts(std::move(full), owners, job.num_parts, comm);
+    end_phase("build", true);
+    announce("write: " + std::to_string(job.num_parts) + " part files from " + std::to_string(p) +
+             " processes");
+    const PartitionReport report = write_partition_parallel(parts, partition, info, totals,
+                                                            job.out_dir, job.force, comm);
 
     const std::vector<std::int64_t> row_counts = gather_values(rows, comm);
     const std::vector<std::int64_t> edge_counts = gather_values(edges, comm);

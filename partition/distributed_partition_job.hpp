@@ -26,12 +26,12 @@ struct DistributedPartitionStats {
 /// over `comm` (P processes): slice_offsets(path, P) (rows + edges), read_graph_slice without
 /// vertex data, partition_ptscotch into job.num_parts parts (K may differ from P).
 ///
-/// Writing (TEMPORARY, until partition/distribute_parts lands): rank 0 gathers the N owners
-/// (4 bytes each), reads the whole graph and writes the directory with write_partition, as the
-/// serial job does; the other ranks wait. So the PT-Scotch phase holds no whole graph, but the
-/// write phase does on rank 0. Phases (times and peak RSS: the maximum over processes): "read
-/// slice", "ptscotch", then on rank 0 "reread", "adjacency", "build", "write". Returns the report
-/// on rank 0 (an empty report elsewhere); `stats` (if given) is filled on rank 0. Throws
+/// Then every process re-reads its slice with the vertex data, distribute_parts sends every row
+/// to its part (part p built on process p % P) and write_partition_parallel writes the part
+/// files in parallel and partition.json on rank 0: no process ever holds the whole graph (the
+/// owners, 4 bytes per vertex, excepted). Phases (times and peak RSS: the maximum over
+/// processes): "read slice", "ptscotch", "build", "write". Returns the report
+/// (complete on rank 0); `stats` (if given) is filled on rank 0. Throws
 /// strata::Error with a one-line message on bad input; nothing is left at out_dir.
 PartitionReport run_distributed_partition_job(const PartitionJob& job, Communicator& comm,
                                               DistributedPartitionStats* stats = nullptr);

@@ -99,6 +99,27 @@ PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& adja
                                 const std::string& out_dir, bool force,
                                 const Partition* chunks = nullptr);
 
+/// The whole graph's sizes a partition.json records, for a writer that never holds the graph.
+struct PartitionTotals {
+    std::int64_t num_edges = 0;  ///< stored edges of the dataset
+    index_t num_features = 0;
+    std::int64_t num_classes = 0;
+};
+
+/// write_partition for parts built on several processes (distribute_parts: part p on rank
+/// p % P), collective over `comm`: rank 0 creates the temporary directory, every rank writes the
+/// part files of its `parts` into it (in parallel), rank 0 gathers each part's statistics, writes
+/// partition.json and renames the directory into place. `partition` (every vertex's owner, the
+/// same on every rank) gives the part-major renumbering and the partition id. On an error on any
+/// rank nothing is left at `out_dir` and the temporary directory is removed before every rank
+/// throws (the failing rank with its own message, the others "... failed on another rank").
+/// Returns the report (complete on rank 0). The directory must be on a file system every rank
+/// sees (as the part files are read back by every rank of a run).
+PartitionReport write_partition_parallel(const std::vector<LocalPart>& parts,
+                                         const Partition& partition, const PartitionInfo& info,
+                                         const PartitionTotals& totals, const std::string& out_dir,
+                                         bool force, Communicator& comm);
+
 /// Reads and validates rank `rank`'s part of the partition directory `dir`: partition.json's
 /// format and version, num_parts == expected_num_parts, the part file's attributes (format,
 /// version, part index, num_parts, partition id equal to partition.json's, owned range), every

@@ -1,13 +1,18 @@
 // Writing a partition directory (docs/partition-format.md): partition.json and one
 // part-NNNNN.h5 per rank, built in one pass and renamed into place at the end.
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <span>
 
 #include "datasets/h5_file.hpp"
 #include "partition/local_part.hpp"
+#include "partition/partition.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
@@ -260,6 +265,159 @@ PartitionReport write_partition(const GraphDataset& graph, const GlobalCsr& adja
         STRATA_CHECK(json.good(), path, ": write failed (disk full?)");
     }
     output.commit();
+    return report;
+}
+
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+/// PartStats as int64 values: the eight counts, the number of peers, then (peer, rows) pairs.
+void encode_stats(const PartStats& s, std::vector<std::int64_t>& out) {
+    out.insert(out.end(), {s.first_owned, s.num_owned, s.edges, s.halo_edges, s.halo, s.boundary,
+                           s.rows_sent, s.rows_received, size_of(s.send.size())});
+    for (const auto& [peer, rows] : s.send) {
+        out.insert(out.end(), {std::int64_t{peer}, rows});
+    }
+}
+
+/// One encoded PartStats from values[at], advancing `at`.
+PartStats decode_stats(std::span<const std::int64_t> values, std::size_t& at) {
+    PartStats s;
+    s.first_owned = values[at++];
+    s.num_owned = values[at++];
+    s.edges = values[at++];
+    s.halo_edges = values[at++];
+    s.halo = values[at++];
+    s.boundary = values[at++];
+    s.rows_sent = values[at++];
+    s.rows_received = values[at++];
+    const std::int64_t peers = values[at++];
+    for (std::int64_t i = 0; i < peers; ++i) {
+        const auto peer = static_cast<int>(values[at++]);
+        s.send.emplace_back(peer, values[at++]);
+    }
+    return s;
+}
+
+/// Every rank learns whether any failed (`error` non-empty on that rank); a failing rank's
+/// message wins on that rank, the others name the stage.
+void agree_on_failure(const std::string& error, const std::string& stage, Communicator& comm) {
+    std::vector<std::int64_t> failed{error.empty() ? 0 : 1};
+    comm.allreduce_max(failed);
+    STRATA_CHECK(error.empty(), error);
+    STRATA_CHECK(failed[0] == 0, stage, " failed on another rank");
+}
+
+}  // namespace
+
+PartitionReport write_partition_parallel(const std::vector<LocalPart>& parts,
+                                         const Partition& partition, const PartitionInfo& info,
+                                         const PartitionTotals& totals, const std::string& out_dir,
+                                         bool force, Communicator& comm) {
+    const Renumbering numbering = renumber(partition);
+    PartitionReport report;
+    report.info = info;
+    report.partition_id = make_partition_id(info, partition, nullptr);
+    report.num_parts = partition.num_parts;
+    report.num_vertices = static_cast<global_id>(partition.owner.size());
+    report.num_edges = totals.num_edges;
+    report.num_features = totals.num_features;
+    report.num_classes = totals.num_classes;
+    report.part_offsets = numbering.part_offsets;
+
+    // Rank 0 creates the temporary directory; every rank writes its parts into it.
+    std::optional<AtomicOutput> output;
+    std::string error;
+    std::string temp;
+    if (comm.rank() == 0) {
+        try {
+            output.emplace(out_dir, force);
+            std::error_code ec;
+            fs::create_directory(output->temp_path(), ec);
+            STRATA_CHECK(!ec, output->temp_path().string(),
+                         ": cannot create directory: ", ec.message());
+            temp = output->temp_path().string();
+        } catch (const Error& e) {
+            error = e.message();
+        }
+    }
+    agree_on_failure(error, "creating " + out_dir, comm);
+    std::vector<std::int64_t> length{static_cast<std::int64_t>(temp.size())};
+    comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(length)), 0);
+    temp.resize(static_cast<std::size_t>(length[0]));
+    comm.broadcast(std::as_writable_bytes(std::span<char>(temp)), 0);
+
+    double write_seconds = 0.0;
+    std::vector<std::int64_t> encoded;
+    std::array<std::int64_t, 4> sums{0, 0, 0, 0};  // nnz, train, val, test
+    try {
+        const ScopedTimer timer(write_seconds);
+        for (const LocalPart& part : parts) {
+            std::vector<global_id> halo_global;
+            halo_global.reserve(part.graph.halo_original.size());
+            for (global_id original : part.graph.halo_original) {
+                halo_global.push_back(numbering.new_id[static_cast<std::size_t>(original)]);
+            }
+            write_part_file((fs::path(temp) / part_file_name(part.graph.rank)).string(), part,
+                            halo_global, report);
+            const PartStats stats = part_stats(part.graph);
+            encoded.push_back(part.graph.rank);
+            encode_stats(stats, encoded);
+            sums[0] += stats.edges;
+            sums[1] = part.global_train;  // split 0's totals, the same on every part
+            sums[2] = part.global_val;
+            sums[3] = part.global_test;
+        }
+    } catch (const Error& e) {
+        error = e.message();
+    }
+    std::vector<std::int64_t> failed{error.empty() ? 0 : 1};
+    comm.allreduce_max(failed);
+    if (failed[0] != 0) {
+        output.reset();  // rank 0 removes the temporary directory before anyone throws
+        comm.barrier();
+        STRATA_CHECK(error.empty(), error);
+        STRATA_FAIL("writing the parts of ", out_dir, " failed on another rank");
+    }
+    std::array<std::int64_t, 1> nnz{sums[0]};
+    comm.allreduce_sum(nnz);
+    std::array<std::int64_t, 3> split{sums[1], sums[2], sums[3]};
+    comm.allreduce_max(split);
+    std::array<double, 1> seconds{write_seconds};
+    comm.allreduce_max(seconds);
+    const std::vector<std::byte> gathered =
+        comm.gather(std::as_bytes(std::span<const std::int64_t>(encoded)), 0);
+
+    if (comm.rank() == 0) {
+        try {
+            report.nnz = nnz[0];
+            report.global_train = split[0];
+            report.global_val = split[1];
+            report.global_test = split[2];
+            std::vector<std::int64_t> values(gathered.size() / sizeof(std::int64_t));
+            std::memcpy(values.data(), gathered.data(), values.size() * sizeof(std::int64_t));
+            std::vector<PartStats> by_part(static_cast<std::size_t>(partition.num_parts));
+            for (std::size_t at = 0; at < values.size();) {
+                const auto part = static_cast<std::size_t>(values[at++]);
+                by_part[part] = decode_stats(values, at);
+            }
+            report.parts = std::move(by_part);
+            summarize(report);
+            report.info.phases.push_back({"write", seconds[0], peak_rss_bytes()});
+            const std::string path = (output->temp_path() / "partition.json").string();
+            std::ofstream json(path);
+            json << report_to_json(report);
+            json.close();
+            STRATA_CHECK(json.good(), path, ": write failed (disk full?)");
+            output->commit();
+        } catch (const Error& e) {
+            error = e.message();
+            output.reset();
+        }
+    }
+    agree_on_failure(error, "writing " + out_dir + "/partition.json", comm);
     return report;
 }
 
