@@ -237,6 +237,9 @@ std::string apply_plan(const ModelSpec& spec, TrainOptions& o, Communicator& com
     const std::string what = "plan: " + std::string(o.plan == "auto" ? "planned here" : o.plan) +
                              ": --parallel " + o.parallel;
     if (pipelined(o)) {
+        STRATA_CHECK(!o.profile,
+                     "--profile: the plan chose the layer pipeline, which reports "
+                     "its bubble and stage waits in the metrics instead");
         o.stages = stages;
         o.ways = ways;
         o.chunks = chunks;
