@@ -41,10 +41,21 @@ public:
     }
 
     /// Seconds of `schedule`'s steps, into `terms`; returns (busy, exposed wait).
-    std::pair<double, double> price(const Schedule& schedule, EpochTerms& terms) const {
+    /// Only the steps of nodes in [first, end), and the loss when `loss` (a pipeline stage).
+    std::pair<double, double> price(const Schedule& schedule, EpochTerms& terms, int first = 0,
+                                    int end = -1, bool loss = true,
+                                    Phase phase = Phase::all) const {
         double busy = 0.0;
         double wait = 0.0;
         for (const PlanStep& step : schedule.steps) {
+            if (step.kind == StepKind::loss ? !loss
+                                            : step.node < first || (end >= 0 && step.node >= end)) {
+                continue;
+            }
+            if (phase != Phase::all &&
+                (step.kind == StepKind::forward) != (phase == Phase::forward)) {
+                continue;
+            }
             terms.steps_s += rates_.step_s;
             busy += rates_.step_s;
             if (step.kind == StepKind::loss) {
@@ -185,6 +196,38 @@ ScheduleBytes schedule_halo_bytes(const ModelGraph& graph, const Schedule& sched
     return bytes;
 }
 
+double allreduce_seconds(double params, int ranks, const Network& network) {
+    if (ranks <= 1) {
+        return 0.0;
+    }
+    const double k = ranks;
+    return 2.0 * std::ceil(std::log2(k)) * network.latency_s +
+           2.0 * (k - 1.0) / k * params * 4.0 / (network.bandwidth_gbs * giga);
+}
+
+double optimizer_seconds(double params, const RunShape& shape) {
+    const ThreadRates& rates = shape.machine->rates(shape.threads);
+    const double share = shared_fraction(shape);
+    const double adam_gbs =
+        share < 1.0 ? std::min(rates.memory_gbs,
+                               shape.machine->rates(shape.machine->cores).memory_gbs * share)
+                    : rates.memory_gbs;
+    return params * 28.0 / (adam_gbs * giga) + rates.step_s;
+}
+
+double price_stage(const ModelGraph& graph, const Schedule& schedule, const RankStats& rank,
+                   const RunShape& shape, int first, int end, Phase phase, EpochTerms& terms) {
+    const Pricer pricer(graph, rank, shape);
+    return pricer.price(schedule, terms, first, end, end == graph.num_nodes(), phase).first;
+}
+
+double price_evaluation(const ModelGraph& graph, const ExecutionPlan& plan, const RankStats& rank,
+                        const RunShape& shape, EpochTerms& terms) {
+    const Pricer pricer(graph, rank, shape);
+    const double busy = pricer.price(plan.evaluation(), terms).first;
+    return busy + pricer.metrics(terms);
+}
+
 EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute,
                                     const PartitionStats& stats, const RunShape& shape) {
     EpochPrediction best;
@@ -192,16 +235,8 @@ EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute
     const int k = stats.parts;
     const ThreadRates& rates = shape.machine->rates(shape.threads);
     const double allreduce_bytes = params * 4.0;
-    const double allreduce =
-        k <= 1 ? 0.0
-               : 2.0 * std::ceil(std::log2(static_cast<double>(k))) * shape.network.latency_s +
-                     2.0 * (k - 1.0) / k * allreduce_bytes / (shape.network.bandwidth_gbs * giga);
-    const double share = shared_fraction(shape);
-    const double adam_gbs =
-        share < 1.0 ? std::min(rates.memory_gbs,
-                               shape.machine->rates(shape.machine->cores).memory_gbs * share)
-                    : rates.memory_gbs;
-    const double optimizer = params * 28.0 / (adam_gbs * giga) + rates.step_s;
+    const double allreduce = allreduce_seconds(params, k, shape.network);
+    const double optimizer = optimizer_seconds(params, shape);
     const double scale = rates.time_scale;
     EpochPrediction out;
     out.allreduce_bytes = k <= 1 ? 0 : static_cast<std::int64_t>(allreduce_bytes);

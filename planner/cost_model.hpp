@@ -68,6 +68,25 @@ struct RunShape {
                                                   const PartitionStats& stats,
                                                   const RunShape& shape);
 
+/// The gradient all-reduce over `ranks`: 2 ceil(log2 K) latencies + 2 (K-1)/K x 4 P bytes.
+[[nodiscard]] double allreduce_seconds(double params, int ranks, const Network& network);
+/// Adam's step: 28 bytes per parameter at the rank's (shared) streaming bandwidth, one step.
+[[nodiscard]] double optimizer_seconds(double params, const RunShape& shape);
+
+/// Which steps of a schedule: forward ones, the others (backward, recompute, loss), or all.
+enum class Phase { all, forward, backward };
+/// Busy seconds (unscaled) of the training schedule's steps of nodes [first, end) in `phase` —
+/// the loss too when `end` is the last node — on a rank of `rank`'s sizes: a pipeline stage
+/// over every row it processes (all its chunks together).
+[[nodiscard]] double price_stage(const ModelGraph& graph, const Schedule& schedule,
+                                 const RankStats& rank, const RunShape& shape, int first, int end,
+                                 Phase phase, EpochTerms& terms);
+/// Busy seconds (unscaled) of `plan`'s evaluation schedule and metrics pass (exposed waits are
+/// left out: for a rank holding the whole graph there are none).
+[[nodiscard]] double price_evaluation(const ModelGraph& graph, const ExecutionPlan& plan,
+                                      const RankStats& rank, const RunShape& shape,
+                                      EpochTerms& terms);
+
 /// Halo payload one rank sends in a schedule (bytes): forward aggregations send send_rows x
 /// width, backward ones (folded included) recv_rows x width; recomputations apart.
 struct ScheduleBytes {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/partition_stats.hpp"
+#include "planner/pipeline_model.hpp"
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
 
@@ -102,6 +103,23 @@ Plan make_plan(const PlanRequest& request) {
             c.error_band = stats.error_band;
             plan.candidates.push_back(std::move(c));
         }
+        for (const PipelineLayout& layout : pipeline_layouts(built.graph, k, one.vertices)) {
+            Candidate c;
+            c.parallel = "pipeline";
+            c.ranks = k;
+            c.stages = layout.stages;
+            c.ways = layout.ways;
+            c.chunks = layout.chunks;
+            c.threads = shape.threads;
+            const PipelinePrediction p = predict_pipeline_epoch(built.graph, one, layout, shape);
+            c.time = p.time;
+            c.stage_bytes = p.stage_bytes;
+            c.bubble = p.bubble;
+            c.split = p.split;
+            c.memory = predict_pipeline_memory(built.graph, one, layout, request.machine, whole);
+            c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
+            plan.candidates.push_back(std::move(c));
+        }
     }
     // The recommendation per rank count: the fastest that fits.
     bool any = false;
@@ -132,9 +150,16 @@ Plan make_plan(const PlanRequest& request) {
             "machine model: defaults, not calibrated (run strata calibrate "
             "--out machine.json, then --machine machine.json)");
     }
-    plan.notes.push_back(
-        "the layer pipeline (--parallel pipeline) is not modelled yet: only "
-        "graph parallelism is planned");
+    if (std::any_of(plan.candidates.begin(), plan.candidates.end(),
+                    [](const Candidate& c) { return c.parallel == "pipeline"; })) {
+        plan.notes.push_back(
+            "pipeline rows are stale (chunks read last epoch's rows of unprocessed chunks): "
+            "accuracy may differ from graph parallelism, and the accuracy guard may halve the "
+            "chunks (more bubble) or fall back to exact; not priced");
+        plan.notes.push_back(
+            "pipeline: only one way per stage is planned (the W-way hybrid's mirror exchange is "
+            "not modelled); the backward's recomputation of row-local values is not priced");
+    }
     plan.planning_s = watch.seconds();
     return plan;
 }
@@ -146,6 +171,12 @@ std::string plan_to_json(const Plan& plan) {
         candidates.push_back({{"parallel", c.parallel},
                               {"ranks", c.ranks},
                               {"recompute", c.recompute},
+                              {"stages", c.stages},
+                              {"ways", c.ways},
+                              {"chunks", c.chunks},
+                              {"stage_bytes", c.stage_bytes},
+                              {"bubble", c.bubble},
+                              {"split", c.split},
                               {"threads", c.threads},
                               {"epoch_s", c.time.epoch_s},
                               {"compute_s", c.time.compute_s},
@@ -188,20 +219,31 @@ std::string format_plan(const Plan& plan) {
                       ", memory limit " + mb(plan.memory_per_rank_bytes) + " MB per rank\n";
     char line[256];
     std::snprintf(line, sizeof(line), "%-8s %5s %-11s %3s %10s %10s %9s %9s %12s %10s %10s %4s\n",
-                  "parallel", "ranks", "recompute", "thr", "epoch_ms", "compute_ms", "wait_ms",
-                  "eval_ms", "halo_MB/ep", "plan_MB", "peak_MB", "fits");
+                  "parallel", "ranks", "layout", "thr", "epoch_ms", "compute_ms", "wait_ms",
+                  "eval_ms", "bytes_MB/ep", "plan_MB", "peak_MB", "fits");
     out += line;
     for (const Candidate& c : plan.candidates) {
-        std::snprintf(line, sizeof(line),
-                      "%-8s %5d %-11s %3d %10.2f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
-                      c.parallel.c_str(), c.ranks, c.recompute.c_str(), c.threads,
-                      1e3 * c.time.epoch_s, 1e3 * c.time.compute_s, 1e3 * c.time.wait_s,
-                      1e3 * c.time.eval_s, static_cast<double>(c.time.halo_bytes) / 1e6,
-                      static_cast<double>(c.memory.planned_bytes) / 1e6,
-                      static_cast<double>(c.memory.peak_bytes) / 1e6, c.fits ? "yes" : "no",
-                      c.extrapolated ? "  (extrapolated)" : "",
-                      c.recommended ? "  <- recommended" : "");
+        // Graph parallelism: the --recompute mode and halo bytes; the pipeline: S x W x C and
+        // stage bytes.
+        const bool pipeline = c.parallel == "pipeline";
+        const std::string layout = pipeline
+                                       ? std::to_string(c.stages) + "x" + std::to_string(c.ways) +
+                                             "x" + std::to_string(c.chunks)
+                                       : c.recompute;
+        const std::int64_t bytes = pipeline ? c.stage_bytes : c.time.halo_bytes;
+        std::snprintf(
+            line, sizeof(line),
+            "%-8s %5d %-11s %3d %10.2f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
+            c.parallel.c_str(), c.ranks, layout.c_str(), c.threads, 1e3 * c.time.epoch_s,
+            1e3 * c.time.compute_s, 1e3 * c.time.wait_s, 1e3 * c.time.eval_s,
+            static_cast<double>(bytes) / 1e6, static_cast<double>(c.memory.planned_bytes) / 1e6,
+            static_cast<double>(c.memory.peak_bytes) / 1e6, c.fits ? "yes" : "no",
+            c.extrapolated ? "  (extrapolated)" : "", c.recommended ? "  <- recommended" : "");
         out += line;
+        if (pipeline) {
+            std::snprintf(line, sizeof(line), "%9sbubble %.0f %%, ", "", 100.0 * c.bubble);
+            out += line + c.split + "\n";
+        }
     }
     for (const std::string& note : plan.notes) {
         out += "note: " + note + "\n";
@@ -220,11 +262,28 @@ ChosenLayout chosen_layout(const std::string& json_text, const std::string& what
     }
     STRATA_CHECK(j.value("format", std::string()) == "strata-plan", what,
                  ": not a plan (make one with strata plan --json)");
-    STRATA_CHECK(j.value("version", 0) == Plan::format_version, what, ": plan version ",
-                 j.value("version", 0), " is not supported (expected ", Plan::format_version, ")");
+    const int version = j.value("version", 0);
+    STRATA_CHECK(version == 1 || version == Plan::format_version, what, ": plan version ", version,
+                 " is not supported (expected 1 or ", Plan::format_version, ")");
     for (const json& c : j.at("candidates")) {
         if (c.at("ranks").get<int>() == ranks && c.at("recommended").get<bool>()) {
-            return {c.at("parallel").get<std::string>(), c.at("recompute").get<std::string>()};
+            ChosenLayout chosen{.parallel = c.at("parallel").get<std::string>(),
+                                .recompute = c.at("recompute").get<std::string>(),
+                                .stages = c.value("stages", 0),
+                                .ways = c.value("ways", 0),
+                                .chunks = c.value("chunks", 0)};
+            STRATA_CHECK(chosen.parallel == "graph" || chosen.parallel == "pipeline", what,
+                         ": candidate for ", ranks, " ranks: parallel '", chosen.parallel,
+                         "' is not graph or pipeline");
+            if (chosen.parallel == "pipeline") {
+                STRATA_CHECK(chosen.stages >= 1 && chosen.ways >= 1 &&
+                                 chosen.stages * chosen.ways == ranks && chosen.chunks >= 1 &&
+                                 chosen.chunks % chosen.ways == 0,
+                             what, ": pipeline candidate for ", ranks, " ranks: stages ",
+                             chosen.stages, " x ways ", chosen.ways, " with chunks ", chosen.chunks,
+                             " does not fit ", ranks, " ranks");
+            }
+            return chosen;
         }
     }
     STRATA_FAIL(what, ": no recommended layout for ", ranks,

@@ -1,7 +1,8 @@
 // The plan: for every rank count asked for, the candidate layouts (graph parallelism in each
-// --recompute mode; the layer pipeline is listed but not modelled yet), each with its predicted
-// epoch time and parts, halo bytes per epoch, memory per rank and whether it fits; the
-// recommendation is the fastest that fits. Text table and JSON (format "strata-plan", version 1).
+// --recompute mode; the layer pipeline, S stages x 1 way x C chunks, planner/pipeline_model.hpp),
+// each with its predicted epoch time and parts, bytes per epoch, memory per rank and whether it
+// fits; the recommendation is the fastest that fits. Text table and JSON (format "strata-plan",
+// version 2: adds the pipeline fields; version 1 files are still read).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,12 @@ struct Candidate {
     std::string parallel = "graph";
     int ranks = 1;
     std::string recompute = "none";
+    int stages = 0;  ///< pipeline: S, W and C (0 for graph parallelism)
+    int ways = 0;
+    int chunks = 0;
+    std::int64_t stage_bytes = 0;  ///< pipeline: the metrics' stage_bytes per epoch
+    double bubble = 0.0;           ///< pipeline: idle fraction of the busiest stage's wave
+    std::string split;             ///< pipeline: the stage split (StageLayout::describe)
     int threads = 1;
     EpochPrediction time;
     MemoryPrediction memory;
@@ -41,7 +48,7 @@ struct Candidate {
 };
 
 struct Plan {
-    static constexpr int format_version = 1;
+    static constexpr int format_version = 2;
     std::string data;
     std::string model;  ///< describe(spec)
     std::string machine_host;
@@ -62,6 +69,9 @@ struct Plan {
 struct ChosenLayout {
     std::string parallel = "graph";
     std::string recompute = "none";
+    int stages = 0;  ///< pipeline only
+    int ways = 0;
+    int chunks = 0;
 };
 /// From a plan JSON (plan_to_json); `what` names the file. Throws if it has no recommendation
 /// for `ranks`.

@@ -190,7 +190,8 @@ std::pair<ModelSpec, TrainOptions> resolve(const TrainOptions& given) {
         o.row_normalize = recipe.row_normalize;
     }
     if (!o.plan.empty()) {
-        for (const CLI::Option* option : {o.parallel_option, o.recompute_option}) {
+        for (const CLI::Option* option : {o.parallel_option, o.recompute_option, o.stages_option,
+                                          o.ways_option, o.chunks_option}) {
             STRATA_CHECK(option->count() == 0, option->get_name(),
                          " cannot be given with --plan (the plan chooses it)");
         }
@@ -229,14 +230,29 @@ std::string apply_plan(const ModelSpec& spec, TrainOptions& o, Communicator& com
             text << in.rdbuf();
             layout = planner::chosen_layout(text.str(), o.plan, comm.size());
         }
-        chosen = layout.parallel + " " + layout.recompute;
+        chosen = layout.parallel + " " + layout.recompute + " " + std::to_string(layout.stages) +
+                 " " + std::to_string(layout.ways) + " " + std::to_string(layout.chunks);
     }
     chosen = broadcast_text(comm, chosen);
     std::istringstream fields(chosen);
-    fields >> o.parallel >> o.recompute;
-    return "plan: " + std::string(o.plan == "auto" ? "planned here" : o.plan) + ": --parallel " +
-           o.parallel + " --recompute " + o.recompute + " for " + std::to_string(comm.size()) +
-           " ranks";
+    int stages = 0;
+    int ways = 0;
+    int chunks = 0;
+    fields >> o.parallel >> o.recompute >> stages >> ways >> chunks;
+    const std::string what = "plan: " + std::string(o.plan == "auto" ? "planned here" : o.plan) +
+                             ": --parallel " + o.parallel;
+    if (pipelined(o)) {
+        STRATA_CHECK(!o.profile,
+                     "--profile: the plan chose the layer pipeline, which reports "
+                     "its bubble and stage waits in the metrics instead");
+        o.stages = stages;
+        o.ways = ways;
+        o.chunks = chunks;
+        return what + " --stages " + std::to_string(stages) + " --ways " + std::to_string(ways) +
+               " --chunks " + std::to_string(chunks) + " for " + std::to_string(comm.size()) +
+               " ranks";
+    }
+    return what + " --recompute " + o.recompute + " for " + std::to_string(comm.size()) + " ranks";
 }
 
 int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExtensions& extensions) {
@@ -677,8 +693,8 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
         ->check(non_negative());
     cmd->add_option("--plan", o->plan,
                     "auto: plan this run (strata plan for the launched rank count) and use the "
-                    "recommended --parallel and --recompute; FILE: take them from strata plan "
-                    "--json's output");
+                    "recommended --parallel and --recompute (or --stages/--ways/--chunks for "
+                    "the pipeline); FILE: take them from strata plan --json's output");
     cmd->add_option("--machine", o->machine,
                     "--plan auto: the machine model (default: as strata plan)")
         ->needs(cmd->get_option("--plan"));

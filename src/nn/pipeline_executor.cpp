@@ -9,19 +9,10 @@
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
 #include "src/device/counter_rng.hpp"
+#include "src/nn/stage_storage.hpp"
 
 namespace strata {
 namespace {
-
-enum class Place { none, input, kept, scratch };
-
-/// Where a tensor's value (or gradient) lives on this stage.
-struct Location {
-    Place place = Place::none;
-    int input = -1;          ///< Place::input: index into the data's inputs
-    std::size_t offset = 0;  ///< Place::kept / scratch: floats into that buffer
-    index_t cols = 0;
-};
 
 /// A point-to-point message in flight (the pattern outlives the exchange that reads it).
 struct Message {
@@ -29,24 +20,9 @@ struct Message {
     std::unique_ptr<Exchange> exchange;
 };
 
-std::uint64_t aligned(std::uint64_t floats) {
-    return (floats + 15) / 16 * 16;  // 64-byte aligned regions
-}
-
 }  // namespace
 
-struct PipelineExecutor::Storage {
-    std::vector<Location> value;               ///< per tensor
-    std::vector<Location> grad;                ///< per tensor
-    std::vector<int> nodes;                    ///< this stage's nodes, in order
-    std::vector<int> recompute;                ///< row-local nodes whose outputs are chunk scratch
-    std::vector<std::vector<GradMode>> modes;  ///< per stage node, per input
-    std::vector<TensorId> snapshot;            ///< kept aggregation inputs (historical rows)
-    std::vector<TensorId> kept_grads;          ///< aggregation outputs' gradients
-    std::size_t kept_floats = 0;
-    std::size_t kept_grad_floats = 0;
-    std::size_t scratch_per_row = 0;  ///< floats of chunk scratch per chunk row
-    std::size_t snapshot_floats = 0;
+struct PipelineExecutor::Storage : StageStorage {
     std::size_t workspace_floats = 0;
     index_t scratch_rows = 0;  ///< rows the scratch was sized for
     Buffer<float> kept;
@@ -127,132 +103,9 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
                      ") is neither row-local nor an aggregation, so it cannot run chunk by chunk");
     }
     layout_ = plan_stages(graph, options.stages, StageCostInputs{.rows = rows, .nnz = options.nnz});
-    const Stage& stage = layout_.stages[static_cast<std::size_t>(this->stage())];
-
-    // Where every tensor of this stage lives.
+    // Where every tensor of this stage lives (stage_storage.hpp, shared with the planner).
     Storage& st = *storage_;
-    const auto num_tensors = graph.tensors().size();
-    st.value.assign(num_tensors, {});
-    st.grad.assign(num_tensors, {});
-    for (std::size_t k = 0; k < graph.inputs().size(); ++k) {
-        const TensorId t = graph.inputs()[k];
-        st.value[static_cast<std::size_t>(t)] = {
-            .place = Place::input, .input = static_cast<int>(k), .cols = graph.tensor(t).cols};
-    }
-    std::vector<bool> kept(num_tensors, false);
-    for (const TensorId t : stage.incoming) {
-        kept[static_cast<std::size_t>(t)] = true;
-    }
-    for (const TensorId t : stage.outgoing) {
-        kept[static_cast<std::size_t>(t)] = true;
-    }
-    std::vector<bool> kept_grad(num_tensors, false);
-    for (int n = stage.first; n < stage.end; ++n) {
-        const Node& node = graph.node(n);
-        st.nodes.push_back(n);
-        // Layer inputs are kept too (one per layer): backward then recomputes only the cheap
-        // pointwise values inside a layer, never a linear (GCNII's ReLU reads its output h).
-        if (graph.tensor(node.output).layer_input) {
-            kept[static_cast<std::size_t>(node.output)] = true;
-        }
-        if (node.op->kind() == OpKind::aggregate) {
-            kept[static_cast<std::size_t>(node.output)] = true;
-            kept_grad[static_cast<std::size_t>(node.output)] = true;
-            for (const TensorId t : node.inputs) {
-                if (graph.tensor(t).producer >= 0 && !kept[static_cast<std::size_t>(t)]) {
-                    kept[static_cast<std::size_t>(t)] = true;
-                }
-                if (graph.tensor(t).producer >= 0 &&
-                    std::find(st.snapshot.begin(), st.snapshot.end(), t) == st.snapshot.end()) {
-                    st.snapshot.push_back(t);
-                }
-            }
-        }
-    }
-    // Tensors of the stage: produced here or received.
-    std::vector<TensorId> tensors = stage.incoming;
-    for (const int n : st.nodes) {
-        tensors.push_back(graph.node(n).output);
-    }
-    for (const TensorId t : tensors) {
-        const auto i = static_cast<std::size_t>(t);
-        const index_t cols = graph.tensor(t).cols;
-        const auto whole = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
-        if (kept[i]) {
-            st.value[i] = {.place = Place::kept, .offset = st.kept_floats, .cols = cols};
-            st.kept_floats += aligned(whole);
-        } else {
-            st.value[i] = {.place = Place::scratch, .offset = st.scratch_per_row, .cols = cols};
-            st.scratch_per_row += static_cast<std::size_t>(cols);
-        }
-        if (kept_grad[i]) {
-            st.grad[i] = {.place = Place::kept, .offset = st.kept_grad_floats, .cols = cols};
-            st.kept_grad_floats += aligned(whole);
-            st.kept_grads.push_back(t);
-        } else {
-            st.grad[i] = {.place = Place::scratch, .offset = st.scratch_per_row, .cols = cols};
-            st.scratch_per_row += static_cast<std::size_t>(cols);
-        }
-    }
-    // Backward recomputes, per chunk, only the scratch values that some backward (or the loss)
-    // reads, and what they are computed from (Op::saves() says what a backward reads).
-    std::vector<bool> needed(num_tensors, false);
-    for (const int n : st.nodes) {
-        const Node& node = graph.node(n);
-        const Saves saves = node.op->saves();
-        for (const int i : saves.inputs) {
-            needed[static_cast<std::size_t>(node.inputs[static_cast<std::size_t>(i)])] = true;
-        }
-        if (saves.output) {
-            needed[static_cast<std::size_t>(node.output)] = true;
-        }
-    }
-    if (stage.end == graph.num_nodes()) {
-        needed[static_cast<std::size_t>(graph.output())] = true;  // the loss reads the logits
-    }
-    std::vector<bool> recomputed(static_cast<std::size_t>(graph.num_nodes()), false);
-    for (std::size_t k = st.nodes.size(); k-- > 0;) {  // consumers before producers
-        const Node& node = graph.node(st.nodes[k]);
-        const auto out = static_cast<std::size_t>(node.output);
-        if (needed[out] && st.value[out].place == Place::scratch) {
-            recomputed[static_cast<std::size_t>(st.nodes[k])] = true;
-            for (const TensorId t : node.inputs) {
-                needed[static_cast<std::size_t>(t)] = true;
-            }
-        }
-    }
-    for (const int n : st.nodes) {
-        if (recomputed[static_cast<std::size_t>(n)]) {
-            STRATA_ASSERT(graph.node(n).op->row_local());
-            st.recompute.push_back(n);
-        }
-    }
-    for (const TensorId t : st.snapshot) {
-        st.snapshot_floats += aligned(static_cast<std::size_t>(rows) *
-                                      static_cast<std::size_t>(graph.tensor(t).cols));
-    }
-    // Gradient modes: the first writer of a tensor's chunk rows overwrites, later ones add. The
-    // next stage (received gradients) and the loss write first.
-    std::vector<bool> written(num_tensors, false);
-    for (const TensorId t : stage.outgoing) {
-        written[static_cast<std::size_t>(t)] = true;
-    }
-    if (stage.end == graph.num_nodes()) {
-        written[static_cast<std::size_t>(graph.output())] = true;
-    }
-    st.modes.resize(st.nodes.size());
-    for (std::size_t k = st.nodes.size(); k-- > 0;) {
-        const Node& node = graph.node(st.nodes[k]);
-        for (const TensorId t : node.inputs) {
-            const auto i = static_cast<std::size_t>(t);
-            if (graph.tensor(t).producer < 0) {
-                st.modes[k].push_back(GradMode::skip);
-            } else {
-                st.modes[k].push_back(written[i] ? GradMode::accumulate : GradMode::overwrite);
-                written[i] = true;
-            }
-        }
-    }
+    static_cast<StageStorage&>(st) = plan_stage_storage(graph, layout_, this->stage(), rows);
     st.kept = Buffer<float>(backend, st.kept_floats);
     st.kept_grad = Buffer<float>(backend, st.kept_grad_floats);
     if (snapshot_period_ > 0 && st.snapshot_floats > 0) {
@@ -324,19 +177,7 @@ void PipelineExecutor::allocate_scratch() {
     }
     st.scratch_rows = rows;
     st.scratch = Buffer<float>(backend_, st.scratch_per_row * static_cast<std::size_t>(rows));
-    std::size_t workspace = 0;
-    for (std::size_t k = 0; k < st.nodes.size(); ++k) {
-        const int n = st.nodes[k];
-        const Op& op = *graph_.node(n).op;
-        const std::vector<index_t> in = graph_.input_cols(n);
-        const WorkspaceQuery query{.rows = op.row_local() ? rows : aggregation_.num_rows(),
-                                   .input_cols = in,
-                                   .output_cols = graph_.tensor(graph_.node(n).output).cols,
-                                   .graph = &aggregation_,
-                                   .modes = st.modes[k]};
-        workspace =
-            std::max({workspace, op.forward_workspace(query), op.backward_workspace(query)});
-    }
+    const std::size_t workspace = stage_workspace_floats(graph_, st, rows, aggregation_);
     st.workspace_floats = workspace;
     st.workspace = Buffer<float>(backend_, workspace);
 }
@@ -701,7 +542,7 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
         for (const TensorId t : st.snapshot) {
             const MatrixView v = values.whole(t);
             backend_.copy(v.data, st.backup.data() + offset, v.size() * sizeof(float));
-            offset += aligned(v.size());
+            offset += aligned_floats(v.size());
         }
     }
 
@@ -785,7 +626,7 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
         for (const TensorId t : st.snapshot) {
             const MatrixView v = values.whole(t);
             backend_.copy(st.backup.data() + offset, v.data, v.size() * sizeof(float));
-            offset += aligned(v.size());
+            offset += aligned_floats(v.size());
         }
         have_snapshot_ = true;
     }
@@ -819,25 +660,18 @@ Evaluation PipelineExecutor::evaluate() {
 
 std::vector<MemoryLine> PipelineExecutor::memory_plan() const {
     const Storage& st = *storage_;
-    const auto bytes = [](std::size_t floats) {
-        return static_cast<std::int64_t>(floats * sizeof(float));
-    };
-    const std::string stage_name = "stage " + std::to_string(stage()) + " ";
-    std::vector<MemoryLine> lines{
-        {stage_name + "whole-graph activations (aggregation inputs/outputs, cut tensors)",
-         bytes(st.kept_floats)},
-        {stage_name + "whole-graph aggregation gradients", bytes(st.kept_grad_floats)},
-        {stage_name + "chunk scratch (recomputed values, gradients)",
-         bytes(st.scratch.size() + st.workspace.size())},
-        {stage_name + "historical-embedding snapshot", bytes(st.backup.size())},
-        {stage_name + "mirror exchange (ways)",
-         bytes(st.mirror_send.size() + st.mirror_recv.size()) +
-             static_cast<std::int64_t>(st.mirror_rows.size() * sizeof(index_t))},
-        {"parameters + gradients (replicated)", bytes(2 * parameters_.size())}};
-    if (evaluation_) {
-        lines.push_back({"exact evaluation (rank 0)", bytes(evaluation_->plan().arena_floats())});
-    }
-    return lines;
+    return stage_memory_lines(StageMemory{
+        .stage = stage(),
+        .kept_floats = st.kept_floats,
+        .kept_grad_floats = st.kept_grad_floats,
+        .scratch_floats = st.scratch.size() + st.workspace.size(),
+        .snapshot_floats = st.backup.size(),
+        .mirror_bytes = static_cast<std::int64_t>((st.mirror_send.size() + st.mirror_recv.size()) *
+                                                      sizeof(float) +
+                                                  st.mirror_rows.size() * sizeof(index_t)),
+        .parameters = parameters_.size(),
+        .evaluation_floats = evaluation_ ? evaluation_->plan().arena_floats() : 0,
+        .evaluates = evaluation_ != nullptr});
 }
 
 HaloBytes PipelineExecutor::halo_bytes() const {

@@ -53,14 +53,11 @@ double node_cost(const ModelGraph& graph, int n, const StageCostInputs& inputs) 
     return rows * cols;
 }
 
-StageLayout plan_stages(const ModelGraph& graph, int stages, const StageCostInputs& inputs) {
+namespace {
+
+/// Candidate cuts: before node p when node p-1 produced a layer input (and 0 and n).
+std::vector<int> stage_bounds(const ModelGraph& graph) {
     const int n = graph.num_nodes();
-    STRATA_CHECK(stages >= 1, "--stages ", stages, ": must be at least 1");
-    StageLayout layout;
-    for (int i = 0; i < n; ++i) {
-        layout.node_cost.push_back(3.0 * node_cost(graph, i, inputs));  // forward + 2x backward
-    }
-    // Candidate cuts: before node p when node p-1 produced a layer input.
     std::vector<int> bounds{0};
     for (int p = 1; p < n; ++p) {
         if (graph.tensor(graph.node(p - 1).output).layer_input) {
@@ -68,6 +65,23 @@ StageLayout plan_stages(const ModelGraph& graph, int stages, const StageCostInpu
         }
     }
     bounds.push_back(n);
+    return bounds;
+}
+
+}  // namespace
+
+int max_stages(const ModelGraph& graph) {
+    return static_cast<int>(stage_bounds(graph).size()) - 1;
+}
+
+StageLayout plan_stages(const ModelGraph& graph, int stages, const StageCostInputs& inputs) {
+    const int n = graph.num_nodes();
+    STRATA_CHECK(stages >= 1, "--stages ", stages, ": must be at least 1");
+    StageLayout layout;
+    for (int i = 0; i < n; ++i) {
+        layout.node_cost.push_back(3.0 * node_cost(graph, i, inputs));  // forward + 2x backward
+    }
+    const std::vector<int> bounds = stage_bounds(graph);
     const int m = static_cast<int>(bounds.size()) - 1;  // segments between candidates
     STRATA_CHECK(stages <= m, "--stages ", stages, ": the model has ", m - 1,
                  " layer boundaries, so at most ", m, " stages");

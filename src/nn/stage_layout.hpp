@@ -42,6 +42,9 @@ struct StageLayout {
 /// linear 2·rows·in·out, aggregation 2·nnz·cols, pointwise rows·cols per input and output.
 [[nodiscard]] double node_cost(const ModelGraph& graph, int n, const StageCostInputs& inputs);
 
+/// The most stages plan_stages accepts: the model's layer boundaries + 1.
+[[nodiscard]] int max_stages(const ModelGraph& graph);
+
 /// Splits the nodes into `stages` consecutive stages at layer boundaries, minimizing the largest
 /// stage cost (exact, by dynamic programming over the boundaries). Throws strata::Error
 /// "--stages 9: the model has 4 layer boundaries, so at most 5 stages" when it cannot.

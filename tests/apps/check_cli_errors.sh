@@ -150,6 +150,15 @@ expect_message "train --plan with --recompute" "--recompute cannot be given with
 echo '{"format": "strata-plan", "version": 1, "candidates": []}' >"$tmp/plan.json"
 expect_message "train --plan without this rank count" "$tmp/plan.json: no recommended layout for 1 ranks" \
   "$strata" train --data "$data/cora.h5" --plan "$tmp/plan.json" --epochs 1
+cat >"$tmp/plan2.json" <<'JSON'
+{"format": "strata-plan", "version": 2, "candidates": [{"parallel": "pipeline", "ranks": 1,
+ "recompute": "none", "stages": 2, "ways": 1, "chunks": 8, "recommended": true}]}
+JSON
+expect_message "train --plan: pipeline layout that does not fit the ranks" \
+  "$tmp/plan2.json: pipeline candidate for 1 ranks: stages 2 x ways 1 with chunks 8 does not fit 1 ranks" \
+  "$strata" train --data "$data/cora.h5" --plan "$tmp/plan2.json" --epochs 1
+expect_message "train --plan with --stages" "--stages cannot be given with --plan (the plan chooses it)" \
+  "$strata" train --data "$data/cora.h5" --plan auto --stages 2
 expect_message "calibrate: zero seconds" "--seconds: must be a positive number, got 0" \
   "$strata" calibrate --seconds 0 --out "$tmp/m.json"
 if ! nvidia-smi -L >/dev/null 2>&1; then  # no GPU here: without CUDA support, or no device

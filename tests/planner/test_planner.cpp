@@ -1,5 +1,6 @@
 // The planner's arithmetic against hand-computed cases (a 4-vertex path, one linear layer) and
-// against the executor it predicts (halo bytes and memory plan of real runs, K ranks).
+// against the executor it predicts (halo bytes and memory plan of real runs, K ranks; the layer
+// pipeline's stage bytes, split and memory plan on K stages).
 #include <catch2/catch.hpp>
 
 #include "datasets/adjacency.hpp"
@@ -14,10 +15,12 @@
 #include "planner/machine_model.hpp"
 #include "planner/memory_model.hpp"
 #include "planner/partition_stats.hpp"
+#include "planner/pipeline_model.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "src/device/cpu/cpu_backend.hpp"
 #include "src/nn/model_parameters.hpp"
+#include "src/nn/pipeline_executor.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
 #include "training/run_memory.hpp"
@@ -218,6 +221,93 @@ TEST_CASE("predicted halo bytes and memory plan equal the executor's", "[planner
         CHECK(mem.planned_bytes == planned[0]);
         REQUIRE(test::all_ranks(p.halo_bytes == sent[0]));
     }
+}
+
+TEST_CASE("pipeline wave: the GPipe bubble by hand", "[planner]") {
+    // 2 stages, 4 chunks, forward 1 s and backward 2 s per chunk on each stage: (m + S - 1)
+    // steps of 3 s = 15 s, busy 12 s, bubble 1/5 = (S - 1) / (m + S - 1).
+    const std::vector<double> f{1.0, 1.0};
+    const std::vector<double> b{2.0, 2.0};
+    CHECK(planner::pipeline_wave_seconds(f, b, std::vector<double>{0.0, 0.0}, 4) == Approx(15.0));
+    // A 0.5 s receive before stage 1: it delays stage 1's first forward chunk and stage 0's
+    // first backward chunk once each (later ones arrive while the receiver still computes).
+    CHECK(planner::pipeline_wave_seconds(f, b, std::vector<double>{0.0, 0.5}, 4) == Approx(16.0));
+    // Unequal stages: forward Σ t + (m - 1) max t = 4 + 2, backward 3 + 1.
+    CHECK(planner::pipeline_wave_seconds(std::vector<double>{1.0, 2.0, 1.0},
+                                         std::vector<double>{1.0, 1.0, 1.0},
+                                         std::vector<double>{0.0, 0.0, 0.0}, 2) == Approx(10.0));
+}
+
+TEST_CASE("pipeline layouts planned: S = K, one way, C in 4, 8, 16 per stage", "[planner]") {
+    ModelSpec spec = find_model("gcnii").recipe.spec;
+    spec.layers = 4;
+    const BuiltModel model = build_model(spec, 20, 4);
+    CHECK(planner::pipeline_layouts(model.graph, 1, 300).empty());
+    const auto two = planner::pipeline_layouts(model.graph, 2, 300);
+    REQUIRE(two.size() == 3);
+    CHECK(two[0].stages == 2);
+    CHECK(two[0].ways == 1);
+    CHECK(two[0].chunks == 8);
+    CHECK(two[2].chunks == 32);
+    CHECK(planner::pipeline_layouts(model.graph, 2, 20).size() == 2);  // C <= |V|
+    CHECK(planner::pipeline_layouts(model.graph, max_stages(model.graph) + 1, 300).empty());
+}
+
+TEST_CASE("pipeline: predicted split, stage bytes and memory plan equal the executor's",
+          "[planner][mpi]") {
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    CpuBackend backend(1);
+    const GraphDataset g = test::community_graph(300, 4, 4, 20, 12);
+    ModelSpec spec = find_model("gcnii").recipe.spec;
+    spec.layers = 4;
+    spec.hidden = 8;
+    spec.dropout = 0.0f;
+    BuiltModel model = build_model(spec, 20, 4);
+    const PartitionStats s =
+        planner::measure_partition(g, "community", 1, model.graph.normalization(), 0);
+    LocalPart part =
+        build_local_part(g, adjacency_matrix(g), partition_block(g.num_vertices(), 1), 0);
+    CHECK(part.graph.inner.nnz() == s.nnz);  // what strata train passes as the stage cost's nnz
+    ModelInputs inputs(backend, self, part, model.graph);
+    ModelParameters parameters(backend, model.graph, 1);
+    const int chunks = 4 * world.size();
+    std::vector<index_t> offsets;
+    index_t largest = 0;
+    for (int c = 0; c <= chunks; ++c) {
+        offsets.push_back(static_cast<index_t>(part.graph.num_owned * c / chunks));
+        if (c > 0) {
+            largest = std::max(largest, offsets.back() - offsets[offsets.size() - 2]);
+        }
+    }
+    PipelineExecutor executor(
+        backend, world, self, model.graph, parameters, *inputs.aggregation, inputs.inputs->data(),
+        PipelineOptions{
+            .stages = world.size(), .chunk_offsets = offsets, .nnz = part.graph.inner.nnz()});
+    (void)executor.train_step(1);
+    (void)executor.evaluate();
+    const planner::MachineModel m = flat_machine();
+    const planner::PipelineLayout layout{.stages = world.size(), .ways = 1, .chunks = chunks};
+    const planner::PipelinePrediction p = planner::predict_pipeline_epoch(
+        model.graph, s, layout, {.machine = &m, .network = m.shared_memory, .threads = 1});
+    CHECK(p.split == executor.layout().describe(model.graph));
+    REQUIRE(executor.pipeline_epoch().has_value());
+    CHECK(p.stage_bytes == executor.pipeline_epoch()->stage_bytes);
+    if (world.size() > 1) {
+        CHECK(p.stage_bytes > 0);
+    }
+    // The largest rank's memory plan (strata train's per-rank lines), with the chunk size known.
+    std::array<std::int64_t, 1> planned{
+        total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size()))};
+    world.allreduce_max(planned);
+    const planner::MemoryPrediction mem =
+        planner::predict_pipeline_memory(model.graph, s, layout, m, true, largest);
+    CHECK(mem.planned_bytes == planned[0]);
+    // Without it (|V| / C x 1.03 rows of scratch): within the scratch's share.
+    const planner::MemoryPrediction estimated =
+        planner::predict_pipeline_memory(model.graph, s, layout, m, true);
+    CHECK(std::abs(estimated.planned_bytes - planned[0]) < planned[0] / 20);
+    REQUIRE(test::all_ranks(p.stage_bytes == executor.pipeline_epoch()->stage_bytes));
 }
 
 }  // namespace

@@ -1,0 +1,233 @@
+// The layer pipeline's cost and memory: the executor's stage split and storage, the cost
+// model's per-op prices, and the GPipe wave simulated in the executor's order.
+#include "planner/pipeline_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "planner/shape_operator.hpp"
+#include "src/base/error.hpp"
+#include "src/nn/execution_plan.hpp"
+#include "src/nn/model_parameters.hpp"
+#include "src/nn/stage_storage.hpp"
+#include "training/run_memory.hpp"
+
+namespace strata::planner {
+namespace {
+
+constexpr double giga = 1e9;
+
+/// The METIS chunks' balance: the largest of C chunks holds at most this x |V| / C rows.
+constexpr double chunk_balance = 1.03;
+
+/// The rows and entries one way holds (a 1/W share of the whole graph; no halo).
+RankStats way_share(const PartitionStats& whole, int ways) {
+    const RankStats& all = whole.ranks.at(0);
+    RankStats r = all;
+    r.owned = all.owned / ways;
+    r.inner_nnz = (all.inner_nnz + all.halo_nnz) / ways;
+    r.halo_nnz = 0;
+    r.send_rows = 0;
+    r.recv_rows = 0;
+    r.peers = 0;
+    return r;
+}
+
+/// Columns crossing each cut s -> s + 1 (the outgoing tensors of stage s).
+std::vector<double> cut_columns(const ModelGraph& graph, const StageLayout& layout) {
+    std::vector<double> cols;
+    for (std::size_t s = 0; s + 1 < layout.stages.size(); ++s) {
+        double c = 0.0;
+        for (const TensorId t : layout.stages[s].outgoing) {
+            c += graph.tensor(t).cols;
+        }
+        cols.push_back(c);
+    }
+    return cols;
+}
+
+}  // namespace
+
+std::vector<PipelineLayout> pipeline_layouts(const ModelGraph& graph, int ranks,
+                                             global_id vertices) {
+    std::vector<PipelineLayout> out;
+    const int ways = 1;
+    const int stages = ranks / ways;
+    if (stages < 2 || stages > max_stages(graph)) {
+        return out;
+    }
+    for (const int per : {4, 8, 16}) {
+        const int chunks = per * stages * ways;
+        if (chunks <= vertices) {
+            out.push_back({.stages = stages, .ways = ways, .chunks = chunks});
+        }
+    }
+    return out;
+}
+
+StageLayout pipeline_stage_layout(const ModelGraph& graph, int stages,
+                                  const PartitionStats& whole) {
+    // As strata train: the whole graph's rows and the entries of its adjacency (LocalPart's
+    // inner block, the raw A).
+    return plan_stages(
+        graph, stages,
+        StageCostInputs{.rows = static_cast<index_t>(whole.vertices), .nnz = whole.nnz});
+}
+
+std::int64_t pipeline_stage_bytes(const ModelGraph& graph, const StageLayout& layout,
+                                  global_id vertices) {
+    std::int64_t cols = 0;
+    for (const double c : cut_columns(graph, layout)) {
+        cols += static_cast<std::int64_t>(c);
+    }
+    return 2 * static_cast<std::int64_t>(vertices) * cols *
+           static_cast<std::int64_t>(sizeof(float));
+}
+
+double pipeline_wave_seconds(std::span<const double> forward, std::span<const double> backward,
+                             std::span<const double> transfer, int steps) {
+    const std::size_t stages = forward.size();
+    STRATA_ASSERT(backward.size() == stages && transfer.size() == stages && steps >= 1);
+    // done[s]: when stage s finished its latest chunk; a stage's step k starts when its step
+    // k - 1 is done and the neighbour's step k has arrived (blocking receive; sends are
+    // asynchronous, so the sender does not wait).
+    std::vector<double> done(stages, 0.0);
+    for (int k = 0; k < steps; ++k) {  // forward, stage 0 first
+        for (std::size_t s = 0; s < stages; ++s) {
+            const double ready = s == 0 ? done[s] : std::max(done[s], done[s - 1] + transfer[s]);
+            done[s] = ready + forward[s];
+        }
+    }
+    for (int k = 0; k < steps; ++k) {  // backward, last stage first
+        for (std::size_t s = stages; s-- > 0;) {
+            const double ready =
+                s + 1 == stages ? done[s] : std::max(done[s], done[s + 1] + transfer[s + 1]);
+            done[s] = ready + backward[s];
+        }
+    }
+    return *std::max_element(done.begin(), done.end());
+}
+
+PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const PartitionStats& whole,
+                                          const PipelineLayout& layout, const RunShape& shape) {
+    PipelinePrediction out;
+    const StageLayout stages = pipeline_stage_layout(graph, layout.stages, whole);
+    out.split = stages.describe(graph);
+    out.stage_bytes = pipeline_stage_bytes(graph, stages, whole.vertices);
+    const RankStats way = way_share(whole, layout.ways);
+    const ExecutionPlan plan = rank_plan(graph, way, Recompute::none);
+    const ThreadRates& rates = shape.machine->rates(shape.threads);
+    const double scale = rates.time_scale;
+    const int steps = layout.chunks / layout.ways;
+    const std::vector<double> cuts = cut_columns(graph, stages);
+    std::vector<double> forward;
+    std::vector<double> backward;
+    std::vector<double> transfer;
+    EpochTerms slowest;
+    double busiest = 0.0;
+    for (std::size_t s = 0; s < stages.stages.size(); ++s) {
+        const Stage& stage = stages.stages[s];
+        EpochTerms terms;
+        std::array<double, 2> per_chunk{};  // forward, backward
+        std::size_t i = 0;
+        for (const Phase phase : {Phase::forward, Phase::backward}) {
+            const double fixed_before = terms.steps_s;
+            const double busy = price_stage(graph, plan.training(), way, shape, stage.first,
+                                            stage.end, phase, terms);
+            const double fixed = terms.steps_s - fixed_before;  // paid once per chunk
+            per_chunk[i++] = scale * ((busy - fixed) / steps + fixed);
+        }
+        forward.push_back(per_chunk[0]);
+        backward.push_back(per_chunk[1]);
+        // The receive before stage s: its cut's rows of one chunk, one message per tensor.
+        const double rows = static_cast<double>(way.owned) / steps;
+        transfer.push_back(
+            s == 0
+                ? 0.0
+                : static_cast<double>(stages.stages[s].incoming.size()) * shape.network.latency_s +
+                      rows * cuts[s - 1] * 4.0 / (shape.network.bandwidth_gbs * giga));
+        const double stage_busy = steps * (per_chunk[0] + per_chunk[1]);
+        if (stage_busy >= busiest) {
+            busiest = stage_busy;
+            slowest = terms;
+        }
+    }
+    const double wave = pipeline_wave_seconds(forward, backward, transfer, steps);
+    out.bubble = wave > 0.0 ? 1.0 - busiest / wave : 0.0;
+    const double params = static_cast<double>(ModelParameters::count(graph));
+    const int ranks = layout.stages * layout.ways;
+    slowest.optimizer_s = optimizer_seconds(params, shape);
+    slowest.allreduce_s = allreduce_seconds(params, ranks, shape.network);
+    for (const double t : transfer) {
+        slowest.exchange_s += steps * 2.0 * t;
+    }
+    // Evaluation: rank 0 runs the whole graph's evaluation schedule alone.
+    const RankStats& all = whole.ranks.at(0);
+    const ExecutionPlan whole_plan = rank_plan(graph, all, Recompute::none);
+    EpochTerms eval_terms;
+    const double eval = scale * price_evaluation(graph, whole_plan, all, shape, eval_terms);
+    EpochPrediction& p = out.time;
+    p.compute_s = busiest + scale * slowest.optimizer_s;
+    p.wait_s = (wave - busiest) + slowest.allreduce_s;
+    p.eval_s = eval;
+    p.epoch_s = p.compute_s + p.wait_s + p.eval_s;
+    p.terms = slowest;
+    p.terms.exposed_s = wave - busiest;
+    p.allreduce_bytes = static_cast<std::int64_t>(params * 4.0);
+    return out;
+}
+
+MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const PartitionStats& whole,
+                                         const PipelineLayout& layout, const MachineModel& machine,
+                                         bool whole_graph_input, index_t largest_chunk) {
+    MemoryPrediction out;
+    const StageLayout stages = pipeline_stage_layout(graph, layout.stages, whole);
+    const auto rows = static_cast<index_t>(whole.vertices);
+    const index_t chunk_rows =
+        largest_chunk > 0
+            ? largest_chunk
+            : static_cast<index_t>(std::min<double>(
+                  static_cast<double>(rows),
+                  std::ceil(chunk_balance * static_cast<double>(rows) / layout.chunks)));
+    const RankStats& all = whole.ranks.at(0);
+    const ShapeOperator aggregation(rows, 0, 0);
+    const std::size_t params = ModelParameters::count(graph);
+    PlanOptions eval_options;
+    eval_options.rows = rows;
+    eval_options.graph = &aggregation;
+    eval_options.training = false;
+    const std::size_t eval_floats = plan_execution(graph, eval_options).arena_floats();
+    for (int rank = 0; rank < layout.stages * layout.ways; ++rank) {
+        const int s = rank / layout.ways;
+        const StageStorage storage = plan_stage_storage(graph, stages, s, rows);
+        const std::size_t scratch = storage.scratch_per_row * static_cast<std::size_t>(chunk_rows) +
+                                    stage_workspace_floats(graph, storage, chunk_rows, aggregation);
+        std::vector<MemoryLine> lines = run_memory_lines(
+            {{"inputs (graph blocks, features, labels, masks)", all.input_bytes}},
+            stage_memory_lines(
+                StageMemory{.stage = s,
+                            .kept_floats = storage.kept_floats,
+                            .kept_grad_floats = storage.kept_grad_floats,
+                            .scratch_floats = scratch,
+                            // --snapshot-period's default (23 > 0): the snapshot buffer exists.
+                            .snapshot_floats = storage.snapshot_floats,
+                            .mirror_bytes = 0,
+                            .parameters = params,
+                            .evaluation_floats = rank == 0 ? eval_floats : 0,
+                            .evaluates = rank == 0}),
+            params);
+        const std::int64_t total = total_bytes(lines);
+        if (total > out.planned_bytes) {
+            out.planned_bytes = total;
+            out.lines = std::move(lines);
+        }
+    }
+    const auto baseline = static_cast<std::int64_t>(machine.baseline_rss_bytes);
+    out.load_peak_bytes = whole_graph_input ? whole.load_peak_bytes + all.input_bytes : 0;
+    out.peak_bytes = std::max(
+        {baseline + out.planned_bytes, baseline + 2 * all.input_bytes, out.load_peak_bytes});
+    return out;
+}
+
+}  // namespace strata::planner
