@@ -121,8 +121,8 @@ PartitionReport run_distributed_partition_job(const PartitionJob& job, Communica
     end_phase("build", true);
     announce("write: " + std::to_string(job.num_parts) + " part files from " + std::to_string(p) +
              " processes");
-    const PartitionReport report = write_partition_parallel(parts, partition, info, totals,
-                                                            job.out_dir, job.force, comm);
+    const PartitionReport report =
+        write_partition_parallel(parts, partition, info, totals, job.out_dir, job.force, comm);
 
     const std::vector<std::int64_t> row_counts = gather_values(rows, comm);
     const std::vector<std::int64_t> edge_counts = gather_values(edges, comm);

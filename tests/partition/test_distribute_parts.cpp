@@ -1,7 +1,8 @@
 // distribute_parts on every rank equals build_local_part on the whole graph, bit for bit: Cora
 // and a weighted directed graph (unsorted rows, duplicates, self loops, empty rows), block and
-// random partitions, K = P parts and K = P + 2 (several parts per rank), two splits. Plus
-// slice_of's round trip and the one-line errors. Run under mpirun with 1 to 5 ranks.
+// random partitions, K = P parts and K = P + 2 (several parts per rank), two splits; the parallel
+// partition writer against the serial one; the one-line errors. Run under mpirun with 1 to 5 ranks.
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,8 @@
 #include "tests/partition/fixtures.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
+
+#include <unistd.h>
 
 namespace strata {
 namespace {
@@ -115,6 +118,86 @@ TEST_CASE("distribute_parts rejects an owner outside [0, K)", "[distribute]") {
     std::vector<int> short_owner(owner.size() + 1, 0);
     CHECK_THROWS_WITH(distribute_parts(slice, short_owner, 2, comm),
                       Contains(" owners for " + std::to_string(slice.num_local()) + " slice rows"));
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST_CASE("the parallel writer writes the directory the serial writer writes", "[distribute]") {
+    // write_partition_parallel (every rank writes its parts) against write_partition on rank 0
+    // for the same partition: every part file reads back equal, and partition.json agrees on
+    // the id, offsets, totals and every part's statistics. A rank's error leaves nothing.
+    MpiCommunicator comm;
+    GraphDataset graph = test::weighted_directed_graph(211, 4, /*dyadic=*/false);
+    const int k = comm.size() + 1;
+    const Partition partition = partition_random(graph.num_vertices(), k, 5);
+    // A per-job directory every rank agrees on (rank 0's pid).
+    std::vector<std::int64_t> id{comm.rank() == 0 ? static_cast<std::int64_t>(getpid()) : 0};
+    comm.allreduce_max(id);
+    const auto base = std::filesystem::temp_directory_path() /
+                      ("strata_test_parallel_write_" + std::to_string(id[0]));
+    const std::string parallel = (base / "parallel").string();
+    const std::string serial = (base / "serial").string();
+    if (comm.rank() == 0) {
+        std::filesystem::create_directories(base);
+    }
+    comm.barrier();
+    PartitionInfo info;
+    info.method = "random";
+    info.seed = 5;
+    info.source_checksum = "content64:test";
+    const std::vector<global_id> offsets = slice_offsets(graph.num_vertices(), comm.size());
+    const GraphSlice slice = slice_of(graph, offsets, comm.rank());
+    const std::vector<int> owner(
+        partition.owner.begin() + static_cast<std::ptrdiff_t>(slice.first()),
+        partition.owner.begin() + static_cast<std::ptrdiff_t>(slice.first() + slice.num_local()));
+    const std::vector<LocalPart> parts = distribute_parts(slice, owner, k, comm);
+    const PartitionTotals totals{.num_edges = graph.num_edges(),
+                                 .num_features = graph.features.cols,
+                                 .num_classes = graph.num_classes};
+    const PartitionReport written =
+        write_partition_parallel(parts, partition, info, totals, parallel, false, comm);
+    if (comm.rank() == 0) {
+        (void)write_partition(graph, adjacency_matrix(graph), partition, info, serial, false);
+    }
+    comm.barrier();
+    std::string why;
+    bool same = true;
+    for (int p = comm.rank(); p < k; p += comm.size()) {
+        same = same && test::same_part(read_part(parallel, p, k), read_part(serial, p, k), why);
+    }
+    INFO(why);
+    CHECK(test::all_ranks(same));
+    if (comm.rank() == 0) {
+        const PartitionReport a = read_partition_report(parallel);
+        const PartitionReport b = read_partition_report(serial);
+        CHECK(a.partition_id == b.partition_id);
+        CHECK(written.partition_id == b.partition_id);
+        CHECK(a.part_offsets == b.part_offsets);
+        CHECK(a.nnz == b.nnz);
+        CHECK(a.num_edges == b.num_edges);
+        CHECK(a.global_train == b.global_train);
+        REQUIRE(a.parts.size() == b.parts.size());
+        for (std::size_t p = 0; p < a.parts.size(); ++p) {
+            CHECK(a.parts[p].edges == b.parts[p].edges);
+            CHECK(a.parts[p].halo == b.parts[p].halo);
+            CHECK(a.parts[p].rows_sent == b.parts[p].rows_sent);
+            CHECK(a.parts[p].send == b.parts[p].send);
+        }
+    }
+    // The directory exists now: writing it again without force fails on every rank, and the
+    // existing directory is left as it was.
+    CHECK_THROWS_WITH(
+        write_partition_parallel(parts, partition, info, totals, parallel, false, comm),
+        Contains(comm.rank() == 0 ? "parallel" : "failed on another rank"));
+    CHECK(test::all_ranks(std::filesystem::exists(parallel + "/partition.json")));
+    comm.barrier();
+    if (comm.rank() == 0) {
+        std::filesystem::remove_all(base);
+    }
 }
 
 }  // namespace
