@@ -144,6 +144,23 @@ void dropout_row(const float* x, const float* bias, float* y, index_t cols, cons
     }
 }
 
+/// y[j] = act(x[j] + bias[j]) for act none or relu, bias optional, without dropout (branches
+/// resolved at compile time, as dropout_row).
+template <bool HasBias, bool Relu>
+void plain_row(const float* x, const float* bias, float* y, index_t cols) {
+#pragma omp simd
+    for (index_t j = 0; j < cols; ++j) {
+        float v = x[j];
+        if constexpr (HasBias) {
+            v += bias[j];
+        }
+        if constexpr (Relu) {
+            v = v > 0.0f ? v : 0.0f;
+        }
+        y[j] = v;
+    }
+}
+
 /// bias_activation's operands, shared by its row-range worker.
 struct BiasActivationArgs {
     const float* x;
@@ -173,13 +190,12 @@ STRATA_SIMD_CLONES void bias_activation_rows(const BiasActivationArgs& a, index_
         const float* xi = a.x + static_cast<std::size_t>(i) * width;
         float* yi = a.y + static_cast<std::size_t>(i) * width;
         if (!a.drop && plain) {
-#pragma omp simd
-            for (index_t j = 0; j < cols; ++j) {
-                float v = bias != nullptr ? xi[j] + bias[j] : xi[j];
-                if (relu) {
-                    v = v > 0.0f ? v : 0.0f;
-                }
-                yi[j] = v;
+            if (bias != nullptr) {
+                relu ? plain_row<true, true>(xi, bias, yi, cols)
+                     : plain_row<true, false>(xi, bias, yi, cols);
+            } else {
+                relu ? plain_row<false, true>(xi, bias, yi, cols)
+                     : plain_row<false, false>(xi, bias, yi, cols);
             }
             continue;
         }
@@ -271,16 +287,31 @@ STRATA_SIMD_CLONES void bias_activation_backward_rows(const BiasActivationBackwa
         const float* dyi = a.dy + base;
         float* dxi = a.dx + base;
         if (a.act.kind == Activation::relu) {
+            // g = y > 0 ? dy · scale : 0 (scale 1 without dropout: exact), as a bit select so
+            // that the loop vectorizes (keep_or_zero); beta resolved outside the loop.
             const float* yi = a.saved + base;
+            const float s = drop ? scale : 1.0f;
+            if (beta == 0.0f) {
 #pragma omp simd
-            for (index_t j = 0; j < cols; ++j) {
-                const float g = yi[j] > 0.0f ? (drop ? dyi[j] * scale : dyi[j]) : 0.0f;
-                dxi[j] = beta == 0.0f ? g : g + beta * dxi[j];
+                for (index_t j = 0; j < cols; ++j) {
+                    dxi[j] = keep_or_zero(dyi[j] * s, yi[j] > 0.0f);
+                }
+            } else {
+#pragma omp simd
+                for (index_t j = 0; j < cols; ++j) {
+                    dxi[j] = keep_or_zero(dyi[j] * s, yi[j] > 0.0f) + beta * dxi[j];
+                }
             }
         } else if (a.act.kind == Activation::none && !drop) {
+            if (beta == 0.0f) {
+                if (dxi != dyi) {
+                    std::copy(dyi, dyi + width, dxi);
+                }
+            } else {
 #pragma omp simd
-            for (index_t j = 0; j < cols; ++j) {
-                dxi[j] = beta == 0.0f ? dyi[j] : dyi[j] + beta * dxi[j];
+                for (index_t j = 0; j < cols; ++j) {
+                    dxi[j] = dyi[j] + beta * dxi[j];
+                }
             }
         } else if (a.act.kind == Activation::none) {  // dropout only: one vectorized pass
             const std::uint64_t row_key = counter_row_key(a.stream, a.row_ids[i]);
