@@ -30,8 +30,15 @@ void silence_hdf5() {
         // and crashes (SIGSEGV in H5F__close_cb), turning a clear error into a core dump.
         // Must precede every other HDF5 call (it only takes effect before initialization).
         (void)H5dont_atexit();
-        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     });
+    // Debian's HDF5 is built thread-safe, where each thread has its own error stack and its
+    // own automatic printing: silence every thread that opens a file (`strata partition`
+    // hashes the source on a second thread while the main one writes the parts).
+    thread_local bool silenced = false;
+    if (!silenced) {
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+        silenced = true;
+    }
 }
 
 std::string hdf5_message() {

@@ -21,8 +21,9 @@ using H5Pid = Unique<hid_t, H5Pclose, H5I_INVALID_HID>;
 using H5Aid = Unique<hid_t, H5Aclose, H5I_INVALID_HID>;
 using H5Gid = Unique<hid_t, H5Gclose, H5I_INVALID_HID>;
 
-/// Turns off HDF5's automatic error printing and its exit-time clean-up (once per process,
-/// before any other HDF5 call): errors are reported through strata::Error instead.
+/// Turns off HDF5's exit-time clean-up (once per process, before any other HDF5 call) and its
+/// automatic error printing (once per calling thread: thread-safe HDF5 keeps one error stack
+/// per thread): errors are reported through strata::Error instead.
 void silence_hdf5();
 
 /// HDF5's own description of the last failure (outermost and innermost entries of its error

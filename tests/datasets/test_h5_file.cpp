@@ -1,7 +1,10 @@
 // H5File: typed round trips, attributes, type/rank refusal, errors naming file and path, and a
 // checked close().
 #include <csignal>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -9,7 +12,9 @@
 #include "src/base/error.hpp"
 #include "tests/datasets/graph_fixtures.hpp"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 using Catch::Matchers::Contains;
 using strata::H5File;
@@ -102,6 +107,43 @@ TEST_CASE("H5File exists follows nested paths without errors", "[datasets]") {
     REQUIRE(f.exists("/node/mask"));
     REQUIRE_FALSE(f.exists("/node/labels"));
     REQUIRE_FALSE(f.exists("/graph/indptr"));  // the parent group is missing too
+}
+
+TEST_CASE("HDF5 prints nothing itself on any thread, whichever thread opened a file first",
+          "[datasets]") {
+    // Thread-safe HDF5 keeps automatic error printing per thread: `strata partition` opens the
+    // source on a second thread first (its identity) while the main thread writes, and a full
+    // disk then printed HDF5's whole error stack on the main thread besides strata's one line.
+    strata::test::TempDir dir;
+    std::thread([&] {
+        H5File f = H5File::create(dir.file("full.h5"));
+        f.write<float>("/data", std::vector<float>(100000, 1.0f), {100000});
+    }).join();
+    std::ifstream whole(dir.file("full.h5"), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(whole)),
+                            std::istreambuf_iterator<char>());
+    const std::string path = dir.write("cut.h5", bytes.substr(0, 2048));  // HDF5 fails on it
+    const std::string log = dir.file("stderr.txt");
+    std::fflush(stderr);
+    const int saved = dup(2);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE((saved >= 0 && fd >= 0));
+    dup2(fd, 2);
+    bool threw = false;
+    try {
+        (void)H5File::open(path);
+    } catch (const strata::Error&) {
+        threw = true;
+    }
+    std::fflush(stderr);
+    dup2(saved, 2);
+    ::close(fd);
+    ::close(saved);
+    REQUIRE(threw);
+    std::ifstream in(log);
+    const std::string printed((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+    REQUIRE(printed.empty());
 }
 
 TEST_CASE("H5File refuses a stored type other than the requested one", "[datasets]") {
