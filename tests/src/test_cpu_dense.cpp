@@ -92,6 +92,39 @@ TEST_CASE("gemm matches a naive loop on random 5x3 by 3x4 inputs", "[device]") {
     }
 }
 
+TEST_CASE("gemm's row blocks and k chunks match a naive loop and do not depend on the threads",
+          "[device]") {
+    // Shapes past the blocking thresholds (cpu_blas.cpp): a tall product split into row blocks
+    // and a^T b with a long k split into chunks whose partial products are summed.
+    struct Shape {
+        index_t m, k, n;
+    };
+    for (const Shape s : {Shape{4100, 32, 24}, Shape{24, 5000, 40}, Shape{40, 5000, 24}}) {
+        INFO("m " << s.m << " k " << s.k << " n " << s.n);
+        const HostMatrix a = test::random_matrix(s.m, s.k, 11);
+        const HostMatrix b = test::random_matrix(s.k, s.n, 12);
+        const HostMatrix c0 = test::random_matrix(s.m, s.n, 13);
+        const std::vector<float> expected = naive_gemm(a, b, c0, 1.5f, -0.5f);
+        for (Transpose ta : both) {
+            for (Transpose tb : both) {
+                std::vector<float> first;
+                for (int threads : {1, 2, 3}) {
+                    CpuBackend backend(threads);
+                    const std::vector<float> c = run_gemm(backend, a, ta, b, tb, c0, 1.5f, -0.5f);
+                    if (first.empty()) {
+                        first = c;
+                        for (std::size_t i = 0; i < c.size(); ++i) {
+                            REQUIRE(c[i] == Approx(expected[i]).margin(1e-4));
+                        }
+                    } else {
+                        REQUIRE(c == first);  // bit for bit, whatever the thread count
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("gemm with beta 0 ignores NaN in c", "[device]") {
     CpuBackend backend(1);
     const float nan = std::numeric_limits<float>::quiet_NaN();
