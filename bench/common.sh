@@ -22,6 +22,17 @@ generated_graph() {
   echo "$path"
 }
 
+# shuffled_graph NAME NODES DEGREE FEATURES CLASSES → the same graph as generated_graph's with
+# its vertices randomly relabelled (generate --shuffle), generated once
+shuffled_graph() {
+  local path=$outdir/$1.h5
+  if [ ! -f "$path" ]; then
+    "$strata" generate --nodes "$2" --avg-degree "$3" --features "$4" --classes "$5" \
+      --seed 1 --shuffle --out "$path" >&2
+  fi
+  echo "$path"
+}
+
 # median_epoch FILE.jsonl KEY → median of KEY over epochs ≥ 2 (epoch 1 warms up)
 median_of() {
   "$py" - "$1" "$2" <<'PY'
