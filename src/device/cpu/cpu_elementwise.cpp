@@ -126,38 +126,37 @@ struct RowMask {
     float scale = 1.0f;
 };
 
-/// y[j] = keep(j) ? act(x[j] + bias[j]) · scale : 0 for act none or relu, bias optional: the
-/// branches resolved at compile time so that the loop vectorizes (with the mask generator).
+/// act(x[j] + bias[j]) for act none or relu, bias optional: the branches resolved at compile
+/// time so that the loops calling it vectorize.
+template <bool HasBias, bool Relu>
+inline float bias_relu(const float* x, const float* bias, index_t j) {
+    float v = x[j];
+    if constexpr (HasBias) {
+        v += bias[j];
+    }
+    if constexpr (Relu) {
+        v = v > 0.0f ? v : 0.0f;
+    }
+    return v;
+}
+
+/// y[j] = keep(j) ? act(x[j] + bias[j]) · scale : 0 (vectorized with the mask generator).
 template <bool HasBias, bool Relu>
 void dropout_row(const float* x, const float* bias, float* y, index_t cols, const RowMask& mask) {
 #pragma omp simd
     for (index_t j = 0; j < cols; ++j) {
-        float v = x[j];
-        if constexpr (HasBias) {
-            v += bias[j];
-        }
-        if constexpr (Relu) {
-            v = v > 0.0f ? v : 0.0f;
-        }
+        const float v = bias_relu<HasBias, Relu>(x, bias, j);
         const std::uint32_t h = counter_at(mask.key, static_cast<std::uint32_t>(j));
         y[j] = keep_or_zero(v * mask.scale, h >= mask.threshold);
     }
 }
 
-/// y[j] = act(x[j] + bias[j]) for act none or relu, bias optional, without dropout (branches
-/// resolved at compile time, as dropout_row).
+/// y[j] = act(x[j] + bias[j]), without dropout.
 template <bool HasBias, bool Relu>
 void plain_row(const float* x, const float* bias, float* y, index_t cols) {
 #pragma omp simd
     for (index_t j = 0; j < cols; ++j) {
-        float v = x[j];
-        if constexpr (HasBias) {
-            v += bias[j];
-        }
-        if constexpr (Relu) {
-            v = v > 0.0f ? v : 0.0f;
-        }
-        y[j] = v;
+        y[j] = bias_relu<HasBias, Relu>(x, bias, j);
     }
 }
 
