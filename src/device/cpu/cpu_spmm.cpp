@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include "src/device/cpu/cpu_kernels.hpp"
+#include "src/device/cpu/simd_clones.hpp"
 
 namespace strata::cpu {
 namespace {
@@ -24,10 +25,12 @@ inline void prefetch_row(const float* row, index_t f) {
 }
 
 /// Rows [first, last) of y = A x + beta y.  y: rows x f; prefetches stop at entry `nnz_end`.
-/// With y_rows, row r of the product goes to row y_rows[r] of y.
-void spmm_rows(const index_t* row_ptr, const index_t* col_idx, const float* values, const float* x,
-               index_t f, float* y, float beta, index_t first, index_t last, index_t nnz_end,
-               const index_t* y_rows) {
+/// With y_rows, row r of the product goes to row y_rows[r] of y. Cloned for AVX2
+/// (simd_clones.hpp: 8 floats per multiply-add; no FMA, so the same bits as the baseline).
+STRATA_SIMD_CLONES void spmm_rows(const index_t* row_ptr, const index_t* col_idx,
+                                  const float* values, const float* x, index_t f, float* y,
+                                  float beta, index_t first, index_t last, index_t nnz_end,
+                                  const index_t* y_rows) {
     const auto width = static_cast<std::size_t>(f);
     for (index_t r = first; r < last; ++r) {
         const index_t out = y_rows == nullptr ? r : y_rows[r];
