@@ -2,8 +2,9 @@
 // the upload's bytes, the executor's arena and parameters laid out by the executor's own
 // planner, Adam, the best weights) and the resident peak, which is the larger of
 //   steady state   baseline (MPI, BLAS, the program) + the plan
-//   load time      the whole graph, A and METIS's arrays (a .h5 input: every rank reads the
-//                  graph, rank 0 partitions it), measured when the planner partitioned, plus
+//   load time      a .h5 input: baseline + what the load adds to rank 0 (K = 1: the whole
+//                  graph and A; K > 1: its slice, the whole adjacency and METIS), measured by
+//                  doing those reads when the planner partitioned (measure_load_bytes), plus
 //                  the part being built beside it.
 #pragma once
 
