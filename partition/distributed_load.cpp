@@ -82,10 +82,10 @@ LocalPart load_all_splits(const std::string& path, Communicator& comm,
 
 }  // namespace
 
-Partition partition_metis_adjacency(const std::string& path, global_id num_vertices,
-                                    int num_parts, std::uint64_t seed) {
-    GraphSlice whole = read_graph_slice(path, {0, num_vertices}, 0,
-                                        SliceReadOptions{.vertex_data = false});
+Partition partition_metis_adjacency(const std::string& path, global_id num_vertices, int num_parts,
+                                    std::uint64_t seed) {
+    GraphSlice whole =
+        read_graph_slice(path, {0, num_vertices}, 0, SliceReadOptions{.vertex_data = false});
     GraphDataset adjacency;
     adjacency.indptr = std::move(whole.indptr);
     adjacency.indices = std::move(whole.indices);

@@ -162,13 +162,14 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
     }
     if (log) {
         char line[256];
-        std::snprintf(line, sizeof(line),
-                      "threads %d: stream %.1f GB/s, step %.1f us, BLAS switch %.1f us, GEMM %.0f-%.0f "
-                      "GFLOP/s, SpMM "
-                      "%.2f-%.2f (in cache) %.2f-%.2f (out) G entries x cols/s",
-                      threads, r.memory_gbs, 1e6 * r.step_s, 1e6 * r.blas_switch_s, r.gemm.front().rate,
-                      r.gemm.back().rate, r.spmm_in_cache.front().rate, r.spmm_in_cache.back().rate,
-                      r.spmm_out_of_cache.front().rate, r.spmm_out_of_cache.back().rate);
+        std::snprintf(
+            line, sizeof(line),
+            "threads %d: stream %.1f GB/s, step %.1f us, BLAS switch %.1f us, GEMM %.0f-%.0f "
+            "GFLOP/s, SpMM "
+            "%.2f-%.2f (in cache) %.2f-%.2f (out) G entries x cols/s",
+            threads, r.memory_gbs, 1e6 * r.step_s, 1e6 * r.blas_switch_s, r.gemm.front().rate,
+            r.gemm.back().rate, r.spmm_in_cache.front().rate, r.spmm_in_cache.back().rate,
+            r.spmm_out_of_cache.front().rate, r.spmm_out_of_cache.back().rate);
         log(line);
     }
     return r;

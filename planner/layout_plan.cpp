@@ -61,8 +61,8 @@ Plan make_plan(const PlanRequest& request) {
     BuiltModel graph_model = build_model(request.spec, static_cast<index_t>(one.features),
                                          static_cast<index_t>(one.classes));
     const double density = feature_density(one);
-    const bool sparse = density <= sparse_features_threshold &&
-                        sparse_input_blocker(graph_model.graph).empty();
+    const bool sparse =
+        density <= sparse_features_threshold && sparse_input_blocker(graph_model.graph).empty();
     if (sparse) {
         graph_model.graph = with_sparse_input(graph_model.graph);
         char note[160];

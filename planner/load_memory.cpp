@@ -3,12 +3,12 @@
 
 #include <algorithm>
 
-#include <malloc.h>
-
 #include "datasets/adjacency.hpp"
 #include "datasets/graph_slice_io.hpp"
 #include "partition/distributed_load.hpp"
 #include "src/base/log.hpp"
+
+#include <malloc.h>
 
 namespace strata::planner {
 

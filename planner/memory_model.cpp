@@ -30,8 +30,7 @@ MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompu
     const RankStats& largest = *std::max_element(
         stats.ranks.begin(), stats.ranks.end(),
         [](const RankStats& a, const RankStats& b) { return a.input_bytes < b.input_bytes; });
-    out.load_peak_bytes =
-        whole_graph_input ? baseline + stats.load_bytes + largest.input_bytes : 0;
+    out.load_peak_bytes = whole_graph_input ? baseline + stats.load_bytes + largest.input_bytes : 0;
     // While uploading, the host part and its backend copy coexist.
     out.peak_bytes = std::max(
         {baseline + out.planned_bytes, baseline + 2 * largest.input_bytes, out.load_peak_bytes});

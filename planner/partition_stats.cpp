@@ -51,7 +51,8 @@ double feature_density(const PartitionStats& stats) {
     for (const RankStats& r : stats.ranks) {
         nnz += r.feature_nnz;
     }
-    const double entries = static_cast<double>(stats.vertices) * static_cast<double>(stats.features);
+    const double entries =
+        static_cast<double>(stats.vertices) * static_cast<double>(stats.features);
     return entries > 0.0 ? static_cast<double>(nnz) / entries : 1.0;
 }
 
@@ -157,27 +158,25 @@ PartitionStats extrapolate_partition(const std::vector<PartitionStats>& measured
 std::string to_json(const PartitionStats& s) {
     json ranks = json::array();
     for (const RankStats& r : s.ranks) {
-        ranks.push_back(
-            {r.owned, r.inner_nnz, r.halo_nnz, r.send_rows, r.recv_rows, r.peers, r.input_bytes,
-             r.feature_nnz, r.sparse_input_bytes});
+        ranks.push_back({r.owned, r.inner_nnz, r.halo_nnz, r.send_rows, r.recv_rows, r.peers,
+                         r.input_bytes, r.feature_nnz, r.sparse_input_bytes});
     }
-    const json j = {
-        {"format", "strata-partition-stats"},
-        {"version", PartitionStats::format_version},
-        {"identity", s.identity},
-        {"parts", s.parts},
-        {"normalization", std::string(to_string(s.normalization))},
-        {"seed", s.seed},
-        {"vertices", s.vertices},
-        {"nnz", s.nnz},
-        {"features", s.features},
-        {"classes", s.classes},
-        {"partition_s", s.partition_s},
-        {"load_bytes", s.load_bytes},
-        {"rank_fields",
-         {"owned", "inner_nnz", "halo_nnz", "send_rows", "recv_rows", "peers", "input_bytes",
-          "feature_nnz", "sparse_input_bytes"}},
-        {"ranks", ranks}};
+    const json j = {{"format", "strata-partition-stats"},
+                    {"version", PartitionStats::format_version},
+                    {"identity", s.identity},
+                    {"parts", s.parts},
+                    {"normalization", std::string(to_string(s.normalization))},
+                    {"seed", s.seed},
+                    {"vertices", s.vertices},
+                    {"nnz", s.nnz},
+                    {"features", s.features},
+                    {"classes", s.classes},
+                    {"partition_s", s.partition_s},
+                    {"load_bytes", s.load_bytes},
+                    {"rank_fields",
+                     {"owned", "inner_nnz", "halo_nnz", "send_rows", "recv_rows", "peers",
+                      "input_bytes", "feature_nnz", "sparse_input_bytes"}},
+                    {"ranks", ranks}};
     return j.dump() + "\n";
 }
 

@@ -2,7 +2,8 @@
 // the entries of the model's operator (inner and halo blocks), the rows it sends and receives per
 // exchange, its peers and the bytes its upload takes (TrainingInputs::plan, the executor's own
 // arithmetic) — from a real METIS run, and what the load adds to rank 0 (measure_load_bytes),
-// cached as JSON (format "strata-partition-stats", version 2; version 1 files are measured again) in a cache directory keyed by the graph's identity, K, the normalization and seed.
+// cached as JSON (format "strata-partition-stats", version 2; version 1 files are measured again)
+// in a cache directory keyed by the graph's identity, K, the normalization and seed.
 #pragma once
 
 #include <cstdint>

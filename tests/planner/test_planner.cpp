@@ -167,9 +167,8 @@ TEST_CASE("a sparse first layer is priced by its non-zeros: by hand", "[planner]
     // dropout; backward dW: 100 x 2; evaluation: the forward again.
     ModelGraph graph;
     const TensorId x = graph.add_input("x", 16);
-    graph.set_output(
-        graph.add("linear", std::make_unique<SparseLinearOp>(16, 2, 0.0f, SparseLinearOptions{}),
-                  {x}));
+    graph.set_output(graph.add(
+        "linear", std::make_unique<SparseLinearOp>(16, 2, 0.0f, SparseLinearOptions{}), {x}));
     PartitionStats s;
     s.vertices = 4;
     s.features = 16;
@@ -188,8 +187,7 @@ TEST_CASE("a sparse first layer is priced by its non-zeros: by hand", "[planner]
     CHECK(planner::feature_density(s) == Approx(100.0 / 64));
 }
 
-TEST_CASE("load-time peak: baseline + what the load adds + the part built beside it",
-          "[planner]") {
+TEST_CASE("load-time peak: baseline + what the load adds + the part built beside it", "[planner]") {
     PartitionStats s =
         planner::measure_partition(path_graph(4), "path", 2, Normalization::symmetric, 0);
     s.load_bytes = 1000000;
