@@ -109,15 +109,15 @@ Plan make_plan(const PlanRequest& request) {
         const double limit = request.memory_per_rank_bytes > 0 ? request.memory_per_rank_bytes
                                                                : physical_memory_bytes() / per_node;
         plan.memory_per_rank_bytes = limit;
-        const PartitionStats graph_stats = sparse ? with_sparse_features(stats) : stats;
         for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
             Candidate c;
             c.ranks = k;
             c.recompute = to_string(mode);
             c.threads = shape.threads;
-            c.time = predict_graph_epoch(graph_model.graph, mode, graph_stats, shape);
+            c.time = predict_graph_epoch(graph_model.graph, mode, stats, shape);
             c.memory =
-                predict_graph_memory(graph_model.graph, mode, graph_stats, request.machine, whole);
+                predict_graph_memory(graph_model.graph, mode, stats, request.machine, whole,
+                                     sparse ? FeatureStorage::sparse : FeatureStorage::dense);
             c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
             c.extrapolated = stats.extrapolated;
             c.error_band = stats.error_band;

@@ -56,13 +56,6 @@ double feature_density(const PartitionStats& stats) {
     return entries > 0.0 ? static_cast<double>(nnz) / entries : 1.0;
 }
 
-PartitionStats with_sparse_features(PartitionStats stats) {
-    for (RankStats& r : stats.ranks) {
-        r.input_bytes = r.sparse_input_bytes;
-    }
-    return stats;
-}
-
 PartitionStats measure_partition(const GraphDataset& graph, const std::string& identity, int parts,
                                  Normalization normalization, std::uint64_t seed) {
     const Stopwatch watch;

@@ -56,10 +56,6 @@ struct PartitionStats {
 /// Non-zeros / entries of the features over all ranks (1 without features).
 [[nodiscard]] double feature_density(const PartitionStats& stats);
 
-/// `stats` as the run uploads them with sparse features: every rank's input_bytes is its
-/// sparse_input_bytes.
-[[nodiscard]] PartitionStats with_sparse_features(PartitionStats stats);
-
 /// Σ over ranks of send rows: rows moved per exchange (each is received once).
 [[nodiscard]] std::int64_t total_send_rows(const PartitionStats& stats);
 

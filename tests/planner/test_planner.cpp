@@ -90,7 +90,6 @@ TEST_CASE("partition statistics of a path cut in two", "[planner]") {
         CHECK(s.ranks[r].sparse_input_bytes > 0);
     }
     CHECK(planner::feature_density(s) == 1.0);
-    CHECK(planner::with_sparse_features(s).ranks[0].input_bytes == s.ranks[0].sparse_input_bytes);
     CHECK_THROWS_WITH(planner::partition_stats_from_json("{\"format\": \"x\"}", "f.json"),
                       Catch::Contains("f.json: not partition statistics"));
 }
@@ -187,25 +186,38 @@ TEST_CASE("a sparse first layer is priced by its non-zeros: by hand", "[planner]
     CHECK(planner::feature_density(s) == Approx(100.0 / 64));
 }
 
-TEST_CASE("load-time peak: baseline + what the load adds + the part built beside it", "[planner]") {
+TEST_CASE("load-time and upload peaks: by hand", "[planner]") {
+    // One rank of 4 vertices, hand-set bytes: host part (dense) 5000, sparse upload 1000.
     PartitionStats s =
-        planner::measure_partition(path_graph(4), "path", 2, Normalization::symmetric, 0);
+        planner::measure_partition(path_graph(4), "path", 1, Normalization::symmetric, 0);
+    s.ranks[0].input_bytes = 5000;
+    s.ranks[0].sparse_input_bytes = 1000;
     s.load_bytes = 1000000;
     planner::MachineModel m = flat_machine();
     m.baseline_rss_bytes = 200000;
-    ModelSpec spec = find_model("gcn").recipe.spec;
-    const BuiltModel model = build_model(spec, 4, 2);
-    std::int64_t largest = 0;
-    for (const RankStats& r : s.ranks) {
-        largest = std::max(largest, r.input_bytes);
-    }
-    const planner::MemoryPrediction h5 =
+    const BuiltModel model = build_model(find_model("gcn").recipe.spec, 4, 2);
+    // K = 1: baseline + the whole graph and A + the part built beside them.
+    const planner::MemoryPrediction one =
         planner::predict_graph_memory(model.graph, Recompute::none, s, m, true);
-    CHECK(h5.load_peak_bytes == 200000 + 1000000 + largest);
-    CHECK(h5.peak_bytes == std::max(h5.load_peak_bytes, 200000 + h5.planned_bytes));
-    const planner::MemoryPrediction dir =
-        planner::predict_graph_memory(model.graph, Recompute::none, s, m, false);
-    CHECK(dir.load_peak_bytes == 0);
+    CHECK(one.load_peak_bytes == 200000 + 1000000 + 5000);
+    CHECK(one.peak_bytes == std::max(one.load_peak_bytes, 200000 + one.planned_bytes));
+    CHECK(
+        planner::predict_graph_memory(model.graph, Recompute::none, s, m, false).load_peak_bytes ==
+        0);
+    // Sparse features: the plan's inputs are the sparse upload, the host part stays dense.
+    const planner::MemoryPrediction sparse = planner::predict_graph_memory(
+        model.graph, Recompute::none, s, m, false, FeatureStorage::sparse);
+    CHECK(one.planned_bytes - sparse.planned_bytes == 4000);
+    CHECK(sparse.peak_bytes ==
+          std::max<std::int64_t>(200000 + sparse.planned_bytes, 200000 + 5000 + 1000));
+    // K > 1: METIS beside the slice (load_bytes), or the slice, the part and a batch each way
+    // (2 x 5000 + 2 x min(5000, 16 MiB) = 20000), whichever is larger.
+    s.parts = 2;
+    CHECK(planner::predict_graph_memory(model.graph, Recompute::none, s, m, true).load_peak_bytes ==
+          200000 + 1000000);
+    s.load_bytes = 1000;
+    CHECK(planner::predict_graph_memory(model.graph, Recompute::none, s, m, true).load_peak_bytes ==
+          200000 + 20000);
 }
 
 TEST_CASE("GEMM and SpMM rates interpolate in log width", "[planner]") {
