@@ -21,24 +21,15 @@
 namespace strata {
 namespace {
 
-/// --partition-method metis with K > 1 ranks: rank 0 reads the adjacency alone (indptr, indices,
-/// weights: no vertex data) and runs serial METIS, then broadcasts the owners (4 bytes per
-/// vertex); every rank keeps its slice's. The only step of a sliced load that holds O(E) of the
-/// whole graph on one rank (ptscotch avoids it).
+/// --partition-method metis with K > 1 ranks: rank 0 runs partition_metis_adjacency, then
+/// broadcasts the owners (4 bytes per vertex); every rank keeps its slice's.
 std::vector<int> metis_owners_on_rank0(const std::string& path, int num_parts, std::uint64_t seed,
                                        const GraphSlice& slice, Communicator& comm) {
     Partition partition;
     partition.num_parts = num_parts;
     partition.owner.assign(static_cast<std::size_t>(slice.num_vertices), 0);
     if (comm.rank() == 0) {
-        GraphSlice whole = read_graph_slice(path, {0, slice.num_vertices}, 0,
-                                            SliceReadOptions{.vertex_data = false});
-        GraphDataset adjacency;
-        adjacency.indptr = std::move(whole.indptr);
-        adjacency.indices = std::move(whole.indices);
-        adjacency.edge_weight = std::move(whole.edge_weight);
-        adjacency.train_mask.assign(static_cast<std::size_t>(slice.num_vertices), 0);
-        partition = partition_metis(adjacency, num_parts, MetisOptions{.seed = seed});
+        partition = partition_metis_adjacency(path, slice.num_vertices, num_parts, seed);
     }
     broadcast_owners(partition, comm);
     return {
@@ -90,6 +81,18 @@ LocalPart load_all_splits(const std::string& path, Communicator& comm,
 }
 
 }  // namespace
+
+Partition partition_metis_adjacency(const std::string& path, global_id num_vertices, int num_parts,
+                                    std::uint64_t seed) {
+    GraphSlice whole =
+        read_graph_slice(path, {0, num_vertices}, 0, SliceReadOptions{.vertex_data = false});
+    GraphDataset adjacency;
+    adjacency.indptr = std::move(whole.indptr);
+    adjacency.indices = std::move(whole.indices);
+    adjacency.edge_weight = std::move(whole.edge_weight);
+    adjacency.train_mask.assign(static_cast<std::size_t>(num_vertices), 0);
+    return partition_metis(adjacency, num_parts, MetisOptions{.seed = seed});
+}
 
 GraphDataset read_whole_graph(const std::string& path, int split_index) {
     STRATA_CHECK(std::filesystem::exists(path), path, ": no such file or directory");

@@ -38,6 +38,13 @@ struct InMemoryPartitionOptions {
 /// read_graph. Throws strata::Error ("<path>: no such file or directory", check_split_index's).
 [[nodiscard]] GraphDataset read_whole_graph(const std::string& path, int split_index);
 
+/// Serial METIS (seed `seed`) of the graph file `path` (`num_vertices` rows) read as its
+/// adjacency alone (indptr, indices, weights: no vertex data): what rank 0 of a K > 1 load with
+/// --partition-method metis holds and runs, the only step of a sliced load that holds O(E) of
+/// the whole graph on one rank (ptscotch avoids it).
+[[nodiscard]] Partition partition_metis_adjacency(const std::string& path, global_id num_vertices,
+                                                  int num_parts, std::uint64_t seed);
+
 /// Copies rank `root`'s partition.owner to every rank (comm.broadcast), so that all ranks agree
 /// even if a partitioner were not deterministic across processes. Every rank must already hold
 /// the same number of owners (N) and set num_parts itself.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "datasets/adjacency.hpp"
@@ -84,6 +85,35 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
         DenseMatrix x(backend, 64, 1);
         r.step_s = time_it(budget / 3, [&] { backend.fill(x.view(), 0.0f); });
     }
+    {  // a threaded GEMM between OpenMP kernels, less the two apart: the pools' hand-over
+        const index_t rows = 4096;  // 4096 x 16 x 16: above blas_threading_flops
+        DenseMatrix a(backend, rows, 16);
+        DenseMatrix b(backend, 16, 16);
+        DenseMatrix c(backend, rows, 16);
+        DenseMatrix x(backend, 1 << 16, 1);  // above the elementwise kernels' serial size
+        backend.fill(a.view(), 0.5f);
+        backend.fill(b.view(), 0.5f);
+        const auto gemm = [&] {
+            backend.gemm(std::as_const(a).view(), Transpose::no, std::as_const(b).view(),
+                         Transpose::no, c.view(), 1.0f, 0.0f);
+        };
+        const auto kernel = [&] { backend.fill(x.view(), 0.0f); };
+        constexpr int reps = 16;  // a batch: the hand-over's typical cost, not its luckiest
+        const auto batch = [&](bool with_gemm, bool with_kernel) {
+            return time_it(budget / 4, [&] {
+                for (int i = 0; i < reps; ++i) {
+                    if (with_gemm) {
+                        gemm();
+                    }
+                    if (with_kernel) {
+                        kernel();
+                    }
+                }
+            });
+        };
+        const double both = batch(true, true);
+        r.blas_switch_s = std::max(0.0, (both - batch(true, false) - batch(false, true)) / reps);
+    }
     const index_t gemm_rows = 1 << 16;
     for (const index_t k : {8, 16, 64, 256}) {
         DenseMatrix a(backend, gemm_rows, 256);
@@ -132,12 +162,14 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
     }
     if (log) {
         char line[256];
-        std::snprintf(line, sizeof(line),
-                      "threads %d: stream %.1f GB/s, step %.1f us, GEMM %.0f-%.0f GFLOP/s, SpMM "
-                      "%.2f-%.2f (in cache) %.2f-%.2f (out) G entries x cols/s",
-                      threads, r.memory_gbs, 1e6 * r.step_s, r.gemm.front().rate,
-                      r.gemm.back().rate, r.spmm_in_cache.front().rate, r.spmm_in_cache.back().rate,
-                      r.spmm_out_of_cache.front().rate, r.spmm_out_of_cache.back().rate);
+        std::snprintf(
+            line, sizeof(line),
+            "threads %d: stream %.1f GB/s, step %.1f us, BLAS switch %.1f us, GEMM %.0f-%.0f "
+            "GFLOP/s, SpMM "
+            "%.2f-%.2f (in cache) %.2f-%.2f (out) G entries x cols/s",
+            threads, r.memory_gbs, 1e6 * r.step_s, 1e6 * r.blas_switch_s, r.gemm.front().rate,
+            r.gemm.back().rate, r.spmm_in_cache.front().rate, r.spmm_in_cache.back().rate,
+            r.spmm_out_of_cache.front().rate, r.spmm_out_of_cache.back().rate);
         log(line);
     }
     return r;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "layers/sparse_linear_op.hpp"
 #include "planner/shape_operator.hpp"
 #include "src/nn/model_parameters.hpp"
 
@@ -76,7 +77,17 @@ public:
                 terms.spmm_s += t;
                 terms.exposed_s += w;
             }
-            if (kind == OpKind::linear) {
+            if (kind == OpKind::linear &&
+                dynamic_cast<const SparseLinearOp*>(node.op.get()) != nullptr) {
+                // y = dropout(x) W, x sparse: an SpMM over the rank's feature non-zeros at
+                // width `out` (backward: dW = dropout(x)ᵀ dy; no dx, x is an input), the
+                // dropout rewriting each stored value (x and xᵀ copies: 12 bytes per entry).
+                const double entries = static_cast<double>(rank_.feature_nnz);
+                const double t = entries * out / spmm_rate(out) +
+                                 (backward ? 0.0 : entries * 12.0 / bandwidth());
+                terms.spmm_s += t;
+                busy += t;
+            } else if (kind == OpKind::linear) {
                 const double k = in.at(0);
                 const double flops = 2.0 * rows() * k * out;
                 const double gemms =
@@ -85,6 +96,11 @@ public:
                     gemms * flops / (interpolate(rates_.gemm, std::min(k, out)) * giga);
                 terms.gemm_s += t;
                 busy += t;
+                // A threaded GEMM between OpenMP kernels pays the thread pools' hand-over.
+                if (flops / 2.0 > blas_threading_flops) {
+                    terms.steps_s += gemms * rates_.blas_switch_s;
+                    busy += gemms * rates_.blas_switch_s;
+                }
             } else if (kind == OpKind::aggregate || kind == OpKind::attention) {
                 // Attention is priced as an aggregation (its edge softmax is not modelled).
                 const auto [t, w] = aggregation(out, backward);

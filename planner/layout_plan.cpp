@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "layers/sparse_features.hpp"
+#include "layers/sparse_input_graph.hpp"
 #include "planner/partition_stats.hpp"
 #include "planner/pipeline_model.hpp"
 #include "src/base/error.hpp"
@@ -54,6 +56,22 @@ Plan make_plan(const PlanRequest& request) {
     const PartitionStats one = cache.get(1, normalization);
     BuiltModel built = build_model(request.spec, static_cast<index_t>(one.features),
                                    static_cast<index_t>(one.classes));
+    // Graph parallelism reads the features sparse where strata train's --sparse-features auto
+    // would (the layer pipeline reads them dense).
+    BuiltModel graph_model = build_model(request.spec, static_cast<index_t>(one.features),
+                                         static_cast<index_t>(one.classes));
+    const double density = feature_density(one);
+    const bool sparse =
+        density <= sparse_features_threshold && sparse_input_blocker(graph_model.graph).empty();
+    if (sparse) {
+        graph_model.graph = with_sparse_input(graph_model.graph);
+        char note[160];
+        std::snprintf(note, sizeof(note),
+                      "graph parallelism: features %.2f %% non-zero, read sparse (as strata train "
+                      "--sparse-features auto)",
+                      100.0 * density);
+        plan.notes.emplace_back(note);
+    }
     const bool whole = !std::filesystem::is_directory(request.data);
 
     std::vector<PartitionStats> measured{one};
@@ -96,8 +114,10 @@ Plan make_plan(const PlanRequest& request) {
             c.ranks = k;
             c.recompute = to_string(mode);
             c.threads = shape.threads;
-            c.time = predict_graph_epoch(built.graph, mode, stats, shape);
-            c.memory = predict_graph_memory(built.graph, mode, stats, request.machine, whole);
+            c.time = predict_graph_epoch(graph_model.graph, mode, stats, shape);
+            c.memory =
+                predict_graph_memory(graph_model.graph, mode, stats, request.machine, whole,
+                                     sparse ? FeatureStorage::sparse : FeatureStorage::dense);
             c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
             c.extrapolated = stats.extrapolated;
             c.error_band = stats.error_band;

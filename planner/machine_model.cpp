@@ -90,6 +90,7 @@ std::string to_json(const MachineModel& m) {
                          {"memory_gbs", r.memory_gbs},
                          {"step_s", r.step_s},
                          {"gemm_gflops", points_json(r.gemm)},
+                         {"blas_switch_s", r.blas_switch_s},
                          {"spmm_in_cache_g", points_json(r.spmm_in_cache)},
                          {"spmm_out_of_cache_g", points_json(r.spmm_out_of_cache)},
                          {"time_scale", r.time_scale}});
@@ -131,6 +132,7 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
                                     .memory_gbs = r.at("memory_gbs").get<double>(),
                                     .step_s = r.at("step_s").get<double>(),
                                     .gemm = points_from(r.at("gemm_gflops")),
+                                    .blas_switch_s = r.value("blas_switch_s", 0.0),
                                     .spmm_in_cache = points_from(r.at("spmm_in_cache_g")),
                                     .spmm_out_of_cache = points_from(r.at("spmm_out_of_cache_g")),
                                     .time_scale = r.value("time_scale", 1.0)});

@@ -17,11 +17,19 @@ struct RatePoint {
 };
 
 /// The kernels' rates with `threads` OpenMP threads in one process.
+/// m x k x n above which OpenBLAS runs a GEMM on its threads (its SMP_THRESHOLD_MIN 65536 x
+/// GEMM_MULTITHREAD_THRESHOLD 4); smaller ones run on the calling thread alone.
+inline constexpr double blas_threading_flops = 65536.0 * 4.0;
+
 struct ThreadRates {
     int threads = 1;
     double memory_gbs = 0.0;      ///< streaming (axpby: 3 x 4 bytes per element) GB/s
     double step_s = 0.0;          ///< fixed cost of one schedule step (fork/join, dispatch)
     std::vector<RatePoint> gemm;  ///< GFLOP/s by min(inner, output) width
+    /// Extra seconds of each threaded GEMM (above blas_threading_flops) run between OpenMP
+    /// kernels: the BLAS's thread pool and OpenMP's hand the cores over (both spin-wait a while
+    /// after their work). 0 with one thread; absent in older files: 0.
+    double blas_switch_s = 0.0;
     std::vector<RatePoint> spmm_in_cache;      ///< x rows fit in the last-level cache
     std::vector<RatePoint> spmm_out_of_cache;  ///< x far larger than the cache
     /// Measured / predicted epoch of calibrate's own training run at this thread count (what

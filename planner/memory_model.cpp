@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "partition/distribute_parts.hpp"
 #include "planner/cost_model.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/model_parameters.hpp"
@@ -12,13 +13,15 @@ namespace strata::planner {
 
 MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompute,
                                       const PartitionStats& stats, const MachineModel& machine,
-                                      bool whole_graph_input) {
+                                      bool whole_graph_input, FeatureStorage features) {
     MemoryPrediction out;
     const std::size_t params = ModelParameters::count(graph);
+    const bool sparse = features == FeatureStorage::sparse;
     for (const RankStats& rank : stats.ranks) {
         const ExecutionPlan plan = rank_plan(graph, rank, recompute);
         std::vector<MemoryLine> lines =
-            run_memory_lines({{"inputs (graph blocks, features, labels, masks)", rank.input_bytes}},
+            run_memory_lines({{"inputs (graph blocks, features, labels, masks)",
+                               sparse ? rank.sparse_input_bytes : rank.input_bytes}},
                              FullGraphExecutor::plan_memory(plan, params), params);
         const std::int64_t total = total_bytes(lines);
         if (total > out.planned_bytes) {
@@ -30,10 +33,21 @@ MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompu
     const RankStats& largest = *std::max_element(
         stats.ranks.begin(), stats.ranks.end(),
         [](const RankStats& a, const RankStats& b) { return a.input_bytes < b.input_bytes; });
-    out.load_peak_bytes = whole_graph_input ? stats.load_peak_bytes + largest.input_bytes : 0;
+    // The host part holds the features dense (input_bytes); the upload is the plan's.
+    const std::int64_t host = largest.input_bytes;
+    const std::int64_t device = sparse ? largest.sparse_input_bytes : largest.input_bytes;
+    if (whole_graph_input) {
+        if (stats.parts == 1) {  // the part is built beside the whole graph and A
+            out.load_peak_bytes = baseline + stats.load_bytes + host;
+        } else {  // METIS beside the slice, then the slice, the part and a batch each way
+            const std::int64_t batch =
+                std::min(host, static_cast<std::int64_t>(default_batch_bytes));
+            out.load_peak_bytes = baseline + std::max(stats.load_bytes, 2 * host + 2 * batch);
+        }
+    }
     // While uploading, the host part and its backend copy coexist.
-    out.peak_bytes = std::max(
-        {baseline + out.planned_bytes, baseline + 2 * largest.input_bytes, out.load_peak_bytes});
+    out.peak_bytes =
+        std::max({baseline + out.planned_bytes, baseline + host + device, out.load_peak_bytes});
     return out;
 }
 

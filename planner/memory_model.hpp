@@ -2,14 +2,18 @@
 // the upload's bytes, the executor's arena and parameters laid out by the executor's own
 // planner, Adam, the best weights) and the resident peak, which is the larger of
 //   steady state   baseline (MPI, BLAS, the program) + the plan
-//   load time      the whole graph, A and METIS's arrays (a .h5 input: every rank reads the
-//                  graph, rank 0 partitions it), measured when the planner partitioned, plus
-//                  the part being built beside it.
+//   upload         baseline + the host part + its backend copy
+//   load time      a .h5 input: baseline + what the load adds to rank 0 (load_bytes, measured
+//                  by doing its reads when the planner partitioned): K = 1 the whole graph and A,
+//                  plus the part built beside them; K > 1 its slice, the whole adjacency and
+//                  METIS, or, after them, the slice, the part and a row batch each way
+//                  (distribute_parts), whichever is larger.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "layers/sparse_features.hpp"
 #include "planner/machine_model.hpp"
 #include "planner/partition_stats.hpp"
 #include "src/nn/execution_plan.hpp"
@@ -25,10 +29,12 @@ struct MemoryPrediction {
     std::vector<MemoryLine> lines;     ///< the largest rank's plan
 };
 
-/// `whole_graph_input`: --data is a .h5 file (loaded whole on every rank), not a directory.
-[[nodiscard]] MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompute,
-                                                    const PartitionStats& stats,
-                                                    const MachineModel& machine,
-                                                    bool whole_graph_input);
+/// `whole_graph_input`: --data is a .h5 file, not a directory. `features`: how the run uploads
+/// the features (sparse: the plan's inputs are each rank's sparse_input_bytes; the host part
+/// holds them dense either way).
+[[nodiscard]] MemoryPrediction predict_graph_memory(
+    const ModelGraph& graph, Recompute recompute, const PartitionStats& stats,
+    const MachineModel& machine, bool whole_graph_input,
+    FeatureStorage features = FeatureStorage::dense);
 
 }  // namespace strata::planner

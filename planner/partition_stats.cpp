@@ -10,12 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/adjacency.hpp"
+#include "layers/sparse_features.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/distributed_load.hpp"
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "partition/partition_report.hpp"
 #include "partition/whole_partition.hpp"
+#include "planner/load_memory.hpp"
 #include "planner/machine_model.hpp"
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
@@ -44,6 +46,16 @@ std::int64_t total_send_rows(const PartitionStats& stats) {
     return rows;
 }
 
+double feature_density(const PartitionStats& stats) {
+    std::int64_t nnz = 0;
+    for (const RankStats& r : stats.ranks) {
+        nnz += r.feature_nnz;
+    }
+    const double entries =
+        static_cast<double>(stats.vertices) * static_cast<double>(stats.features);
+    return entries > 0.0 ? static_cast<double>(nnz) / entries : 1.0;
+}
+
 PartitionStats measure_partition(const GraphDataset& graph, const std::string& identity, int parts,
                                  Normalization normalization, std::uint64_t seed) {
     const Stopwatch watch;
@@ -61,7 +73,6 @@ PartitionStats measure_partition(const GraphDataset& graph, const std::string& i
     const Partition partition = parts == 1
                                     ? partition_block(graph.num_vertices(), 1)
                                     : partition_metis(graph, parts, MetisOptions{.seed = seed});
-    s.load_peak_bytes = peak_rss_bytes();
     for (int r = 0; r < parts; ++r) {
         const LocalPart part = build_local_part(graph, adjacency, partition, r);
         const TrainingInputs::Plan plan = TrainingInputs::plan(part, normalization);
@@ -76,6 +87,9 @@ PartitionStats measure_partition(const GraphDataset& graph, const std::string& i
         rank.recv_rows = op.pattern.num_recv_rows();
         rank.peers = static_cast<int>(op.pattern.peers.size());
         rank.input_bytes = lines_total(plan.lines);
+        rank.feature_nnz = count_nonzeros(part.features);
+        rank.sparse_input_bytes =
+            lines_total(TrainingInputs::plan(part, normalization, FeatureStorage::sparse).lines);
         s.ranks.push_back(rank);
     }
     s.partition_s = watch.seconds();
@@ -123,9 +137,13 @@ PartitionStats extrapolate_partition(const std::vector<PartitionStats>& measured
     r.peers = std::min(
         parts - 1,
         std::max(worst.peers, static_cast<int>(std::ceil(worst.peers * std::sqrt(scale)))));
-    r.input_bytes =
-        static_cast<std::int64_t>(static_cast<double>(worst.input_bytes) *
-                                  static_cast<double>(r.owned) / static_cast<double>(worst.owned));
+    const auto scaled = [&](std::int64_t bytes) {
+        return static_cast<std::int64_t>(static_cast<double>(bytes) * static_cast<double>(r.owned) /
+                                         static_cast<double>(worst.owned));
+    };
+    r.input_bytes = scaled(worst.input_bytes);
+    r.feature_nnz = scaled(worst.feature_nnz);
+    r.sparse_input_bytes = scaled(worst.sparse_input_bytes);
     s.ranks.assign(static_cast<std::size_t>(parts), r);
     return s;
 }
@@ -133,25 +151,25 @@ PartitionStats extrapolate_partition(const std::vector<PartitionStats>& measured
 std::string to_json(const PartitionStats& s) {
     json ranks = json::array();
     for (const RankStats& r : s.ranks) {
-        ranks.push_back(
-            {r.owned, r.inner_nnz, r.halo_nnz, r.send_rows, r.recv_rows, r.peers, r.input_bytes});
+        ranks.push_back({r.owned, r.inner_nnz, r.halo_nnz, r.send_rows, r.recv_rows, r.peers,
+                         r.input_bytes, r.feature_nnz, r.sparse_input_bytes});
     }
-    const json j = {
-        {"format", "strata-partition-stats"},
-        {"version", PartitionStats::format_version},
-        {"identity", s.identity},
-        {"parts", s.parts},
-        {"normalization", std::string(to_string(s.normalization))},
-        {"seed", s.seed},
-        {"vertices", s.vertices},
-        {"nnz", s.nnz},
-        {"features", s.features},
-        {"classes", s.classes},
-        {"partition_s", s.partition_s},
-        {"load_peak_bytes", s.load_peak_bytes},
-        {"rank_fields",
-         {"owned", "inner_nnz", "halo_nnz", "send_rows", "recv_rows", "peers", "input_bytes"}},
-        {"ranks", ranks}};
+    const json j = {{"format", "strata-partition-stats"},
+                    {"version", PartitionStats::format_version},
+                    {"identity", s.identity},
+                    {"parts", s.parts},
+                    {"normalization", std::string(to_string(s.normalization))},
+                    {"seed", s.seed},
+                    {"vertices", s.vertices},
+                    {"nnz", s.nnz},
+                    {"features", s.features},
+                    {"classes", s.classes},
+                    {"partition_s", s.partition_s},
+                    {"load_bytes", s.load_bytes},
+                    {"rank_fields",
+                     {"owned", "inner_nnz", "halo_nnz", "send_rows", "recv_rows", "peers",
+                      "input_bytes", "feature_nnz", "sparse_input_bytes"}},
+                    {"ranks", ranks}};
     return j.dump() + "\n";
 }
 
@@ -176,7 +194,7 @@ PartitionStats partition_stats_from_json(const std::string& text, const std::str
         s.features = j.at("features").get<std::int64_t>();
         s.classes = j.at("classes").get<std::int64_t>();
         s.partition_s = j.at("partition_s").get<double>();
-        s.load_peak_bytes = j.at("load_peak_bytes").get<std::int64_t>();
+        s.load_bytes = j.at("load_bytes").get<std::int64_t>();
         for (const json& r : j.at("ranks")) {
             s.ranks.push_back({.owned = r.at(0).get<std::int64_t>(),
                                .inner_nnz = r.at(1).get<std::int64_t>(),
@@ -184,7 +202,9 @@ PartitionStats partition_stats_from_json(const std::string& text, const std::str
                                .send_rows = r.at(3).get<std::int64_t>(),
                                .recv_rows = r.at(4).get<std::int64_t>(),
                                .peers = r.at(5).get<int>(),
-                               .input_bytes = r.at(6).get<std::int64_t>()});
+                               .input_bytes = r.at(6).get<std::int64_t>(),
+                               .feature_nnz = r.at(7).get<std::int64_t>(),
+                               .sparse_input_bytes = r.at(8).get<std::int64_t>()});
         }
         STRATA_CHECK(static_cast<int>(s.ranks.size()) == s.parts, what, ": ", s.ranks.size(),
                      " ranks for ", s.parts, " parts");
@@ -243,9 +263,17 @@ PartitionStats PartitionStatsCache::get(int parts, Normalization normalization) 
     if (std::ifstream in(path); in.good()) {
         std::stringstream text;
         text << in.rdbuf();
-        return partition_stats_from_json(text.str(), path);
+        // An older version's statistics are measured again (it is a cache).
+        const json j = json::parse(text.str(), nullptr, false);
+        if (j.is_object() && j.value("version", 0) == PartitionStats::format_version) {
+            return partition_stats_from_json(text.str(), path);
+        }
     }
+    // The load first, before this process holds the whole graph for the statistics.
+    const std::int64_t load =
+        std::filesystem::is_directory(data_) ? 0 : measure_load_bytes(data_, parts, seed_);
     PartitionStats s = measure_partition(graph(), identity_, parts, normalization, seed_);
+    s.load_bytes = load;
     write_text_atomically(path, to_json(s));
     return s;
 }

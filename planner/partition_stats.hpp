@@ -1,8 +1,9 @@
 // PartitionStats: what the planner needs of a graph cut into K parts — per rank the owned rows,
 // the entries of the model's operator (inner and halo blocks), the rows it sends and receives per
 // exchange, its peers and the bytes its upload takes (TrainingInputs::plan, the executor's own
-// arithmetic) — from a real METIS run, cached as JSON (format "strata-partition-stats",
-// version 1) in a cache directory keyed by the graph's identity, K, the normalization and seed.
+// arithmetic) — from a real METIS run, and what the load adds to rank 0 (measure_load_bytes),
+// cached as JSON (format "strata-partition-stats", version 2; version 1 files are measured again)
+// in a cache directory keyed by the graph's identity, K, the normalization and seed.
 #pragma once
 
 #include <cstdint>
@@ -25,10 +26,13 @@ struct RankStats {
     std::int64_t recv_rows = 0;  ///< halo rows received per forward exchange
     int peers = 0;
     std::int64_t input_bytes = 0;  ///< the upload's plan (graph blocks, features, labels, masks)
+    std::int64_t feature_nnz = 0;  ///< non-zeros of the rank's features
+    /// input_bytes with the features uploaded sparse (CSR, layers/sparse_features.hpp).
+    std::int64_t sparse_input_bytes = 0;
 };
 
 struct PartitionStats {
-    static constexpr int format_version = 1;
+    static constexpr int format_version = 2;
     std::string identity;  ///< the graph's content id (or checksum)
     int parts = 1;
     Normalization normalization = Normalization::symmetric;
@@ -39,14 +43,18 @@ struct PartitionStats {
     std::int64_t classes = 0;
     std::vector<RankStats> ranks;
     double partition_s = 0.0;  ///< METIS and building the parts, here
-    /// Peak resident bytes of this process after reading the graph, building A and running
-    /// METIS: what rank 0 of `strata train --data G.h5` holds at load time.
-    std::int64_t load_peak_bytes = 0;
+    /// What loading the graph .h5 adds to rank 0 of `strata train --data G.h5` above its
+    /// baseline, before its part is built (measure_load_bytes; 0 for a partition directory).
+    /// Version 1 stored this process's absolute peak after the old whole-graph load instead.
+    std::int64_t load_bytes = 0;
     /// Not partitioned: scaled from smaller K (halo rows by a power law fitted to them);
     /// relative half-width of the error band of the halo terms.
     bool extrapolated = false;
     double error_band = 0.0;
 };
+
+/// Non-zeros / entries of the features over all ranks (1 without features).
+[[nodiscard]] double feature_density(const PartitionStats& stats);
 
 /// Σ over ranks of send rows: rows moved per exchange (each is received once).
 [[nodiscard]] std::int64_t total_send_rows(const PartitionStats& stats);

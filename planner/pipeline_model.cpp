@@ -224,7 +224,7 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
         }
     }
     const auto baseline = static_cast<std::int64_t>(machine.baseline_rss_bytes);
-    out.load_peak_bytes = whole_graph_input ? whole.load_peak_bytes + all.input_bytes : 0;
+    out.load_peak_bytes = whole_graph_input ? baseline + whole.load_bytes + all.input_bytes : 0;
     out.peak_bytes = std::max(
         {baseline + out.planned_bytes, baseline + 2 * all.input_bytes, out.load_peak_bytes});
     return out;

@@ -14,6 +14,15 @@ std::int64_t peak_rss_bytes() {
     return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
+bool reset_peak_rss() {
+    std::FILE* refs = std::fopen("/proc/self/clear_refs", "w");
+    if (refs == nullptr) {
+        return false;
+    }
+    const bool written = std::fputs("5", refs) >= 0;
+    return std::fclose(refs) == 0 && written;
+}
+
 std::int64_t current_rss_bytes() {
     // /proc/self/statm: size resident shared text lib data dt, in pages.
     std::FILE* statm = std::fopen("/proc/self/statm", "r");

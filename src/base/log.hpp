@@ -10,6 +10,9 @@ namespace strata {
 [[nodiscard]] std::int64_t peak_rss_bytes();
 /// Resident set size now, in bytes (/proc/self/statm; 0 where unavailable).
 [[nodiscard]] std::int64_t current_rss_bytes();
+/// Lowers the peak (peak_rss_bytes) to the resident size now (/proc/self/clear_refs, Linux);
+/// false where that is not possible (the peak then keeps its earlier value).
+bool reset_peak_rss();
 
 /// Whether stdout is a terminal: long steps then redraw one line with '\r', else print
 /// plain lines (as under Slurm or when piped).

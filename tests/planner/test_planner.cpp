@@ -1,12 +1,15 @@
 // The planner's arithmetic against hand-computed cases (a 4-vertex path, one linear layer) and
 // against the executor it predicts (halo bytes and memory plan of real runs, K ranks; the layer
 // pipeline's stage bytes, split and memory plan on K stages).
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "datasets/adjacency.hpp"
 #include "layers/linear_op.hpp"
 #include "layers/model_inputs.hpp"
 #include "layers/model_zoo.hpp"
+#include "layers/sparse_linear_op.hpp"
 #include "partition/distributed_load.hpp"
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
@@ -80,6 +83,13 @@ TEST_CASE("partition statistics of a path cut in two", "[planner]") {
         planner::partition_stats_from_json(planner::to_json(s), "stats.json");
     CHECK(back.ranks.size() == 2);
     CHECK(back.ranks[1].halo_nnz == 1);
+    for (int r = 0; r < 2; ++r) {
+        CHECK(s.ranks[r].feature_nnz == 8);  // 2 rows x 4 features, all ones
+        CHECK(back.ranks[r].feature_nnz == 8);
+        CHECK(back.ranks[r].sparse_input_bytes == s.ranks[r].sparse_input_bytes);
+        CHECK(s.ranks[r].sparse_input_bytes > 0);
+    }
+    CHECK(planner::feature_density(s) == 1.0);
     CHECK_THROWS_WITH(planner::partition_stats_from_json("{\"format\": \"x\"}", "f.json"),
                       Catch::Contains("f.json: not partition statistics"));
 }
@@ -124,6 +134,90 @@ TEST_CASE("time of one linear layer: by hand", "[planner]") {
     CHECK(p.wait_s == 0.0);
     CHECK(p.epoch_s == Approx(p.compute_s + p.wait_s + p.eval_s));
     CHECK(p.halo_bytes == 0);
+}
+
+TEST_CASE("a threaded GEMM pays the BLAS hand-over: by hand", "[planner]") {
+    // y = x W, W: 16 x 2 (no dx: x is the input). 10,000 rows: 10,000 x 16 x 2 = 320,000 >
+    // blas_threading_flops, so each of the epoch's 3 GEMMs (forward, dW, evaluation) pays
+    // blas_switch_s once; at 4 rows (128) none does.
+    ModelGraph graph;
+    const TensorId x = graph.add_input("x", 16);
+    graph.set_output(graph.add("linear", std::make_unique<LinearOp>(16, 2, 0.0f), {x}));
+    planner::MachineModel m = flat_machine();
+    const auto epoch = [&](std::int64_t rows, double switch_s) {
+        m.by_threads[0].blas_switch_s = switch_s;
+        PartitionStats s;
+        s.vertices = rows;
+        s.features = 16;
+        s.classes = 2;
+        s.ranks.push_back({.owned = rows});
+        return planner::predict_graph_epoch(
+            graph, Recompute::none, s, {.machine = &m, .network = m.shared_memory, .threads = 1});
+    };
+    const planner::EpochPrediction with = epoch(10000, 1e-3);
+    CHECK(with.epoch_s - epoch(10000, 0.0).epoch_s == Approx(3e-3));
+    CHECK(with.terms.steps_s == Approx(3e-3));
+    CHECK(epoch(4, 1e-3).epoch_s == Approx(epoch(4, 0.0).epoch_s));
+}
+
+TEST_CASE("a sparse first layer is priced by its non-zeros: by hand", "[planner]") {
+    // y = dropout(x) W with x sparse (100 non-zeros over 4 rows x 16), W: 16 x 2; flat
+    // 1 G entries x cols/s, 1 GB/s. Forward: 100 x 2 entries x cols + 100 x 12 bytes of
+    // dropout; backward dW: 100 x 2; evaluation: the forward again.
+    ModelGraph graph;
+    const TensorId x = graph.add_input("x", 16);
+    graph.set_output(graph.add(
+        "linear", std::make_unique<SparseLinearOp>(16, 2, 0.0f, SparseLinearOptions{}), {x}));
+    PartitionStats s;
+    s.vertices = 4;
+    s.features = 16;
+    s.classes = 2;
+    s.ranks.push_back({.owned = 4, .feature_nnz = 100});
+    const planner::MachineModel m = flat_machine();
+    const planner::EpochPrediction p = planner::predict_graph_epoch(
+        graph, Recompute::none, s, {.machine = &m, .network = m.shared_memory, .threads = 1});
+    const double forward = (100.0 * 2 + 100.0 * 12) / 1e9;
+    const double backward = 100.0 * 2 / 1e9;
+    const double loss = 4.0 * 2 * 12 / 1e9;
+    const double adam = 32.0 * 28 / 1e9;
+    CHECK(p.compute_s == Approx(forward + loss + backward + adam));
+    CHECK(p.eval_s == Approx(forward + loss));
+    CHECK(p.terms.gemm_s == 0.0);
+    CHECK(planner::feature_density(s) == Approx(100.0 / 64));
+}
+
+TEST_CASE("load-time and upload peaks: by hand", "[planner]") {
+    // One rank of 4 vertices, hand-set bytes: host part (dense) 5000, sparse upload 1000.
+    PartitionStats s =
+        planner::measure_partition(path_graph(4), "path", 1, Normalization::symmetric, 0);
+    s.ranks[0].input_bytes = 5000;
+    s.ranks[0].sparse_input_bytes = 1000;
+    s.load_bytes = 1000000;
+    planner::MachineModel m = flat_machine();
+    m.baseline_rss_bytes = 200000;
+    const BuiltModel model = build_model(find_model("gcn").recipe.spec, 4, 2);
+    // K = 1: baseline + the whole graph and A + the part built beside them.
+    const planner::MemoryPrediction one =
+        planner::predict_graph_memory(model.graph, Recompute::none, s, m, true);
+    CHECK(one.load_peak_bytes == 200000 + 1000000 + 5000);
+    CHECK(one.peak_bytes == std::max(one.load_peak_bytes, 200000 + one.planned_bytes));
+    CHECK(
+        planner::predict_graph_memory(model.graph, Recompute::none, s, m, false).load_peak_bytes ==
+        0);
+    // Sparse features: the plan's inputs are the sparse upload, the host part stays dense.
+    const planner::MemoryPrediction sparse = planner::predict_graph_memory(
+        model.graph, Recompute::none, s, m, false, FeatureStorage::sparse);
+    CHECK(one.planned_bytes - sparse.planned_bytes == 4000);
+    CHECK(sparse.peak_bytes ==
+          std::max<std::int64_t>(200000 + sparse.planned_bytes, 200000 + 5000 + 1000));
+    // K > 1: METIS beside the slice (load_bytes), or the slice, the part and a batch each way
+    // (2 x 5000 + 2 x min(5000, 16 MiB) = 20000), whichever is larger.
+    s.parts = 2;
+    CHECK(planner::predict_graph_memory(model.graph, Recompute::none, s, m, true).load_peak_bytes ==
+          200000 + 1000000);
+    s.load_bytes = 1000;
+    CHECK(planner::predict_graph_memory(model.graph, Recompute::none, s, m, true).load_peak_bytes ==
+          200000 + 20000);
 }
 
 TEST_CASE("GEMM and SpMM rates interpolate in log width", "[planner]") {
