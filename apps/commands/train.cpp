@@ -695,8 +695,7 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                     "auto: plan this run (strata plan for the launched rank count) and use the "
                     "recommended --parallel and --recompute (or --stages/--ways/--chunks for "
                     "the pipeline); FILE: take them from strata plan --json's output");
-    cmd->add_option("--machine", o->machine,
-                    "--plan auto: the machine model (default: as strata plan)")
+    add_machine_option(*cmd, o->machine, "--plan auto: the machine model")
         ->needs(cmd->get_option("--plan"));
     cmd->add_flag("--quiet", o->quiet, "Print only the final line");
     cmd->add_flag("--profile", o->profile,

@@ -506,27 +506,26 @@ ReceivedBlocks MpiCommunicator::all_to_all(std::span<const std::byte> send,
     const std::size_t max_count = max_message_elements(max_message_bytes_, 1);
     std::vector<MPI_Request> requests;
     std::vector<int> peers;  // the rank each request waits for
-    for (int q = 0; q < size_; ++q) {
-        const auto at = static_cast<std::size_t>(q);
-        for (const MessageChunk& c : message_chunks(
-                 q == rank_ ? 0 : static_cast<std::size_t>(recv_counts[at]), max_count)) {
-            requests.push_back(MPI_REQUEST_NULL);
-            peers.push_back(q);
-            STRATA_MPI_CHECK(MPI_Irecv(received.bytes.data() + received.offsets[at] + c.offset,
-                                       c.count, MPI_BYTE, q, all_to_all_tag, comm_,
-                                       &requests.back()));
+    // start(q, piece, request) for every piece of every block from (to) another rank q.
+    const auto post = [&](const std::vector<std::int64_t>& counts, auto&& start) {
+        for (int q = 0; q < size_; ++q) {
+            const auto at = static_cast<std::size_t>(q);
+            for (const MessageChunk& c :
+                 message_chunks(q == rank_ ? 0 : static_cast<std::size_t>(counts[at]), max_count)) {
+                requests.push_back(MPI_REQUEST_NULL);
+                peers.push_back(q);
+                start(at, c, requests.back());
+            }
         }
-    }
-    for (int q = 0; q < size_; ++q) {
-        const auto at = static_cast<std::size_t>(q);
-        for (const MessageChunk& c : message_chunks(
-                 q == rank_ ? 0 : static_cast<std::size_t>(send_counts[at]), max_count)) {
-            requests.push_back(MPI_REQUEST_NULL);
-            peers.push_back(q);
-            STRATA_MPI_CHECK(MPI_Isend(send.data() + send_offsets[at] + c.offset, c.count, MPI_BYTE,
-                                       q, all_to_all_tag, comm_, &requests.back()));
-        }
-    }
+    };
+    post(recv_counts, [&](std::size_t q, const MessageChunk& c, MPI_Request& piece) {
+        STRATA_MPI_CHECK(MPI_Irecv(received.bytes.data() + received.offsets[q] + c.offset, c.count,
+                                   MPI_BYTE, static_cast<int>(q), all_to_all_tag, comm_, &piece));
+    });
+    post(send_counts, [&](std::size_t q, const MessageChunk& c, MPI_Request& piece) {
+        STRATA_MPI_CHECK(MPI_Isend(send.data() + send_offsets[q] + c.offset, c.count, MPI_BYTE,
+                                   static_cast<int>(q), all_to_all_tag, comm_, &piece));
+    });
     STRATA_MPI_CHECK(waiter_.wait_all(requests, peers, "all_to_all"));
     return received;
 }
