@@ -64,6 +64,23 @@ Timing median_seconds(int reps, Backend& backend, Step&& step) {
     return {wall[wall.size() / 2], cpu[cpu.size() / 2]};
 }
 
+/// Median time of `op`'s forward over all rows of `x` into `y` and its backward for the weight
+/// gradient only (no input gradient), after `before` (the dense path's dropout pass).
+template <class Before>
+Timing time_layer(int reps, const OpContext& context, Op& op, std::span<const ConstMatrixView> x,
+                  MatrixView y, ConstMatrixView dy, Before&& before) {
+    const std::array<MatrixView, 1> no_dx{MatrixView{}};
+    const std::array<GradMode, 1> skip{GradMode::skip};
+    const RowRange all{0, y.rows};
+    return median_seconds(reps, context.backend, [&] {
+        before();
+        op.forward(context, {.x = x, .y = y, .rows = all, .workspace = {}});
+        op.backward(
+            context,
+            {.x = x, .y = {}, .dy = dy, .dx = no_dx, .modes = skip, .rows = all, .workspace = {}});
+    });
+}
+
 int run(const Options& o) {
     auto backend = make_cpu_backend(o.threads);
     std::vector<global_id> ids(static_cast<std::size_t>(o.rows));
@@ -104,34 +121,15 @@ int run(const Options& o) {
         sparse.bind_parameters(weight);
         const std::array<ConstMatrixView, 1> x_in{xd.view()};
         const std::array<ConstMatrixView, 1> d_in{dropped.view()};
-        const std::array<MatrixView, 1> no_dx{MatrixView{}};
-        const std::array<GradMode, 1> skip{GradMode::skip};
         const RowRange all{0, o.rows};
-        const Timing dense_s = median_seconds(o.reps, *backend, [&] {
+        const Timing dense_s = time_layer(o.reps, context, linear, d_in, y.view(), dy.view(), [&] {
             drop.forward(context, {.x = x_in, .y = dropped.view(), .rows = all, .workspace = {}});
-            linear.forward(context, {.x = d_in, .y = y.view(), .rows = all, .workspace = {}});
-            linear.backward(context, {.x = d_in,
-                                      .y = {},
-                                      .dy = dy.view(),
-                                      .dx = no_dx,
-                                      .modes = skip,
-                                      .rows = all,
-                                      .workspace = {}});
         });
         OpContext sparse_context = context;
         sparse_context.sparse_input = &xs.view();
         const std::array<ConstMatrixView, 1> none{ConstMatrixView{nullptr, o.rows, o.in}};
-        const Timing sparse_s = median_seconds(o.reps, *backend, [&] {
-            sparse.forward(sparse_context,
-                           {.x = none, .y = y.view(), .rows = all, .workspace = {}});
-            sparse.backward(sparse_context, {.x = none,
-                                             .y = {},
-                                             .dy = dy.view(),
-                                             .dx = no_dx,
-                                             .modes = skip,
-                                             .rows = all,
-                                             .workspace = {}});
-        });
+        const Timing sparse_s =
+            time_layer(o.reps, sparse_context, sparse, none, y.view(), dy.view(), [] {});
         std::printf("%8.2f%% %12.3f %13.3f %11.3f %12.3f %10.2f\n", 100.0 * density,
                     1e3 * dense_s.wall, 1e3 * sparse_s.wall, 1e3 * dense_s.cpu, 1e3 * sparse_s.cpu,
                     sparse_s.cpu / dense_s.cpu);

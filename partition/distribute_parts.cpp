@@ -1,6 +1,6 @@
-// distribute_parts: three all_to_all rounds (rows to their parts; each part's halo requests to
-// the owning parts; the requested rows' degrees back), then every part's blocks from its own
-// rows with split_local_rows, exactly as LocalGraphBuilder::build lays them out.
+// distribute_parts: three Communicator::all_to_all rounds (rows to their parts; each part's halo
+// requests to the owning parts; the requested rows' degrees back), then every part's blocks from
+// its own rows with split_local_rows, exactly as LocalGraphBuilder::build lays them out.
 #include "partition/distribute_parts.hpp"
 
 #include <algorithm>
@@ -14,7 +14,6 @@
 #include "partition/local_blocks.hpp"
 #include "partition/local_limits.hpp"
 #include "src/base/error.hpp"
-#include "src/comm/all_to_all.hpp"
 
 namespace strata {
 namespace {
@@ -71,6 +70,20 @@ private:
     std::span<const std::byte> bytes_;
     std::size_t at_ = 0;
 };
+
+/// One Communicator::all_to_all: block_for(d) goes to rank d (made for d = 0 .. P-1 in turn,
+/// each appended to one send buffer); returns the blocks sent to this rank, in source order.
+template <class BlockFor>
+ReceivedBlocks send_blocks(Communicator& comm, BlockFor&& block_for) {
+    std::vector<std::byte> send;
+    std::vector<std::size_t> offsets{0};
+    for (int d = 0; d < comm.size(); ++d) {
+        const std::vector<std::byte> block = block_for(d);
+        send.insert(send.end(), block.begin(), block.end());
+        offsets.push_back(send.size());
+    }
+    return comm.all_to_all(send, offsets);
+}
 
 /// Rows of one part with their merged rows of A, ascending original id.
 struct RowSegment {
@@ -362,7 +375,7 @@ void exchange_halos(std::vector<PartRows>& parts, const Partition& partition, Co
         part.halo = halo_groups(part, partition);
     }
     // Round 2: per request, owner part, asking part, n, the ids.
-    const ReceivedBlocks requests = all_to_all(comm, [&](int dest) {
+    const ReceivedBlocks requests = send_blocks(comm, [&](int dest) {
         return messages_for(dest, size, parts, &PartRows::halo,
                             [](ByteWriter& w, const PartRows&, const std::vector<global_id>& ids) {
                                 w.put(std::span<const global_id>(ids));
@@ -379,7 +392,7 @@ void exchange_halos(std::vector<PartRows>& parts, const Partition& partition, Co
                   [](const auto& a, const auto& b) { return a.first < b.first; });
     }
     // Round 3: per reply, asking part, owner part, n, the degrees of the ids asked for.
-    const ReceivedBlocks replies = all_to_all(comm, [&](int dest) {
+    const ReceivedBlocks replies = send_blocks(comm, [&](int dest) {
         return messages_for(
             dest, size, parts, &PartRows::asked,
             [](ByteWriter& w, const PartRows& part, const std::vector<global_id>& ids) {
@@ -574,7 +587,7 @@ std::vector<std::size_t> batch_bounds(const GraphSlice& slice, std::size_t batch
 void reserve_parts(std::vector<PartRows>& parts, const GraphSlice& slice,
                    std::span<const int> owner, int num_parts, Communicator& comm) {
     const int size = comm.size();
-    const ReceivedBlocks counts = all_to_all(comm, [&](int dest) {
+    const ReceivedBlocks counts = send_blocks(comm, [&](int dest) {
         std::vector<std::int64_t> per_part;  // per part on dest: rows, edges
         for (int p = dest; p < num_parts; p += size) {
             per_part.insert(per_part.end(), {0, 0});
@@ -662,7 +675,7 @@ std::vector<LocalPart> distribute(const GraphSlice& slice, GraphSlice* release,
                 degree[i] += static_cast<double>(merged.values[k]);
             }
         }
-        const ReceivedBlocks received = all_to_all(comm, [&](int dest) {
+        const ReceivedBlocks received = send_blocks(comm, [&](int dest) {
             return rows_for(dest, slice, slice_owner, first, merged, degree, size);
         });
         for (int s = 0; s < size; ++s) {

@@ -36,7 +36,9 @@ inline constexpr std::size_t default_batch_bytes = std::size_t{16} << 20;
 /// Rows are sent in batches of about `batch_bytes` per rank and round (at least one row), each
 /// merged just before it is sent, so that the load holds the slice, the part it builds and a
 /// few batches.
-/// Messages go through all_to_all (src/comm/all_to_all.hpp: gathers, large-count safe).
+/// Messages go through Communicator::all_to_all (src/comm/communicator.hpp: large-count safe;
+/// point-to-point on an MpiCommunicator, gathers on any other). Each round's blocks for all
+/// ranks are made before it is sent (one batch of rows, or one round's halo messages).
 /// Throws strata::Error on inconsistent input (owner out of range, sizes, a label outside
 /// [-1, num_classes)) or a part beyond the 32-bit local limits (check_local_limits's message).
 [[nodiscard]] std::vector<LocalPart> distribute_parts(

@@ -17,6 +17,7 @@
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
 #include "src/base/timer.hpp"
+#include "src/comm/broadcast_string.hpp"
 
 namespace strata {
 namespace {
@@ -101,10 +102,7 @@ PartitionReport run_distributed_partition_job(const PartitionJob& job, Communica
     const std::int64_t edges = slice.indptr.back();
     {
         std::string checksum = comm.rank() == 0 ? source_identity(job.data_path) : std::string();
-        std::vector<std::int64_t> length{static_cast<std::int64_t>(checksum.size())};
-        comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(length)), 0);
-        checksum.resize(static_cast<std::size_t>(length[0]));
-        comm.broadcast(std::as_writable_bytes(std::span<char>(checksum)), 0);
+        broadcast_string(comm, checksum, 0);
         info.source_checksum = checksum;
     }
     announce("distribute: rows to their parts (part p on process p % " + std::to_string(p) + ")");

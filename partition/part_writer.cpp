@@ -17,6 +17,7 @@
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
 #include "src/base/timer.hpp"
+#include "src/comm/broadcast_string.hpp"
 
 namespace fs = std::filesystem;
 
@@ -344,10 +345,7 @@ PartitionReport write_partition_parallel(const std::vector<LocalPart>& parts,
         }
     }
     agree_on_failure(error, "creating " + out_dir, comm);
-    std::vector<std::int64_t> length{static_cast<std::int64_t>(temp.size())};
-    comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(length)), 0);
-    temp.resize(static_cast<std::size_t>(length[0]));
-    comm.broadcast(std::as_writable_bytes(std::span<char>(temp)), 0);
+    broadcast_string(comm, temp, 0);
 
     double write_seconds = 0.0;
     std::vector<std::int64_t> encoded;

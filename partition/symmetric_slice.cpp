@@ -3,16 +3,15 @@
 #include "partition/symmetric_slice.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <span>
 
 #include "datasets/adjacency.hpp"
 #include "src/base/error.hpp"
-#include "src/comm/mpi_alltoallv.hpp"
 
 namespace strata {
 
 SliceAdjacency symmetric_adjacency(const GraphSlice& slice, Communicator& comm) {
-    auto* mpi = dynamic_cast<MpiCommunicator*>(&comm);
-    STRATA_CHECK(mpi != nullptr, "symmetric_adjacency: needs an MPI communicator");
     const std::vector<global_id>& offsets = slice.vertex_offsets;
     const std::size_t p = offsets.size() - 1;
     STRATA_CHECK(p == static_cast<std::size_t>(comm.size()) && slice.rank == comm.rank(),
@@ -54,9 +53,23 @@ SliceAdjacency symmetric_adjacency(const GraphSlice& slice, Communicator& comm) 
             }
         }
     }
-    AlltoallvResult received = alltoallv_int64(*mpi, send, send_offsets);
+    std::vector<std::size_t> byte_offsets(p + 1);
+    for (std::size_t q = 0; q <= p; ++q) {
+        byte_offsets[q] = static_cast<std::size_t>(send_offsets[q]) * sizeof(std::int64_t);
+    }
+    ReceivedBlocks received =
+        comm.all_to_all(std::as_bytes(std::span<const std::int64_t>(send)), byte_offsets);
     send = {};
     send.shrink_to_fit();
+    // The received (u, v) pairs, read in place (no second copy of them).
+    const std::size_t num_pairs = received.bytes.size() / (2 * sizeof(std::int64_t));
+    const auto pair_value = [&](std::size_t k, int which) {
+        std::int64_t x = 0;
+        std::memcpy(&x,
+                    received.bytes.data() + (2 * k + static_cast<std::size_t>(which)) * sizeof(x),
+                    sizeof(x));
+        return x;
+    };
 
     // Row sizes: stored in-edges without loops, plus received reverse edges.
     SliceAdjacency adj;
@@ -67,9 +80,8 @@ SliceAdjacency symmetric_adjacency(const GraphSlice& slice, Communicator& comm) 
             adj.indptr[i + 1] += slice.indices[static_cast<std::size_t>(k)] != v ? 1 : 0;
         }
     }
-    const std::vector<std::int64_t>& pairs = received.values;
-    for (std::size_t k = 0; k < pairs.size(); k += 2) {
-        adj.indptr[static_cast<std::size_t>(pairs[k] - first) + 1] += 1;
+    for (std::size_t k = 0; k < num_pairs; ++k) {
+        adj.indptr[static_cast<std::size_t>(pair_value(k, 0) - first) + 1] += 1;
     }
     for (std::size_t i = 0; i < n; ++i) {
         adj.indptr[i + 1] += adj.indptr[i];
@@ -85,9 +97,9 @@ SliceAdjacency symmetric_adjacency(const GraphSlice& slice, Communicator& comm) 
             }
         }
     }
-    for (std::size_t k = 0; k < pairs.size(); k += 2) {
-        const auto i = static_cast<std::size_t>(pairs[k] - first);
-        adj.indices[static_cast<std::size_t>(at[i]++)] = pairs[k + 1];
+    for (std::size_t k = 0; k < num_pairs; ++k) {
+        const auto i = static_cast<std::size_t>(pair_value(k, 0) - first);
+        adj.indices[static_cast<std::size_t>(at[i]++)] = pair_value(k, 1);
     }
     received = {};
 

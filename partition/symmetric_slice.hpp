@@ -17,13 +17,13 @@ struct SliceAdjacency {
     std::vector<std::int64_t> indices;    ///< indptr.back()
 };
 
-/// Collective over `comm` (an MpiCommunicator; P = comm.size() slices, this rank's is
-/// slice.rank == comm.rank()). Each stored edge u -> v of this slice (v local) adds u to v's row
-/// here, and v to u's row on the owner of u: the reverse edges travel in one all-to-all
-/// (alltoallv_int64, 16 bytes per edge, any count). Memory per rank: the slice, 16 bytes per
-/// non-loop edge sent and received, then 8 bytes per row entry. Rows are sorted and deduplicated
-/// in parallel (OpenMP). Throws strata::Error if the communicator is not MPI or the slice does
-/// not match it.
+/// Collective over `comm` (P = comm.size() slices, this rank's is slice.rank == comm.rank()).
+/// Each stored edge u -> v of this slice (v local) adds u to v's row here, and v to u's row on the
+/// owner of u: the reverse edges travel in one Communicator::all_to_all (16 bytes per edge, any
+/// count; point-to-point messages on an MpiCommunicator). Memory per rank: the slice, 16 bytes
+/// per non-loop edge sent and received, then 8 bytes per row entry. Rows are sorted and
+/// deduplicated in parallel (OpenMP). Throws strata::Error if the slice does not match the
+/// communicator.
 [[nodiscard]] SliceAdjacency symmetric_adjacency(const GraphSlice& slice, Communicator& comm);
 
 }  // namespace strata

@@ -74,9 +74,7 @@ Command add_plan_command(CLI::App& root) {
     cmd->add_option("--data", o->data, "Graph .h5 file, or a partition directory")->required();
     add_model_options(*cmd, o->model);
     cmd->add_option("--ranks", o->ranks, "Rank counts to plan for, e.g. 1,2,4,8")->required();
-    cmd->add_option("--machine", o->machine,
-                    "Machine model from strata calibrate (default: $STRATA_MACHINE, else "
-                    "~/.cache/strata/machine.json, else uncalibrated defaults)");
+    add_machine_option(*cmd, o->machine, "Machine model");
     cmd->add_option("--memory-per-rank", o->memory_gb,
                     "Memory each rank may use, GB (default: the machine's / ranks per node)")
         ->check(positive());

@@ -34,4 +34,11 @@ planner::MachineModel load_machine(const std::string& path) {
     return planner::default_machine();
 }
 
+CLI::Option* add_machine_option(CLI::App& cmd, std::string& path, const std::string& use) {
+    return cmd.add_option("--machine", path,
+                          use +
+                              " (from strata calibrate; default: $STRATA_MACHINE, else "
+                              "~/.cache/strata/machine.json, else uncalibrated defaults)");
+}
+
 }  // namespace strata::app

@@ -1,8 +1,10 @@
 // Where `strata plan` and `strata train --plan auto` find the machine model and the partition
-// statistics cache when not told.
+// statistics cache when not told, and the --machine option both take.
 #pragma once
 
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "planner/machine_model.hpp"
 
@@ -15,5 +17,8 @@ namespace strata::app {
 /// `path` when given; else $STRATA_MACHINE; else strata_cache_dir()/machine.json if it exists;
 /// else planner::default_machine().
 [[nodiscard]] planner::MachineModel load_machine(const std::string& path);
+/// Adds --machine FILE (for load_machine) to `cmd`: its help is `use` followed by where the
+/// model comes from and load_machine's defaults, the same for every command that takes it.
+CLI::Option* add_machine_option(CLI::App& cmd, std::string& path, const std::string& use);
 
 }  // namespace strata::app

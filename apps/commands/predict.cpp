@@ -24,6 +24,7 @@
 #include "partition/distributed_load.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
+#include "src/comm/broadcast_string.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "training/checkpoint.hpp"
 
@@ -143,7 +144,7 @@ int run_predict(const PredictOptions& o) {
         checkpoint = load_checkpoint(o.checkpoint, checkpoint_path);
     }
     broadcast_checkpoint(checkpoint, comm, 0);
-    checkpoint_path = broadcast_text(comm, checkpoint_path);
+    broadcast_string(comm, checkpoint_path, 0);
 
     // The same input as training: same in-memory partitioning of a .h5 by default (any K works).
     LocalPart part = load_local_part(o.data, comm,

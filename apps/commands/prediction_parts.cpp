@@ -13,6 +13,7 @@
 
 #include "datasets/h5_file.hpp"
 #include "src/base/error.hpp"
+#include "src/comm/broadcast_string.hpp"
 
 namespace fs = std::filesystem;
 
@@ -71,15 +72,6 @@ void write_index(const std::string& path, const PredictionsMeta& meta,
 
 }  // namespace
 
-std::string broadcast_text(Communicator& comm, const std::string& text) {
-    std::array<std::int64_t, 1> size{static_cast<std::int64_t>(text.size())};
-    comm.broadcast(std::as_writable_bytes(std::span<std::int64_t>(size)), 0);
-    std::string copy =
-        comm.rank() == 0 ? text : std::string(static_cast<std::size_t>(size[0]), ' ');
-    comm.broadcast(std::as_writable_bytes(std::span<char>(copy.data(), copy.size())), 0);
-    return copy;
-}
-
 std::string prediction_part_name(int rank) {
     std::array<char, 32> name{};
     std::snprintf(name.data(), name.size(), "part-%05d.h5", rank);
@@ -100,8 +92,8 @@ void write_prediction_parts(Communicator& comm, std::unique_ptr<AtomicOutput>& o
         }
     }
     // An empty path tells the other ranks that rank 0 could not create the directory.
-    const std::string dir =
-        broadcast_text(comm, root && error.empty() ? out->temp_path().string() : std::string());
+    std::string dir = root && error.empty() ? out->temp_path().string() : std::string();
+    broadcast_string(comm, dir, 0);
     if (!dir.empty()) {
         try {
             write_part((fs::path(dir) / prediction_part_name(comm.rank())).string(), comm.rank(),

@@ -36,9 +36,6 @@ struct PredictionRows {
     const HostMatrix* embeddings = nullptr;  ///< nullptr without --embeddings
 };
 
-/// Rank 0's `text` on every rank. Collective.
-[[nodiscard]] std::string broadcast_text(Communicator& comm, const std::string& text);
-
 /// "part-00003.h5".
 [[nodiscard]] std::string prediction_part_name(int rank);
 

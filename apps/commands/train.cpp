@@ -17,7 +17,6 @@
 #include "apps/commands/device_options.hpp"
 #include "apps/commands/model_options.hpp"
 #include "apps/commands/plan_defaults.hpp"
-#include "apps/commands/prediction_parts.hpp"
 #include "apps/commands/train_report.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/model_inputs.hpp"
@@ -31,6 +30,7 @@
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
 #include "src/base/timer.hpp"
+#include "src/comm/broadcast_string.hpp"
 #include "src/comm/make_communicator.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/pipeline_executor.hpp"
@@ -233,7 +233,7 @@ std::string apply_plan(const ModelSpec& spec, TrainOptions& o, Communicator& com
         chosen = layout.parallel + " " + layout.recompute + " " + std::to_string(layout.stages) +
                  " " + std::to_string(layout.ways) + " " + std::to_string(layout.chunks);
     }
-    chosen = broadcast_text(comm, chosen);
+    broadcast_string(comm, chosen, 0);
     std::istringstream fields(chosen);
     int stages = 0;
     int ways = 0;
@@ -695,8 +695,7 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                     "auto: plan this run (strata plan for the launched rank count) and use the "
                     "recommended --parallel and --recompute (or --stages/--ways/--chunks for "
                     "the pipeline); FILE: take them from strata plan --json's output");
-    cmd->add_option("--machine", o->machine,
-                    "--plan auto: the machine model (default: as strata plan)")
+    add_machine_option(*cmd, o->machine, "--plan auto: the machine model")
         ->needs(cmd->get_option("--plan"));
     cmd->add_flag("--quiet", o->quiet, "Print only the final line");
     cmd->add_flag("--profile", o->profile,

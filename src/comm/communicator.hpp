@@ -64,6 +64,18 @@ public:
     virtual void wait_all() = 0;
 };
 
+/// What one rank received in an all_to_all: the block from rank s is
+/// bytes[offsets[s], offsets[s + 1]).
+struct ReceivedBlocks {
+    std::vector<std::byte> bytes;
+    std::vector<std::size_t> offsets;  ///< size() + 1
+
+    [[nodiscard]] std::span<const std::byte> from(int rank) const {
+        const auto r = static_cast<std::size_t>(rank);
+        return std::span<const std::byte>(bytes).subspan(offsets[r], offsets[r + 1] - offsets[r]);
+    }
+};
+
 /// A reduction in flight (e.g. the weight-gradient all-reduce overlapping backward).
 class Reduction {
 public:
@@ -99,6 +111,18 @@ public:
     /// also 0); the other ranks return an empty vector. Host memory.
     [[nodiscard]] virtual std::vector<std::byte> gather(std::span<const std::byte> data,
                                                         int root) = 0;
+    /// Collective, host memory: send[send_offsets[d], send_offsets[d + 1]) goes to rank d (this
+    /// rank included); returns the blocks sent to this rank, in source-rank order. send_offsets:
+    /// size() + 1 non-decreasing byte offsets from 0 to send.size(); blocks may be empty or of
+    /// any size (64-bit counts, messages split by message_chunks). Throws strata::Error on bad
+    /// offsets (check_all_to_all). Stats: as the calls it makes count them (MpiCommunicator:
+    /// send.size() as a collective).
+    /// The default runs size() rounds of gather(), one per destination d (the block sizes, then
+    /// the blocks, to root d), so that every communicator has it; MpiCommunicator overrides it
+    /// with one round of point-to-point messages. Meant for loading and setup (the rows of a
+    /// graph, the reverse edges of a slice), not for per-epoch traffic.
+    [[nodiscard]] virtual ReceivedBlocks all_to_all(std::span<const std::byte> send,
+                                                    std::span<const std::size_t> send_offsets);
     virtual void barrier() = 0;
 
     /// Bounds every later wait for other ranks: a rank that waits more than `seconds` for one

@@ -1,5 +1,7 @@
-// check_exchange: pattern and buffer validation shared by the communicators.
+// check_exchange, check_all_to_all: argument validation shared by the communicators.
 #include "src/comm/exchange_check.hpp"
+
+#include <algorithm>
 
 #include "src/base/error.hpp"
 
@@ -46,6 +48,14 @@ void check_exchange(const ExchangePattern& pattern, ConstMatrixView send, Matrix
                  " x ", send.cols, " has no data");
     STRATA_CHECK(recv.size() == 0 || recv.data != nullptr, "exchange: recv matrix of ", recv.rows,
                  " x ", recv.cols, " has no data");
+}
+
+void check_all_to_all(std::size_t send_bytes, std::span<const std::size_t> send_offsets, int size) {
+    STRATA_CHECK(send_offsets.size() == static_cast<std::size_t>(size) + 1 &&
+                     send_offsets.front() == 0 && send_offsets.back() == send_bytes &&
+                     std::is_sorted(send_offsets.begin(), send_offsets.end()),
+                 "all_to_all: send offsets must be ", size + 1, " non-decreasing values from 0 to ",
+                 send_bytes, " (got ", send_offsets.size(), " values)");
 }
 
 }  // namespace strata

@@ -39,6 +39,10 @@ public:
                                                 int root) override {
         return inner_->gather(data, root);
     }
+    [[nodiscard]] ReceivedBlocks all_to_all(std::span<const std::byte> send,
+                                            std::span<const std::size_t> send_offsets) override {
+        return inner_->all_to_all(send, send_offsets);
+    }
     void barrier() override { inner_->barrier(); }
     void set_wait_limit(double seconds) override { inner_->set_wait_limit(seconds); }
     [[nodiscard]] bool needs_progress() const override { return inner_->needs_progress(); }

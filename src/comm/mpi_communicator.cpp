@@ -24,6 +24,8 @@ namespace {
 constexpr int exchange_tag = 1701;
 /// gather()'s messages, apart from any exchange in flight.
 constexpr int gather_tag = 1702;
+/// all_to_all()'s messages, likewise.
+constexpr int all_to_all_tag = 1703;
 
 /// Registers an in-flight object with its communicator's list for its lifetime.
 class Registration {
@@ -474,6 +476,58 @@ std::vector<std::byte> MpiCommunicator::gather(std::span<const std::byte> data, 
         first += bytes;
     }
     return all;
+}
+
+ReceivedBlocks MpiCommunicator::all_to_all(std::span<const std::byte> send,
+                                           std::span<const std::size_t> send_offsets) {
+    check_all_to_all(send.size(), send_offsets, size_);
+    const ScopedTimer timer(stats_.wait_seconds);
+    const auto p = static_cast<std::size_t>(size_);
+    const auto me = static_cast<std::size_t>(rank_);
+    std::vector<std::int64_t> send_counts(p);
+    for (std::size_t q = 0; q < p; ++q) {
+        send_counts[q] = static_cast<std::int64_t>(send_offsets[q + 1] - send_offsets[q]);
+    }
+    std::vector<std::int64_t> recv_counts(p);
+    MPI_Request request = MPI_REQUEST_NULL;
+    STRATA_MPI_CHECK(MPI_Ialltoall(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1,
+                                   MPI_INT64_T, comm_, &request));
+    STRATA_MPI_CHECK(waiter_.wait(request, collective_peer, "all_to_all (sizes)"));
+    stats_.count_collective(send.size());
+    ReceivedBlocks received;
+    received.offsets.assign(p + 1, 0);
+    for (std::size_t q = 0; q < p; ++q) {
+        received.offsets[q + 1] = received.offsets[q] + static_cast<std::size_t>(recv_counts[q]);
+    }
+    received.bytes.resize(received.offsets.back());
+    std::copy_n(send.begin() + static_cast<std::ptrdiff_t>(send_offsets[me]), send_counts[me],
+                received.bytes.begin() + static_cast<std::ptrdiff_t>(received.offsets[me]));
+
+    const std::size_t max_count = max_message_elements(max_message_bytes_, 1);
+    std::vector<MPI_Request> requests;
+    std::vector<int> peers;  // the rank each request waits for
+    // start(q, piece, request) for every piece of every block from (to) another rank q.
+    const auto post = [&](const std::vector<std::int64_t>& counts, auto&& start) {
+        for (int q = 0; q < size_; ++q) {
+            const auto at = static_cast<std::size_t>(q);
+            for (const MessageChunk& c :
+                 message_chunks(q == rank_ ? 0 : static_cast<std::size_t>(counts[at]), max_count)) {
+                requests.push_back(MPI_REQUEST_NULL);
+                peers.push_back(q);
+                start(at, c, requests.back());
+            }
+        }
+    };
+    post(recv_counts, [&](std::size_t q, const MessageChunk& c, MPI_Request& piece) {
+        STRATA_MPI_CHECK(MPI_Irecv(received.bytes.data() + received.offsets[q] + c.offset, c.count,
+                                   MPI_BYTE, static_cast<int>(q), all_to_all_tag, comm_, &piece));
+    });
+    post(send_counts, [&](std::size_t q, const MessageChunk& c, MPI_Request& piece) {
+        STRATA_MPI_CHECK(MPI_Isend(send.data() + send_offsets[q] + c.offset, c.count, MPI_BYTE,
+                                   static_cast<int>(q), all_to_all_tag, comm_, &piece));
+    });
+    STRATA_MPI_CHECK(waiter_.wait_all(requests, peers, "all_to_all"));
+    return received;
 }
 
 void MpiCommunicator::set_wait_limit(double seconds) {

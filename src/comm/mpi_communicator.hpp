@@ -96,6 +96,11 @@ public:
     /// each (no int overflow for gathers beyond 2 GiB). Stats: each rank counts its own
     /// contribution, as for the all-reduces.
     [[nodiscard]] std::vector<std::byte> gather(std::span<const std::byte> data, int root) override;
+    /// The block sizes by MPI_Ialltoall (int64), then one round of MPI_Irecv/MPI_Isend of at
+    /// most max_message_bytes() each (message_chunks; this rank's own block is copied), on a tag
+    /// of its own so that it never matches an exchange. Stats: send.size() as a collective.
+    [[nodiscard]] ReceivedBlocks all_to_all(std::span<const std::byte> send,
+                                            std::span<const std::size_t> send_offsets) override;
     /// Adds wait time only.
     void barrier() override;
 
@@ -105,10 +110,10 @@ public:
     void set_wait_limit(double seconds) override;
     [[nodiscard]] double wait_limit() const { return waiter_.limit(); }
 
-    /// Largest single MPI message of gather(), broadcast() and the all-reduces (1 GiB; a larger
-    /// buffer goes as several messages of at most this many bytes and INT_MAX elements,
-    /// message_chunks); smaller values are for tests. Exchanges count rows of a row datatype
-    /// instead (always an int count).
+    /// Largest single MPI message of gather(), all_to_all(), broadcast() and the all-reduces:
+    /// 1 GiB; a larger buffer goes as several messages of at most this many bytes and INT_MAX
+    /// elements (message_chunks); smaller values are for tests. Exchanges count rows of a row
+    /// datatype instead (always an int count).
     [[nodiscard]] std::size_t max_message_bytes() const { return max_message_bytes_; }
     void set_max_message_bytes(std::size_t bytes);
 

@@ -1,6 +1,7 @@
 // distribute_parts on every rank equals build_local_part on the whole graph, bit for bit: Cora
 // and a weighted directed graph (unsorted rows, duplicates, self loops, empty rows), block and
-// random partitions, K = P parts and K = P + 2 (several parts per rank), two splits; the parallel
+// random partitions, K = P parts and K = P + 2 (several parts per rank), two splits, through
+// MpiCommunicator's all_to_all and (the small graph) the default gather rounds; the parallel
 // partition writer against the serial one; the one-line errors. Run under mpirun with 1 to 5 ranks.
 #include <filesystem>
 #include <string>
@@ -17,6 +18,7 @@
 #include "tests/partition/checks.hpp"
 #include "tests/partition/fixtures.hpp"
 #include "tests/support/all_ranks.hpp"
+#include "tests/support/gather_all_to_all.hpp"
 #include "tests/support/graphs.hpp"
 
 #include <unistd.h>
@@ -28,7 +30,7 @@ using Catch::Matchers::Contains;
 
 /// Every rank's parts from its slice, compared with build_local_part; returns the first
 /// difference (empty: all equal) on this rank.
-std::string compare(const GraphDataset& graph, const Partition& partition, MpiCommunicator& comm,
+std::string compare(const GraphDataset& graph, const Partition& partition, Communicator& comm,
                     std::size_t batch_bytes) {
     const std::vector<global_id> offsets = slice_offsets(graph.num_vertices(), comm.size());
     const GraphSlice slice = slice_of(graph, offsets, comm.rank());
@@ -55,33 +57,44 @@ std::string compare(const GraphDataset& graph, const Partition& partition, MpiCo
     return k == parts.size() ? "" : "extra parts";
 }
 
-void check_all(const GraphDataset& graph, std::uint64_t seed, std::size_t small_batch) {
-    MpiCommunicator comm;
-    const int size = comm.size();
-    for (const int k : {size, size + 2}) {
-        for (const bool random : {false, true}) {
-            const Partition partition = random ? partition_random(graph.num_vertices(), k, seed)
-                                               : partition_block(graph.num_vertices(), k);
-            // One batch, and batches of a few rows (a different count on every rank).
-            for (const std::size_t batch : {default_batch_bytes, small_batch}) {
-                INFO(graph.name << ": " << k << " parts, " << (random ? "random" : "block")
-                                << ", batches of " << batch << " bytes");
-                const std::string why = compare(graph, partition, comm, batch);
-                INFO(why);
-                CHECK(test::all_ranks(why.empty()));
+/// `gathers`: also through Communicator's default all_to_all (gather rounds), not only
+/// MpiCommunicator's point-to-point one.
+void check_all(const GraphDataset& graph, std::uint64_t seed, std::size_t small_batch,
+               bool gathers) {
+    MpiCommunicator mpi;
+    test::GatherAllToAll gather_comm(mpi);
+    const int size = mpi.size();
+    for (const bool via_gathers : {false, true}) {
+        if (via_gathers && !gathers) {
+            continue;
+        }
+        Communicator& comm = via_gathers ? static_cast<Communicator&>(gather_comm) : mpi;
+        for (const int k : {size, size + 2}) {
+            for (const bool random : {false, true}) {
+                const Partition partition = random ? partition_random(graph.num_vertices(), k, seed)
+                                                   : partition_block(graph.num_vertices(), k);
+                // One batch, and batches of a few rows (a different count on every rank).
+                for (const std::size_t batch : {default_batch_bytes, small_batch}) {
+                    INFO(graph.name << ": " << k << " parts, " << (random ? "random" : "block")
+                                    << ", batches of " << batch << " bytes"
+                                    << (via_gathers ? ", gather rounds" : ""));
+                    const std::string why = compare(graph, partition, comm, batch);
+                    INFO(why);
+                    CHECK(test::all_ranks(why.empty()));
+                }
             }
         }
     }
 }
 
 TEST_CASE("distribute_parts equals build_local_part on Cora", "[distribute]") {
-    check_all(test::cora(), 7, std::size_t{400} << 10);  // about 70 rows a batch
+    check_all(test::cora(), 7, std::size_t{400} << 10, false);  // about 70 rows a batch
 }
 
 TEST_CASE("distribute_parts equals build_local_part on a weighted directed graph", "[distribute]") {
     GraphDataset graph = test::weighted_directed_graph(431, 3, /*dyadic=*/false);
     test::add_second_split(graph);
-    check_all(graph, 11, 700);  // about 6 rows a batch
+    check_all(graph, 11, 700, true);  // about 6 rows a batch
 }
 
 TEST_CASE("slice owners equal the whole block and random partitions' rows", "[distribute]") {

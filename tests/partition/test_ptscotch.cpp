@@ -1,5 +1,6 @@
 // The distributed partitioner under mpirun (1..4 ranks): the symmetric slice adjacency equals the
-// serial METIS graph's rows, the large-count all-to-all splits its messages, and PT-Scotch gives a
+// serial METIS graph's rows (through both all_to_all implementations, the point-to-point one in
+// pieces of a few values), and PT-Scotch gives a
 // valid, deterministic K-way partition for K = 1..8 (K != P) with a cut far below random.
 #include <algorithm>
 #include <cstdint>
@@ -17,9 +18,9 @@
 #include "partition/ptscotch_partitioner.hpp"
 #include "partition/symmetric_slice.hpp"
 #include "src/base/error.hpp"
-#include "src/comm/mpi_alltoallv.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "tests/support/all_ranks.hpp"
+#include "tests/support/gather_all_to_all.hpp"
 #include "tests/support/graphs.hpp"
 
 using namespace strata;
@@ -56,60 +57,36 @@ std::int64_t cut_of(const MetisGraph& g, const std::vector<int>& owner) {
 
 }  // namespace
 
-TEST_CASE("alltoallv_int64 delivers every run, split into many small messages",
-          "[partition][mpi]") {
-    MpiCommunicator comm;
-    comm.set_max_message_bytes(24);  // 3 values per message
-    const int p = comm.size();
-    const int r = comm.rank();
-    // Rank r sends q + 1 values (r * 100 + q, ...) to rank q.
-    std::vector<std::int64_t> send;
-    std::vector<std::int64_t> offsets{0};
-    for (int q = 0; q < p; ++q) {
-        for (int i = 0; i <= q; ++i) {
-            send.push_back(r * 100 + q * 10 + i);
-        }
-        offsets.push_back(static_cast<std::int64_t>(send.size()));
-    }
-    const AlltoallvResult got = alltoallv_int64(comm, send, offsets);
-    bool ok = got.offsets.size() == static_cast<std::size_t>(p) + 1;
-    for (int q = 0; ok && q < p; ++q) {
-        ok = got.offsets[static_cast<std::size_t>(q) + 1] -
-                 got.offsets[static_cast<std::size_t>(q)] ==
-             r + 1;
-        for (int i = 0; ok && i <= r; ++i) {
-            ok = got.values[static_cast<std::size_t>(got.offsets[static_cast<std::size_t>(q)] +
-                                                     i)] == q * 100 + r * 10 + i;
-        }
-    }
-    CHECK(ok);
-    REQUIRE(all_ranks(ok));
-    REQUIRE_THROWS_WITH(alltoallv_int64(comm, send, std::vector<std::int64_t>{0}),
-                        Catch::Contains("send offsets must be"));
-}
-
 TEST_CASE("symmetric_adjacency equals the serial METIS graph's rows", "[partition][mpi]") {
-    MpiCommunicator comm;
-    for (const bool cora : {false, true}) {
-        const GraphDataset g =
-            cora ? read_graph(cora_path) : test::weighted_directed_graph(500, 3, false);
-        const MetisGraph reference = build_metis_graph(g, MetisOptions{});
-        const auto offsets = slice_offsets(g.num_vertices(), comm.size());
-        const GraphSlice slice = slice_of(g, offsets, comm.rank());
-        const SliceAdjacency adj = symmetric_adjacency(slice, comm);
-        bool ok = adj.indptr.size() == static_cast<std::size_t>(slice.num_local()) + 1;
-        for (global_id i = 0; ok && i < slice.num_local(); ++i) {
-            const auto v = static_cast<std::size_t>(slice.first() + i);
-            const std::vector<std::int64_t> want(reference.adjncy.begin() + reference.xadj[v],
-                                                 reference.adjncy.begin() + reference.xadj[v + 1]);
-            const std::vector<std::int64_t> got(
-                adj.indices.begin() + adj.indptr[static_cast<std::size_t>(i)],
-                adj.indices.begin() + adj.indptr[static_cast<std::size_t>(i) + 1]);
-            ok = want == got;
+    MpiCommunicator mpi;
+    test::GatherAllToAll gathers(mpi);
+    for (const int how : {0, 1, 2}) {
+        // 0: MpiCommunicator's point-to-point all_to_all; 1: the same in messages of 3 values;
+        // 2: Communicator's default (gather rounds).
+        mpi.set_max_message_bytes(how == 1 ? 24 : std::size_t{1} << 30);
+        Communicator& comm = how == 2 ? static_cast<Communicator&>(gathers) : mpi;
+        for (const bool cora : {false, true}) {
+            const GraphDataset g =
+                cora ? read_graph(cora_path) : test::weighted_directed_graph(500, 3, false);
+            const MetisGraph reference = build_metis_graph(g, MetisOptions{});
+            const auto offsets = slice_offsets(g.num_vertices(), comm.size());
+            const GraphSlice slice = slice_of(g, offsets, comm.rank());
+            const SliceAdjacency adj = symmetric_adjacency(slice, comm);
+            bool ok = adj.indptr.size() == static_cast<std::size_t>(slice.num_local()) + 1;
+            for (global_id i = 0; ok && i < slice.num_local(); ++i) {
+                const auto v = static_cast<std::size_t>(slice.first() + i);
+                const std::vector<std::int64_t> want(
+                    reference.adjncy.begin() + reference.xadj[v],
+                    reference.adjncy.begin() + reference.xadj[v + 1]);
+                const std::vector<std::int64_t> got(
+                    adj.indices.begin() + adj.indptr[static_cast<std::size_t>(i)],
+                    adj.indices.begin() + adj.indptr[static_cast<std::size_t>(i) + 1]);
+                ok = want == got;
+            }
+            INFO((cora ? "cora" : "weighted directed") << ", all_to_all " << how);
+            CHECK(ok);
+            REQUIRE(all_ranks(ok));
         }
-        INFO((cora ? "cora" : "weighted directed"));
-        CHECK(ok);
-        REQUIRE(all_ranks(ok));
     }
 }
 

@@ -1,0 +1,45 @@
+// Communicator::all_to_all's default: P rounds of gather(), one per destination rank.
+#include "src/comm/communicator.hpp"
+
+#include <cstring>
+#include <utility>
+
+#include "src/base/error.hpp"
+#include "src/comm/exchange_check.hpp"
+
+namespace strata {
+
+ReceivedBlocks Communicator::all_to_all(std::span<const std::byte> send,
+                                        std::span<const std::size_t> send_offsets) {
+    const int p = size();
+    check_all_to_all(send.size(), send_offsets, p);
+    ReceivedBlocks received;
+    for (int d = 0; d < p; ++d) {
+        const auto at = static_cast<std::size_t>(d);
+        const std::span<const std::byte> block =
+            send.subspan(send_offsets[at], send_offsets[at + 1] - send_offsets[at]);
+        const auto bytes = static_cast<std::int64_t>(block.size());
+        const std::vector<std::byte> sizes =
+            gather(std::as_bytes(std::span<const std::int64_t>(&bytes, 1)), d);
+        std::vector<std::byte> all = gather(block, d);
+        if (d != rank()) {
+            continue;
+        }
+        STRATA_CHECK(sizes.size() == static_cast<std::size_t>(p) * sizeof(std::int64_t),
+                     "all_to_all: rank ", d, " gathered ", sizes.size(), " size bytes from ", p,
+                     " ranks");
+        received.offsets.assign(1, 0);
+        for (int s = 0; s < p; ++s) {
+            std::int64_t from_s = 0;
+            std::memcpy(&from_s, sizes.data() + static_cast<std::size_t>(s) * sizeof(from_s),
+                        sizeof(from_s));
+            received.offsets.push_back(received.offsets.back() + static_cast<std::size_t>(from_s));
+        }
+        STRATA_CHECK(received.offsets.back() == all.size(), "all_to_all: rank ", d, " received ",
+                     all.size(), " bytes, the senders announced ", received.offsets.back());
+        received.bytes = std::move(all);
+    }
+    return received;
+}
+
+}  // namespace strata
