@@ -6,6 +6,7 @@
 
 #include "datasets/adjacency.hpp"
 #include "src/base/error.hpp"
+#include "src/base/release.hpp"
 #include "src/comm/mpi_alltoallv.hpp"
 
 namespace strata {
@@ -55,8 +56,7 @@ SliceAdjacency symmetric_adjacency(const GraphSlice& slice, Communicator& comm) 
         }
     }
     AlltoallvResult received = alltoallv_int64(*mpi, send, send_offsets);
-    send = {};
-    send.shrink_to_fit();
+    release(send);
 
     // Row sizes: stored in-edges without loops, plus received reverse edges.
     SliceAdjacency adj;
