@@ -14,6 +14,7 @@
 #include "partition/local_blocks.hpp"
 #include "partition/local_limits.hpp"
 #include "src/base/error.hpp"
+#include "src/base/release.hpp"
 
 namespace strata {
 namespace {
@@ -281,7 +282,7 @@ void assemble(PartRows& part) {
         part.features.insert(part.features.end(), seg.features.begin(), seg.features.end());
         seg = RowSegment{};
     }
-    part.from = {};
+    release(part.from);
 }
 
 /// The columns of `part`'s rows owned by other parts, grouped by owner (ascending), original
@@ -496,8 +497,8 @@ LocalGraph local_graph(PartRows& rows, const Partition& partition,
         const auto j = static_cast<std::size_t>(group_of[static_cast<std::size_t>(q)]);
         local[k] = group_column[j] + static_cast<index_t>(position(rows.halo[j].second, u, q));
     }
-    rows.cols = {};  // 8 bytes per entry, no longer needed: lowers the load's peak
-    rows.halo = {};
+    release(rows.cols);  // 8 bytes per entry, no longer needed: lowers the load's peak
+    release(rows.halo);
     LocalBlocks blocks = split_local_rows(g.num_owned, g.pattern.recv_offsets, rows.row_ptr,
                                           local.data(), rows.values.data(), {});
     g.inner = std::move(blocks.inner);
@@ -551,7 +552,7 @@ Partition gather_owners(const GraphSlice& slice, std::span<const int> slice_owne
                      " owners gathered for ", slice.num_vertices, " vertices");
         std::copy(all.begin(), all.end(), owners.begin());
     }
-    all = {};
+    release(all);
     comm.broadcast(owners, 0);
     validate_partition(partition, slice.num_vertices, "distribute_parts: owners");
     return partition;

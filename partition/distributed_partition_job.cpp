@@ -79,8 +79,8 @@ PartitionReport run_distributed_partition_job(const PartitionJob& job, Communica
              " slices by rows + edges)");
     const std::vector<global_id> offsets = slice_offsets(job.data_path, p);
     std::int64_t bytes_read = 0;
-    const GraphSlice slice = read_graph_slice(job.data_path, offsets, comm.rank(),
-                                              {.vertex_data = false, .bytes_read = &bytes_read});
+    GraphSlice slice = read_graph_slice(job.data_path, offsets, comm.rank(),
+                                        {.vertex_data = false, .bytes_read = &bytes_read});
     STRATA_CHECK(job.num_parts <= std::max<global_id>(slice.num_vertices, 1), job.data_path,
                  ": cannot split ", slice.num_vertices, " vertices into ", job.num_parts,
                  " parts (--parts must be <= vertices)");
@@ -89,8 +89,11 @@ PartitionReport run_distributed_partition_job(const PartitionJob& job, Communica
     announce("ptscotch: SCOTCH_dgraphPart, " + std::to_string(slice.num_vertices) + " vertices, " +
              std::to_string(slice.num_edges) + " stored edges, K=" + std::to_string(job.num_parts) +
              " on " + std::to_string(p) + " processes");
+    const std::int64_t rows = slice.num_local();
+    const std::int64_t edges = slice.indptr.back();
+    // The slice's edges are freed once the symmetric graph is built (PT-Scotch's input).
     const std::vector<int> owners = partition_ptscotch(
-        slice, job.num_parts,
+        std::move(slice), job.num_parts,
         PtScotchOptions{.seed = job.seed, .balance_edges = job.balance[0] == "edges"}, comm);
     end_phase("ptscotch", true);
     const std::int64_t partition_peak = peak_rss_bytes();
@@ -98,8 +101,6 @@ PartitionReport run_distributed_partition_job(const PartitionJob& job, Communica
     // The parts: every process re-reads its slice, now with the vertex data (after PT-Scotch,
     // whose memory is gone), sends each row to its part (distribute_parts: part p is built on
     // process p % P) and writes the part files it holds, in parallel.
-    const std::int64_t rows = slice.num_local();
-    const std::int64_t edges = slice.indptr.back();
     {
         std::string checksum = comm.rank() == 0 ? source_identity(job.data_path) : std::string();
         broadcast_string(comm, checksum, 0);

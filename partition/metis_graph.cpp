@@ -9,6 +9,7 @@
 #include "partition/metis_partitioner.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
+#include "src/base/release.hpp"
 #include "src/base/unique.hpp"
 
 namespace strata {
@@ -174,8 +175,8 @@ void symmetrize_general(const GraphDataset& graph, const std::string& what, Meti
                      "--method random or block)");
         out.xadj[v + 1] = static_cast<std::int32_t>(total);
     }
-    offsets = {};
-    unique_count = {};
+    release(offsets);
+    release(unique_count);
     adjncy.resize(static_cast<std::size_t>(total));
     adjncy.shrink_to_fit();
     out.adjncy = std::move(adjncy);

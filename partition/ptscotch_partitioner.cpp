@@ -3,14 +3,17 @@
 // that includes ptscotch.h.
 #include "partition/ptscotch_partitioner.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #include <mpi.h>
 // The scotch-int64 variant's headers (cmake/FindPTScotch.cmake puts their folder on the path).
 #include "partition/symmetric_slice.hpp"
 #include "src/base/error.hpp"
+#include "src/base/release.hpp"
 #include "src/comm/mpi_communicator.hpp"
 
 #include <ptscotch.h>
@@ -80,8 +83,36 @@ private:
 
 }  // namespace
 
-std::vector<int> partition_ptscotch(const GraphSlice& slice, int num_parts,
-                                    const PtScotchOptions& options, Communicator& comm) {
+namespace {
+
+/// The sequential bipartitioning strategy of SCOTCH_stratDgraphMapBuild (Scotch 7.0,
+/// SCOTCH_STRATDEFAULT): the better of two multilevel runs down to 80 vertices (greedy graph
+/// growing, then Fiduccia-Mattheyses on a band around the frontier while uncoarsening).
+std::string sequential_bipartition(const std::string& bal) {
+    const std::string fm = "f{bal=" + bal + ",move=80}";
+    const std::string ml =
+        "m{vert=80,low=h{pass=10}" + fm + ",asc=b{bnd=(d{pass=40}|)" + fm + ",org=" + fm + "}}";
+    return "(" + ml + "|" + ml + ")";
+}
+
+}  // namespace
+
+std::string ptscotch_strategy(int processes, double imbalance) {
+    char bal[32];
+    std::snprintf(bal, sizeof(bal), "%f", imbalance);
+    const std::string seq = sequential_bipartition(bal);
+    const std::string refine = "q{strat=f}x{bal=" + std::string(bal) + "}";
+    const std::string vert = std::to_string(std::max(processes, 1) * 1000);
+    return std::string("r{bal=") + bal + ",sep=m{vert=" + vert + ",asc=b{bnd=(d{pass=40}|)" +
+           refine + ",org=" + refine + "},low=q{strat=" + seq + "},seq=q{strat=" + seq +
+           "}},seq=r{bal=" + bal + ",poli=S,sep=" + seq + "}}";
+}
+
+namespace {
+
+/// The checks both overloads make; returns the MPI communicator.
+MpiCommunicator& checked_comm(const GraphSlice& slice, int num_parts,
+                              const PtScotchOptions& options, Communicator& comm) {
     auto* mpi = dynamic_cast<MpiCommunicator*>(&comm);
     STRATA_CHECK(mpi != nullptr, "PT-Scotch: needs an MPI communicator");
     STRATA_CHECK(SCOTCH_numSizeof() == static_cast<int>(sizeof(SCOTCH_Num)),
@@ -94,28 +125,35 @@ std::vector<int> partition_ptscotch(const GraphSlice& slice, int num_parts,
     STRATA_CHECK(options.seed <= static_cast<std::uint64_t>(std::numeric_limits<SCOTCH_Num>::max()),
                  "PT-Scotch: seed ", options.seed, " exceeds ",
                  std::numeric_limits<SCOTCH_Num>::max());
-    const auto n = static_cast<std::size_t>(slice.num_local());
-    if (num_parts == 1) {
-        return std::vector<int>(n, 0);
-    }
-    SliceAdjacency adj = symmetric_adjacency(slice, comm);
+    return *mpi;
+}
+
+/// Vertex weights: none (every vertex 1), or 1 + stored in-degree with balance_edges.
+std::vector<SCOTCH_Num> vertex_weights(const GraphSlice& slice, const PtScotchOptions& options) {
     std::vector<SCOTCH_Num> weights;
     if (options.balance_edges) {
-        weights.resize(n);
-        for (std::size_t i = 0; i < n; ++i) {
+        weights.resize(static_cast<std::size_t>(slice.num_local()));
+        for (std::size_t i = 0; i < weights.size(); ++i) {
             weights[i] = 1 + slice.indptr[i + 1] - slice.indptr[i];
         }
     }
+    return weights;
+}
+
+/// SCOTCH_dgraphPart of the symmetric graph `adj` (its arrays are PT-Scotch's graph: not copied).
+std::vector<int> partition_symmetric(SliceAdjacency& adj, std::vector<SCOTCH_Num>& weights,
+                                     int num_parts, const PtScotchOptions& options,
+                                     MpiCommunicator& mpi) {
     // PT-Scotch's collectives run on the communicator's private duplicate: nothing else is in
     // flight on it during partitioning (MpiCommunicator's ordering contract).
-    ScotchDgraph graph(mpi->comm());
-    const auto num_local = static_cast<SCOTCH_Num>(n);
+    ScotchDgraph graph(mpi.comm());
+    const auto num_local = static_cast<SCOTCH_Num>(adj.indptr.size() - 1);
     const auto num_arcs = static_cast<SCOTCH_Num>(adj.indices.size());
     STRATA_CHECK(
         SCOTCH_dgraphBuild(graph.get(), 0, num_local, num_local, adj.indptr.data(),
                            adj.indptr.data() + 1, weights.empty() ? nullptr : weights.data(),
                            nullptr, num_arcs, num_arcs, adj.indices.data(), nullptr, nullptr) == 0,
-        "PT-Scotch: SCOTCH_dgraphBuild failed on rank ", comm.rank());
+        "PT-Scotch: SCOTCH_dgraphBuild failed on rank ", mpi.rank());
     if (options.check_graph) {
         STRATA_CHECK(SCOTCH_dgraphCheck(graph.get()) == 0,
                      "PT-Scotch: SCOTCH_dgraphCheck refused the distributed graph");
@@ -123,17 +161,48 @@ std::vector<int> partition_ptscotch(const GraphSlice& slice, int num_parts,
     // The graph seen through a seeded, deterministic context (declared after `graph`, which it
     // refers to, so destroyed before it).
     ScotchContext context(options.seed);
-    ScotchDgraph bound(mpi->comm());
+    ScotchDgraph bound(mpi.comm());
     STRATA_CHECK(SCOTCH_contextBindDgraph(context.get(), graph.get(), bound.get()) == 0,
                  "PT-Scotch: SCOTCH_contextBindDgraph failed");
     ScotchStrat strat;
-    STRATA_CHECK(SCOTCH_stratDgraphMapBuild(strat.get(), SCOTCH_STRATDEFAULT, comm.size(),
-                                            num_parts, options.imbalance) == 0,
-                 "PT-Scotch: SCOTCH_stratDgraphMapBuild failed");
-    std::vector<SCOTCH_Num> parts(n);
+    const std::string strategy = ptscotch_strategy(mpi.size(), options.imbalance);
+    STRATA_CHECK(SCOTCH_stratDgraphMap(strat.get(), strategy.c_str()) == 0,
+                 "PT-Scotch: SCOTCH_stratDgraphMap refused the strategy ", strategy);
+    std::vector<SCOTCH_Num> parts(static_cast<std::size_t>(num_local));
     STRATA_CHECK(SCOTCH_dgraphPart(bound.get(), num_parts, strat.get(), parts.data()) == 0,
                  "PT-Scotch: SCOTCH_dgraphPart failed (K = ", num_parts, ")");
     return std::vector<int>(parts.begin(), parts.end());
+}
+
+}  // namespace
+
+std::vector<int> partition_ptscotch(const GraphSlice& slice, int num_parts,
+                                    const PtScotchOptions& options, Communicator& comm) {
+    MpiCommunicator& mpi = checked_comm(slice, num_parts, options, comm);
+    if (num_parts == 1) {
+        return std::vector<int>(static_cast<std::size_t>(slice.num_local()), 0);
+    }
+    SliceAdjacency adj = symmetric_adjacency(slice, comm);
+    std::vector<SCOTCH_Num> weights = vertex_weights(slice, options);
+    return partition_symmetric(adj, weights, num_parts, options, mpi);
+}
+
+std::vector<int> partition_ptscotch(GraphSlice&& slice, int num_parts,
+                                    const PtScotchOptions& options, Communicator& comm) {
+    MpiCommunicator& mpi = checked_comm(slice, num_parts, options, comm);
+    std::vector<int> parts(static_cast<std::size_t>(slice.num_local()), 0);
+    std::vector<SCOTCH_Num> weights = vertex_weights(slice, options);
+    SliceAdjacency adj;
+    if (num_parts > 1) {
+        adj = symmetric_adjacency(slice, comm);
+    }
+    // The stored edges are not needed any more: PT-Scotch runs on `adj` alone.
+    release(slice.indices);
+    release(slice.edge_weight);
+    if (num_parts > 1) {
+        parts = partition_symmetric(adj, weights, num_parts, options, mpi);
+    }
+    return parts;
 }
 
 }  // namespace strata

@@ -8,6 +8,7 @@
 
 #include "datasets/adjacency.hpp"
 #include "src/base/error.hpp"
+#include "src/base/release.hpp"
 
 namespace strata {
 
@@ -59,8 +60,7 @@ SliceAdjacency symmetric_adjacency(const GraphSlice& slice, Communicator& comm) 
     }
     ReceivedBlocks received =
         comm.all_to_all(std::as_bytes(std::span<const std::int64_t>(send)), byte_offsets);
-    send = {};
-    send.shrink_to_fit();
+    release(send);
     // The received (u, v) pairs, read in place (no second copy of them).
     const std::size_t num_pairs = received.bytes.size() / (2 * sizeof(std::int64_t));
     const auto pair_value = [&](std::size_t k, int which) {

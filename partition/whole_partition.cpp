@@ -7,6 +7,7 @@
 #include "partition/local_part.hpp"
 #include "partition/partition_report.hpp"
 #include "src/base/error.hpp"
+#include "src/base/release.hpp"
 
 namespace strata {
 
@@ -99,8 +100,8 @@ WholePartition read_whole_partition(const std::string& dir) {
         a.indptr[v + 1] = a.indptr[v] + static_cast<std::int64_t>(columns[v].size());
         a.indices.insert(a.indices.end(), columns[v].begin(), columns[v].end());
         a.values.insert(a.values.end(), values[v].begin(), values[v].end());
-        columns[v] = {};
-        values[v] = {};
+        release(columns[v]);
+        release(values[v]);
     }
     graph.indptr = a.indptr;
     graph.indices = a.indices;

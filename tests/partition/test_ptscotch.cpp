@@ -156,3 +156,31 @@ TEST_CASE("PT-Scotch on a directed graph with loops and duplicates; its errors",
     REQUIRE_THROWS_WITH(partition_ptscotch(slice, 601, {}, comm),
                         Catch::Contains("cannot split 600 vertices into 601 parts"));
 }
+
+TEST_CASE("PT-Scotch from a slice it may empty: the same parts, the slice's edges freed",
+          "[partition][mpi]") {
+    MpiCommunicator comm;
+    const auto offsets = slice_offsets(cora_path, comm.size());
+    const GraphSlice slice =
+        read_graph_slice(cora_path, offsets, comm.rank(), {.vertex_data = false});
+    for (int k : {1, 2, 5}) {
+        const PtScotchOptions options{.seed = 7, .balance_edges = k == 5};
+        GraphSlice copy = slice;
+        const std::vector<int> parts = partition_ptscotch(std::move(copy), k, options, comm);
+        const bool same = parts == partition_ptscotch(slice, k, options, comm);
+        // NOLINTNEXTLINE(bugprone-use-after-move): the overload's documented remains
+        const bool emptied = copy.indices.capacity() == 0 && copy.edge_weight.capacity() == 0 &&
+                             copy.indptr == slice.indptr && copy.num_local() == slice.num_local();
+        INFO("K = " << k << " on " << comm.size() << " ranks");
+        CHECK(same);
+        CHECK(emptied);
+        REQUIRE(all_ranks(same && emptied));
+    }
+}
+
+TEST_CASE("ptscotch_strategy: the parallel coarsening threshold is 1000 P vertices",
+          "[partition]") {
+    const std::string two = ptscotch_strategy(2, 0.03);
+    CHECK(two.rfind("r{bal=0.030000,sep=m{vert=2000,", 0) == 0);
+    CHECK(ptscotch_strategy(4, 0.05).rfind("r{bal=0.050000,sep=m{vert=4000,", 0) == 0);
+}
