@@ -45,6 +45,7 @@ out=${TMPDIR:-/tmp}/strata-kill9.out
 check_kill() {  # check_kill WHAT [train flags...]
   local what=$1
   shift
+  : >"$out"  # not the last call's output, which already has an epoch 3 line
   STRATA_EPOCH_SLEEP_MS=30 timeout 120 "$mpiexec" -n 2 "$strata" train --data "$data/cora.h5" \
     --epochs 100000 --threads 1 "$@" >"$out" 2>&1 &
   local job=$! victim="" waited=0
