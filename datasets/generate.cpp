@@ -15,6 +15,7 @@
 #include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
 #include "src/base/error.hpp"
+#include "src/base/release.hpp"
 #include "src/device/counter_rng.hpp"
 
 namespace strata {
@@ -192,7 +193,7 @@ GraphDataset generate_graph(const GenerateOptions& o) {
                                  class_start[k]);
         }
     }
-    weight = {};
+    release(weight);
 
     // Undirected edge i: source by weight; destination by weight within the source's class
     // with probability H, else among all vertices.

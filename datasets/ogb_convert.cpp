@@ -16,6 +16,7 @@
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
 #include "src/base/memory_limit.hpp"
+#include "src/base/release.hpp"
 
 namespace fs = std::filesystem;
 
@@ -378,7 +379,7 @@ OgbConversion convert_ogb(const std::string& dir_name, const OgbConvertOptions& 
         STRATA_CHECK(slots[v] == g.indptr[v + 1], edges_path.string(),
                      ": the file changed since the counting pass");
     }
-    slots = {};
+    release(slots);
     s.duplicates_dropped = sort_and_dedup(g.indptr, g.indices);
     s.num_edges = g.num_edges();
 
