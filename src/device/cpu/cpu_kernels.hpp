@@ -30,7 +30,8 @@ void spmm_csr(const index_t* row_ptr, const index_t* col_idx, const float* value
 
 // --- dense linear algebra (cpu_blas.cpp, cpu_gather.cpp) ---------------------------------------
 
-/// Sets OpenBLAS's (process-wide) thread count if it differs from `threads`.
+/// Sets OpenBLAS's (process-wide) thread count: 1, since the caller's OpenMP team runs the GEMM
+/// blocks (cpu_blas.cpp); `threads` under STRATA_GEMM_THREADS=openblas (the ablation).
 void set_blas_threads(int threads);
 
 /// c = alpha op(a) op(b) + beta c with OpenBLAS.  op(a): m x k, op(b): k x n, c: m x n;
