@@ -20,6 +20,8 @@ public:
     SparseLinearOp(index_t in, index_t out, float weight_decay, const SparseLinearOptions& options);
 
     [[nodiscard]] OpKind kind() const override { return OpKind::linear; }
+    /// The input dropout's rate (0: none).
+    [[nodiscard]] float dropout() const { return options_.dropout; }
     [[nodiscard]] std::string describe() const override;
     [[nodiscard]] int num_inputs() const override { return 1; }
     [[nodiscard]] index_t output_cols(std::span<const index_t> input_cols) const override;

@@ -36,7 +36,7 @@ public:
     /// The evaluation's metrics pass over the logits (softmax, loss and accuracy on every row):
     /// as the loss step.
     [[nodiscard]] double metrics(EpochTerms& terms) const {
-        const double t = rows() * cols(graph_.output()) * 12.0 / bandwidth();
+        const double t = loss_seconds();
         terms.elementwise_s += t;
         return t;
     }
@@ -48,6 +48,10 @@ public:
                                     Phase phase = Phase::all) const {
         double busy = 0.0;
         double wait = 0.0;
+        // The training schedule has the loss step; the evaluation's has none (no dropout).
+        const bool training =
+            std::any_of(schedule.steps.begin(), schedule.steps.end(),
+                        [](const PlanStep& s) { return s.kind == StepKind::loss; });
         for (const PlanStep& step : schedule.steps) {
             if (step.kind == StepKind::loss ? !loss
                                             : step.node < first || (end >= 0 && step.node >= end)) {
@@ -60,7 +64,7 @@ public:
             terms.steps_s += rates_.step_s;
             busy += rates_.step_s;
             if (step.kind == StepKind::loss) {
-                const double t = rows() * cols(graph_.output()) * 12.0 / bandwidth();
+                const double t = loss_seconds();
                 terms.elementwise_s += t;
                 busy += t;
                 continue;
@@ -77,23 +81,33 @@ public:
                 terms.spmm_s += t;
                 terms.exposed_s += w;
             }
-            if (kind == OpKind::linear &&
-                dynamic_cast<const SparseLinearOp*>(node.op.get()) != nullptr) {
+            const auto* sparse = dynamic_cast<const SparseLinearOp*>(node.op.get());
+            if (kind == OpKind::linear && sparse != nullptr) {
                 // y = dropout(x) W, x sparse: an SpMM over the rank's feature non-zeros at
-                // width `out` (backward: dW = dropout(x)ᵀ dy; no dx, x is an input), the
-                // dropout rewriting each stored value (x and xᵀ copies: 12 bytes per entry).
+                // width `out`, gathering rows of W (in x out); backward dW = dropout(x)ᵀ dy
+                // gathering rows of dy, no dx (x is an input). In training both regenerate the
+                // dropout: copy the values, a hash per entry (backward also gathers them into
+                // xᵀ: 12 bytes per entry in all).
                 const double entries = static_cast<double>(rank_.feature_nnz);
-                const double t = entries * out / spmm_rate(out) +
-                                 (backward ? 0.0 : entries * 12.0 / bandwidth());
+                const double gathered = backward ? rows() : static_cast<double>(in.at(0));
+                double t = spmm_seconds(entries, out, size_hit(gathered * out * 4.0));
+                if (training && sparse->dropout() > 0.0f) {
+                    t += entries * (rates_.dropout_entry_s + (backward ? 12.0 : 8.0) / bandwidth());
+                }
                 terms.spmm_s += t;
                 busy += t;
             } else if (kind == OpKind::linear) {
+                // Forward x W, backward dW = xᵀ dy (the reduction's own rate) and, when the plan
+                // reads it, dx = dy Wᵀ.
                 const double k = in.at(0);
                 const double flops = 2.0 * rows() * k * out;
+                const double width = std::min(k, out);
+                const double nn = flops / (interpolate(rates_.gemm, width) * giga);
                 const double gemms =
                     backward ? (step.dx.empty() || step.dx[0] < 0 ? 1.0 : 2.0) : 1.0;
-                const double t =
-                    gemms * flops / (interpolate(rates_.gemm, std::min(k, out)) * giga);
+                const double t = backward ? flops / (interpolate(rates_.gemm_tn, width) * giga) +
+                                                (gemms - 1.0) * nn
+                                          : nn;
                 terms.gemm_s += t;
                 busy += t;
                 // A threaded GEMM between OpenMP kernels pays the thread pools' hand-over.
@@ -121,6 +135,13 @@ public:
 
 private:
     [[nodiscard]] double rows() const { return static_cast<double>(rank_.owned); }
+    /// Softmax cross-entropy over the rank's logits: the measured cost per logit, or (an
+    /// older machine model) streaming 12 bytes per logit.
+    [[nodiscard]] double loss_seconds() const {
+        const double logits = rows() * cols(graph_.output());
+        return rates_.softmax_entry_s > 0.0 ? logits * rates_.softmax_entry_s
+                                            : logits * 12.0 / bandwidth();
+    }
     [[nodiscard]] double cols(TensorId t) const { return graph_.tensor(t).cols; }
     [[nodiscard]] double bandwidth() const {
         return shared(rates_.memory_gbs, node_.memory_gbs) * giga;
@@ -130,17 +151,43 @@ private:
         return share_ < 1.0 ? std::min(own, node * share_) : own;
     }
 
-    /// SpMM entries x columns per second at `width`: in cache when the rows it gathers fit in
-    /// half the last-level cache, out of it beyond twice that, log-interpolated between.
-    [[nodiscard]] double spmm_rate(double width) const {
+    /// Seconds of an SpMM over `entries` at `width` whose gathered rows are in the cache with
+    /// probability `hit`: each entry x column at the in-cache rate when it hits, at the
+    /// out-of-cache rate when it misses.
+    [[nodiscard]] double spmm_seconds(double entries, double width, double hit) const {
         const double in = shared(interpolate(rates_.spmm_in_cache, width),
                                  interpolate(node_.spmm_in_cache, width));
         const double out = shared(interpolate(rates_.spmm_out_of_cache, width),
                                   interpolate(node_.spmm_out_of_cache, width));
-        const double bytes = (rows() + static_cast<double>(rank_.recv_rows)) * width * 4.0;
+        return entries * width * (hit / in + (1.0 - hit) / out) / giga;
+    }
+
+    /// Hit probability by size alone: 1 while `bytes` gathered fit in half the last-level
+    /// cache, 0 beyond twice that, log-interpolated between.
+    [[nodiscard]] double size_hit(double bytes) const {
         const double cache = std::max(1.0, shape_.machine->cache_bytes);
-        const double t = std::clamp(std::log2(bytes / (0.5 * cache)) / 2.0, 0.0, 1.0);
-        return (in + t * (out - in)) * giga;
+        return 1.0 - std::clamp(std::log2(bytes / (0.5 * cache)) / 2.0, 0.0, 1.0);
+    }
+
+    /// Hit probability of the inner block's gathers at `width`: by size (the owned and
+    /// received rows), or by locality where that is higher — each thread's rows are a band of
+    /// the local order, and row j gathered for row i is still cached when |i - j| is within
+    /// half the rows a thread's share of half the cache holds (RankStats::inner_near).
+    [[nodiscard]] double inner_hit(double width) const {
+        const double by_size =
+            size_hit((rows() + static_cast<double>(rank_.recv_rows)) * width * 4.0);
+        const std::vector<double>& near = rank_.inner_near;
+        if (near.empty()) {
+            return by_size;
+        }
+        const double cache = std::max(1.0, shape_.machine->cache_bytes);
+        const double band = 0.5 * cache / (width * 4.0 * std::max(1, shape_.threads));
+        const double b = std::clamp(std::log2(std::max(1.0, band / 2.0)), 0.0,
+                                    static_cast<double>(near.size() - 1));
+        const auto lo = static_cast<std::size_t>(b);
+        const std::size_t hi = std::min(lo + 1, near.size() - 1);
+        const double by_order = near[lo] + (b - static_cast<double>(lo)) * (near[hi] - near[lo]);
+        return std::max(by_size, by_order);
     }
 
     /// One exchange's transfer time at `width` (backward: the reversed pattern).
@@ -156,9 +203,10 @@ private:
 
     /// (SpMM seconds, exposed exchange seconds) of one aggregation at `width`.
     [[nodiscard]] std::pair<double, double> aggregation(double width, bool backward) const {
-        const double rate = spmm_rate(width);
-        double inner = static_cast<double>(rank_.inner_nnz) * width / rate;
-        const double halo = static_cast<double>(rank_.halo_nnz) * width / rate;
+        double inner = spmm_seconds(static_cast<double>(rank_.inner_nnz), width, inner_hit(width));
+        const double halo =
+            spmm_seconds(static_cast<double>(rank_.halo_nnz), width,
+                         size_hit((rows() + static_cast<double>(rank_.recv_rows)) * width * 4.0));
         const double transfer = exchange_time(width, backward);
         if (transfer > 0.0) {
             inner *= shape_.machine->overlap_slowdown;

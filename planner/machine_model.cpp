@@ -89,7 +89,10 @@ std::string to_json(const MachineModel& m) {
         rates.push_back({{"threads", r.threads},
                          {"memory_gbs", r.memory_gbs},
                          {"step_s", r.step_s},
+                         {"dropout_entry_s", r.dropout_entry_s},
                          {"gemm_gflops", points_json(r.gemm)},
+                         {"gemm_tn_gflops", points_json(r.gemm_tn)},
+                         {"softmax_entry_s", r.softmax_entry_s},
                          {"blas_switch_s", r.blas_switch_s},
                          {"spmm_in_cache_g", points_json(r.spmm_in_cache)},
                          {"spmm_out_of_cache_g", points_json(r.spmm_out_of_cache)},
@@ -131,7 +134,12 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
             m.by_threads.push_back({.threads = r.at("threads").get<int>(),
                                     .memory_gbs = r.at("memory_gbs").get<double>(),
                                     .step_s = r.at("step_s").get<double>(),
+                                    .dropout_entry_s = r.value("dropout_entry_s", 0.0),
                                     .gemm = points_from(r.at("gemm_gflops")),
+                                    .gemm_tn = r.contains("gemm_tn_gflops")
+                                                   ? points_from(r.at("gemm_tn_gflops"))
+                                                   : points_from(r.at("gemm_gflops")),
+                                    .softmax_entry_s = r.value("softmax_entry_s", 0.0),
                                     .blas_switch_s = r.value("blas_switch_s", 0.0),
                                     .spmm_in_cache = points_from(r.at("spmm_in_cache_g")),
                                     .spmm_out_of_cache = points_from(r.at("spmm_out_of_cache_g")),
@@ -173,6 +181,7 @@ MachineModel default_machine() {
                             .memory_gbs = 10.0,
                             .step_s = 20e-6,
                             .gemm = {{16, 20}, {256, 60}},
+                            .gemm_tn = {{16, 20}, {256, 60}},
                             .spmm_in_cache = {{16, 1.0}, {256, 1.5}},
                             .spmm_out_of_cache = {{16, 0.3}, {256, 0.8}}});
     m.shared_memory = {5e-6, 5.0};

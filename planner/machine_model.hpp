@@ -23,9 +23,19 @@ inline constexpr double blas_threading_flops = 65536.0 * 4.0;
 
 struct ThreadRates {
     int threads = 1;
-    double memory_gbs = 0.0;      ///< streaming (axpby: 3 x 4 bytes per element) GB/s
-    double step_s = 0.0;          ///< fixed cost of one schedule step (fork/join, dispatch)
+    double memory_gbs = 0.0;  ///< streaming (axpby: 3 x 4 bytes per element) GB/s
+    double step_s = 0.0;      ///< fixed cost of one schedule step (fork/join, dispatch)
+    /// Seconds per stored entry of edge_dropout (the sparse first layer's input dropout: one
+    /// hash per entry); absent in older files: 0.
+    double dropout_entry_s = 0.0;
     std::vector<RatePoint> gemm;  ///< GFLOP/s by min(inner, output) width
+    /// GFLOP/s of the weight gradient Xᵀ dY (a long reduction into a small output) by
+    /// min(inner, output) width; absent in older files: the gemm rates.
+    std::vector<RatePoint> gemm_tn{};
+    /// Seconds per logit of softmax cross-entropy with its gradient (the loss; the
+    /// evaluation's metrics pass costs as much); absent in older files: 0 (priced as
+    /// streaming 12 bytes per logit instead).
+    double softmax_entry_s = 0.0;
     /// Extra seconds of each threaded GEMM (above blas_threading_flops) run between OpenMP
     /// kernels: the BLAS's thread pool and OpenMP's hand the cores over (both spin-wait a while
     /// after their work). 0 with one thread; absent in older files: 0.

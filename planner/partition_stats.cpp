@@ -2,7 +2,9 @@
 #include "planner/partition_stats.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -56,6 +58,30 @@ double feature_density(const PartitionStats& stats) {
     return entries > 0.0 ? static_cast<double>(nnz) / entries : 1.0;
 }
 
+std::vector<double> near_shares(const HostCsr& a) {
+    constexpr int buckets = 32;
+    std::vector<double> near(buckets, 0.0);
+    if (a.nnz() == 0) {
+        return near;
+    }
+    // count[b]: entries with 2^(b-1) <= |i - j| < 2^b (b = 0: i == j).
+    std::vector<std::int64_t> count(buckets + 1, 0);
+    for (index_t i = 0; i < a.rows; ++i) {
+        for (index_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            const auto d = static_cast<std::uint64_t>(
+                std::abs(static_cast<std::int64_t>(a.col_idx[k]) - static_cast<std::int64_t>(i)));
+            ++count[static_cast<std::size_t>(std::bit_width(d))];
+        }
+    }
+    std::int64_t within = 0;
+    for (int b = 0; b < buckets; ++b) {
+        within += count[static_cast<std::size_t>(b)];
+        near[static_cast<std::size_t>(b)] =
+            static_cast<double>(within) / static_cast<double>(a.nnz());
+    }
+    return near;
+}
+
 PartitionStats measure_partition(const GraphDataset& graph, const std::string& identity, int parts,
                                  Normalization normalization, std::uint64_t seed) {
     const Stopwatch watch;
@@ -90,6 +116,7 @@ PartitionStats measure_partition(const GraphDataset& graph, const std::string& i
         rank.feature_nnz = count_nonzeros(part.features);
         rank.sparse_input_bytes =
             lines_total(TrainingInputs::plan(part, normalization, FeatureStorage::sparse).lines);
+        rank.inner_near = near_shares(op.inner);
         s.ranks.push_back(rank);
     }
     s.partition_s = watch.seconds();
@@ -144,6 +171,7 @@ PartitionStats extrapolate_partition(const std::vector<PartitionStats>& measured
     r.input_bytes = scaled(worst.input_bytes);
     r.feature_nnz = scaled(worst.feature_nnz);
     r.sparse_input_bytes = scaled(worst.sparse_input_bytes);
+    r.inner_near = worst.inner_near;  // the order's locality does not depend on K
     s.ranks.assign(static_cast<std::size_t>(parts), r);
     return s;
 }
@@ -152,7 +180,7 @@ std::string to_json(const PartitionStats& s) {
     json ranks = json::array();
     for (const RankStats& r : s.ranks) {
         ranks.push_back({r.owned, r.inner_nnz, r.halo_nnz, r.send_rows, r.recv_rows, r.peers,
-                         r.input_bytes, r.feature_nnz, r.sparse_input_bytes});
+                         r.input_bytes, r.feature_nnz, r.sparse_input_bytes, r.inner_near});
     }
     const json j = {{"format", "strata-partition-stats"},
                     {"version", PartitionStats::format_version},
@@ -168,7 +196,7 @@ std::string to_json(const PartitionStats& s) {
                     {"load_bytes", s.load_bytes},
                     {"rank_fields",
                      {"owned", "inner_nnz", "halo_nnz", "send_rows", "recv_rows", "peers",
-                      "input_bytes", "feature_nnz", "sparse_input_bytes"}},
+                      "input_bytes", "feature_nnz", "sparse_input_bytes", "inner_near"}},
                     {"ranks", ranks}};
     return j.dump() + "\n";
 }
@@ -204,7 +232,8 @@ PartitionStats partition_stats_from_json(const std::string& text, const std::str
                                .peers = r.at(5).get<int>(),
                                .input_bytes = r.at(6).get<std::int64_t>(),
                                .feature_nnz = r.at(7).get<std::int64_t>(),
-                               .sparse_input_bytes = r.at(8).get<std::int64_t>()});
+                               .sparse_input_bytes = r.at(8).get<std::int64_t>(),
+                               .inner_near = r.at(9).get<std::vector<double>>()});
         }
         STRATA_CHECK(static_cast<int>(s.ranks.size()) == s.parts, what, ": ", s.ranks.size(),
                      " ranks for ", s.parts, " parts");

@@ -2,7 +2,7 @@
 // the entries of the model's operator (inner and halo blocks), the rows it sends and receives per
 // exchange, its peers and the bytes its upload takes (TrainingInputs::plan, the executor's own
 // arithmetic) — from a real METIS run, and what the load adds to rank 0 (measure_load_bytes),
-// cached as JSON (format "strata-partition-stats", version 2; version 1 files are measured again)
+// cached as JSON (format "strata-partition-stats", version 3; older files are measured again)
 // in a cache directory keyed by the graph's identity, K, the normalization and seed.
 #pragma once
 
@@ -15,6 +15,7 @@
 #include "datasets/graph_dataset.hpp"
 #include "src/base/types.hpp"
 #include "src/nn/graph_operator.hpp"
+#include "src/tensor/host_csr.hpp"
 
 namespace strata::planner {
 
@@ -29,10 +30,19 @@ struct RankStats {
     std::int64_t feature_nnz = 0;  ///< non-zeros of the rank's features
     /// input_bytes with the features uploaded sparse (CSR, layers/sparse_features.hpp).
     std::int64_t sparse_input_bytes = 0;
+    /// The inner block's locality: inner_near[b] is the share of its entries (i, j) with
+    /// |i - j| < 2^b in the executor's local order, b = 0..31 (cumulative, empty = unknown).
+    /// An SpMM gathering row j for row i finds it in cache when j is among the rows the
+    /// neighbouring rows just gathered (cost_model.cpp).
+    std::vector<double> inner_near{};
 };
 
+/// RankStats::inner_near of `a` (square, local ids): 32 cumulative shares.
+[[nodiscard]] std::vector<double> near_shares(const HostCsr& a);
+
 struct PartitionStats {
-    static constexpr int format_version = 2;
+    /// 3 added RankStats::inner_near; 2 the sparse-feature figures and the per-rank load.
+    static constexpr int format_version = 3;
     std::string identity;  ///< the graph's content id (or checksum)
     int parts = 1;
     Normalization normalization = Normalization::symmetric;

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "datasets/adjacency.hpp"
+#include "layers/aggregate_op.hpp"
 #include "layers/linear_op.hpp"
 #include "layers/model_inputs.hpp"
 #include "layers/model_zoo.hpp"
@@ -59,6 +60,7 @@ planner::MachineModel flat_machine() {
                             .memory_gbs = 1.0,
                             .step_s = 0.0,
                             .gemm = {{1, 1.0}},
+                            .gemm_tn = {{1, 1.0}},
                             .spmm_in_cache = {{1, 1.0}},
                             .spmm_out_of_cache = {{1, 1.0}}});
     m.shared_memory = {0.0, 1e9};
@@ -162,28 +164,73 @@ TEST_CASE("a threaded GEMM pays the BLAS hand-over: by hand", "[planner]") {
 
 TEST_CASE("a sparse first layer is priced by its non-zeros: by hand", "[planner]") {
     // y = dropout(x) W with x sparse (100 non-zeros over 4 rows x 16), W: 16 x 2; flat
-    // 1 G entries x cols/s, 1 GB/s. Forward: 100 x 2 entries x cols + 100 x 12 bytes of
-    // dropout; backward dW: 100 x 2; evaluation: the forward again.
+    // 1 G entries x cols/s, 1 GB/s, 1 ns per dropout hash. Training forward: 100 x 2 entries x
+    // cols + per entry a hash and 8 bytes (copy); backward dW: 100 x 2 + per entry a hash and
+    // 12 bytes (copy, gather into xᵀ); evaluation: the SpMM alone (no dropout).
     ModelGraph graph;
     const TensorId x = graph.add_input("x", 16);
-    graph.set_output(graph.add(
-        "linear", std::make_unique<SparseLinearOp>(16, 2, 0.0f, SparseLinearOptions{}), {x}));
+    graph.set_output(graph.add("linear",
+                               std::make_unique<SparseLinearOp>(
+                                   16, 2, 0.0f, SparseLinearOptions{.dropout = 0.5f, .seed = 1}),
+                               {x}));
     PartitionStats s;
     s.vertices = 4;
     s.features = 16;
     s.classes = 2;
     s.ranks.push_back({.owned = 4, .feature_nnz = 100});
-    const planner::MachineModel m = flat_machine();
+    planner::MachineModel m = flat_machine();
+    m.by_threads[0].dropout_entry_s = 1e-9;
     const planner::EpochPrediction p = planner::predict_graph_epoch(
         graph, Recompute::none, s, {.machine = &m, .network = m.shared_memory, .threads = 1});
-    const double forward = (100.0 * 2 + 100.0 * 12) / 1e9;
-    const double backward = 100.0 * 2 / 1e9;
+    const double spmm = 100.0 * 2 / 1e9;
+    const double forward = spmm + 100.0 * (1.0 + 8.0) / 1e9;
+    const double backward = spmm + 100.0 * (1.0 + 12.0) / 1e9;
     const double loss = 4.0 * 2 * 12 / 1e9;
     const double adam = 32.0 * 28 / 1e9;
     CHECK(p.compute_s == Approx(forward + loss + backward + adam));
-    CHECK(p.eval_s == Approx(forward + loss));
+    CHECK(p.eval_s == Approx(spmm + loss));
     CHECK(p.terms.gemm_s == 0.0);
     CHECK(planner::feature_density(s) == Approx(100.0 / 64));
+}
+
+TEST_CASE("locality of the inner block: shares by distance, and its SpMM price", "[planner]") {
+    // A 4 x 4 with entries (0,0) (0,1) (1,0) (2,3) (3,0): distances 0, 1, 1, 1, 3.
+    HostCsr a;
+    a.rows = a.cols = 4;
+    a.row_ptr = {0, 2, 3, 4, 5};
+    a.col_idx = {0, 1, 0, 3, 0};
+    a.values.assign(5, 1.0f);
+    const std::vector<double> near = planner::near_shares(a);
+    REQUIRE(near.size() == 32);
+    CHECK(near[0] == Approx(0.2));  // |i - j| < 1
+    CHECK(near[1] == Approx(0.8));  // < 2
+    CHECK(near[2] == Approx(1.0));  // < 4
+    CHECK(near[31] == Approx(1.0));
+
+    // One aggregation at width 1 over 1000 entries, cache 64 bytes (every size misses):
+    // 1 G/s in cache, 0.25 G/s out. No locality: out of cache; all entries near: in cache.
+    ModelGraph graph;
+    const TensorId x = graph.add_input("x", 1);
+    graph.set_output(graph.add("aggregate", std::make_unique<AggregateOp>(), {x}));
+    planner::MachineModel m = flat_machine();
+    m.cache_bytes = 64;
+    m.by_threads[0].spmm_out_of_cache = {{1, 0.25}};
+    const auto forward_spmm = [&](std::vector<double> shares) {
+        PartitionStats s;
+        s.vertices = 1000;
+        s.features = 1;
+        s.classes = 1;
+        s.ranks.push_back({.owned = 1000, .inner_nnz = 1000, .inner_near = std::move(shares)});
+        planner::EpochTerms terms;
+        const ExecutionPlan plan = planner::rank_plan(graph, s.ranks[0], Recompute::none);
+        (void)planner::price_evaluation(graph, plan, s.ranks[0],
+                                        {.machine = &m, .network = m.shared_memory, .threads = 1},
+                                        terms);
+        return terms.spmm_s;
+    };
+    CHECK(forward_spmm(std::vector<double>(32, 0.0)) == Approx(1000.0 / 0.25e9));
+    CHECK(forward_spmm(std::vector<double>(32, 1.0)) == Approx(1000.0 / 1e9));
+    CHECK(forward_spmm({}) == Approx(1000.0 / 0.25e9));  // unknown: by size
 }
 
 TEST_CASE("load-time and upload peaks: by hand", "[planner]") {
