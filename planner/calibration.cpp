@@ -77,9 +77,11 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
     CpuBackend backend(threads);
     ThreadRates r;
     r.threads = threads;
-    {  // streaming: y = a x + b y over 3 x 4 bytes per element
-        DenseMatrix x(backend, 1 << 22, 8);
-        DenseMatrix y(backend, 1 << 22, 8);
+    {  // streaming: y = a x + b y over 3 x 4 bytes per element, far beyond the cache
+        // 32 bytes per row: each array at least 4 x the cache
+        const auto rows = static_cast<index_t>(std::max(double{1 << 22}, cache_bytes / 8.0));
+        DenseMatrix x(backend, rows, 8);
+        DenseMatrix y(backend, rows, 8);
         backend.fill(x.view(), 1.0f);
         backend.fill(y.view(), 1.0f);
         const double t = time_it(budget, [&] { backend.axpby(0.5f, x.view(), 0.5f, y.view()); });
@@ -179,49 +181,55 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
         });
         r.softmax_entry_s = t / (static_cast<double>(rows) * classes);
     }
-    // SpMM: x rows fit in the cache (in) or far exceed it (out).
-    const auto in_rows = static_cast<index_t>(std::max(1024.0, cache_bytes / (4.0 * 4 * 64)));
-    const index_t out_rows = 1 << 19;
-    for (const bool in_cache : {true, false}) {
-        const index_t rows = in_cache ? in_rows : out_rows;
+    // SpMM at each width: in cache, x and y together fill half the last-level cache (what
+    // the cost model's size_hit calls a hit); out of cache, 2^19 rows, far beyond it.
+    const auto spmm_rate = [&](index_t rows, index_t width) {
         const CsrMatrix a = CsrMatrix::upload(backend, random_csr(rows, 16, 7));
-        for (const index_t width : {8, 16, 64, 256}) {
-            if (in_cache && static_cast<double>(rows) * width * 4.0 > cache_bytes) {
-                // This width does not fit at these rows: fewer rows for it.
-                const auto fit_rows =
-                    static_cast<index_t>(std::max(256.0, cache_bytes / (8.0 * width)));
-                const CsrMatrix small = CsrMatrix::upload(backend, random_csr(fit_rows, 16, 8));
-                DenseMatrix x(backend, fit_rows, width);
-                DenseMatrix y(backend, fit_rows, width);
-                backend.fill(x.view(), 1.0f);
-                const double t =
-                    time_it(budget / 4, [&] { backend.spmm(small, x.view(), y.view(), 0.0f); });
-                r.spmm_in_cache.push_back({static_cast<double>(width),
-                                           static_cast<double>(small.nnz()) * width / t / 1e9});
-                continue;
-            }
-            DenseMatrix x(backend, rows, width);
-            DenseMatrix y(backend, rows, width);
-            backend.fill(x.view(), 1.0f);
-            const double t =
-                time_it(budget / 4, [&] { backend.spmm(a, x.view(), y.view(), 0.0f); });
-            (in_cache ? r.spmm_in_cache : r.spmm_out_of_cache)
-                .push_back(
-                    {static_cast<double>(width), static_cast<double>(a.nnz()) * width / t / 1e9});
-        }
+        DenseMatrix x(backend, rows, width);
+        DenseMatrix y(backend, rows, width);
+        backend.fill(x.view(), 1.0f);
+        const double t = time_it(budget / 4, [&] { backend.spmm(a, x.view(), y.view(), 0.0f); });
+        return static_cast<double>(a.nnz()) * static_cast<double>(width) / t / 1e9;
+    };
+    for (const index_t width : {8, 16, 64, 256}) {
+        const auto w = static_cast<double>(width);
+        const auto in_rows =
+            static_cast<index_t>(std::max(256.0, 0.5 * cache_bytes / (2.0 * 4.0 * w)));
+        const double in = spmm_rate(in_rows, width);
+        // 2^19 rows: at narrow widths x and y still partly fit, so the measured rate mixes both;
+        // the out-of-cache rate is what remains once the hits (the cost model's size_hit) are
+        // taken out: 1 / rate = hit / in + (1 - hit) / out.
+        const index_t out_rows = 1 << 19;
+        const double mixed = spmm_rate(out_rows, width);
+        const double hit = std::min(1.0, 0.5 * cache_bytes / (2.0 * out_rows * 4.0 * w));
+        const double inverse = (1.0 / mixed - hit / in) / (1.0 - hit);
+        r.spmm_in_cache.push_back({w, in});
+        r.spmm_out_of_cache.push_back(
+            {w, hit < 0.9 && inverse > 1.0 / in ? 1.0 / inverse : std::min(mixed, in)});
+    }
+    {  // streaming in cache: axpby over x and y filling a quarter of the last-level cache
+        const auto n = static_cast<index_t>(std::max(1024.0, 0.25 * cache_bytes / 8.0));
+        DenseMatrix x(backend, n, 1);
+        DenseMatrix y(backend, n, 1);
+        backend.fill(x.view(), 1.0f);
+        backend.fill(y.view(), 1.0f);
+        const double t =
+            time_it(budget / 4, [&] { backend.axpby(0.5f, x.view(), 0.5f, y.view()); });
+        r.cache_gbs = 12.0 * static_cast<double>(n) / t / 1e9;
     }
     if (log) {
         char line[384];
-        std::snprintf(
-            line, sizeof(line),
-            "threads %d: stream %.1f GB/s, step %.1f us, dropout %.1f ns/entry, softmax %.2f "
-            "ns/logit, BLAS switch %.1f us, GEMM %.0f-%.0f (Xt dY %.0f-%.0f) "
-            "GFLOP/s, SpMM "
-            "%.2f-%.2f (in cache) %.2f-%.2f (out) G entries x cols/s",
-            threads, r.memory_gbs, 1e6 * r.step_s, 1e9 * r.dropout_entry_s, 1e9 * r.softmax_entry_s,
-            1e6 * r.blas_switch_s, r.gemm.front().rate, r.gemm.back().rate, r.gemm_tn.front().rate,
-            r.gemm_tn.back().rate, r.spmm_in_cache.front().rate, r.spmm_in_cache.back().rate,
-            r.spmm_out_of_cache.front().rate, r.spmm_out_of_cache.back().rate);
+        std::snprintf(line, sizeof(line),
+                      "threads %d: stream %.1f GB/s (in cache %.1f), step %.1f us, dropout %.1f "
+                      "ns/entry, softmax %.2f "
+                      "ns/logit, BLAS switch %.1f us, GEMM %.0f-%.0f (Xt dY %.0f-%.0f) "
+                      "GFLOP/s, SpMM "
+                      "%.2f-%.2f (in cache) %.2f-%.2f (out) G entries x cols/s",
+                      threads, r.memory_gbs, r.cache_gbs, 1e6 * r.step_s, 1e9 * r.dropout_entry_s,
+                      1e9 * r.softmax_entry_s, 1e6 * r.blas_switch_s, r.gemm.front().rate,
+                      r.gemm.back().rate, r.gemm_tn.front().rate, r.gemm_tn.back().rate,
+                      r.spmm_in_cache.front().rate, r.spmm_in_cache.back().rate,
+                      r.spmm_out_of_cache.front().rate, r.spmm_out_of_cache.back().rate);
         log(line);
     }
     return r;
@@ -257,10 +265,18 @@ double exchange_seconds(Communicator& comm, Backend& backend, index_t floats, do
     return t[0];
 }
 
-/// One rank trains a 2-layer GCN (128 hidden) on a generated graph for a few epochs; the
-/// median measured epoch over the predicted one.
-double fit_scale(const MachineModel& machine, int threads,
-                 const std::function<void(const std::string&)>& log) {
+/// What fit_scales fitted at one thread count.
+struct FittedScales {
+    double spmm = 1.0;  ///< measured / predicted aggregation phase
+    double time = 1.0;  ///< measured / predicted epoch, with the SpMM scale applied
+};
+
+/// One rank trains a GCN 3 x 128 on a generated graph for a few epochs with its phases timed
+/// (--profile): the SpMM scale is the measured aggregation phase over the predicted one (the
+/// SpMM rates are timed on random graphs; a real graph's locality and degrees are not), then
+/// the time scale the median measured epoch over the prediction with that scale applied.
+FittedScales fit_scales(const MachineModel& machine, int threads,
+                        const std::function<void(const std::string&)>& log) {
     CpuBackend backend(threads);
     auto self = make_communicator(backend, CommKind::mpi, MPI_COMM_SELF);
     GenerateOptions g;
@@ -280,10 +296,13 @@ double fit_scale(const MachineModel& machine, int threads,
                                             partition_block(graph.num_vertices(), 1), 0);
     ModelInputs inputs(backend, *self, part, model.graph);
     ModelParameters parameters(backend, model.graph, 1);
+    ExecutorOptions options;
+    options.profile = true;
     FullGraphExecutor executor(backend, *self, model.graph, parameters, *inputs.aggregation,
-                               inputs.inputs->data(), inputs.executor_options({}));
+                               inputs.inputs->data(), inputs.executor_options(options));
     Adam adam(backend, parameters.size(), AdamOptions{});
     std::vector<double> epochs;
+    std::vector<double> aggregation;
     for (int e = 1; e <= 6; ++e) {
         const Stopwatch watch;
         (void)executor.train_step(e);
@@ -292,26 +311,40 @@ double fit_scale(const MachineModel& machine, int threads,
         backend.synchronize();
         if (e > 1) {
             epochs.push_back(watch.seconds());
+            aggregation.push_back(executor.phase_times().value().aggregation);
         }
     }
-    std::sort(epochs.begin(), epochs.end());
-    const double measured = epochs[epochs.size() / 2];
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    const double measured = median(epochs);
+    const double measured_spmm = median(aggregation);
     MachineModel unscaled = machine;
     for (ThreadRates& r : unscaled.by_threads) {
         r.time_scale = 1.0;
+        r.spmm_scale = 1.0;
     }
-    const EpochPrediction p = predict_graph_epoch(
-        model.graph, Recompute::none, stats,
-        RunShape{.machine = &unscaled, .network = unscaled.shared_memory, .threads = threads});
+    const RunShape shape{
+        .machine = &unscaled, .network = unscaled.shared_memory, .threads = threads};
+    FittedScales f;
+    f.spmm = measured_spmm /
+             predict_graph_epoch(model.graph, Recompute::none, stats, shape).train_terms.spmm_s;
+    for (ThreadRates& r : unscaled.by_threads) {
+        r.spmm_scale = f.spmm;
+    }
+    const EpochPrediction p = predict_graph_epoch(model.graph, Recompute::none, stats, shape);
+    f.time = measured / p.epoch_s;
     if (log) {
-        char line[160];
+        char line[200];
         std::snprintf(line, sizeof(line),
-                      "threads %d: GCN 3x128 on 60k vertices: measured %.1f ms, predicted %.1f "
-                      "ms: time scale %.3f",
-                      threads, 1e3 * measured, 1e3 * p.epoch_s, measured / p.epoch_s);
+                      "threads %d: GCN 3x128 on 60k vertices: aggregation %.1f ms (SpMM scale "
+                      "%.3f), epoch measured %.1f ms, predicted %.1f ms: time scale %.3f",
+                      threads, 1e3 * measured_spmm, f.spmm, 1e3 * measured, 1e3 * p.epoch_s,
+                      f.time);
         log(line);
     }
-    return measured / p.epoch_s;
+    return f;
 }
 
 /// The last-level data cache one core sees, as the kernel reports it in sysfs (what lscpu
@@ -409,7 +442,9 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
     }
     if (comm.size() == 1 && options.fit) {
         for (ThreadRates& r : m.by_threads) {
-            r.time_scale = fit_scale(m, r.threads, options.log);
+            const FittedScales f = fit_scales(m, r.threads, options.log);
+            r.spmm_scale = f.spmm;
+            r.time_scale = f.time;
         }
     }
     return m;

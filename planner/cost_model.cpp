@@ -124,8 +124,8 @@ public:
                 terms.exposed_s += w;
                 terms.exchange_s += exchange_time(out, backward);
             } else {
-                const double t = (backward ? 2.0 : 1.0) * rows() * out * 4.0 *
-                                 (static_cast<double>(in.size()) + 1.0) / bandwidth();
+                const double bytes = rows() * out * 4.0 * (static_cast<double>(in.size()) + 1.0);
+                const double t = (backward ? 2.0 : 1.0) * stream_seconds(bytes);
                 terms.elementwise_s += t;
                 busy += t;
             }
@@ -146,6 +146,16 @@ private:
     [[nodiscard]] double bandwidth() const {
         return shared(rates_.memory_gbs, node_.memory_gbs) * giga;
     }
+    /// Seconds to stream `bytes` (one pass over a pointwise op's operands): at the in-cache
+    /// rate as far as they fit in the cache (size_hit), else at the memory's.
+    [[nodiscard]] double stream_seconds(double bytes) const {
+        if (rates_.cache_gbs <= 0.0) {  // an older machine model
+            return bytes / bandwidth();
+        }
+        const double hit = size_hit(bytes);
+        const double cache_bandwidth = shared(rates_.cache_gbs, node_.cache_gbs) * giga;
+        return bytes * (hit / cache_bandwidth + (1.0 - hit) / bandwidth());
+    }
     /// A memory-bound rate of this rank: its own, at most its share of the node's.
     [[nodiscard]] double shared(double own, double node) const {
         return share_ < 1.0 ? std::min(own, node * share_) : own;
@@ -159,23 +169,28 @@ private:
                                  interpolate(node_.spmm_in_cache, width));
         const double out = shared(interpolate(rates_.spmm_out_of_cache, width),
                                   interpolate(node_.spmm_out_of_cache, width));
-        return entries * width * (hit / in + (1.0 - hit) / out) / giga;
+        return rates_.spmm_scale * entries * width * (hit / in + (1.0 - hit) / out) / giga;
     }
 
-    /// Hit probability by size alone: 1 while `bytes` gathered fit in half the last-level
-    /// cache, 0 beyond twice that, log-interpolated between.
+    /// Hit probability of a random access into `bytes`: the share of them half the
+    /// last-level cache holds (the other half: the streams around them).
     [[nodiscard]] double size_hit(double bytes) const {
-        const double cache = std::max(1.0, shape_.machine->cache_bytes);
-        return 1.0 - std::clamp(std::log2(bytes / (0.5 * cache)) / 2.0, 0.0, 1.0);
+        return std::min(1.0,
+                        0.5 * std::max(1.0, shape_.machine->cache_bytes) / std::max(1.0, bytes));
     }
 
-    /// Hit probability of the inner block's gathers at `width`: by size (the owned and
-    /// received rows), or by locality where that is higher — each thread's rows are a band of
-    /// the local order, and row j gathered for row i is still cached when |i - j| is within
-    /// half the rows a thread's share of half the cache holds (RankStats::inner_near).
+    /// Bytes an SpMM at `width` keeps hot: the rows it gathers (owned and received) and the
+    /// rows it writes.
+    [[nodiscard]] double spmm_bytes(double width) const {
+        return (2.0 * rows() + static_cast<double>(rank_.recv_rows)) * width * 4.0;
+    }
+
+    /// Hit probability of the inner block's gathers at `width`: an entry near its row hits
+    /// (each thread's rows are a band of the local order, and row j gathered for row i is
+    /// still cached when |i - j| is within half the rows a thread's share of half the cache
+    /// holds: RankStats::inner_near); the others hit as random accesses do (size_hit).
     [[nodiscard]] double inner_hit(double width) const {
-        const double by_size =
-            size_hit((rows() + static_cast<double>(rank_.recv_rows)) * width * 4.0);
+        const double by_size = size_hit(spmm_bytes(width));
         const std::vector<double>& near = rank_.inner_near;
         if (near.empty()) {
             return by_size;
@@ -187,7 +202,7 @@ private:
         const auto lo = static_cast<std::size_t>(b);
         const std::size_t hi = std::min(lo + 1, near.size() - 1);
         const double by_order = near[lo] + (b - static_cast<double>(lo)) * (near[hi] - near[lo]);
-        return std::max(by_size, by_order);
+        return by_order + (1.0 - by_order) * by_size;
     }
 
     /// One exchange's transfer time at `width` (backward: the reversed pattern).
@@ -205,8 +220,7 @@ private:
     [[nodiscard]] std::pair<double, double> aggregation(double width, bool backward) const {
         double inner = spmm_seconds(static_cast<double>(rank_.inner_nnz), width, inner_hit(width));
         const double halo =
-            spmm_seconds(static_cast<double>(rank_.halo_nnz), width,
-                         size_hit((rows() + static_cast<double>(rank_.recv_rows)) * width * 4.0));
+            spmm_seconds(static_cast<double>(rank_.halo_nnz), width, size_hit(spmm_bytes(width)));
         const double transfer = exchange_time(width, backward);
         if (transfer > 0.0) {
             inner *= shape_.machine->overlap_slowdown;
@@ -310,6 +324,9 @@ EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute
         const Pricer pricer(graph, rank, shape);
         EpochTerms terms;
         const auto [train_busy, train_wait] = pricer.price(plan.training(), terms);
+        terms.optimizer_s = optimizer;
+        terms.allreduce_s = allreduce;
+        const EpochTerms train_terms = terms;
         EpochTerms eval_terms;
         const auto [eval_steps, eval_wait] = pricer.price(plan.evaluation(), eval_terms);
         const double eval_busy = eval_steps + pricer.metrics(eval_terms);
@@ -319,9 +336,8 @@ EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute
         terms.steps_s += eval_terms.steps_s;
         terms.exchange_s += eval_terms.exchange_s;
         terms.exposed_s += eval_terms.exposed_s;
-        terms.optimizer_s = optimizer;
-        terms.allreduce_s = allreduce;
         EpochPrediction p;
+        p.train_terms = train_terms;
         p.compute_s = scale * (train_busy + optimizer);
         p.wait_s = train_wait + allreduce;
         p.eval_s = scale * eval_busy + eval_wait;

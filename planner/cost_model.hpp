@@ -41,7 +41,10 @@ struct EpochPrediction {
     double eval_s = 0.0;     ///< evaluation
     double epoch_s = 0.0;    ///< compute_s + wait_s + eval_s (the slowest rank's)
     int slowest_rank = 0;
-    EpochTerms terms;  ///< the slowest rank's
+    EpochTerms terms;  ///< the slowest rank's, training step and evaluation
+    /// The slowest rank's training step alone (graph parallelism; zero for the pipeline): what
+    /// `strata train --profile` measures by phase.
+    EpochTerms train_terms;
     /// Halo payload per evaluated epoch, summed over ranks: training forward and backward
     /// and the evaluation's forward (the metrics' halo_bytes); recomputation apart.
     std::int64_t halo_bytes = 0;

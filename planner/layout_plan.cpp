@@ -34,6 +34,17 @@ std::string mb(double bytes) {
     return text;
 }
 
+json terms_json(const EpochTerms& t) {
+    return {{"gemm_s", t.gemm_s},
+            {"spmm_s", t.spmm_s},
+            {"elementwise_s", t.elementwise_s},
+            {"steps_s", t.steps_s},
+            {"optimizer_s", t.optimizer_s},
+            {"exchange_s", t.exchange_s},
+            {"exposed_exchange_s", t.exposed_s},
+            {"allreduce_s", t.allreduce_s}};
+}
+
 }  // namespace
 
 Plan make_plan(const PlanRequest& request) {
@@ -187,7 +198,6 @@ Plan make_plan(const PlanRequest& request) {
 std::string plan_to_json(const Plan& plan) {
     json candidates = json::array();
     for (const Candidate& c : plan.candidates) {
-        const EpochTerms& t = c.time.terms;
         candidates.push_back({{"parallel", c.parallel},
                               {"ranks", c.ranks},
                               {"recompute", c.recompute},
@@ -202,15 +212,8 @@ std::string plan_to_json(const Plan& plan) {
                               {"compute_s", c.time.compute_s},
                               {"wait_s", c.time.wait_s},
                               {"eval_s", c.time.eval_s},
-                              {"terms",
-                               {{"gemm_s", t.gemm_s},
-                                {"spmm_s", t.spmm_s},
-                                {"elementwise_s", t.elementwise_s},
-                                {"steps_s", t.steps_s},
-                                {"optimizer_s", t.optimizer_s},
-                                {"exchange_s", t.exchange_s},
-                                {"exposed_exchange_s", t.exposed_s},
-                                {"allreduce_s", t.allreduce_s}}},
+                              {"terms", terms_json(c.time.terms)},
+                              {"train_terms", terms_json(c.time.train_terms)},
                               {"halo_bytes", c.time.halo_bytes},
                               {"recompute_halo_bytes", c.time.recompute_halo_bytes},
                               {"allreduce_bytes", c.time.allreduce_bytes},

@@ -88,6 +88,7 @@ std::string to_json(const MachineModel& m) {
     for (const ThreadRates& r : m.by_threads) {
         rates.push_back({{"threads", r.threads},
                          {"memory_gbs", r.memory_gbs},
+                         {"cache_gbs", r.cache_gbs},
                          {"step_s", r.step_s},
                          {"dropout_entry_s", r.dropout_entry_s},
                          {"gemm_gflops", points_json(r.gemm)},
@@ -96,6 +97,7 @@ std::string to_json(const MachineModel& m) {
                          {"blas_switch_s", r.blas_switch_s},
                          {"spmm_in_cache_g", points_json(r.spmm_in_cache)},
                          {"spmm_out_of_cache_g", points_json(r.spmm_out_of_cache)},
+                         {"spmm_scale", r.spmm_scale},
                          {"time_scale", r.time_scale}});
     }
     const json j = {{"format", "strata-machine"},
@@ -133,6 +135,7 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
         for (const json& r : j.at("by_threads")) {
             m.by_threads.push_back({.threads = r.at("threads").get<int>(),
                                     .memory_gbs = r.at("memory_gbs").get<double>(),
+                                    .cache_gbs = r.value("cache_gbs", 0.0),
                                     .step_s = r.at("step_s").get<double>(),
                                     .dropout_entry_s = r.value("dropout_entry_s", 0.0),
                                     .gemm = points_from(r.at("gemm_gflops")),
@@ -143,6 +146,7 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
                                     .blas_switch_s = r.value("blas_switch_s", 0.0),
                                     .spmm_in_cache = points_from(r.at("spmm_in_cache_g")),
                                     .spmm_out_of_cache = points_from(r.at("spmm_out_of_cache_g")),
+                                    .spmm_scale = r.value("spmm_scale", 1.0),
                                     .time_scale = r.value("time_scale", 1.0)});
         }
         STRATA_CHECK(!m.by_threads.empty(), what, ": by_threads is empty");

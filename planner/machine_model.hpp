@@ -24,7 +24,10 @@ inline constexpr double blas_threading_flops = 65536.0 * 4.0;
 struct ThreadRates {
     int threads = 1;
     double memory_gbs = 0.0;  ///< streaming (axpby: 3 x 4 bytes per element) GB/s
-    double step_s = 0.0;      ///< fixed cost of one schedule step (fork/join, dispatch)
+    /// Streaming over arrays that fit in the last-level cache; absent in older files: 0
+    /// (memory_gbs is used).
+    double cache_gbs = 0.0;
+    double step_s = 0.0;  ///< fixed cost of one schedule step (fork/join, dispatch)
     /// Seconds per stored entry of edge_dropout (the sparse first layer's input dropout: one
     /// hash per entry); absent in older files: 0.
     double dropout_entry_s = 0.0;
@@ -42,8 +45,12 @@ struct ThreadRates {
     double blas_switch_s = 0.0;
     std::vector<RatePoint> spmm_in_cache;      ///< x rows fit in the last-level cache
     std::vector<RatePoint> spmm_out_of_cache;  ///< x far larger than the cache
-    /// Measured / predicted epoch of calibrate's own training run at this thread count (what
-    /// the kernel figures miss; 1 when not fitted). Multiplies the busy time.
+    /// Measured / predicted aggregation phase of calibrate's own training run at this thread
+    /// count (the SpMM rates are timed on random graphs; a real graph's locality and degrees
+    /// are not; 1 when not fitted, absent in older files). Multiplies every SpMM's time.
+    double spmm_scale = 1.0;
+    /// Measured / predicted epoch of the same run, spmm_scale applied (what the kernel figures
+    /// miss; 1 when not fitted). Multiplies the busy time.
     double time_scale = 1.0;
 };
 
