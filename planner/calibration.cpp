@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
@@ -265,45 +266,48 @@ double exchange_seconds(Communicator& comm, Backend& backend, index_t floats, do
     return t[0];
 }
 
-/// What fit_scales fitted at one thread count.
-struct FittedScales {
-    double spmm = 1.0;  ///< measured / predicted aggregation phase
-    double time = 1.0;  ///< measured / predicted epoch, with the SpMM scale applied
+/// One rank's timed training run on a generated graph (GCN 3 x hidden): medians over epochs
+/// 2-6 of the epoch and of the training step's aggregation phase (--profile), and the
+/// partition statistics to predict it with.
+struct TimedRun {
+    std::unique_ptr<BuiltModel> model;
+    PartitionStats stats;
+    double epoch_s = 0.0;
+    double aggregation_s = 0.0;
 };
 
-/// One rank trains a GCN 3 x 128 on a generated graph for a few epochs with its phases timed
-/// (--profile): the SpMM scale is the measured aggregation phase over the predicted one (the
-/// SpMM rates are timed on random graphs; a real graph's locality and degrees are not), then
-/// the time scale the median measured epoch over the prediction with that scale applied.
-FittedScales fit_scales(const MachineModel& machine, int threads,
-                        const std::function<void(const std::string&)>& log) {
+TimedRun timed_run(int threads, std::int64_t vertices, double degree, index_t features,
+                   index_t hidden) {
     CpuBackend backend(threads);
     auto self = make_communicator(backend, CommKind::mpi, MPI_COMM_SELF);
     GenerateOptions g;
-    g.num_vertices = 60000;
-    g.avg_degree = 20;
-    g.num_features = 128;
+    g.num_vertices = vertices;
+    g.avg_degree = degree;
+    g.num_features = features;
     g.num_classes = 16;
     g.seed = 3;
     const GraphDataset graph = generate_graph(g);
     ModelSpec spec = find_model("gcn").recipe.spec;
     spec.layers = 3;
-    spec.hidden = 128;
-    BuiltModel model = build_model(spec, 128, 16);
-    const PartitionStats stats =
-        measure_partition(graph, "calibration", 1, model.graph.normalization(), 0);
+    spec.hidden = hidden;
+    TimedRun run;
+    run.model = std::make_unique<BuiltModel>(build_model(spec, features, 16));
+    ModelGraph& model = run.model->graph;
+    run.stats = measure_partition(graph, "calibration", 1, model.normalization(), 0);
     const LocalPart part = build_local_part(graph, adjacency_matrix(graph),
                                             partition_block(graph.num_vertices(), 1), 0);
-    ModelInputs inputs(backend, *self, part, model.graph);
-    ModelParameters parameters(backend, model.graph, 1);
+    ModelInputs inputs(backend, *self, part, model);
+    ModelParameters parameters(backend, model, 1);
     ExecutorOptions options;
     options.profile = true;
-    FullGraphExecutor executor(backend, *self, model.graph, parameters, *inputs.aggregation,
+    FullGraphExecutor executor(backend, *self, model, parameters, *inputs.aggregation,
                                inputs.inputs->data(), inputs.executor_options(options));
     Adam adam(backend, parameters.size(), AdamOptions{});
     std::vector<double> epochs;
     std::vector<double> aggregation;
-    for (int e = 1; e <= 6; ++e) {
+    // Small graphs: more epochs, for a stable median of a sub-millisecond epoch.
+    const int count = vertices < 10000 ? 41 : 6;
+    for (int e = 1; e <= count; ++e) {
         const Stopwatch watch;
         (void)executor.train_step(e);
         adam.step(parameters.all());
@@ -318,33 +322,56 @@ FittedScales fit_scales(const MachineModel& machine, int threads,
         std::sort(v.begin(), v.end());
         return v[v.size() / 2];
     };
-    const double measured = median(epochs);
-    const double measured_spmm = median(aggregation);
-    MachineModel unscaled = machine;
-    for (ThreadRates& r : unscaled.by_threads) {
-        r.time_scale = 1.0;
-        r.spmm_scale = 1.0;
+    run.epoch_s = median(epochs);
+    run.aggregation_s = median(aggregation);
+    return run;
+}
+
+/// Fits at `threads` (its entry of `machine`, fitted figures reset first), in order:
+/// - spmm_scale: a GCN 3 x 128 on 60k vertices, measured / predicted aggregation phase (the
+///   SpMM rates are timed on random graphs; a real graph's locality and degrees are not);
+/// - step_s: a GCN 3 x 16 on 2000 vertices, whose epoch is mostly fixed costs: (measured -
+///   predicted without them) / steps (the kernel-level figure misses the team's wake-ups
+///   between kernels and the host's work between steps);
+/// - time_scale: the first run's measured / predicted epoch with both applied.
+void fit(MachineModel& machine, int threads, const std::function<void(const std::string&)>& log) {
+    ThreadRates* rates = nullptr;
+    for (ThreadRates& r : machine.by_threads) {
+        if (r.threads == threads) {
+            rates = &r;
+        }
     }
-    const RunShape shape{
-        .machine = &unscaled, .network = unscaled.shared_memory, .threads = threads};
-    FittedScales f;
-    f.spmm = measured_spmm /
-             predict_graph_epoch(model.graph, Recompute::none, stats, shape).train_terms.spmm_s;
-    for (ThreadRates& r : unscaled.by_threads) {
-        r.spmm_scale = f.spmm;
-    }
-    const EpochPrediction p = predict_graph_epoch(model.graph, Recompute::none, stats, shape);
-    f.time = measured / p.epoch_s;
+    STRATA_CHECK(rates != nullptr, "calibrate: no rates for ", threads, " threads");
+    rates->time_scale = 1.0;
+    rates->spmm_scale = 1.0;
+    const RunShape shape{.machine = &machine, .network = machine.shared_memory, .threads = threads};
+    const auto predict = [&](const TimedRun& run) {
+        return predict_graph_epoch(run.model->graph, Recompute::none, run.stats, shape);
+    };
+    const TimedRun big = timed_run(threads, 60000, 20, 128, 128);
+    rates->spmm_scale = big.aggregation_s / predict(big).train_terms.spmm_s;
+
+    const TimedRun tiny = timed_run(threads, 2000, 5, 64, 16);
+    const double kernel_step_s = rates->step_s;
+    rates->step_s = 0.0;
+    const double without = predict(tiny).epoch_s;
+    rates->step_s = 1e-6;
+    const double steps = (predict(tiny).epoch_s - without) / 1e-6;
+    rates->step_s = std::max(kernel_step_s, (tiny.epoch_s - without) / steps);
+
+    const double predicted = predict(big).epoch_s;
+    rates->time_scale = big.epoch_s / predicted;
     if (log) {
-        char line[200];
+        char line[320];
         std::snprintf(line, sizeof(line),
                       "threads %d: GCN 3x128 on 60k vertices: aggregation %.1f ms (SpMM scale "
-                      "%.3f), epoch measured %.1f ms, predicted %.1f ms: time scale %.3f",
-                      threads, 1e3 * measured_spmm, f.spmm, 1e3 * measured, 1e3 * p.epoch_s,
-                      f.time);
+                      "%.3f); GCN 3x16 on 2k vertices: epoch %.3f ms, %.0f steps (step %.1f us); "
+                      "GCN 3x128: epoch %.1f ms, predicted %.1f ms: time scale %.3f",
+                      threads, 1e3 * big.aggregation_s, rates->spmm_scale, 1e3 * tiny.epoch_s,
+                      steps, 1e6 * rates->step_s, 1e3 * big.epoch_s, 1e3 * predicted,
+                      rates->time_scale);
         log(line);
     }
-    return f;
 }
 
 /// The last-level data cache one core sees, as the kernel reports it in sysfs (what lscpu
@@ -441,10 +468,8 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
             std::to_string(m.shared_memory.bandwidth_gbs) + " GB/s");
     }
     if (comm.size() == 1 && options.fit) {
-        for (ThreadRates& r : m.by_threads) {
-            const FittedScales f = fit_scales(m, r.threads, options.log);
-            r.spmm_scale = f.spmm;
-            r.time_scale = f.time;
+        for (const ThreadRates& r : std::vector<ThreadRates>(m.by_threads)) {
+            fit(m, r.threads, options.log);
         }
     }
     return m;

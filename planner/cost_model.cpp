@@ -187,8 +187,8 @@ private:
 
     /// Hit probability of the inner block's gathers at `width`: an entry near its row hits
     /// (each thread's rows are a band of the local order, and row j gathered for row i is
-    /// still cached when |i - j| is within half the rows a thread's share of half the cache
-    /// holds: RankStats::inner_near); the others hit as random accesses do (size_hit).
+    /// still cached when |i - j| is within half the rows, of x and y, a thread's share of half
+    /// the cache holds: RankStats::inner_near); the others hit as random accesses do (size_hit).
     [[nodiscard]] double inner_hit(double width) const {
         const double by_size = size_hit(spmm_bytes(width));
         const std::vector<double>& near = rank_.inner_near;
@@ -196,7 +196,8 @@ private:
             return by_size;
         }
         const double cache = std::max(1.0, shape_.machine->cache_bytes);
-        const double band = 0.5 * cache / (width * 4.0 * std::max(1, shape_.threads));
+        // Rows of x gathered and of y written both pass through the cache (as spmm_bytes).
+        const double band = 0.5 * cache / (2.0 * width * 4.0 * std::max(1, shape_.threads));
         const double b = std::clamp(std::log2(std::max(1.0, band / 2.0)), 0.0,
                                     static_cast<double>(near.size() - 1));
         const auto lo = static_cast<std::size_t>(b);

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `strata calibrate` end to end (its figures are timings, so only their presence and sanity are
+# checked): every figure of machine.json measured and positive, the last-level cache from sysfs
+# where the kernel reports one (not CPUID's, which in a VM can be the host's), and the fits
+# (SpMM scale, fixed step cost, time scale) within a factor of 5 of the kernel model.
+# Usage: check_calibrate.sh STRATA
+strata=$(realpath "$1")
+source "$(dirname "$0")/checks.sh"
+
+"$strata" calibrate --seconds 0.01 --out "$tmp/m.json" >"$tmp/out" 2>&1 &&
+  ok "calibrate writes machine.json" || { cat "$tmp/out"; fail "strata calibrate"; }
+grep -q "GCN 3x16 on 2k vertices" "$tmp/out" && ok "calibrate prints the fits" ||
+  fail "no fit line: $(cat "$tmp/out")"
+/usr/bin/python3 - "$tmp/m.json" <<'PY' && ok "every figure present and sane" || fail "machine.json"
+import glob, json, sys
+m = json.load(open(sys.argv[1]))
+assert m["format"] == "strata-machine" and m["version"] == 1, m
+sizes = {}
+for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
+    kind = open(d + "/type").read().strip()
+    if kind != "Instruction":
+        text = open(d + "/size").read().strip()
+        unit = {"K": 1024, "M": 1 << 20}.get(text[-1], 1)
+        sizes[int(open(d + "/level").read())] = int(text.rstrip("KM")) * unit
+if sizes:
+    assert m["cache_bytes"] == sizes[max(sizes)], (m["cache_bytes"], sizes)
+for r in m["by_threads"]:
+    for key in ("memory_gbs", "cache_gbs", "dropout_entry_s", "softmax_entry_s"):
+        assert r[key] > 0, (key, r)
+    for key in ("gemm_gflops", "gemm_tn_gflops", "spmm_in_cache_g", "spmm_out_of_cache_g"):
+        assert len(r[key]) == 4 and all(p["rate"] > 0 for p in r[key]), (key, r)
+    assert r["step_s"] >= 0, r
+    for key in ("spmm_scale", "time_scale"):
+        assert 0.2 < r[key] < 5, (key, r[key])
+PY
+finish
