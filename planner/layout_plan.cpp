@@ -115,7 +115,8 @@ Plan make_plan(const PlanRequest& request) {
         RunShape shape{
             .machine = &request.machine,
             .network = across ? request.machine.inter_node : request.machine.shared_memory,
-            .threads = std::max(1, request.machine.cores / per_node),
+            .threads = request.threads > 0 ? request.threads
+                                           : std::max(1, request.machine.cores / per_node),
             .ranks_per_node = per_node};
         const double limit = request.memory_per_rank_bytes > 0 ? request.memory_per_rank_bytes
                                                                : physical_memory_bytes() / per_node;

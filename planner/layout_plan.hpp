@@ -24,6 +24,7 @@ struct PlanRequest {
     std::string cache_dir;
     double memory_per_rank_bytes = 0.0;  ///< 0: the machine's memory / ranks on a node
     int ranks_per_node = 0;              ///< 0: every rank on one node (shared memory)
+    int threads = 0;                     ///< per rank; 0: the machine's cores / ranks per node
     int max_partition_parts = 64;        ///< larger K are extrapolated from the measured ones
     std::uint64_t seed = 0;
 };

@@ -24,6 +24,7 @@ struct PlanOptions {
     double memory_gb = 0.0;
     std::string cache_dir;
     int ranks_per_node = 0;
+    int threads = 0;
     int max_partition_parts = 64;
     std::uint64_t seed = 0;
     bool json = false;
@@ -56,6 +57,7 @@ int run_plan(const PlanOptions& o) {
     request.cache_dir = o.cache_dir.empty() ? default_plan_cache() : o.cache_dir;
     request.memory_per_rank_bytes = o.memory_gb * 1e9;
     request.ranks_per_node = o.ranks_per_node;
+    request.threads = o.threads;
     request.max_partition_parts = o.max_partition_parts;
     request.seed = o.seed;
     const planner::Plan plan = planner::make_plan(request);
@@ -85,12 +87,16 @@ Command add_plan_command(CLI::App& root) {
                     "Ranks per node; more ranks than this talk over the machine model's "
                     "inter-node link (default: all on one node)")
         ->check(positive());
+    cmd->add_option("--threads", o->threads,
+                    "Threads per rank, as strata train --threads (default: the machine's cores / "
+                    "ranks per node)")
+        ->check(positive());
     cmd->add_option("--max-partition-parts", o->max_partition_parts,
                     "Largest K partitioned here with METIS; larger K are extrapolated")
         ->check(positive())
         ->capture_default_str();
     cmd->add_option("--seed", o->seed, "Partitioning seed (as strata train --seed)");
-    cmd->add_flag("--json", o->json, "Print the plan as JSON (format strata-plan, version 1)");
+    cmd->add_flag("--json", o->json, "Print the plan as JSON (format strata-plan, version 2)");
     return {cmd, [o] { return run_plan(*o); }};
 }
 

@@ -138,6 +138,18 @@ expect_message "plan: impossible memory limit" "--memory-per-rank 0.0 MB: no can
   "$strata" plan --data "$data/cora.h5" --ranks 1,2 --memory-per-rank 0.00001 --cache-dir "$tmp/plan"
 expect_message "plan: zero memory" "--memory-per-rank: must be a positive number, got 0" \
   "$strata" plan --data "$data/cora.h5" --ranks 1 --memory-per-rank 0 --cache-dir "$tmp/plan"
+expect_message "plan: zero threads" "--threads: must be a positive number, got 0" \
+  "$strata" plan --data "$data/cora.h5" --ranks 1 --threads 0 --cache-dir "$tmp/plan"
+checks=$((checks + 1))  # not an error: --threads reaches every candidate
+if "$strata" plan --data "$data/cora.h5" --ranks 2 --threads 1 --ranks-per-node 1 --json \
+  --cache-dir "$tmp/plan" >"$tmp/threads.json" 2>&1 &&
+  /usr/bin/python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["candidates"]
+assert c and all(x["threads"] == 1 for x in c), c' "$tmp/threads.json"; then
+  echo "ok: plan --threads 1: every candidate at 1 thread"
+else
+  echo "FAIL: plan --threads 1: $(head -c 300 "$tmp/threads.json")"
+  failures=$((failures + 1))
+fi
 expect_message "plan: missing machine model" "$tmp/none.json: cannot read the machine model" \
   "$strata" plan --data "$data/cora.h5" --ranks 1 --machine "$tmp/none.json" --cache-dir "$tmp/plan"
 echo '{"format": "strata-machine", "version": 7}' >"$tmp/m7.json"
