@@ -172,11 +172,16 @@ private:
         return rates_.spmm_scale * entries * width * (hit / in + (1.0 - hit) / out) / giga;
     }
 
-    /// Hit probability of a random access into `bytes`: the share of them half the
-    /// last-level cache holds (the other half: the streams around them).
+    /// This rank's share of the last-level cache (ranks on one node share it).
+    [[nodiscard]] double cache() const {
+        return std::max(1.0, shape_.machine->cache_bytes) /
+               static_cast<double>(std::max(1, shape_.ranks_per_node));
+    }
+
+    /// Hit probability of a random access into `bytes`: the share of them half the rank's
+    /// cache holds (the other half: the streams around them).
     [[nodiscard]] double size_hit(double bytes) const {
-        return std::min(1.0,
-                        0.5 * std::max(1.0, shape_.machine->cache_bytes) / std::max(1.0, bytes));
+        return std::min(1.0, 0.5 * cache() / std::max(1.0, bytes));
     }
 
     /// Bytes an SpMM at `width` keeps hot: the rows it gathers (owned and received) and the
@@ -195,9 +200,8 @@ private:
         if (near.empty()) {
             return by_size;
         }
-        const double cache = std::max(1.0, shape_.machine->cache_bytes);
         // Rows of x gathered and of y written both pass through the cache (as spmm_bytes).
-        const double band = 0.5 * cache / (2.0 * width * 4.0 * std::max(1, shape_.threads));
+        const double band = 0.5 * cache() / (2.0 * width * 4.0 * std::max(1, shape_.threads));
         const double b = std::clamp(std::log2(std::max(1.0, band / 2.0)), 0.0,
                                     static_cast<double>(near.size() - 1));
         const auto lo = static_cast<std::size_t>(b);
