@@ -304,6 +304,16 @@ double price_stage(const ModelGraph& graph, const Schedule& schedule, const Rank
     return pricer.price(schedule, terms, first, end, end == graph.num_nodes(), phase).first;
 }
 
+double price_recompute(const ModelGraph& graph, const Schedule& schedule, const RankStats& rank,
+                       const RunShape& shape, const std::vector<int>& nodes, EpochTerms& terms) {
+    const Pricer pricer(graph, rank, shape);
+    double busy = 0.0;
+    for (const int n : nodes) {
+        busy += pricer.price(schedule, terms, n, n + 1, /*loss=*/false, Phase::forward).first;
+    }
+    return busy;
+}
+
 double price_evaluation(const ModelGraph& graph, const ExecutionPlan& plan, const RankStats& rank,
                         const RunShape& shape, EpochTerms& terms) {
     const Pricer pricer(graph, rank, shape);

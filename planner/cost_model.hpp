@@ -81,6 +81,11 @@ enum class Phase { all, forward, backward };
 /// Busy seconds (unscaled) of the training schedule's steps of nodes [first, end) in `phase` —
 /// the loss too when `end` is the last node — on a rank of `rank`'s sizes: a pipeline stage
 /// over every row it processes (all its chunks together).
+/// Busy seconds (unscaled) of the forward steps of `nodes` alone (no loss) in the training
+/// schedule: a pipeline stage's backward recomputing its row-local values.
+[[nodiscard]] double price_recompute(const ModelGraph& graph, const Schedule& schedule,
+                                     const RankStats& rank, const RunShape& shape,
+                                     const std::vector<int>& nodes, EpochTerms& terms);
 [[nodiscard]] double price_stage(const ModelGraph& graph, const Schedule& schedule,
                                  const RankStats& rank, const RunShape& shape, int first, int end,
                                  Phase phase, EpochTerms& terms);

@@ -190,7 +190,7 @@ Plan make_plan(const PlanRequest& request) {
             "chunks (more bubble) or fall back to exact; not priced");
         plan.notes.push_back(
             "pipeline: only one way per stage is planned (the W-way hybrid's mirror exchange is "
-            "not modelled); the backward's recomputation of row-local values is not priced");
+            "not modelled); the per-chunk history bookkeeping is not priced");
     }
     plan.planning_s = watch.seconds();
     return plan;

@@ -131,10 +131,18 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
         EpochTerms terms;
         std::array<double, 2> per_chunk{};  // forward, backward
         std::size_t i = 0;
+        // Backward first recomputes the chunk's row-local values kept as scratch (as the
+        // executor's forward_chunk(recompute_only)).
+        const std::vector<int> recompute =
+            plan_stage_storage(graph, stages, static_cast<int>(s), static_cast<index_t>(way.owned))
+                .recompute;
         for (const Phase phase : {Phase::forward, Phase::backward}) {
             const double fixed_before = terms.steps_s;
-            const double busy = price_stage(graph, plan.training(), way, shape, stage.first,
-                                            stage.end, phase, terms);
+            double busy = price_stage(graph, plan.training(), way, shape, stage.first, stage.end,
+                                      phase, terms);
+            if (phase == Phase::backward) {
+                busy += price_recompute(graph, plan.training(), way, shape, recompute, terms);
+            }
             const double fixed = terms.steps_s - fixed_before;  // paid once per chunk
             per_chunk[i++] = scale * ((busy - fixed) / steps + fixed);
         }

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "datasets/adjacency.hpp"
+#include "layers/add_op.hpp"
 #include "layers/aggregate_op.hpp"
 #include "layers/linear_op.hpp"
 #include "layers/model_inputs.hpp"
@@ -160,6 +161,24 @@ TEST_CASE("a threaded GEMM pays the BLAS hand-over: by hand", "[planner]") {
     CHECK(with.epoch_s - epoch(10000, 0.0).epoch_s == Approx(3e-3));
     CHECK(with.terms.steps_s == Approx(3e-3));
     CHECK(epoch(4, 1e-3).epoch_s == Approx(epoch(4, 0.0).epoch_s));
+}
+
+TEST_CASE("a pipeline backward's recomputation is priced as the nodes' forward", "[planner]") {
+    // y = x + x W over 1000 rows x 8 (flat 1 GB/s): the add's forward streams 3 x 4 bytes
+    // per element; recomputing it costs the same, the linear is not priced there.
+    ModelGraph graph;
+    const TensorId x = graph.add_input("x", 8);
+    const TensorId h = graph.add("linear", std::make_unique<LinearOp>(8, 8, 0.0f), {x});
+    graph.set_output(graph.add("add", std::make_unique<AddOp>(), {x, h}));
+    const planner::MachineModel m = flat_machine();
+    const RankStats rank{.owned = 1000};
+    const ExecutionPlan plan = planner::rank_plan(graph, rank, Recompute::none);
+    const planner::RunShape shape{.machine = &m, .network = m.shared_memory, .threads = 1};
+    planner::EpochTerms terms;
+    CHECK(planner::price_recompute(graph, plan.training(), rank, shape, {1}, terms) ==
+          Approx(1000.0 * 8 * 4 * 3 / 1e9));
+    CHECK(terms.elementwise_s == Approx(1000.0 * 8 * 4 * 3 / 1e9));
+    CHECK(terms.gemm_s == 0.0);
 }
 
 TEST_CASE("a sparse first layer is priced by its non-zeros: by hand", "[planner]") {
