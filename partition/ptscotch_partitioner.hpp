@@ -31,7 +31,7 @@ struct PtScotchOptions {
 ///   diffusion alone, not gathered on every process for a sequential Fiduccia-Mattheyses pass:
 ///   there the band is the whole (dense) level, gathered while every finer level is still held.
 ///   On a generated 600k-vertex graph (P = 2, K = 2) that lowered the peak per process by 3.5%,
-///   same cut (docs/scale.md).
+///   same cut, for about 25% more time in PT-Scotch (noisy medians; docs/scale.md).
 [[nodiscard]] std::string ptscotch_strategy(int processes, double imbalance);
 
 /// Collective over `comm` (an MpiCommunicator, one slice per rank: slice.rank == comm.rank()):
