@@ -101,11 +101,19 @@ std::string ptscotch_strategy(int processes, double imbalance) {
     char bal[32];
     std::snprintf(bal, sizeof(bal), "%f", imbalance);
     const std::string seq = sequential_bipartition(bal);
-    const std::string refine = "q{strat=f}x{bal=" + std::string(bal) + "}";
+    const std::string b = bal;
+    // Band refinement while uncoarsening: diffusion on the band graph, then the band graph
+    // gathered on every process for a sequential Fiduccia-Mattheyses pass (q{strat=f}) ...
+    const std::string refine = "q{strat=f}x{bal=" + b + "}";
+    const std::string gathered = "b{bnd=(d{pass=40}|)" + refine + ",org=" + refine + "}";
+    // ... except on levels averaging over 500 arcs per vertex (the coarsest levels of a graph
+    // whose edges barely shrink when coarsened): there the band is the whole level, and gathering
+    // it while every finer level is still held set the peak. Diffusion alone there.
+    const std::string parallel = "b{bnd=d{pass=40}x{bal=" + b + "},org=x{bal=" + b + "}}";
+    const std::string asc = "/(edge>vert*500)?" + parallel + ":" + gathered + ";";
     const std::string vert = std::to_string(std::max(processes, 1) * 1000);
-    return std::string("r{bal=") + bal + ",sep=m{vert=" + vert + ",asc=b{bnd=(d{pass=40}|)" +
-           refine + ",org=" + refine + "},low=q{strat=" + seq + "},seq=q{strat=" + seq +
-           "}},seq=r{bal=" + bal + ",poli=S,sep=" + seq + "}}";
+    return "r{bal=" + b + ",sep=m{vert=" + vert + ",asc=" + asc + ",low=q{strat=" + seq +
+           "},seq=q{strat=" + seq + "}},seq=r{bal=" + b + ",poli=S,sep=" + seq + "}}";
 }
 
 namespace {

@@ -20,13 +20,18 @@ struct PtScotchOptions {
 
 /// The mapping strategy partition_ptscotch gives SCOTCH_stratDgraphMap for P = `processes`:
 /// SCOTCH_stratDgraphMapBuild's default (Scotch 7.0, SCOTCH_STRATDEFAULT: recursive
-/// bipartitioning, each bipartition parallel multilevel with band refinement) with one change:
-/// the parallel coarsening runs down to 1000 P vertices (where PT-Scotch folds the graph onto
-/// single processes and goes on sequentially), not max(2000 P, 10000). On a generated 300k-vertex
-/// graph (avg. degree 50, P = 2, K = 2) that lowered the peak per process by 8%, the cut by 6.5%
-/// (to within 0.3% of serial METIS's) and the time by 1.8-2.6x: the default stops at 10000
-/// vertices, where a graph whose edges barely shrink while coarsening is dense, and gathers it on
-/// every process for a sequential multilevel run (docs/scale.md).
+/// bipartitioning, each bipartition parallel multilevel with band refinement) with two changes:
+/// - the parallel coarsening runs down to 1000 P vertices (where PT-Scotch folds the graph onto
+///   single processes and goes on sequentially), not max(2000 P, 10000). On a generated
+///   300k-vertex graph (avg. degree 50, P = 2, K = 2) that lowered the peak per process by 8%,
+///   the cut by 6.5% (to within 0.3% of serial METIS's) and the time by 1.8-2.6x: the default
+///   stops at 10000 vertices, where a graph whose edges barely shrink while coarsening is dense,
+///   and gathers it on every process for a sequential multilevel run;
+/// - on uncoarsening levels with over 500 arcs per vertex the band graph is refined by parallel
+///   diffusion alone, not gathered on every process for a sequential Fiduccia-Mattheyses pass:
+///   there the band is the whole (dense) level, gathered while every finer level is still held.
+///   On a generated 600k-vertex graph (P = 2, K = 2) that lowered the peak per process by 3.5%,
+///   same cut, for about 25% more time in PT-Scotch (noisy medians; docs/scale.md).
 [[nodiscard]] std::string ptscotch_strategy(int processes, double imbalance);
 
 /// Collective over `comm` (an MpiCommunicator, one slice per rank: slice.rank == comm.rank()):

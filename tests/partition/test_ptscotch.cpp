@@ -184,3 +184,12 @@ TEST_CASE("ptscotch_strategy: the parallel coarsening threshold is 1000 P vertic
     CHECK(two.rfind("r{bal=0.030000,sep=m{vert=2000,", 0) == 0);
     CHECK(ptscotch_strategy(4, 0.05).rfind("r{bal=0.050000,sep=m{vert=4000,", 0) == 0);
 }
+
+TEST_CASE("ptscotch_strategy: no band graph gathered on levels over 500 arcs per vertex",
+          "[partition]") {
+    const std::string two = ptscotch_strategy(2, 0.03);
+    CHECK(two.find(
+              ",asc=/(edge>vert*500)?b{bnd=d{pass=40}x{bal=0.030000},org=x{bal=0.030000}}"
+              ":b{bnd=(d{pass=40}|)q{strat=f}x{bal=0.030000},org=q{strat=f}x{bal=0.030000}};,") !=
+          std::string::npos);
+}
