@@ -1,5 +1,6 @@
 // load_local_part: directory → read_part; a graph .h5 with one rank → read it whole; with
-// K > 1 ranks → each rank reads its slice, the owners come from the method, and
+// K > 1 ranks → the owners come from the method (block, random, and METIS on rank 0, before any
+// rank reads its slice; PT-Scotch on the slices), each rank reads its slice, and
 // distribute_parts builds every rank's part. Then the split is selected. Plus the two pieces
 // load_chunked_part shares.
 #include "partition/distributed_load.hpp"
@@ -21,20 +22,42 @@
 namespace strata {
 namespace {
 
+/// build_metis_graph of the file's adjacency, read alone (indptr and indices: no vertex data).
+/// What was read is freed on return, before METIS runs: at ogbn-products scale (117.8M
+/// entries) the 64-bit indices and the weights are 1.4 GB that METIS's 32-bit copy replaces.
+MetisGraph metis_graph_of_file(const std::string& path, global_id num_vertices) {
+    GraphSlice whole =
+        read_graph_slice(path, {0, num_vertices}, 0, SliceReadOptions{.vertex_data = false});
+    GraphDataset adjacency;
+    adjacency.indptr = std::move(whole.indptr);
+    adjacency.indices = std::move(whole.indices);
+    adjacency.train_mask.assign(static_cast<std::size_t>(num_vertices), 0);
+    return build_metis_graph(adjacency, MetisOptions{});
+}
+
 /// --partition-method metis with K > 1 ranks: rank 0 runs partition_metis_adjacency, then
-/// broadcasts the owners (4 bytes per vertex); every rank keeps its slice's.
-std::vector<int> metis_owners_on_rank0(const std::string& path, int num_parts, std::uint64_t seed,
-                                       const GraphSlice& slice, Communicator& comm) {
+/// broadcasts the owners (4 bytes per vertex); every rank keeps those of its slice's rows
+/// [offsets[rank], offsets[rank + 1]).
+std::vector<int> metis_owners_on_rank0(const std::string& path,
+                                       const std::vector<global_id>& offsets, std::uint64_t seed,
+                                       Communicator& comm) {
+    const int num_parts = comm.size();
     Partition partition;
     partition.num_parts = num_parts;
-    partition.owner.assign(static_cast<std::size_t>(slice.num_vertices), 0);
+    partition.owner.assign(static_cast<std::size_t>(offsets.back()), 0);
     if (comm.rank() == 0) {
-        partition = partition_metis_adjacency(path, slice.num_vertices, num_parts, seed);
+        partition = partition_metis_adjacency(path, offsets.back(), num_parts, seed);
     }
     broadcast_owners(partition, comm);
-    return {
-        partition.owner.begin() + static_cast<std::ptrdiff_t>(slice.first()),
-        partition.owner.begin() + static_cast<std::ptrdiff_t>(slice.first() + slice.num_local())};
+    const auto rank = static_cast<std::size_t>(comm.rank());
+    return {partition.owner.begin() + static_cast<std::ptrdiff_t>(offsets[rank]),
+            partition.owner.begin() + static_cast<std::ptrdiff_t>(offsets[rank + 1])};
+}
+
+/// The file's number of splits, read before any expensive step: an empty slice reads the
+/// attributes and the shapes (and one indptr entry), no rows.
+int num_splits_of(const std::string& path, global_id num_vertices) {
+    return read_graph_slice(path, {0, 0, num_vertices}, 0).num_splits;
 }
 
 /// K > 1 ranks from a graph file: no rank holds the whole graph (metis: rank 0 its adjacency).
@@ -50,17 +73,22 @@ LocalPart load_sliced(const std::string& path, Communicator& comm,
                      options.method == "random" || options.method == "block",
                  "--partition-method: unknown method '", options.method,
                  "' (metis, ptscotch, random or block)");
+    check_split_index(num_splits_of(path, n), split_index, path);
+    // The owners of the slice's rows; all but PT-Scotch's before the slice is read, so that
+    // rank 0 runs METIS without its slice (docs/scale.md, "Memory per rank to expect").
+    const global_id first = offsets[static_cast<std::size_t>(rank)];
+    const global_id count = offsets[static_cast<std::size_t>(rank) + 1] - first;
     std::vector<int> owner;
-    GraphSlice slice = read_graph_slice(path, offsets, rank);
-    check_split_index(slice.num_splits, split_index, path);
     if (options.method == "metis") {
-        owner = metis_owners_on_rank0(path, size, options.seed, slice, comm);
-    } else if (options.method == "ptscotch") {
-        owner = partition_ptscotch(slice, size, PtScotchOptions{.seed = options.seed}, comm);
+        owner = metis_owners_on_rank0(path, offsets, options.seed, comm);
     } else if (options.method == "random") {
-        owner = random_owners_of(n, size, options.seed, slice.first(), slice.num_local());
-    } else {
-        owner = block_owners_of(n, size, slice.first(), slice.num_local());
+        owner = random_owners_of(n, size, options.seed, first, count);
+    } else if (options.method == "block") {
+        owner = block_owners_of(n, size, first, count);
+    }
+    GraphSlice slice = read_graph_slice(path, offsets, rank);
+    if (options.method == "ptscotch") {
+        owner = partition_ptscotch(slice, size, PtScotchOptions{.seed = options.seed}, comm);
     }
     std::vector<LocalPart> parts = distribute_parts(std::move(slice), owner, size, comm);
     return std::move(parts.front());
@@ -84,14 +112,8 @@ LocalPart load_all_splits(const std::string& path, Communicator& comm,
 
 Partition partition_metis_adjacency(const std::string& path, global_id num_vertices, int num_parts,
                                     std::uint64_t seed) {
-    GraphSlice whole =
-        read_graph_slice(path, {0, num_vertices}, 0, SliceReadOptions{.vertex_data = false});
-    GraphDataset adjacency;
-    adjacency.indptr = std::move(whole.indptr);
-    adjacency.indices = std::move(whole.indices);
-    adjacency.edge_weight = std::move(whole.edge_weight);
-    adjacency.train_mask.assign(static_cast<std::size_t>(num_vertices), 0);
-    return partition_metis(adjacency, num_parts, MetisOptions{.seed = seed});
+    const MetisGraph graph = metis_graph_of_file(path, num_vertices);
+    return partition_metis(graph, num_parts, seed);
 }
 
 GraphDataset read_whole_graph(const std::string& path, int split_index) {

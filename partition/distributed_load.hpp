@@ -18,10 +18,11 @@ struct InMemoryPartitionOptions {
 };
 
 /// `path` is a directory written by `strata partition` (its K must equal comm.size()) or a
-/// graph .h5 file. A file with K > 1 ranks: each rank reads its row-balanced slice, takes its
-/// rows' owners from options.method (block and random on every rank for its own rows, equal to
-/// partition_block/partition_random; ptscotch: PT-Scotch on the slices; metis: rank 0 reads the
-/// whole adjacency, without vertex data, and runs serial METIS) and distribute_parts builds the
+/// graph .h5 file. A file with K > 1 ranks: each rank takes its row-balanced slice's owners
+/// from options.method (block and random on every rank for its own rows, equal to
+/// partition_block/partition_random; metis: rank 0 reads the whole adjacency, without vertex
+/// data, and runs serial METIS before any rank reads its slice; ptscotch: PT-Scotch on the
+/// slices), reads its slice and distribute_parts builds the
 /// parts (the same parts as build_local_part on the whole graph; docs/training.md, "Loading with
 /// --data G.h5"). One rank reads the whole file (it is the part). Either way the part is raw (the
 /// adjacency A and its degrees, as the part files store it); the model's operator is built from it
@@ -39,9 +40,10 @@ struct InMemoryPartitionOptions {
 [[nodiscard]] GraphDataset read_whole_graph(const std::string& path, int split_index);
 
 /// Serial METIS (seed `seed`) of the graph file `path` (`num_vertices` rows) read as its
-/// adjacency alone (indptr, indices, weights: no vertex data): what rank 0 of a K > 1 load with
-/// --partition-method metis holds and runs, the only step of a sliced load that holds O(E) of
-/// the whole graph on one rank (ptscotch avoids it).
+/// adjacency alone (no vertex data), which is freed once METIS's 32-bit graph is built, before
+/// METIS runs: what rank 0 of a K > 1 load with --partition-method metis holds and runs, before
+/// it reads its slice; the only step of a sliced load that holds O(E) of the whole graph on one
+/// rank (ptscotch avoids it).
 [[nodiscard]] Partition partition_metis_adjacency(const std::string& path, global_id num_vertices,
                                                   int num_parts, std::uint64_t seed);
 

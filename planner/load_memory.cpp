@@ -22,10 +22,10 @@ std::int64_t measure_load_bytes(const std::string& path, int parts, std::uint64_
         (void)adjacency;
     } else {
         const std::vector<global_id> offsets = slice_offsets(path, parts);
-        const GraphSlice slice = read_graph_slice(path, offsets, 0);
         const Partition partition = partition_metis_adjacency(path, offsets.back(), parts, seed);
-        (void)slice;
+        const GraphSlice slice = read_graph_slice(path, offsets, 0);
         (void)partition;
+        (void)slice;
     }
     return std::max<std::int64_t>(0, peak_rss_bytes() - before);
 }

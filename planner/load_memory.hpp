@@ -1,8 +1,9 @@
 // measure_load_bytes: what loading a graph .h5 adds to rank 0 of `strata train --data G.h5`
 // above its baseline, measured by doing the same reads here (partition/distributed_load.cpp):
 //   K = 1   the whole graph and its adjacency A (the part is then built beside them)
-//   K > 1   rank 0's row slice (with vertex data), the whole adjacency read alone and serial
-//           METIS over it (--partition-method metis); the parts are then built beside the slice
+//   K > 1   the whole adjacency read alone and serial METIS over it (--partition-method
+//           metis), then rank 0's row slice (with vertex data) beside the owners; the parts
+//           are then built beside the slice
 #pragma once
 
 #include <cstdint>
