@@ -16,15 +16,14 @@ endforeach()
 find_path(PTSCOTCH_INCLUDE_DIR ptscotch.h PATHS ${_ptscotch_includes} NO_DEFAULT_PATH)
 find_library(PTSCOTCH_LIBRARY NAMES libptscotch.a PATHS ${_ptscotch_libdirs} NO_DEFAULT_PATH)
 find_library(PTSCOTCH_SCOTCH_LIBRARY NAMES libscotch.a PATHS ${_ptscotch_libdirs} NO_DEFAULT_PATH)
-find_library(PTSCOTCH_ERR_LIBRARY NAMES libptscotcherr.a PATHS ${_ptscotch_libdirs}
-             NO_DEFAULT_PATH)
+# No error library (libptscotcherr): partition/ptscotch_partitioner.cpp provides SCOTCH_errorPrint
+# and its kin, ending the job on an error (PT-Scotch does not always return after one).
 # Compression libraries of Scotch's graph I/O; the runtime names serve where no -dev is installed.
 find_library(PTSCOTCH_BZ2_LIBRARY NAMES bz2 libbz2.so.1.0)
 find_library(PTSCOTCH_LZMA_LIBRARY NAMES lzma liblzma.so.5)
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(PTScotch REQUIRED_VARS PTSCOTCH_LIBRARY PTSCOTCH_SCOTCH_LIBRARY
-                                  PTSCOTCH_ERR_LIBRARY PTSCOTCH_INCLUDE_DIR PTSCOTCH_BZ2_LIBRARY
-                                  PTSCOTCH_LZMA_LIBRARY)
+                                  PTSCOTCH_INCLUDE_DIR PTSCOTCH_BZ2_LIBRARY PTSCOTCH_LZMA_LIBRARY)
 if(PTScotch_FOUND AND NOT TARGET PTScotch::PTScotch)
     find_package(MPI REQUIRED COMPONENTS C)
     find_package(ZLIB REQUIRED)
@@ -32,7 +31,7 @@ if(PTScotch_FOUND AND NOT TARGET PTScotch::PTScotch)
     add_library(PTScotch::PTScotch INTERFACE IMPORTED)
     set_target_properties(PTScotch::PTScotch PROPERTIES
         INTERFACE_INCLUDE_DIRECTORIES "${PTSCOTCH_INCLUDE_DIR}"
-        INTERFACE_LINK_LIBRARIES "${PTSCOTCH_LIBRARY};${PTSCOTCH_SCOTCH_LIBRARY};${PTSCOTCH_ERR_LIBRARY};MPI::MPI_C;ZLIB::ZLIB;${PTSCOTCH_BZ2_LIBRARY};${PTSCOTCH_LZMA_LIBRARY};Threads::Threads;m")
+        INTERFACE_LINK_LIBRARIES "${PTSCOTCH_LIBRARY};${PTSCOTCH_SCOTCH_LIBRARY};MPI::MPI_C;ZLIB::ZLIB;${PTSCOTCH_BZ2_LIBRARY};${PTSCOTCH_LZMA_LIBRARY};Threads::Threads;m")
 endif()
 unset(_ptscotch_includes)
 unset(_ptscotch_libdirs)

@@ -1,10 +1,14 @@
 // PT-Scotch behind RAII: the distributed graph (SCOTCH_Dgraph over the MpiCommunicator's MPI_Comm),
-// the deterministic seeded context (SCOTCH_Context) and the strategy (SCOTCH_Strat); the only file
-// that includes ptscotch.h.
+// the deterministic seeded context (SCOTCH_Context) and the strategy (SCOTCH_Strat); and the
+// error hooks PT-Scotch calls (SCOTCH_errorPrint and kin, provided here instead of libptscotcherr:
+// an error ends the job in one line). The only file that includes ptscotch.h.
 #include "partition/ptscotch_partitioner.hpp"
 
 #include <algorithm>
+#include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -17,6 +21,51 @@
 #include "src/comm/mpi_communicator.hpp"
 
 #include <ptscotch.h>
+
+// PT-Scotch's error hooks (libptscotcherr's three functions; cmake/FindPTScotch.cmake does not
+// link that library). An error ends the job: one line, then MPI_Abort. PT-Scotch does not always
+// return after an error: out of memory while coarsening ("dgraphGhst: out of memory"), its
+// coarsening went on and crashed with a segmentation fault (the doubled products graph at P = 2,
+// docs/scale.md), so a clean error must be raised here, not from its return code. Warnings are
+// printed and the run goes on.
+extern "C" {
+
+void SCOTCH_errorProg(const char* /*program*/) {}
+
+void SCOTCH_errorPrint(const char* format, ...) {
+    char message[512];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(message, sizeof(message), format, args);
+    va_end(args);
+    int rank = 0;
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized != 0) {
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    }
+    std::fprintf(stderr, "[rank %d] error: PT-Scotch: %s (partitioning stopped%s)\n", rank, message,
+                 std::strstr(message, "out of memory") != nullptr
+                     ? "; more processes, or serial METIS, need less memory per process: "
+                       "docs/scale.md"
+                     : "");
+    std::fflush(stderr);
+    if (initialized != 0) {
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    std::_Exit(1);
+}
+
+void SCOTCH_errorPrintW(const char* format, ...) {
+    char message[512];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(message, sizeof(message), format, args);
+    va_end(args);
+    std::fprintf(stderr, "PT-Scotch warning: %s\n", message);
+}
+
+}  // extern "C"
 
 namespace strata {
 namespace {

@@ -2,8 +2,8 @@
 # `mpirun -np P strata partition --distributed` (docs/scale.md): P = 2 processes write K = 3 parts
 # of Cora that `mpirun -np 3 strata train` trains on; the same seed gives the same partition; one
 # process with --distributed works; the refusals (K < 1, another method, two balance constraints,
-# --chunks, several processes without --distributed) exit non-zero with one line naming the
-# problem (on several processes: that line, then MPI_Abort's report).
+# --chunks, several processes without --distributed, PT-Scotch out of memory) exit non-zero with
+# one line naming the problem (on several processes: that line, then MPI_Abort's report).
 # Usage: check_distributed_partition.sh MPIEXEC STRATA DATA_DIR
 mpiexec=$1
 strata=$(realpath "$2")
@@ -54,4 +54,14 @@ refuse "K > N on 2 processes" "cannot split 2708 vertices into 5000 parts" \
   run "$mpiexec" -n 2 "$strata" partition --distributed --data "$data/cora.h5" --parts 5000 --out bad
 refuse "2 processes without --distributed" "use --distributed under mpirun" \
   run "$mpiexec" -n 2 "$strata" partition --data "$data/cora.h5" --parts 2 --out bad
+# PT-Scotch out of memory (each process limited to 450 MiB of address space, a 100k-vertex graph
+# of 4.9M arcs): its error hook ends the job in one line; PT-Scotch itself went on after this
+# error and crashed (segmentation fault) on the doubled products graph.
+"$strata" generate --nodes 100000 --avg-degree 50 --features 8 --classes 4 --seed 1 \
+  --out big.h5 >/dev/null 2>&1 || fail "generate big.h5"
+refuse "PT-Scotch out of memory" "error: PT-Scotch: " \
+  run "$mpiexec" -n 2 prlimit --as=$((450 * 1024 * 1024)) "$strata" partition --distributed \
+  --data big.h5 --parts 2 --out bad
+grep -q "out of memory" err && ! grep -qi "segmentation" err && ok "PT-Scotch's message names the cause" ||
+  fail "PT-Scotch out of memory: $(head -c 300 err)"
 finish
