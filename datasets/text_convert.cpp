@@ -109,6 +109,10 @@ std::vector<std::int64_t> read_labels(const fs::path& path) {
         const auto label = in.parse<std::int64_t>(fields[0], 1, "class id");
         STRATA_CHECK(label >= -1, in.where(), ": field 1: class id ", label,
                      " is negative (only -1 = unlabeled is allowed)");
+        // Class ids index the model's output columns (index_t); the count is the largest + 1.
+        STRATA_CHECK(label < std::numeric_limits<index_t>::max(), in.where(),
+                     ": field 1: class id ", label, " is too large (at most ",
+                     std::numeric_limits<index_t>::max() - 1, ")");
         labels.push_back(label);
     }
     return labels;

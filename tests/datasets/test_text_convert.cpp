@@ -93,6 +93,11 @@ TEST_CASE("convert_text errors name file:line and the offending field", "[datase
         REQUIRE_THROWS_WITH(convert(),
                             Contains("edges.txt:3: field 2: vertex id 4 out of range [0, 4)"));
     }
+    SECTION("a class id too large for the output columns (the fuzzer's overflow)") {
+        dir.write("labels.txt", "0\n9223372036854775807\n1\n0\n");
+        REQUIRE_THROWS_WITH(convert(), Contains("labels.txt:2: field 1: class id "
+                                                "9223372036854775807 is too large"));
+    }
     SECTION("a line with another number of fields") {
         dir.write("edges.txt", "0 1 1.0\n1 2\n");
         REQUIRE_THROWS_WITH(convert(), Contains("edges.txt:2: expected 3 fields"));
