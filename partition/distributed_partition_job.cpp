@@ -44,6 +44,8 @@ PartitionReport run_distributed_partition_job(const PartitionJob& job, Communica
         job.balance.size() == 1 && (job.balance[0] == "vertices" || job.balance[0] == "edges"),
         "--distributed: PT-Scotch balances one quantity: --balance vertices or "
         "--balance edges");
+    STRATA_CHECK(job.clusters_per_part >= 0, "--clusters-per-part must be >= 0, got ",
+                 job.clusters_per_part);
     if (comm.rank() == 0) {
         // Fail before reading anything if the output cannot be written (exists, no parent).
         const AtomicOutput probe(job.out_dir, job.force);
@@ -92,9 +94,12 @@ PartitionReport run_distributed_partition_job(const PartitionJob& job, Communica
     const std::int64_t rows = slice.num_local();
     const std::int64_t edges = slice.indptr.back();
     // The slice's edges are freed once the symmetric graph is built (PT-Scotch's input).
-    const std::vector<int> owners = partition_ptscotch(
-        std::move(slice), job.num_parts,
-        PtScotchOptions{.seed = job.seed, .balance_edges = job.balance[0] == "edges"}, comm);
+    const std::vector<int> owners =
+        partition_ptscotch(std::move(slice), job.num_parts,
+                           PtScotchOptions{.seed = job.seed,
+                                           .balance_edges = job.balance[0] == "edges",
+                                           .clusters_per_part = job.clusters_per_part},
+                           comm);
     end_phase("ptscotch", true);
     const std::int64_t partition_peak = peak_rss_bytes();
 

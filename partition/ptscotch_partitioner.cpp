@@ -10,11 +10,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string>
 #include <type_traits>
 
 #include <mpi.h>
 // The scotch-int64 variant's headers (cmake/FindPTScotch.cmake puts their folder on the path).
+#include "partition/cluster_contraction.hpp"
+#include "partition/ghost_graph.hpp"
+#include "partition/label_refinement.hpp"
 #include "partition/symmetric_slice.hpp"
 #include "src/base/error.hpp"
 #include "src/base/release.hpp"
@@ -185,11 +189,10 @@ MpiCommunicator& checked_comm(const GraphSlice& slice, int num_parts,
     return *mpi;
 }
 
-/// Vertex weights: none (every vertex 1), or 1 + stored in-degree with balance_edges.
-std::vector<SCOTCH_Num> vertex_weights(const GraphSlice& slice, const PtScotchOptions& options) {
-    std::vector<SCOTCH_Num> weights;
+/// Vertex weights: 1, or 1 + stored in-degree with balance_edges.
+std::vector<std::int64_t> vertex_weights(const GraphSlice& slice, const PtScotchOptions& options) {
+    std::vector<std::int64_t> weights(static_cast<std::size_t>(slice.num_local()), 1);
     if (options.balance_edges) {
-        weights.resize(static_cast<std::size_t>(slice.num_local()));
         for (std::size_t i = 0; i < weights.size(); ++i) {
             weights[i] = 1 + slice.indptr[i + 1] - slice.indptr[i];
         }
@@ -197,19 +200,22 @@ std::vector<SCOTCH_Num> vertex_weights(const GraphSlice& slice, const PtScotchOp
     return weights;
 }
 
-/// SCOTCH_dgraphPart of the symmetric graph `adj` (its arrays are PT-Scotch's graph: not copied).
-std::vector<int> partition_symmetric(SliceAdjacency& adj, std::vector<SCOTCH_Num>& weights,
-                                     int num_parts, const PtScotchOptions& options,
-                                     MpiCommunicator& mpi) {
+/// SCOTCH_dgraphPart of a symmetric distributed graph given as this rank's rows (global
+/// columns); its arrays are PT-Scotch's graph (not copied). Empty weights: all 1.
+std::vector<int> dgraph_part(std::span<std::int64_t> indptr, std::span<std::int64_t> indices,
+                             std::span<std::int64_t> vertex_weight,
+                             std::span<std::int64_t> edge_weight, int num_parts,
+                             const PtScotchOptions& options, MpiCommunicator& mpi) {
     // PT-Scotch's collectives run on the communicator's private duplicate: nothing else is in
     // flight on it during partitioning (MpiCommunicator's ordering contract).
     ScotchDgraph graph(mpi.comm());
-    const auto num_local = static_cast<SCOTCH_Num>(adj.indptr.size() - 1);
-    const auto num_arcs = static_cast<SCOTCH_Num>(adj.indices.size());
+    const auto num_local = static_cast<SCOTCH_Num>(indptr.size() - 1);
+    const auto num_arcs = static_cast<SCOTCH_Num>(indices.size());
     STRATA_CHECK(
-        SCOTCH_dgraphBuild(graph.get(), 0, num_local, num_local, adj.indptr.data(),
-                           adj.indptr.data() + 1, weights.empty() ? nullptr : weights.data(),
-                           nullptr, num_arcs, num_arcs, adj.indices.data(), nullptr, nullptr) == 0,
+        SCOTCH_dgraphBuild(graph.get(), 0, num_local, num_local, indptr.data(), indptr.data() + 1,
+                           vertex_weight.empty() ? nullptr : vertex_weight.data(), nullptr,
+                           num_arcs, num_arcs, indices.data(), nullptr,
+                           edge_weight.empty() ? nullptr : edge_weight.data()) == 0,
         "PT-Scotch: SCOTCH_dgraphBuild failed on rank ", mpi.rank());
     if (options.check_graph) {
         STRATA_CHECK(SCOTCH_dgraphCheck(graph.get()) == 0,
@@ -231,6 +237,59 @@ std::vector<int> partition_symmetric(SliceAdjacency& adj, std::vector<SCOTCH_Num
     return std::vector<int>(parts.begin(), parts.end());
 }
 
+/// The symmetric graph `adj` of slice `rank` (freed here) into K parts: contracted by clusters
+/// when they merge anything (cluster_contraction.hpp), PT-Scotch on the contracted graph (or on
+/// `adj` itself), then refined on `adj` (label_refinement.hpp).
+std::vector<int> partition_symmetric(SliceAdjacency&& adj, const std::vector<std::int64_t>& weights,
+                                     const std::vector<global_id>& offsets, int rank, int num_parts,
+                                     const PtScotchOptions& options, MpiCommunicator& mpi) {
+    std::vector<std::int64_t> totals{0};
+    std::vector<std::int64_t> heaviest{0};
+    for (const std::int64_t w : weights) {
+        totals[0] += w;
+        heaviest[0] = std::max(heaviest[0], w);
+    }
+    mpi.allreduce_sum(totals);
+    mpi.allreduce_max(heaviest);
+    const std::int64_t cluster_bound =
+        options.clusters_per_part > 0
+            ? totals[0] / (static_cast<std::int64_t>(num_parts) * options.clusters_per_part)
+            : 0;
+    std::vector<int> part;
+    GhostGraph fine;
+    if (cluster_bound > heaviest[0]) {
+        fine = ghost_graph(std::move(adj), offsets, rank, mpi);
+        const LocalClusters clusters =
+            cluster_locally(fine, weights, cluster_bound, options.cluster_rounds, options.seed);
+        std::vector<int> cluster_part;
+        {
+            ContractedGraph contracted = contract_clusters(fine, clusters, weights, mpi);
+            cluster_part =
+                dgraph_part(contracted.indptr, contracted.indices, contracted.vertex_weight,
+                            contracted.edge_weight, num_parts, options, mpi);
+        }
+        part.resize(weights.size());
+        for (std::size_t v = 0; v < part.size(); ++v) {
+            part[v] = cluster_part[static_cast<std::size_t>(clusters.of[v])];
+        }
+    } else {
+        std::vector<std::int64_t> scotch_weights;
+        if (options.balance_edges) {
+            scotch_weights = weights;
+        }
+        part = dgraph_part(adj.indptr, adj.indices, scotch_weights, {}, num_parts, options, mpi);
+        fine = ghost_graph(std::move(adj), offsets, rank, mpi);
+    }
+    if (options.refine_rounds > 0) {
+        refine_parts(fine, weights, part,
+                     RefineOptions{.num_parts = num_parts,
+                                   .imbalance = options.imbalance,
+                                   .max_rounds = options.refine_rounds},
+                     mpi);
+    }
+    return part;
+}
+
 }  // namespace
 
 std::vector<int> partition_ptscotch(const GraphSlice& slice, int num_parts,
@@ -239,16 +298,15 @@ std::vector<int> partition_ptscotch(const GraphSlice& slice, int num_parts,
     if (num_parts == 1) {
         return std::vector<int>(static_cast<std::size_t>(slice.num_local()), 0);
     }
-    SliceAdjacency adj = symmetric_adjacency(slice, comm);
-    std::vector<SCOTCH_Num> weights = vertex_weights(slice, options);
-    return partition_symmetric(adj, weights, num_parts, options, mpi);
+    return partition_symmetric(symmetric_adjacency(slice, comm), vertex_weights(slice, options),
+                               slice.vertex_offsets, slice.rank, num_parts, options, mpi);
 }
 
 std::vector<int> partition_ptscotch(GraphSlice&& slice, int num_parts,
                                     const PtScotchOptions& options, Communicator& comm) {
     MpiCommunicator& mpi = checked_comm(slice, num_parts, options, comm);
     std::vector<int> parts(static_cast<std::size_t>(slice.num_local()), 0);
-    std::vector<SCOTCH_Num> weights = vertex_weights(slice, options);
+    const std::vector<std::int64_t> weights = vertex_weights(slice, options);
     SliceAdjacency adj;
     if (num_parts > 1) {
         adj = symmetric_adjacency(slice, comm);
@@ -257,7 +315,8 @@ std::vector<int> partition_ptscotch(GraphSlice&& slice, int num_parts,
     release(slice.indices);
     release(slice.edge_weight);
     if (num_parts > 1) {
-        parts = partition_symmetric(adj, weights, num_parts, options, mpi);
+        parts = partition_symmetric(std::move(adj), weights, slice.vertex_offsets, slice.rank,
+                                    num_parts, options, mpi);
     }
     return parts;
 }

@@ -16,6 +16,12 @@ struct PtScotchOptions {
     bool balance_edges = false;  ///< vertex weight 1 + stored in-degree (else every vertex 1)
     double imbalance = 0.03;     ///< allowed load imbalance of a part (as METIS's default 1.03)
     bool check_graph = false;    ///< SCOTCH_dgraphCheck before partitioning (O(E), for tests)
+    /// Clusters of at most total weight / (K * clusters_per_part) contract the graph before
+    /// PT-Scotch (partition/cluster_contraction.hpp) when that bound exceeds the heaviest vertex;
+    /// 0: PT-Scotch on the whole graph.
+    int clusters_per_part = 250;
+    int cluster_rounds = 5;  ///< label propagation passes of the clustering
+    int refine_rounds = 12;  ///< at most, of the refinement on the fine graph (0: none)
 };
 
 /// The mapping strategy partition_ptscotch gives SCOTCH_stratDgraphMap for P = `processes`:

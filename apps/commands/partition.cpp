@@ -21,6 +21,7 @@ struct PartitionCommandOptions {
     bool distributed = false;
     CLI::Option* method_option = nullptr;
     CLI::Option* balance_option = nullptr;
+    CLI::Option* clusters_option = nullptr;
 };
 
 /// Per-process figures of a distributed run (rank 0 prints them).
@@ -78,6 +79,8 @@ int run_partition(PartitionCommandOptions& o) {
                      " processes would each write the same directory: use --distributed under "
                      "mpirun (or run one process)");
     }
+    STRATA_CHECK(o.clusters_option->count() == 0,
+                 "--clusters-per-part: only with --distributed (serial METIS does not contract)");
     o.job.balance = parse_balance(o.balance);
     o.job.progress = !o.json;
     if (!o.json) {
@@ -129,6 +132,11 @@ Command add_partition_command(CLI::App& root) {
                     "Also cut every part into C/K chunks for train --parallel pipeline (a chunk "
                     "map; C a multiple of K; 0: none)")
         ->capture_default_str();
+    o->clusters_option =
+        cmd->add_option("--clusters-per-part", job.clusters_per_part,
+                        "--distributed: contract the graph into about this many clusters per part "
+                        "before PT-Scotch (0: PT-Scotch on the whole graph); docs/scale.md")
+            ->capture_default_str();
     cmd->add_flag("--force", job.force, "Replace --out if it exists");
     cmd->add_flag("--distributed", o->distributed,
                   "Partition with PT-Scotch across the processes of mpirun -np P (each reads 1/P "

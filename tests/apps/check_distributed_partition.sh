@@ -54,14 +54,25 @@ refuse "K > N on 2 processes" "cannot split 2708 vertices into 5000 parts" \
   run "$mpiexec" -n 2 "$strata" partition --distributed --data "$data/cora.h5" --parts 5000 --out bad
 refuse "2 processes without --distributed" "use --distributed under mpirun" \
   run "$mpiexec" -n 2 "$strata" partition --data "$data/cora.h5" --parts 2 --out bad
+refuse "clusters without --distributed" "--clusters-per-part: only with --distributed" \
+  "$strata" partition --clusters-per-part 10 --data "$data/cora.h5" --parts 2 --out bad
+refuse "negative clusters" "--clusters-per-part must be >= 0, got -1" \
+  "$strata" partition --distributed --clusters-per-part -1 --data "$data/cora.h5" --parts 2 --out bad
 # PT-Scotch out of memory (each process limited to 450 MiB of address space, a 100k-vertex graph
-# of 4.9M arcs): its error hook ends the job in one line; PT-Scotch itself went on after this
-# error and crashed (segmentation fault) on the doubled products graph.
+# of 4.9M arcs, PT-Scotch on the whole graph: --clusters-per-part 0): its error hook ends the job
+# in one line; PT-Scotch itself went on after this error and crashed (segmentation fault) on the
+# doubled products graph. The default (contracted by clusters first) fits the same limit.
 "$strata" generate --nodes 100000 --avg-degree 50 --features 8 --classes 4 --seed 1 \
   --out big.h5 >/dev/null 2>&1 || fail "generate big.h5"
 refuse "PT-Scotch out of memory" "error: PT-Scotch: " \
   run "$mpiexec" -n 2 prlimit --as=$((450 * 1024 * 1024)) "$strata" partition --distributed \
-  --data big.h5 --parts 2 --out bad
+  --clusters-per-part 0 --data big.h5 --parts 2 --out bad
 grep -q "out of memory" err && ! grep -qi "segmentation" err && ok "PT-Scotch's message names the cause" ||
   fail "PT-Scotch out of memory: $(head -c 300 err)"
+if run "$mpiexec" -n 2 prlimit --as=$((450 * 1024 * 1024)) "$strata" partition --distributed \
+  --data big.h5 --parts 2 --out contracted >out 2>err && [ -f contracted/partition.json ]; then
+  ok "contracted by clusters, the same graph fits in 450 MiB per process"
+else
+  fail "contracted partition in 450 MiB: $(head -c 300 err)"
+fi
 finish
