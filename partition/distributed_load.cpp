@@ -86,10 +86,14 @@ LocalPart load_sliced(const std::string& path, Communicator& comm,
     } else if (options.method == "block") {
         owner = block_owners_of(n, size, first, count);
     }
-    GraphSlice slice = read_graph_slice(path, offsets, rank);
     if (options.method == "ptscotch") {
-        owner = partition_ptscotch(slice, size, PtScotchOptions{.seed = options.seed}, comm);
+        // PT-Scotch on the adjacency alone (its edges freed once the symmetric graph is built),
+        // then the slice with its vertex data: the two are never held together.
+        owner = partition_ptscotch(
+            read_graph_slice(path, offsets, rank, SliceReadOptions{.vertex_data = false}), size,
+            PtScotchOptions{.seed = options.seed}, comm);
     }
+    GraphSlice slice = read_graph_slice(path, offsets, rank);
     std::vector<LocalPart> parts = distribute_parts(std::move(slice), owner, size, comm);
     return std::move(parts.front());
 }
