@@ -19,7 +19,7 @@ struct PartitionJob {
     std::vector<std::string> balance{"vertices", "edges", "train"};  ///< METIS constraints
     /// --distributed: clusters per part of the contraction before PT-Scotch (0: none;
     /// PtScotchOptions::clusters_per_part)
-    int clusters_per_part = 250;
+    int clusters_per_part = 500;
     int chunks = 0;         ///< C > 0: also a chunk map of C/K chunks per part (chunk_within_parts)
     bool force = false;     ///< replace an existing out_dir
     bool progress = false;  ///< progress lines on long phases

@@ -19,7 +19,7 @@ struct PtScotchOptions {
     /// Clusters of at most total weight / (K * clusters_per_part) contract the graph before
     /// PT-Scotch (partition/cluster_contraction.hpp) when that bound exceeds the heaviest vertex;
     /// 0: PT-Scotch on the whole graph.
-    int clusters_per_part = 250;
+    int clusters_per_part = 500;
     int cluster_rounds = 5;  ///< label propagation passes of the clustering
     int refine_rounds = 12;  ///< at most, of the refinement on the fine graph (0: none)
 };

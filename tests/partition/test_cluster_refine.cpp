@@ -246,7 +246,7 @@ TEST_CASE("contracted PT-Scotch on a community graph: valid, balanced, cut near 
     const GraphSlice slice = slice_of(g, offsets, comm.rank());
     for (const int k : {2, 3, 4}) {
         const std::int64_t metis_cut = cut_of(whole, partition_metis(whole, k, 7).owner);
-        for (const int clusters : {0, 250}) {
+        for (const int clusters : {0, 500}) {
             const std::vector<int> local = partition_ptscotch(
                 slice, k, PtScotchOptions{.seed = 7, .clusters_per_part = clusters}, comm);
             const std::vector<int> owner = all_values(local, comm);
