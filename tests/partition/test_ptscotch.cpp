@@ -19,12 +19,14 @@
 #include "partition/symmetric_slice.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/mpi_communicator.hpp"
+#include "tests/partition/edge_cut.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/gather_all_to_all.hpp"
 #include "tests/support/graphs.hpp"
 
 using namespace strata;
 using strata::test::all_ranks;
+using strata::test::cut_of;
 
 namespace {
 
@@ -39,20 +41,6 @@ std::vector<int> all_owners(const std::vector<int>& local, global_id n, Communic
     }
     comm.broadcast(std::as_writable_bytes(std::span<int>(owners)), 0);
     return owners;
-}
-
-/// Undirected edges of the METIS graph whose ends lie in different parts.
-std::int64_t cut_of(const MetisGraph& g, const std::vector<int>& owner) {
-    std::int64_t cut = 0;
-    for (std::size_t v = 0; v + 1 < g.xadj.size(); ++v) {
-        for (auto k = g.xadj[v]; k < g.xadj[v + 1]; ++k) {
-            cut +=
-                owner[v] != owner[static_cast<std::size_t>(g.adjncy[static_cast<std::size_t>(k)])]
-                    ? 1
-                    : 0;
-        }
-    }
-    return cut / 2;
 }
 
 }  // namespace
