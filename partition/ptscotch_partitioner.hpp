@@ -1,5 +1,6 @@
 // Distributed k-way partitioning with PT-Scotch (SCOTCH_dgraphPart) of a graph read as one slice
-// per rank (datasets/graph_slice_io.hpp): no rank holds the whole graph.
+// per rank (datasets/graph_slice_io.hpp), contracted by clusters first and refined after:
+// no rank holds the whole graph.
 #pragma once
 
 #include <cstdint>
@@ -42,9 +43,12 @@ struct PtScotchOptions {
 
 /// Collective over `comm` (an MpiCommunicator, one slice per rank: slice.rank == comm.rank()):
 /// builds the symmetric, loop-free distributed graph (symmetric_adjacency), partitions it into
-/// K = num_parts parts with SCOTCH_dgraphPart (ptscotch_strategy(comm.size(), imbalance)), and
-/// returns the part in [0, K) of every slice row. K may differ from the number of ranks. K = 1
-/// returns zeros without calling PT-Scotch.
+/// K = num_parts parts and returns the part in [0, K) of every slice row. K may differ from the
+/// number of ranks. K = 1 returns zeros without calling PT-Scotch. The partitioning: clusters
+/// of each rank's rows contract the graph (cluster_contraction.hpp; skipped when
+/// clusters_per_part is 0 or the bound is not above the heaviest vertex), SCOTCH_dgraphPart
+/// (ptscotch_strategy(comm.size(), imbalance)) splits the contracted graph (or the whole one),
+/// and label propagation refines the parts on the whole graph (label_refinement.hpp).
 ///
 /// Determinism: PT-Scotch runs in a SCOTCH_Context with SCOTCH_OPTIONNUMDETERMINISTIC and a fixed
 /// random seed (`seed`), so the same graph, slices, K, seed and number of processes give the same
