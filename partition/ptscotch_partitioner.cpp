@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -171,11 +173,33 @@ std::string ptscotch_strategy(int processes, double imbalance) {
 
 namespace {
 
-/// The checks both overloads make; returns the MPI communicator.
-MpiCommunicator& checked_comm(const GraphSlice& slice, int num_parts,
-                              const PtScotchOptions& options, Communicator& comm) {
-    auto* mpi = dynamic_cast<MpiCommunicator*>(&comm);
-    STRATA_CHECK(mpi != nullptr, "PT-Scotch: needs an MPI communicator");
+/// The MPI communicator PT-Scotch runs on: `comm` itself when it is one, otherwise (a NCCL or
+/// staged communicator of a GPU run) a duplicate of MPI_COMM_WORLD of its own, checked on every
+/// rank to hold the same ranks in the same order. Collective.
+class ScotchComm {
+public:
+    explicit ScotchComm(Communicator& comm) : mpi_(dynamic_cast<MpiCommunicator*>(&comm)) {
+        if (mpi_ != nullptr) {
+            return;
+        }
+        own_ = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
+        mpi_ = own_.get();
+        std::vector<std::int64_t> mismatch{
+            mpi_->rank() != comm.rank() || mpi_->size() != comm.size() ? 1 : 0};
+        mpi_->allreduce_max(mismatch);
+        STRATA_CHECK(mismatch[0] == 0, "PT-Scotch: the job's communicator (rank ", comm.rank(),
+                     " of ", comm.size(), ") does not order its ranks as MPI_COMM_WORLD (rank ",
+                     mpi_->rank(), " of ", mpi_->size(), ") on every rank");
+    }
+    [[nodiscard]] MpiCommunicator& get() { return *mpi_; }
+
+private:
+    MpiCommunicator* mpi_;
+    std::unique_ptr<MpiCommunicator> own_;
+};
+
+/// The checks both overloads make.
+void check_arguments(const GraphSlice& slice, int num_parts, const PtScotchOptions& options) {
     STRATA_CHECK(SCOTCH_numSizeof() == static_cast<int>(sizeof(SCOTCH_Num)),
                  "PT-Scotch: the linked library has a ", SCOTCH_numSizeof(),
                  "-byte SCOTCH_Num, this build expects ", sizeof(SCOTCH_Num),
@@ -186,7 +210,6 @@ MpiCommunicator& checked_comm(const GraphSlice& slice, int num_parts,
     STRATA_CHECK(options.seed <= static_cast<std::uint64_t>(std::numeric_limits<SCOTCH_Num>::max()),
                  "PT-Scotch: seed ", options.seed, " exceeds ",
                  std::numeric_limits<SCOTCH_Num>::max());
-    return *mpi;
 }
 
 /// Vertex weights: 1, or 1 + stored in-degree with balance_edges.
@@ -294,29 +317,33 @@ std::vector<int> partition_symmetric(SliceAdjacency&& adj, const std::vector<std
 
 std::vector<int> partition_ptscotch(const GraphSlice& slice, int num_parts,
                                     const PtScotchOptions& options, Communicator& comm) {
-    MpiCommunicator& mpi = checked_comm(slice, num_parts, options, comm);
+    check_arguments(slice, num_parts, options);
     if (num_parts == 1) {
         return std::vector<int>(static_cast<std::size_t>(slice.num_local()), 0);
     }
-    return partition_symmetric(symmetric_adjacency(slice, comm), vertex_weights(slice, options),
-                               slice.vertex_offsets, slice.rank, num_parts, options, mpi);
+    ScotchComm mpi(comm);
+    return partition_symmetric(symmetric_adjacency(slice, mpi.get()),
+                               vertex_weights(slice, options), slice.vertex_offsets, slice.rank,
+                               num_parts, options, mpi.get());
 }
 
 std::vector<int> partition_ptscotch(GraphSlice&& slice, int num_parts,
                                     const PtScotchOptions& options, Communicator& comm) {
-    MpiCommunicator& mpi = checked_comm(slice, num_parts, options, comm);
+    check_arguments(slice, num_parts, options);
     std::vector<int> parts(static_cast<std::size_t>(slice.num_local()), 0);
     const std::vector<std::int64_t> weights = vertex_weights(slice, options);
     SliceAdjacency adj;
+    std::optional<ScotchComm> mpi;
     if (num_parts > 1) {
-        adj = symmetric_adjacency(slice, comm);
+        mpi.emplace(comm);
+        adj = symmetric_adjacency(slice, mpi->get());
     }
     // The stored edges are not needed any more: PT-Scotch runs on `adj` alone.
     release(slice.indices);
     release(slice.edge_weight);
     if (num_parts > 1) {
         parts = partition_symmetric(std::move(adj), weights, slice.vertex_offsets, slice.rank,
-                                    num_parts, options, mpi);
+                                    num_parts, options, mpi->get());
     }
     return parts;
 }

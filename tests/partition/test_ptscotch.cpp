@@ -18,6 +18,7 @@
 #include "partition/ptscotch_partitioner.hpp"
 #include "partition/symmetric_slice.hpp"
 #include "src/base/error.hpp"
+#include "src/comm/forwarding_communicator.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "tests/partition/edge_cut.hpp"
 #include "tests/support/all_ranks.hpp"
@@ -164,6 +165,20 @@ TEST_CASE("PT-Scotch from a slice it may empty: the same parts, the slice's edge
         CHECK(emptied);
         REQUIRE(all_ranks(same && emptied));
     }
+}
+
+TEST_CASE("PT-Scotch through a communicator that is not MPI's (a GPU run's): the same parts",
+          "[partition][mpi]") {
+    MpiCommunicator comm;
+    ForwardingCommunicator forwarding(comm);  // not an MpiCommunicator, the same ranks
+    const auto offsets = slice_offsets(cora_path, comm.size());
+    const GraphSlice slice =
+        read_graph_slice(cora_path, offsets, comm.rank(), {.vertex_data = false});
+    const PtScotchOptions options{.seed = 3};
+    const bool same = partition_ptscotch(slice, 3, options, forwarding) ==
+                      partition_ptscotch(slice, 3, options, comm);
+    CHECK(same);
+    REQUIRE(all_ranks(same));
 }
 
 TEST_CASE("ptscotch_strategy: the parallel coarsening threshold is 1000 P vertices",
