@@ -84,6 +84,10 @@ compare gpu2_mpi gpu1 1e-5 || failed=1
 run gpu2_mpi_again 2 --device cuda --comm mpi || exit 1
 compare gpu2_mpi_again gpu2_mpi 0 || failed=1
 compare gpu1_mpi gpu1 1e-5 || failed=1
+# The ranks partition the .h5 themselves (PT-Scotch on a GPU run's staged communicator, through a
+# world MPI communicator of its own): K ranks == 1 rank still.
+run gpu2_ptscotch 2 --device cuda --comm mpi --partition-method ptscotch || exit 1
+compare gpu2_ptscotch gpu1 1e-5 || failed=1
 compare gpu1 cpu1 1e-3 || failed=1
 # Sparse input features (chosen by default on Cora, 1.3 % non-zero: x W through cuSPARSE's
 # SpMM, the input dropout and dW through the edge kernels) equal dense ones on the GPU.
