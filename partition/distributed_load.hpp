@@ -13,7 +13,7 @@
 namespace strata {
 
 struct InMemoryPartitionOptions {
-    std::string method = "metis";  ///< metis | ptscotch | random | block (ignored with one rank)
+    std::string method = "ptscotch";  ///< ptscotch | metis | random | block (ignored with one rank)
     std::uint64_t seed = 0;
 };
 

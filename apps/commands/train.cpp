@@ -69,7 +69,8 @@ struct TrainOptions {
     CLI::Option* row_normalize_option = nullptr;
     std::string metrics;
     DeviceOptions device;
-    std::string partition_method = "metis";
+    std::string partition_method = "ptscotch";
+    CLI::Option* partition_method_option = nullptr;
     bool quiet = false;
     std::string checkpoint_dir;
     int checkpoint_every = 10;
@@ -252,7 +253,16 @@ std::string apply_plan(const ModelSpec& spec, TrainOptions& o, Communicator& com
                " --chunks " + std::to_string(chunks) + " for " + std::to_string(comm.size()) +
                " ranks";
     }
-    return what + " --recompute " + o.recompute + " for " + std::to_string(comm.size()) + " ranks";
+    // The plan's statistics come from METIS's partition of a .h5 (planner/partition_stats.cpp):
+    // a planned graph-parallel run partitions the same way, unless told otherwise.
+    std::string method;
+    if (o.partition_method_option->count() == 0 && !std::filesystem::is_directory(o.data) &&
+        comm.size() > 1) {
+        o.partition_method = "metis";
+        method = " --partition-method metis";
+    }
+    return what + " --recompute " + o.recompute + method + " for " + std::to_string(comm.size()) +
+           " ranks";
 }
 
 int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExtensions& extensions) {
@@ -618,11 +628,15 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     cmd->add_option("--split-index", o->split_index,
                     "Which of the dataset's splits (train/val/test masks) to use, from 0")
         ->check(non_negative());
-    cmd->add_option("--partition-method", o->partition_method,
-                    "In-memory partitioning of a .h5 --data over the ranks: metis (serial, on "
-                    "rank 0, which reads the whole adjacency), ptscotch (PT-Scotch on every "
-                    "rank's slice: no rank holds the whole graph), random, block")
-        ->check(CLI::IsMember({"metis", "ptscotch", "random", "block"}));
+    o->partition_method_option =
+        cmd->add_option("--partition-method", o->partition_method,
+                        "In-memory partitioning of a .h5 --data over the ranks: ptscotch (the "
+                        "ranks partition their slices together: no rank holds the whole graph), "
+                        "metis (serial, on rank 0, which reads the whole adjacency; what strata "
+                        "plan measures, so --plan uses it unless this flag is given), random, "
+                        "block")
+            ->check(CLI::IsMember({"metis", "ptscotch", "random", "block"}))
+            ->capture_default_str();
     o->parallel_option =
         cmd->add_option(
                "--parallel", o->parallel,

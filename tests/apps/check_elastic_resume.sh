@@ -59,7 +59,7 @@ resume_case() {  # resume_case K DATA WHAT
     cat "resume$k.out"
     return
   fi
-  if ! grep -q "elastic resume: the checkpoint was written on 'in memory, metis, seed 0, 2 parts', this run has '.*$k part" "resume$k.out" ||
+  if ! grep -q "elastic resume: the checkpoint was written on 'in memory, ptscotch, seed 0, 2 parts', this run has '.*$k part" "resume$k.out" ||
     ! grep -q "resuming from ck$k/ckpt-000010.h5 (epoch 10)" "resume$k.out"; then
     fail "$what: no elastic-resume / resuming line"
     cat "resume$k.out"
