@@ -3,7 +3,8 @@
 # (GCNII 8 x 64, 2 ranks): the plan's pipeline candidate (2 stages x 1 way x 8 chunks), made the
 # recommendation, is what train runs; the metrics' stage_bytes equal the plan's every epoch;
 # the memory plan train prints per rank is within 2 % of the plan's (the chunk scratch is sized
-# for |V| / C x 1.03 rows, train's for its largest METIS chunk).
+# for |V| / C x 1.03 rows, train's for its largest METIS chunk). And `train --plan auto` with
+# graph parallelism from the .h5 partitions with METIS, as the planner measured.
 # Usage: check_plan_pipeline.sh MPIEXEC STRATA DATA_DIR
 mpiexec=$1
 strata=$(realpath "$2")
@@ -45,4 +46,11 @@ print(f"stage bytes {c['stage_bytes']} (plan = metrics); memory plan {predicted:
       f"{measured:.1f} MB printed")
 assert abs(predicted - measured) <= 0.02 * measured, (predicted, measured)
 PY
+# A planned graph-parallel run from a .h5 partitions as the planner measured (METIS), although
+# train's own default is ptscotch.
+timeout 240 "$mpiexec" -n 2 --oversubscribe "$strata" train --data "$data/cora.h5" --plan auto \
+  --epochs 1 --threads 1 >"$tmp/planned.out" 2>&1 || { cat "$tmp/planned.out"; fail "train --plan auto"; }
+grep -q -- "--parallel graph --recompute [a-z]* --partition-method metis for 2 ranks" \
+  "$tmp/planned.out" && ok "a planned run partitions with METIS" ||
+  { grep "plan:" "$tmp/planned.out"; fail "planned run: no --partition-method metis"; }
 finish
