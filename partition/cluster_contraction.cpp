@@ -1,5 +1,6 @@
 // cluster_locally: label propagation with a dense per-cluster counter (touched list reset);
-// contract_clusters: members grouped by cluster, their arcs summed per neighbouring cluster.
+// contract_clusters: members grouped by cluster, their arcs sorted and counted per neighbouring
+// cluster.
 #include "partition/cluster_contraction.hpp"
 
 #include <algorithm>
@@ -139,9 +140,9 @@ ContractedGraph contract_clusters(const GhostGraph& g, const LocalClusters& clus
         }
     }
 
-    // Each cluster's row: arcs to other clusters, summed (a dense counter over all clusters).
-    std::vector<std::int64_t> links(static_cast<std::size_t>(cg.offsets.back()), 0);
-    std::vector<global_id> touched;
+    // Each cluster's row: its members' arcs to other clusters, sorted and counted (memory of the
+    // largest cluster's arcs, whatever the number of clusters).
+    std::vector<global_id> arcs;
     cg.indptr.assign(num + 1, 0);
     cg.vertex_weight.assign(num, 0);
     for (std::size_t c = 0; c < num; ++c) {
@@ -152,18 +153,22 @@ ContractedGraph contract_clusters(const GhostGraph& g, const LocalClusters& clus
             for (auto k = g.indptr[v]; k < g.indptr[v + 1]; ++k) {
                 const auto u = static_cast<std::size_t>(g.indices[static_cast<std::size_t>(k)]);
                 const global_id d = u < n ? base + clusters.of[u] : ghost_cluster[u - n];
-                if (d != self && links[static_cast<std::size_t>(d)]++ == 0) {
-                    touched.push_back(d);
+                if (d != self) {
+                    arcs.push_back(d);
                 }
             }
         }
-        std::sort(touched.begin(), touched.end());
-        for (const global_id d : touched) {
-            cg.indices.push_back(d);
-            cg.edge_weight.push_back(links[static_cast<std::size_t>(d)]);
-            links[static_cast<std::size_t>(d)] = 0;
+        std::sort(arcs.begin(), arcs.end());
+        for (std::size_t a = 0; a < arcs.size();) {
+            std::size_t b = a;
+            while (b < arcs.size() && arcs[b] == arcs[a]) {
+                ++b;
+            }
+            cg.indices.push_back(arcs[a]);
+            cg.edge_weight.push_back(static_cast<std::int64_t>(b - a));
+            a = b;
         }
-        touched.clear();
+        arcs.clear();
         cg.indptr[c + 1] = static_cast<std::int64_t>(cg.indices.size());
     }
     cg.indices.shrink_to_fit();

@@ -44,7 +44,8 @@ struct ContractedGraph {
 };
 
 /// Collective: contracts `g` by `clusters` (one all_reduce for the offsets, one ghost exchange
-/// for the ghosts' clusters). Memory: 8 bytes per ghost and per cluster, plus the result.
+/// for the ghosts' clusters). Memory: 8 bytes per ghost and per local row, 8 per arc of the
+/// largest cluster, plus the result.
 [[nodiscard]] ContractedGraph contract_clusters(const GhostGraph& g, const LocalClusters& clusters,
                                                 std::span<const std::int64_t> vertex_weight,
                                                 Communicator& comm);
