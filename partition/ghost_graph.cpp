@@ -68,8 +68,6 @@ GhostGraph ghost_graph(SliceAdjacency&& adj, const std::vector<global_id>& offse
             std::lower_bound(g.ghost_ids.begin(), g.ghost_ids.end(), offsets[q]) -
             g.ghost_ids.begin());
     }
-    g.ghost_offsets[0] = 0;
-    g.ghost_offsets[p] = g.ghost_ids.size();
     std::vector<std::size_t> byte_offsets(p + 1);
     for (std::size_t q = 0; q <= p; ++q) {
         byte_offsets[q] = g.ghost_offsets[q] * sizeof(global_id);
