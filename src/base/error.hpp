@@ -20,6 +20,18 @@ private:
     std::string where_;
 };
 
+/// A run option with a value that cannot work (training/run_config.hpp). message() reads
+/// "<option> = <value>: <why>", naming the option as the run configuration spells it; option()
+/// lets a front end add its own spelling once (the CLI: "(--ways)").
+class OptionError : public Error {
+public:
+    OptionError(std::string option, std::string message, const char* file, int line);
+    const std::string& option() const noexcept { return option_; }
+
+private:
+    std::string option_;
+};
+
 namespace detail {
 
 template <class... Args>
@@ -30,6 +42,8 @@ std::string concat(Args&&... args) {
 }
 
 [[noreturn]] void throw_error(std::string message, const char* file, int line);
+[[noreturn]] void throw_option_error(std::string option, std::string message, const char* file,
+                                     int line);
 
 }  // namespace detail
 }  // namespace strata
@@ -46,6 +60,16 @@ std::string concat(Args&&... args) {
 /// Throws strata::Error unconditionally.
 #define STRATA_FAIL(...) \
     ::strata::detail::throw_error(::strata::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
+
+/// A run option's precondition: throws strata::OptionError "<option> = <value>: <why...>".
+#define STRATA_CHECK_OPTION(cond, option, value, ...)                                      \
+    do {                                                                                   \
+        if (!(cond)) [[unlikely]] {                                                        \
+            ::strata::detail::throw_option_error(                                          \
+                option, ::strata::detail::concat(option, " = ", value, ": ", __VA_ARGS__), \
+                __FILE__, __LINE__);                                                       \
+        }                                                                                  \
+    } while (false)
 
 /// Internal invariant; compiled out in release builds.
 #ifdef NDEBUG
