@@ -278,8 +278,8 @@ Checkpoint read_checkpoint(const fs::path& path) {
     c.identity.partition = file.read_string_attribute("/", "partition");
     c.identity.training = file.read_string_attribute("/", "training");
     const std::string select_by = file.read_string_attribute("/", "select_by");
-    STRATA_CHECK(select_by == "val_acc" || select_by == "val_loss", name, ": select_by is '",
-                 select_by, "', expected val_acc or val_loss");
+    STRATA_CHECK(select_by == "val_acc" || select_by == "val_loss" || select_by == "val_auc", name,
+                 ": select_by is '", select_by, "', expected val_acc, val_loss or val_auc");
     c.selection = parse_selection(select_by);
     c.params = read_verified<float>(file, "/model/params");
     c.optimizer_state = read_verified<float>(file, "/optimizer/state");

@@ -42,13 +42,20 @@ struct EpochStats {
     std::string guard;
 };
 
-/// Which evaluated epoch is "best" (`--select-by`).
-enum class Selection { val_acc, val_loss };
+/// Which evaluated epoch is "best" (the run option select_by): the highest validation accuracy,
+/// the lowest validation loss, or (two-class tasks) the highest validation ROC-AUC.
+enum class Selection { val_acc, val_loss, val_auc };
 
+/// "val_acc", "val_loss" or "val_auc".
 [[nodiscard]] const char* to_string(Selection selection);
-/// Throws strata::Error unless `text` is "val_acc" or "val_loss".
+/// Throws strata::OptionError ("select_by = 'x': ...") unless `text` names a Selection.
 [[nodiscard]] Selection parse_selection(const std::string& text);
-/// Whether `candidate` beats `best` (strictly: the first of equal epochs stays best).
+/// The figure `selection` judges an evaluated epoch by (val_acc, val_loss or val_auc).
+[[nodiscard]] double selection_figure(Selection selection, const EpochStats& stats);
+/// Whether a larger figure is better (accuracy, ROC-AUC) or a smaller one (loss).
+[[nodiscard]] bool higher_is_better(Selection selection);
+/// Whether `candidate` beats `best` (strictly: the first of equal epochs stays best). A NaN
+/// figure (an ROC-AUC of a set lacking a class) beats nothing, and anything finite beats it.
 [[nodiscard]] bool better(Selection selection, const EpochStats& candidate, const EpochStats& best);
 
 }  // namespace strata

@@ -245,7 +245,7 @@ TEST_CASE("a checkpoint's bad select_by or format-2 option is refused naming the
     REQUIRE(std::system(command.c_str()) == 0);
 
     CHECK_THROWS_WITH(read_checkpoint(select),
-                      Contains("select.h5: select_by is 'val_f1', expected val_acc or val_loss"));
+                      Contains("select.h5: select_by is 'val_f1', expected val_acc, val_loss or val_auc"));
     CHECK_THROWS_WITH(read_checkpoint(best),
                       Contains("best.h5: /progress/best: epoch 1e+300 is not a whole number"));
     CHECK_THROWS_WITH(read_checkpoint(dropout),
