@@ -15,7 +15,7 @@
 
 namespace strata {
 
-std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
+std::string metrics_record(const EpochStats& s, const MetricsContext& context, bool first) {
     nlohmann::json line = {{"schema_version", metrics_schema_version},
                            {"epoch", s.epoch},
                            {"loss", s.loss},
@@ -66,6 +66,9 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context) {
                           {"attention_s", p.attention}, {"elementwise_s", p.elementwise},
                           {"loss_s", p.loss},           {"exposed_wait_s", p.exposed_wait},
                           {"optimizer_s", p.optimizer}, {"other_s", p.other}};
+    }
+    if (first && !context.config.empty()) {
+        line["config"] = nlohmann::json::parse(context.config);
     }
     return line.dump();
 }
@@ -134,7 +137,7 @@ void MetricsWriter::end_epoch(const EpochStats& stats, FitState& state) {
     if (file_ == nullptr) {
         return;
     }
-    const std::string record = metrics_record(stats, context_) + "\n";
+    const std::string record = metrics_record(stats, context_, good_size_ == 0) + "\n";
     errno = 0;
     if (std::fwrite(record.data(), 1, record.size(), file_) == record.size() &&
         std::fflush(file_) == 0) {

@@ -22,8 +22,9 @@ namespace strata {
 /// 5: the time fields come from the slowest rank and add up (epoch_s = compute_s + wait_s +
 /// eval_s; wait_s is the training step's exposed wait), `max_wait_s` (the whole epoch's wait,
 /// max over ranks: version 4's wait_s), `threads`, `overlap`. 6: `features` (how the input
-/// features are stored, --sparse-features) and `features_density`.
-inline constexpr int metrics_schema_version = 6;
+/// features are stored, --sparse-features) and `features_density`. 7: `config` (the run
+/// configuration, training/run_config.hpp, as a JSON object) on the first record of the file.
+inline constexpr int metrics_schema_version = 7;
 
 /// Constant fields every record carries.
 struct MetricsContext {
@@ -35,11 +36,13 @@ struct MetricsContext {
     std::string overlap = "on";           ///< --overlap
     std::string features = "dense";       ///< "dense" or "sparse" (--sparse-features' choice)
     double features_density = 0.0;        ///< non-zeros / entries of the features, all ranks
+    std::string config;  ///< the run configuration's JSON (config_to_json), on the first record
 };
 
 class MetricsWriter final : public FitHook {
 public:
-    /// Active only when `active` (rank 0) and `path` is not empty. Creates or truncates `path`;
+    /// Active only when `active` (rank 0) and `path` is not empty. Creates or truncates `path`
+    /// (a Session has refused an existing file unless asked to replace it);
     /// with `resume_epoch` > 0 instead rewrites it once, atomically, with the records of epochs
     /// <= resume_epoch (records that do not parse — a line cut short by a crash — are dropped),
     /// then appends. Throws strata::Error if the file cannot be written. A record that cannot
@@ -62,8 +65,9 @@ private:
     long good_size_ = 0;  ///< bytes of whole records in the file
 };
 
-/// One metrics record (no newline).
-[[nodiscard]] std::string metrics_record(const EpochStats& stats, const MetricsContext& context);
+/// One metrics record (no newline); `first` (the file's first record) adds context.config.
+[[nodiscard]] std::string metrics_record(const EpochStats& stats, const MetricsContext& context,
+                                         bool first = false);
 
 /// The records of a metrics file that parse as JSON objects with an integer "epoch", in file
 /// order (a trailing partial line is skipped).

@@ -1,6 +1,11 @@
 // run_memory_lines: the training run's plan on one rank.
 #include "training/run_memory.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <span>
+
 #include "src/nn/optimizer.hpp"
 #include "training/best_tracker.hpp"
 
@@ -21,6 +26,26 @@ std::int64_t total_bytes(const std::vector<MemoryLine>& lines) {
         total += line.bytes;
     }
     return total;
+}
+
+MemoryPlanSummary summarize_memory(std::vector<MemoryLine> lines, index_t owned,
+                                   std::int64_t baseline, Communicator& comm) {
+    MemoryPlanSummary summary;
+    const std::int64_t total = total_bytes(lines);
+    std::array<double, 3> maxima{static_cast<double>(total),
+                                 static_cast<double>(total) / std::max<double>(1.0, owned),
+                                 static_cast<double>(baseline)};
+    comm.allreduce_max(maxima);
+    summary.lines = std::move(lines);
+    summary.total_bytes = static_cast<std::int64_t>(maxima[0]);
+    summary.bytes_per_vertex = maxima[1];
+    summary.baseline_rss_bytes = static_cast<std::int64_t>(maxima[2]);
+    const std::vector<std::byte> all =
+        comm.gather(std::as_bytes(std::span<const std::int64_t>(&total, 1)), 0);
+    summary.per_rank_bytes.resize(all.size() / sizeof(std::int64_t));
+    std::memcpy(summary.per_rank_bytes.data(), all.data(),
+                summary.per_rank_bytes.size() * sizeof(std::int64_t));
+    return summary;
 }
 
 }  // namespace strata

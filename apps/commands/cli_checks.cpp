@@ -47,6 +47,10 @@ std::string shortest(double v) {
 
 }  // namespace
 
+CLI::Validator a_number() {
+    return numeric([](double) { return true; }, "a number", "NUMBER");
+}
+
 CLI::Validator positive() {
     return numeric([](double v) { return v > 0; }, "a positive number", "POSITIVE");
 }

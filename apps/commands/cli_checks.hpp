@@ -7,6 +7,8 @@
 
 namespace strata::app {
 
+/// A finite number (the range is the library's to check: run options name it themselves).
+[[nodiscard]] CLI::Validator a_number();
 /// A finite number > 0.
 [[nodiscard]] CLI::Validator positive();
 /// A finite number >= 0.

@@ -1,8 +1,9 @@
 // `strata predict`: the predicted class and logits (optionally the last hidden layer) of every
 // vertex from a checkpoint's best weights (the model whose accuracy `strata train` reported), in
-// evaluation mode. One rank writes one HDF5 file in the original vertex order; K > 1 ranks write
-// a directory of per-rank parts and an index (apps/commands/prediction_parts.hpp), nothing
-// gathered on one rank (docs/checkpoints.md).
+// evaluation mode, computed by training/predictor.hpp on the same prepared rank training builds.
+// One rank writes one HDF5 file in the original vertex order; K > 1 ranks write a directory of
+// per-rank parts and an index (apps/commands/prediction_parts.hpp), nothing gathered on one rank
+// (docs/checkpoints.md).
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -15,18 +16,15 @@
 
 #include "apps/commands/cli_checks.hpp"
 #include "apps/commands/command.hpp"
-#include "apps/commands/device_options.hpp"
+#include "apps/commands/option_flags.hpp"
 #include "apps/commands/prediction_parts.hpp"
+#include "apps/commands/runtime_options.hpp"
 #include "datasets/h5_file.hpp"
-#include "datasets/normalize.hpp"
-#include "layers/model_inputs.hpp"
-#include "layers/model_zoo.hpp"
-#include "partition/distributed_load.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/broadcast_string.hpp"
-#include "src/nn/full_graph_executor.hpp"
 #include "training/checkpoint.hpp"
+#include "training/predictor.hpp"
 
 namespace strata::app {
 namespace {
@@ -38,7 +36,7 @@ struct PredictOptions {
     bool embeddings = false;
     bool force = false;
     int split_index = 0;
-    DeviceOptions device;
+    RuntimeOptions runtime;
 };
 
 /// Format of the predictions file (root attributes strata_format / strata_format_version).
@@ -58,22 +56,6 @@ Checkpoint load_checkpoint(const std::string& path, std::string& resolved) {
     }
     resolved = newest->path.string();
     return std::move(newest->checkpoint);
-}
-
-/// Index of the first maximum of each row (the rule the trainer's accuracy uses).
-std::vector<std::int64_t> argmax_rows(const HostMatrix& m) {
-    std::vector<std::int64_t> best(static_cast<std::size_t>(m.rows), 0);
-    for (index_t r = 0; r < m.rows; ++r) {
-        const float* row = m.row(r);
-        index_t b = 0;
-        for (index_t c = 1; c < m.cols; ++c) {
-            if (row[c] > row[b]) {
-                b = c;
-            }
-        }
-        best[static_cast<std::size_t>(r)] = b;
-    }
-    return best;
 }
 
 /// The rows of `local` (its rows are the vertices `ids`) placed at their original ids: the
@@ -122,8 +104,7 @@ void write_single_file(AtomicOutput& out, const PredictionsMeta& meta,
 }
 
 int run_predict(const PredictOptions& o) {
-    Runtime runtime = open_runtime(o.device);
-    Backend& backend = *runtime.backend;
+    Runtime runtime = open_runtime(o.runtime);
     Communicator& comm = *runtime.comm;
     const bool root = comm.rank() == 0;
 
@@ -146,102 +127,42 @@ int run_predict(const PredictOptions& o) {
     broadcast_checkpoint(checkpoint, comm, 0);
     broadcast_string(comm, checkpoint_path, 0);
 
-    // The same input as training: same in-memory partitioning of a .h5 by default (any K works).
-    LocalPart part = load_local_part(o.data, comm,
-                                     InMemoryPartitionOptions{.method = checkpoint.partition_method,
-                                                              .seed = checkpoint.model.seed},
-                                     o.split_index);
-    if (checkpoint.row_normalize) {
-        row_normalize_features(part.features);
-    }
-    BuiltModel model =
-        build_model(checkpoint.model, part.features.cols, static_cast<index_t>(part.num_classes));
-    ModelGraph& graph = model.graph;
-    const std::string embedding = o.embeddings ? model.embedding_tensor : "";
-    STRATA_CHECK(!o.embeddings || !embedding.empty(), "--embeddings: the model (",
-                 describe(checkpoint.model), ") has no hidden layer");
-    const ModelInputs inputs(backend, comm, part, graph);
-    ModelParameters parameters(backend, graph, checkpoint.model.seed);
-    if (root) {
-        const CheckpointIdentity current{
-            .model = model_identity(checkpoint.model, checkpoint.row_normalize),
-            .parameters = parameters.summary(),
-            .dataset = data_identity(o.data),
-            .partition = {},  // any K and split may predict
-            .training = {}};
-        check_identity(checkpoint, current, IdentityCheck::model_and_dataset, checkpoint_path);
-    }
-    parameters.upload(checkpoint.best_params);
-    ExecutorOptions options = inputs.executor_options({.training = false});
-    if (o.embeddings) {
-        options.evaluation_outputs.push_back(embedding);
-    }
-    FullGraphExecutor executor(backend, comm, graph, parameters, *inputs.aggregation,
-                               inputs.inputs->data(), options);
-
-    // Evaluation mode: no dropout.
-    (void)executor.evaluate();
-    HostMatrix logits(part.graph.num_owned, graph.tensor(graph.output()).cols);
-    backend.download(logits.values.data(),
-                     executor.evaluation_output(graph.tensor(graph.output()).name).data,
-                     logits.values.size() * sizeof(float));
-    std::optional<HostMatrix> hidden;
-    if (o.embeddings) {
-        const ConstMatrixView h = executor.evaluation_output(embedding);
-        hidden = HostMatrix(h.rows, h.cols);
-        backend.download(hidden->values.data(), h.data, h.size() * sizeof(float));
-    }
-
-    // Accuracy of these predictions on the selected split's masks (summed over ranks).
-    const std::vector<std::int64_t> local_pred = argmax_rows(logits);
-    std::array<std::int64_t, 6> counts{};
-    const std::array<std::span<const std::uint8_t>, 3> masks{part.split_of(part.train_mask),
-                                                             part.split_of(part.val_mask),
-                                                             part.split_of(part.test_mask)};
-    for (std::size_t i = 0; i < local_pred.size(); ++i) {
-        const index_t label = part.labels[i];
-        for (std::size_t m = 0; m < masks.size(); ++m) {
-            if (masks[m][i] != 0 && label >= 0) {
-                counts[2 * m] += local_pred[i] == label ? 1 : 0;
-                counts[2 * m + 1] += 1;
-            }
-        }
-    }
-    comm.allreduce_sum(counts);
-
-    const global_id n = part.graph.num_global_vertices;
+    // The same input and model as training (any K works), the best weights, evaluation mode.
+    const Predictions p = predict(checkpoint, checkpoint_path,
+                                  prediction_config(checkpoint, o.data, o.split_index, o.runtime),
+                                  runtime, o.embeddings);
     const PredictionsMeta meta{
         .checkpoint = checkpoint_path,
         .epoch = checkpoint.epoch,
         .best_epoch = checkpoint.best ? checkpoint.best->epoch : checkpoint.epoch,
         .model = checkpoint.identity.model,
         .dataset = checkpoint.identity.dataset};
+    const global_id n = p.vertices;
+    const HostMatrix* hidden = p.embeddings ? &*p.embeddings : nullptr;
     if (comm.size() == 1) {
-        write_single_file(*out, meta, part.graph.owned_original, logits,
-                          hidden ? &*hidden : nullptr, n);
+        write_single_file(*out, meta, p.ids, p.logits, hidden, n);
     } else {
-        write_prediction_parts(comm, out, o.out, meta,
-                               {.ids = &part.graph.owned_original,
-                                .predictions = &local_pred,
-                                .logits = &logits,
-                                .embeddings = hidden ? &*hidden : nullptr},
-                               n);
+        write_prediction_parts(
+            comm, out, o.out, meta,
+            {.ids = &p.ids, .predictions = &p.predicted, .logits = &p.logits, .embeddings = hidden},
+            n);
     }
     if (root) {
         auto ratio = [](std::int64_t a, std::int64_t b) {
             return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
         };
+        const auto& counts = p.counts;
         std::printf(
             "strata predict: %lld vertices, %d classes, checkpoint %s (epoch %lld, best weights of "
             "epoch %lld) -> %s%s\n"
             "split=%d train_accuracy=%.4f val_accuracy=%.4f test_accuracy=%.4f\n",
-            static_cast<long long>(n), static_cast<int>(logits.cols), checkpoint_path.c_str(),
+            static_cast<long long>(n), static_cast<int>(p.classes), checkpoint_path.c_str(),
             static_cast<long long>(meta.epoch), static_cast<long long>(meta.best_epoch),
             o.out.c_str(),
             comm.size() == 1
                 ? ""
                 : (" (" + std::to_string(comm.size()) + " parts and index.json)").c_str(),
-            part.split, ratio(counts[0], counts[1]), ratio(counts[2], counts[3]),
+            p.split, ratio(counts[0], counts[1]), ratio(counts[2], counts[3]),
             ratio(counts[4], counts[5]));
         std::fflush(stdout);
     }
@@ -255,7 +176,9 @@ Command add_predict_command(CLI::App& root) {
     auto o = std::make_shared<PredictOptions>();
     CLI::App* cmd = root.add_subcommand(
         "predict",
-        "Predict every vertex's class from a checkpoint (run under mpirun/srun with any K)");
+        "Predict every vertex's class from a checkpoint: writes /predictions (the argmax), "
+        "/logits (the model's output layer before softmax, N x classes) and with --embeddings "
+        "its last hidden layer (run under mpirun/srun with any K)");
     cmd->add_option("--data", o->data,
                     "Graph .h5 file, or a partition directory, of the training dataset")
         ->required();
@@ -267,13 +190,16 @@ Command add_predict_command(CLI::App& root) {
                     "of K part files and index.json (scripts/read_predictions.py assembles it)")
         ->required();
     cmd->add_flag("--embeddings", o->embeddings,
-                  "Also write /embeddings: the last hidden layer (input of the last GCN layer)");
+                  "Also write /embeddings: the model's last hidden layer (docs/models.md names "
+                  "it for each model)");
     cmd->add_flag("--force", o->force, "Replace --out if it exists");
     cmd->add_option("--split-index", o->split_index,
                     "The dataset split whose masks the printed accuracies use, from 0")
         ->check(non_negative());
-    add_device_options(*cmd, o->device);
-    return {cmd, [o] { return run_predict(*o); }};
+    const FlagTable flags = add_runtime_flags(*cmd, o->runtime);
+    return {cmd, [o, flags] {
+                return with_flag_names(flags, "--checkpoint", [&] { return run_predict(*o); });
+            }};
 }
 
 }  // namespace strata::app

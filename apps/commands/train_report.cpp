@@ -7,21 +7,20 @@ namespace strata::app {
 
 RunReport::RunReport(bool root, bool quiet) : print_(root && !quiet), root_(root) {}
 
-void RunReport::start(const std::string& data, int ranks, const std::string& device,
-                      const std::string& comm, const std::string& model, std::uint64_t seed,
-                      int epochs, std::int64_t num_vertices, const MemoryPlanSummary& memory,
-                      const std::string& recompute) {
+void RunReport::started(const RunSummary& s) {
     if (!print_) {
         return;
     }
     std::printf(
         "strata train: data=%s vertices=%lld ranks=%d seed=%llu epochs=%d\n"
         "device (rank 0): %s; comm: %s\nmodel: %s\n",
-        data.c_str(), static_cast<long long>(num_vertices), ranks,
-        static_cast<unsigned long long>(seed), epochs, device.c_str(), comm.c_str(), model.c_str());
+        s.data.c_str(), static_cast<long long>(s.vertices), s.ranks,
+        static_cast<unsigned long long>(s.seed), s.epochs, s.device.c_str(), s.comm.c_str(),
+        s.model.c_str());
+    const MemoryPlanSummary& memory = s.memory;
     std::printf("memory plan: %.0f bytes/vertex, %.1f MB per rank (largest rank), recompute %s:",
                 memory.bytes_per_vertex, static_cast<double>(memory.total_bytes) / 1e6,
-                recompute.c_str());
+                s.recompute.c_str());
     const char* sep = " ";
     for (const MemoryLine& line : memory.lines) {
         std::printf("%s%s %.1f MB", sep, line.what.c_str(), static_cast<double>(line.bytes) / 1e6);
@@ -29,10 +28,13 @@ void RunReport::start(const std::string& data, int ranks, const std::string& dev
     }
     std::printf(" (rank 0); process baseline %.1f MB\n",
                 static_cast<double>(memory.baseline_rss_bytes) / 1e6);
+    for (const std::string& line : s.notes) {
+        std::printf("%s\n", line.c_str());
+    }
     std::fflush(stdout);
 }
 
-void RunReport::end_epoch(const EpochStats& s, FitState& /*state*/) {
+void RunReport::epoch(const EpochStats& s) {
     if (print_) {
         if (s.evaluated) {
             std::printf("epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f",
@@ -65,31 +67,50 @@ void RunReport::end_epoch(const EpochStats& s, FitState& /*state*/) {
     }
 }
 
-void RunReport::note(const std::string& text, bool even_if_quiet) {
-    if (print_ || (root_ && even_if_quiet)) {
+void RunReport::note(const std::string& text, bool important) {
+    if (print_ || (root_ && important)) {
         std::printf("%s\n", text.c_str());
         std::fflush(stdout);
     }
 }
 
-void RunReport::warn(const std::string& text) {
+void RunReport::warning(const std::string& text) {
     if (root_) {
         std::fprintf(stderr, "warning: %s\n", text.c_str());
         std::fflush(stderr);
     }
 }
 
-void RunReport::finish(const std::optional<EpochStats>& best) {
-    if (root_ && best) {
-        std::printf("best epoch %lld: val_accuracy=%.4f val_loss=%.4f\ntest_accuracy=%.4f\n",
-                    static_cast<long long>(best->epoch), best->val_acc, best->val_loss,
-                    best->test_acc);
-        if (best->binary) {
-            std::printf("best epoch %lld: val_auc=%.4f test_auc=%.4f\n",
-                        static_cast<long long>(best->epoch), best->val_auc, best->test_auc);
-        }
-        std::fflush(stdout);
+void RunReport::finished(const RunResult& result) {
+    if (!root_) {
+        return;
     }
+    if (result.stop_signal != 0) {
+        const std::string where =
+            result.checkpoint.empty()
+                ? std::string("no --checkpoint-dir, so this progress is lost")
+                : "checkpoint " + result.checkpoint + " written; rerun with --resume to continue";
+        std::printf("strata train: %s: %s\n", result.stop_reason.c_str(), where.c_str());
+        std::fflush(stdout);
+        return;
+    }
+    if (result.already_complete) {
+        std::printf("training is already complete (%s at epoch %lld); nothing to do\n",
+                    result.early_stopped ? "early stop" : "all epochs",
+                    static_cast<long long>(result.epoch));
+    }
+    if (result.best) {
+        const EpochStats& best = *result.best;
+        const char* by = to_string(result.selection);
+        std::printf(
+            "best epoch %lld (by %s): val_accuracy=%.4f val_loss=%.4f\ntest_accuracy=%.4f\n",
+            static_cast<long long>(best.epoch), by, best.val_acc, best.val_loss, best.test_acc);
+        if (best.binary) {
+            std::printf("best epoch %lld (by %s): val_auc=%.4f test_auc=%.4f\n",
+                        static_cast<long long>(best.epoch), by, best.val_auc, best.test_auc);
+        }
+    }
+    std::fflush(stdout);
 }
 
 }  // namespace strata::app

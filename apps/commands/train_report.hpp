@@ -1,40 +1,22 @@
-// RunReport: what `strata train` prints on rank 0 — a header (data, ranks, device, model, the
-// memory plan), one line per epoch (a fit hook) and the final `test_accuracy=` line.
+// RunReport: what `strata train` prints on rank 0 from its Session's observer calls — a header
+// (data, ranks, device, model, the memory plan), the run's choices, one line per epoch and the
+// final lines (`best epoch N (by val_loss): ...`, `test_accuracy=...`).
 #pragma once
 
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "src/nn/executor.hpp"
-#include "training/fit.hpp"
+#include "training/run_observer.hpp"
 
 namespace strata::app {
 
-/// A run's memory plan: lines summed over what this rank allocates, reduced over ranks.
-struct MemoryPlanSummary {
-    std::vector<MemoryLine> lines;        ///< this rank's lines
-    std::int64_t total_bytes = 0;         ///< max over ranks
-    double bytes_per_vertex = 0.0;        ///< max over ranks of total / owned vertices
-    std::int64_t baseline_rss_bytes = 0;  ///< max over ranks: resident before loading the data
-};
-
-class RunReport final : public FitHook {
+class RunReport final : public RunObserver {
 public:
-    /// Only the root rank prints. `quiet`: only the final lines.
+    /// Only the root rank prints. `quiet`: only important notes, warnings and the final lines.
     RunReport(bool root, bool quiet);
-    void start(const std::string& data, int ranks, const std::string& device,
-               const std::string& comm, const std::string& model, std::uint64_t seed, int epochs,
-               std::int64_t num_vertices, const MemoryPlanSummary& memory,
-               const std::string& recompute);
-    void end_epoch(const EpochStats& stats, FitState& state) override;
-    /// A line on stdout of the root rank; `even_if_quiet` prints it under --quiet too.
-    void note(const std::string& text, bool even_if_quiet = false);
-    /// A "warning: ..." line on stderr of the root rank (also under --quiet).
-    void warn(const std::string& text);
-    /// The final lines (always, even when quiet, on the root rank).
-    void finish(const std::optional<EpochStats>& best);
+    void started(const RunSummary& summary) override;
+    void note(const std::string& text, bool important) override;
+    void warning(const std::string& text) override;
+    void epoch(const EpochStats& stats) override;
+    /// The final lines; a run stopped by a signal prints where it can be resumed from instead.
+    void finished(const RunResult& result) override;
 
 private:
     bool print_;

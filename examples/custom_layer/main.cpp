@@ -1,6 +1,7 @@
 // custom_layer: trains the example model (scaled_gcn.hpp, with the custom ColumnScaleOp) on a
-// Strata graph file with the library's executor and training loop, printing one line per epoch
-// and the test accuracy of the epoch with the best validation accuracy. Runs under mpirun too
+// Strata graph file with the library's Session (the run `strata train` makes, with this model in
+// place of one of the zoo's), printing one line per epoch and the test accuracy of the epoch with
+// the best validation accuracy. Runs under mpirun too
 // (each rank trains its METIS part; the result equals one rank's to float rounding).
 //   custom_layer --data data/cora.h5 [--epochs 200] [--seed 1] [--threads 2]
 //   custom_layer --check            finite-difference check of ColumnScaleOp
@@ -13,19 +14,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "datasets/normalize.hpp"
 #include "gradient_check.hpp"
-#include "layers/model_inputs.hpp"
-#include "partition/distributed_load.hpp"
 #include "scaled_gcn.hpp"
 #include "src/base/error.hpp"
-#include "src/comm/make_communicator.hpp"
 #include "src/comm/mpi_session.hpp"
-#include "src/nn/full_graph_executor.hpp"
-#include "src/nn/optimizer.hpp"
-#include "training/best_tracker.hpp"
-#include "training/early_stopping.hpp"
-#include "training/fit.hpp"
+#include "training/session.hpp"
 
 namespace {
 
@@ -40,12 +33,11 @@ struct Options {
     bool check = false;
 };
 
-/// One line per epoch on rank 0.
-class PrintEpochs final : public strata::FitHook {
+/// One line per epoch on rank 0 (the session reports to it; it never prints itself).
+class PrintEpochs final : public strata::RunObserver {
 public:
     explicit PrintEpochs(bool root) : root_(root) {}
-    void end_epoch(const strata::EpochStats& s, strata::FitState& state) override {
-        (void)state;
+    void epoch(const strata::EpochStats& s) override {
         if (!root_) {
             return;
         }
@@ -62,43 +54,38 @@ private:
 };
 
 int train(const Options& o) {
-    const std::unique_ptr<strata::Backend> backend = strata::make_cpu_backend(o.threads);
-    const std::unique_ptr<strata::Communicator> comm =
-        strata::make_communicator(*backend, strata::CommKind::mpi);
-    const bool root = comm->rank() == 0;
+    strata::Runtime runtime = strata::open_runtime({.threads = o.threads});
+    const bool root = runtime.comm->rank() == 0;
 
-    strata::LocalPart part = strata::load_local_part(
-        o.data, *comm, strata::InMemoryPartitionOptions{.method = "metis", .seed = o.seed});
-    strata::row_normalize_features(part.features);
-
+    // The run: the library's own assembly (load, order, upload, executor, optimizer, the fit
+    // loop and its hooks), with the custom model in place of one of the zoo's.
+    strata::RunConfig config;
+    config.data = o.data;
+    config.epochs = o.epochs;
+    config.lr = o.lr;
+    config.patience = o.patience;
+    config.seed = o.seed;
+    config.select_by = "val_acc";
+    config.row_normalize_features = true;
+    config.partition_method = "metis";
     example::ScaledGcnOptions model = o.model;
     model.seed = o.seed;
-    strata::ModelGraph graph =
-        build_scaled_gcn(part.features.cols, static_cast<strata::index_t>(part.num_classes), model);
-    // The upload for this model: its graph operator (Â, the normalization build_scaled_gcn
-    // sets), features, labels, masks, and the aggregation over them.
-    const strata::ModelInputs inputs(*backend, *comm, part, graph);
-    strata::ModelParameters parameters(*backend, graph, o.seed);
-    strata::FullGraphExecutor executor(*backend, *comm, graph, parameters, *inputs.aggregation,
-                                       inputs.inputs->data(), inputs.executor_options({}));
-    strata::Adam adam(*backend, parameters.size(), strata::AdamOptions{.lr = o.lr});
+    PrintEpochs print(root);
+    strata::Session session(
+        config, runtime,
+        {.observer = &print,
+         .build_model = [&](strata::index_t in_features, strata::index_t classes) {
+             return strata::BuiltModel{build_scaled_gcn(in_features, classes, model), ""};
+         }});
     if (root) {
         std::printf("custom_layer: %s, %d rank(s), %s\nparameters: %s\n", o.data.c_str(),
-                    comm->size(), backend->describe().c_str(), parameters.summary().c_str());
+                    runtime.comm->size(), runtime.device.c_str(),
+                    session.parameters().summary().c_str());
     }
-
-    // Hooks run in this order after each epoch: print, keep the best weights, then stop.
-    PrintEpochs print(root);
-    strata::BestTracker best(*backend, parameters, strata::Selection::val_acc);
-    strata::PatienceStop patience(o.patience);
-    const std::array<strata::FitHook*, 3> hooks{&print, &best, &patience};
-    strata::FitState state;
-    state.epochs = o.epochs;
-    fit(strata::FitContext{executor, adam, parameters, *backend, *comm}, strata::FitOptions{},
-        hooks, state);
+    const strata::RunResult result = session.run();
 
     if (root) {
-        for (const strata::Parameter& p : parameters.all()) {
+        for (const strata::Parameter& p : session.parameters().all()) {
             if (p.name == "l0.scale.shift") {  // the CPU backend's memory is host memory
                 const auto [lo, hi] =
                     std::minmax_element(p.value.data, p.value.data + p.value.cols);
@@ -106,12 +93,12 @@ int train(const Options& o) {
                             1.0f + *hi);
             }
         }
-        if (!state.stop_reason.empty()) {
-            std::printf("%s\n", state.stop_reason.c_str());
+        if (!result.stop_reason.empty()) {
+            std::printf("%s\n", result.stop_reason.c_str());
         }
         std::printf("best epoch %lld (val_acc %.4f)\ntest_accuracy=%.4f\n",
-                    static_cast<long long>(state.best->epoch), state.best->val_acc,
-                    state.best->test_acc);
+                    static_cast<long long>(result.best->epoch), result.best->val_acc,
+                    result.best->test_acc);
     }
     return 0;
 }

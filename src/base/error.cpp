@@ -26,6 +26,11 @@ Error::Error(std::string message, const char* file, int line)
       message_(std::move(message)),
       where_(short_path(file) + ":" + std::to_string(line)) {}
 
+Error::Error(std::string message, const Error& origin)
+    : std::runtime_error(message + " (at " + origin.where() + ")"),
+      message_(std::move(message)),
+      where_(origin.where()) {}
+
 OptionError::OptionError(std::string option, std::string message, const char* file, int line)
     : Error(std::move(message), file, line), option_(std::move(option)) {}
 

@@ -12,6 +12,8 @@ namespace strata {
 class Error : public std::runtime_error {
 public:
     Error(std::string message, const char* file, int line);
+    /// The same place as `origin` with another message (a front end adding to a library's).
+    Error(std::string message, const Error& origin);
     const std::string& message() const noexcept { return message_; }
     const std::string& where() const noexcept { return where_; }
 

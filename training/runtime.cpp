@@ -1,36 +1,24 @@
 // open_runtime: device and communicator choice per rank.
-#include "apps/commands/device_options.hpp"
+#include "training/runtime.hpp"
 
-#include "apps/commands/cli_checks.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/make_communicator.hpp"
 #include "src/comm/node_rank.hpp"
 #include "src/device/default_threads.hpp"
 
-namespace strata::app {
+namespace strata {
 
-void add_device_options(CLI::App& cmd, DeviceOptions& options) {
-    cmd.add_option("--device", options.device,
-                   "cpu, or cuda: one GPU per rank, picked by its local rank on the node")
-        ->check(CLI::IsMember({"cpu", "cuda"}));
-    cmd.add_option("--comm", options.comm,
-                   "mpi, nccl, or auto: nccl if --device cuda and no two ranks share a GPU, "
-                   "else mpi (staged through pinned host memory with cuda)")
-        ->check(CLI::IsMember({"auto", "mpi", "nccl"}));
-    cmd.add_option("--threads", options.threads,
-                   "OpenMP/OpenBLAS threads per rank with --device cpu (0: what the rank may use: "
-                   "its CPU affinity mask if narrower than the node, else OMP_NUM_THREADS, else "
-                   "SLURM_CPUS_PER_TASK, else the node's CPUs / its ranks)")
-        ->check(non_negative());
-}
-
-Runtime open_runtime(const DeviceOptions& options) {
+Runtime open_runtime(const RuntimeOptions& options) {
+    STRATA_CHECK_OPTION(options.threads >= 0, "threads", options.threads, "must be at least 0");
+    STRATA_CHECK_OPTION(options.comm == "auto" || options.comm == "mpi" || options.comm == "nccl",
+                        "comm", "'" + options.comm + "'", "expected auto, mpi or nccl");
     Runtime runtime;
     if (options.device == "cpu") {
-        STRATA_CHECK(options.comm != "nccl", "--comm nccl needs --device cuda");
+        STRATA_CHECK_OPTION(options.comm != "nccl", "comm", "'nccl'", "needs device = cuda");
         int threads = options.threads;
         if (threads > 0) {
-            runtime.threads_note = "threads: " + std::to_string(threads) + " per rank (--threads)";
+            runtime.threads_note = "threads: " + std::to_string(threads) +
+                                   " per rank (threads = " + std::to_string(threads) + ")";
         } else {
             const ThreadChoice choice = choose_threads(thread_inputs(node_rank().size));
             threads = choice.threads;
@@ -45,12 +33,13 @@ Runtime open_runtime(const DeviceOptions& options) {
         return runtime;
     }
 
-    STRATA_CHECK(options.device == "cuda", "--device: unknown device '", options.device, "'");
+    STRATA_CHECK_OPTION(options.device == "cuda", "device", "'" + options.device + "'",
+                        "expected cpu or cuda");
     const NodeRank node = node_rank();
     const int gpus = cuda_device_count();
     if (gpus == 0) {
         (void)make_cuda_backend(0);  // throws the reason: no CUDA support, no driver, no device
-        STRATA_FAIL("--device cuda: no CUDA device is visible");
+        STRATA_CHECK_OPTION(false, "device", "'cuda'", "no CUDA device is visible");
     }
     // Every rank must pick the same communicator: whether any two ranks of a node would share
     // a GPU is agreed on by all (physical ids, so that per-rank CUDA_VISIBLE_DEVICES, as from
@@ -59,11 +48,11 @@ Runtime open_runtime(const DeviceOptions& options) {
     const bool shared_gpu = any_key_shared_on_node(cuda_device_pci_id(device));
     CommKind kind = CommKind::mpi;
     if (options.comm == "nccl") {
-        STRATA_CHECK(built_with_nccl(),
-                     "--comm nccl: this strata was built without NCCL; use --comm mpi");
-        STRATA_CHECK(!shared_gpu, "--comm nccl needs one GPU per rank, but ranks share a GPU (",
-                     node.size, " ranks and ", gpus,
-                     " visible GPU(s) on this node); use --comm mpi");
+        STRATA_CHECK_OPTION(built_with_nccl(), "comm", "'nccl'",
+                            "this strata was built without NCCL; use comm = mpi");
+        STRATA_CHECK_OPTION(!shared_gpu, "comm", "'nccl'",
+                            "needs one GPU per rank, but ranks share a GPU (", node.size,
+                            " ranks and ", gpus, " visible GPU(s) on this node); use comm = mpi");
         kind = CommKind::nccl;
     } else if (options.comm == "auto" && built_with_nccl() && !shared_gpu) {
         kind = CommKind::nccl;
@@ -76,4 +65,4 @@ Runtime open_runtime(const DeviceOptions& options) {
     return runtime;
 }
 
-}  // namespace strata::app
+}  // namespace strata

@@ -1,0 +1,81 @@
+// resolve_plan: rank 0 chooses, everyone applies.
+#include "planner/resolve_plan.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "planner/layout_plan.hpp"
+#include "src/base/error.hpp"
+#include "src/comm/broadcast_string.hpp"
+
+namespace strata::planner {
+namespace {
+
+/// The recommended layout for comm.size() ranks, from the plan file or planned here.
+ChosenLayout choose(const RunConfig& config, int ranks, const PlanInputs& inputs) {
+    if (config.plan == "auto") {
+        PlanRequest request{.data = config.data,
+                            .spec = config.model,
+                            .ranks = {ranks},
+                            .machine = inputs.machine,
+                            .cache_dir = inputs.cache_dir,
+                            .seed = config.seed};
+        return chosen_layout(plan_to_json(make_plan(request)), "plan = auto", ranks);
+    }
+    std::ifstream in(config.plan);
+    STRATA_CHECK(in.good(), config.plan, ": cannot read the plan");
+    std::stringstream text;
+    text << in.rdbuf();
+    return chosen_layout(text.str(), config.plan, ranks);
+}
+
+}  // namespace
+
+ResolvedPlan resolve_plan(const RunConfig& config, Communicator& comm, const PlanInputs& inputs) {
+    ResolvedPlan resolved{config, {}};
+    if (config.plan.empty()) {
+        return resolved;
+    }
+    std::string text;
+    std::string line;
+    const int ranks = comm.size();
+    if (comm.rank() == 0) {
+        const ChosenLayout layout = choose(config, ranks, inputs);
+        RunConfig c = config;
+        c.parallel = layout.parallel;
+        c.recompute = layout.recompute;
+        line = "plan (" +
+               (config.plan == "auto" ? "planned here, machine " + inputs.machine_source
+                                      : config.plan) +
+               "): parallel = " + c.parallel;
+        if (c.parallel == "pipeline") {
+            c.stages = layout.stages;
+            c.ways = layout.ways;
+            c.chunks = layout.chunks;
+            line += ", stages = " + std::to_string(c.stages) +
+                    ", ways = " + std::to_string(c.ways) + ", chunks = " + std::to_string(c.chunks);
+        } else {
+            line += ", recompute = " + c.recompute;
+            // The plan's statistics come from METIS's partition of a .h5
+            // (planner/partition_stats.cpp): a planned run partitions the same way.
+            std::error_code ec;
+            if (c.partition_method == "auto" && !std::filesystem::is_directory(c.data, ec) &&
+                ranks > 1) {
+                c.partition_method = "metis";
+                line += ", partition_method = metis";
+            }
+        }
+        line += ", for " + std::to_string(ranks) + " ranks";
+        c.plan.clear();
+        c.machine.clear();
+        text = config_to_json(c);
+    }
+    broadcast_string(comm, text, 0);
+    broadcast_string(comm, line, 0);
+    resolved.config = config_from_json(text, "the plan's configuration");
+    resolved.line = line;
+    return resolved;
+}
+
+}  // namespace strata::planner

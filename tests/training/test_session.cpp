@@ -1,0 +1,219 @@
+// The Session, on 1 and 2 ranks over the bundled Cora: outputs are checked before any data is
+// read; the hooks run in their documented order; a stop one rank's hook asks for stops every
+// rank; a graph in memory trains exactly as its file; the first metrics record carries the run
+// configuration; options the data cannot serve are refused by name.
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "datasets/graph_io.hpp"
+#include "src/base/error.hpp"
+#include "tests/support/all_ranks.hpp"
+#include "training/metrics_writer.hpp"
+#include "training/session.hpp"
+
+#include <mpi.h>
+#include <unistd.h>
+
+using namespace strata;
+using Catch::Matchers::Contains;
+using strata::test::all_ranks;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string cora = std::string(STRATA_DATA_DIR) + "/cora.h5";
+
+/// One directory for every rank (rank 0's pid), removed at the end.
+struct SharedDir {
+    fs::path path;
+    explicit SharedDir(const std::string& tag) {
+        int pid = static_cast<int>(getpid());
+        MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        path = fs::temp_directory_path() /
+               ("strata-test-session-" + tag + "-" + std::to_string(pid));
+        int rank = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0) {
+            fs::remove_all(path);
+            fs::create_directories(path);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    ~SharedDir() {
+        MPI_Barrier(MPI_COMM_WORLD);
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+Runtime one_thread() {
+    return open_runtime({.device = "cpu", .comm = "mpi", .threads = 1});
+}
+
+RunConfig short_run(int epochs) {
+    RunConfig c;
+    c.data = cora;
+    c.epochs = epochs;
+    c.seed = 1;
+    c.partition_method = "metis";
+    return c;
+}
+
+/// Records what it sees, in the order it sees it.
+class Recorder final : public RunObserver {
+public:
+    void started(const RunSummary& s) override { events.push_back("started " + s.data); }
+    void note(const std::string& text, bool) override { notes.push_back(text); }
+    void epoch(const EpochStats& s) override {
+        events.push_back("epoch " + std::to_string(s.epoch));
+        losses.push_back(s.loss);
+    }
+    void finished(const RunResult& r) override {
+        events.push_back("finished " + std::to_string(r.epoch));
+    }
+    std::vector<std::string> events;
+    std::vector<std::string> notes;
+    std::vector<double> losses;
+};
+
+/// A caller's hook: asks to stop after `epoch` on `rank` only, and logs what it sees.
+class StopOnOneRank final : public FitHook {
+public:
+    StopOnOneRank(int rank, int epoch, std::vector<std::string>& log)
+        : rank_(rank), epoch_(epoch), log_(log) {}
+    void begin_epoch(std::int64_t epoch) override {
+        log_.push_back("hook begin " + std::to_string(epoch));
+    }
+    void end_epoch(const EpochStats& stats, FitState& state) override {
+        log_.push_back("hook end " + std::to_string(stats.epoch));
+        int me = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        if (me == rank_ && stats.epoch == epoch_) {
+            state.stop_reason = "asked by the test";
+        }
+    }
+
+private:
+    int rank_;
+    int epoch_;
+    std::vector<std::string>& log_;
+};
+
+}  // namespace
+
+TEST_CASE("session: an existing metrics file is refused before any data is read", "[session]") {
+    const SharedDir dir("metrics");
+    const std::string metrics = (dir.path / "m.jsonl").string();
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        std::ofstream(metrics) << "{\"epoch\": 1}\n";
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    Runtime runtime = one_thread();
+    RunConfig c = short_run(2);
+    c.data = (dir.path / "does-not-exist.h5").string();  // never read: the refusal comes first
+    c.metrics = metrics;
+    if (rank == 0) {  // rank 0 checks the outputs; the others would wait in the load
+        try {
+            Session session(c, runtime);
+            FAIL("an existing metrics file was accepted");
+        } catch (const OptionError& e) {
+            CHECK(e.option() == "metrics");
+            CHECK_THAT(e.message(), Contains("the file exists; set overwrite to replace it"));
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST_CASE("session: hooks run in order; one rank's stop stops every rank", "[session]") {
+    const SharedDir dir("order");
+    Runtime runtime = one_thread();
+    const int ranks = runtime.comm->size();
+    RunConfig c = short_run(6);
+    c.metrics = (dir.path / "m.jsonl").string();
+    c.checkpoint_dir = (dir.path / "ck").string();
+    c.checkpoint_every = 0;
+    std::vector<std::string> log;
+    StopOnOneRank stop(ranks - 1, 3, log);
+    Recorder recorder;
+    Session session(c, runtime, {.observer = &recorder, .hooks = {&stop}});
+    const RunResult result = session.run();
+    CHECK(all_ranks(result.epoch == 3));
+    const std::string reason =
+        ranks == 1 ? "asked by the test" : "asked by the test (rank " + std::to_string(ranks - 1) + ")";
+    CHECK(all_ranks(result.stop_reason == reason));
+    CHECK(log == std::vector<std::string>{"hook begin 1", "hook end 1", "hook begin 2",
+                                          "hook end 2", "hook begin 3", "hook end 3"});
+    CHECK(recorder.events == std::vector<std::string>{"started " + cora, "epoch 1", "epoch 2",
+                                                      "epoch 3", "finished 3"});
+    if (runtime.comm->rank() == 0) {
+        // The metrics record and the checkpoint of the stopping epoch were written.
+        CHECK(read_metrics_records(c.metrics).size() == 3);
+        CHECK(fs::exists(fs::path(c.checkpoint_dir) / "ckpt-000003.h5"));
+        CHECK(result.checkpoint == (fs::path(c.checkpoint_dir) / "ckpt-000003.h5").string());
+    }
+}
+
+TEST_CASE("session: the first metrics record carries the configuration it ran", "[session]") {
+    const SharedDir dir("config");
+    Runtime runtime = one_thread();
+    RunConfig c = short_run(2);
+    c.metrics = (dir.path / "m.jsonl").string();
+    Session session(c, runtime);
+    (void)session.run();
+    if (runtime.comm->rank() == 0) {
+        const std::vector<std::string> records = read_metrics_records(c.metrics);
+        REQUIRE(records.size() == 2);
+        const auto first = nlohmann::json::parse(records[0]);
+        CHECK(first["schema_version"] == metrics_schema_version);
+        CHECK(first["config"] == nlohmann::json::parse(config_to_json(session.config())));
+        CHECK(first["config"]["lr"] == 0.01);  // resolved from the recipe
+        CHECK_FALSE(nlohmann::json::parse(records[1]).contains("config"));
+        // The configuration runs again as it is.
+        const RunConfig again = config_from_json(first["config"].dump(), "record");
+        CHECK(config_to_json(again) == config_to_json(session.config()));
+    }
+}
+
+TEST_CASE("session: a graph in memory trains exactly as its file", "[session]") {
+    Runtime runtime = one_thread();
+    const GraphDataset graph = read_graph(cora);
+    Recorder from_file;
+    Recorder from_memory;
+    {
+        Session session(short_run(3), runtime, {.observer = &from_file});
+        (void)session.run();
+    }
+    {
+        RunConfig c = short_run(3);
+        c.data.clear();
+        Session session(c, runtime, {.input = {.graph = &graph}, .observer = &from_memory});
+        (void)session.run();
+    }
+    REQUIRE(from_file.losses.size() == 3);
+    CHECK(all_ranks(from_file.losses == from_memory.losses));  // bit for bit
+}
+
+TEST_CASE("session: options the data cannot serve are refused by name", "[session]") {
+    Runtime runtime = one_thread();
+    RunConfig c = short_run(1);
+    c.select_by = "val_auc";
+    try {
+        Session session(c, runtime);
+        FAIL("val_auc accepted on a 7-class task");
+    } catch (const OptionError& e) {
+        CHECK(e.option() == "select_by");
+        CHECK_THAT(e.message(), Contains("select_by = 'val_auc': needs a two-class task, but " +
+                                         cora + " has 7 classes"));
+    }
+    c = short_run(1);
+    c.plan = "auto";
+    CHECK_THROWS_WITH(Session(c, runtime), Contains("plan = 'auto': resolve it into a layout"));
+}

@@ -1,0 +1,131 @@
+// prepare: load, order, normalise, build, upload.
+#include "training/prepare.hpp"
+
+#include <array>
+#include <cstdio>
+
+#include "datasets/normalize.hpp"
+#include "layers/sparse_input_graph.hpp"
+#include "partition/chunking.hpp"
+#include "partition/distributed_load.hpp"
+#include "partition/in_memory_load.hpp"
+#include "partition/local_order.hpp"
+#include "src/base/error.hpp"
+#include "src/base/timer.hpp"
+#include "src/comm/make_communicator.hpp"
+
+#include <malloc.h>
+
+namespace strata {
+namespace {
+
+/// config.data, or "the graph in memory" when it is empty.
+std::string source_name(const RunConfig& config) {
+    return config.data.empty() ? std::string("the graph in memory") : config.data;
+}
+
+/// This rank's part, and for the layer pipeline its chunk offsets (and W > 1 its structure).
+LocalPart load(const RunConfig& config, Communicator& comm, const DataInput& input,
+               Prepared& prepared) {
+    const std::string what = source_name(config);
+    STRATA_CHECK(!config.data.empty() || input.graph != nullptr,
+                 "run configuration: data is empty and no graph was given in memory");
+    if (config.parallel == "pipeline") {
+        const ChunkOptions chunk_options{.chunks = config.chunks, .seed = config.seed};
+        ChunkedPart chunked =
+            config.data.empty()
+                ? chunked_part_in_memory(*input.graph, comm, chunk_options, config.split_index,
+                                         what)
+                : load_chunked_part(config.data, comm, chunk_options, config.split_index);
+        prepared.chunk_offsets = std::move(chunked.chunk_offsets);
+        if (config.ways > 1) {
+            prepared.structure = chunked.part.graph.inner;
+        }
+        prepared.notes.order = "local order: none (the layer pipeline keeps its chunks' order)";
+        return std::move(chunked.part);
+    }
+    const InMemoryPartitionOptions partition{.method = config.partition_method,
+                                             .seed = config.seed};
+    LocalPart part =
+        config.data.empty()
+            ? local_part_in_memory(*input.graph, comm, partition, config.split_index, what)
+            : load_local_part(config.data, comm, partition, config.split_index);
+    const Stopwatch ordering;
+    apply_local_order(part, *parse_local_order(config.local_order));
+    std::array<char, 96> text{};
+    std::snprintf(text.data(), text.size(), "local order: %s (%.3f s on rank %d)",
+                  config.local_order.c_str(), ordering.seconds(), comm.rank());
+    prepared.notes.order = text.data();
+    return part;
+}
+
+PartRows rows_of(const LocalPart& part) {
+    const auto copy = [&](const std::vector<std::uint8_t>& mask) {
+        const std::span<const std::uint8_t> s = part.split_of(mask);
+        return std::vector<std::uint8_t>(s.begin(), s.end());
+    };
+    return PartRows{.ids = part.graph.owned_original,
+                    .labels = part.labels,
+                    .train_mask = copy(part.train_mask),
+                    .val_mask = copy(part.val_mask),
+                    .test_mask = copy(part.test_mask)};
+}
+
+}  // namespace
+
+Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
+                 const DataInput& input, const PrepareOptions& options) {
+    Prepared prepared;
+    const bool pipeline = config.parallel == "pipeline";
+    if (pipeline) {
+        prepared.self = make_communicator(backend, CommKind::mpi, MPI_COMM_SELF);
+    }
+    {
+        LocalPart part = load(config, comm, input, prepared);
+        prepared.nnz = part.graph.inner.nnz();
+        prepared.split = part.split;
+        prepared.num_classes = part.num_classes;
+        prepared.owned = part.graph.num_owned;
+        prepared.vertices = part.graph.num_global_vertices;
+        STRATA_CHECK_OPTION(config.select_by != "val_auc" || part.num_classes == 2, "select_by",
+                            "'val_auc'", "needs a two-class task, but ", source_name(config),
+                            " has ", part.num_classes, " classes (use val_acc or val_loss)");
+        prepared.notes.split = "split: " + std::to_string(part.split) + " of " +
+                               std::to_string(part.num_splits) + " (train " +
+                               std::to_string(part.global_train) + ", val " +
+                               std::to_string(part.global_val) + ", test " +
+                               std::to_string(part.global_test) + " vertices)";
+        if (config.row_normalize_features.value_or(false)) {
+            row_normalize_features(part.features);
+        }
+        const auto classes = static_cast<index_t>(part.num_classes);
+        prepared.model = options.build_model
+                             ? options.build_model(part.features.cols, classes)
+                             : build_model(config.model, part.features.cols, classes);
+        prepared.features =
+            choose_feature_storage(*parse_sparse_features(config.sparse_features), part.features,
+                                   pipeline ? "the layer pipeline reads dense features"
+                                            : sparse_input_blocker(prepared.model.graph),
+                                   comm);
+        if (prepared.features.storage == FeatureStorage::sparse) {
+            prepared.model.graph = with_sparse_input(prepared.model.graph);
+        }
+        prepared.notes.features =
+            std::string("features: ") +
+            (prepared.features.storage == FeatureStorage::sparse
+                 ? "sparse (CSR; the first linear is an SpMM, input dropout on the non-zeros)"
+                 : "dense") +
+            ", " + prepared.features.reason;
+        prepared.inputs = std::make_unique<ModelInputs>(
+            backend, pipeline ? *prepared.self : comm, part, prepared.model.graph,
+            AggregationOptions{.overlap = config.overlap}, prepared.features.storage);
+        prepared.lines = prepared.inputs->lines;
+        if (options.keep_rows) {
+            prepared.rows = rows_of(part);
+        }
+    }
+    (void)malloc_trim(0);  // the part's host memory back to the system before the run allocates
+    return prepared;
+}
+
+}  // namespace strata

@@ -1,0 +1,83 @@
+// prepare: one rank's data and model, uploaded — the one path `strata train`, `strata predict`,
+// the benches, the example and the front ends share: read (a graph file, a partition directory or
+// a graph in memory), order the part's rows, normalise the features, build the model, choose how
+// the features are stored, upload the model's graph operator and data. Then make_executor puts
+// the run's executor over it (training/make_executor.hpp).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "datasets/graph_dataset.hpp"
+#include "layers/model_inputs.hpp"
+#include "layers/model_zoo.hpp"
+#include "layers/sparse_features.hpp"
+#include "src/comm/communicator.hpp"
+#include "src/tensor/host_csr.hpp"
+#include "training/run_config.hpp"
+
+namespace strata {
+
+/// Where the data comes from when the configuration names no file (config.data empty): a whole
+/// graph in memory, owned by the caller, the same on every rank, alive during prepare().
+struct DataInput {
+    const GraphDataset* graph = nullptr;
+};
+
+/// Builds a model of one's own instead of config.model (examples/custom_layer): from the
+/// features' width and the number of classes.
+using ModelBuilder = std::function<BuiltModel(index_t in_features, index_t num_classes)>;
+
+struct PrepareOptions {
+    /// Keep the part's row ids, labels and masks of the selected split (PartRows): what
+    /// predictions are written and scored with. Training releases them with the rest.
+    bool keep_rows = false;
+    ModelBuilder build_model{};  ///< empty: build_model(config.model, ...)
+};
+
+/// The rows of this rank's part, in its local order (prepare's keep_rows).
+struct PartRows {
+    std::vector<global_id> ids;  ///< the original id of each owned row
+    std::vector<index_t> labels;
+    std::vector<std::uint8_t> train_mask;  ///< the selected split's
+    std::vector<std::uint8_t> val_mask;
+    std::vector<std::uint8_t> test_mask;
+};
+
+/// One rank's prepared run. The host copy of the part is released once uploaded.
+struct Prepared {
+    BuiltModel model;  ///< its graph rewritten to read sparse features when they are
+    /// The layer pipeline: this rank alone (every rank holds the whole graph; rank 0 evaluates).
+    std::unique_ptr<Communicator> self;
+    std::unique_ptr<ModelInputs> inputs;  ///< the model's operator and data in backend memory
+    FeatureChoice features;
+    std::vector<index_t> chunk_offsets;  ///< the layer pipeline: C + 1 row offsets
+    std::optional<HostCsr> structure;    ///< the pipeline's W > 1 mirror lists are made from it
+    std::vector<MemoryLine> lines;       ///< what the upload allocated
+    index_t owned = 0;                   ///< rows of this rank
+    global_id vertices = 0;              ///< of the whole graph
+    std::int64_t nnz = 0;                ///< entries of this rank's inner block
+    std::int64_t num_classes = 0;
+    int split = 0;
+    /// What the run chose, for the report.
+    struct Notes {
+        std::string split;     ///< "split: 0 of 1 (train 140, val 500, test 1000 vertices)"
+        std::string order;     ///< "local order: rcm (0.003 s on rank 0)"
+        std::string features;  ///< "features: dense, ..."
+    } notes;
+    std::optional<PartRows> rows;  ///< keep_rows only
+};
+
+/// Collective over `comm`. `config` must be resolved (resolve_recipe, resolve_layout) and valid.
+/// Reads config.data, or `input.graph` when config.data is empty. Throws strata::Error on any
+/// invalid input (the readers' messages), strata::OptionError for options the data cannot
+/// serve (select_by = val_auc on a task that has not two classes; sparse_features = on with a
+/// model that cannot read them).
+[[nodiscard]] Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
+                               const DataInput& input = {}, const PrepareOptions& options = {});
+
+}  // namespace strata
