@@ -1,9 +1,8 @@
 // bench_gpu_epoch: one GCN training epoch on one GPU (or the CPU, to test the program) on a
-// generated graph, prepared exactly as `strata train --data G.h5` prepares it for one rank
-// (adjacency_matrix → build_local_part → build_gcn → TrainingInputs with the model's
-// normalization → ModelParameters →
-// PipelinedAggregation → FullGraphExecutor, Adam), each epoch timed as `strata train`'s fit loop
-// times it; then our SpMM on Â (N x N) at two widths against every cuSPARSE CSR algorithm.
+// generated graph, prepared by the library's own path (training/prepare.hpp and
+// make_executor.hpp, what `strata train` runs; the graph in memory, dense features, the
+// partition's vertex order), each epoch timed as `strata train`'s fit loop times it; then our
+// SpMM on Â (N x N) at two widths against every cuSPARSE CSR algorithm.
 // Optionally writes the graph as .npy files for the PyTorch Geometric baseline
 // (bench/gpu_epoch_pyg.py, driven by bench/gpu_epoch). Progress on stderr; figures in --json.
 #include <algorithm>
@@ -22,22 +21,17 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/npy.hpp"
-#include "datasets/adjacency.hpp"
 #include "datasets/generate.hpp"
-#include "layers/gcn_model.hpp"
-#include "layers/pipelined_aggregation.hpp"
-#include "layers/training_inputs.hpp"
-#include "partition/local_part.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
 #include "src/base/timer.hpp"
-#include "src/comm/mpi_communicator.hpp"
 #include "src/comm/mpi_session.hpp"
 #include "src/device/cuda/spmm_tuning.hpp"
-#include "src/nn/full_graph_executor.hpp"
-#include "src/nn/model_parameters.hpp"
 #include "src/nn/optimizer.hpp"
+#include "training/make_executor.hpp"
+#include "training/prepare.hpp"
+#include "training/runtime.hpp"
 
 namespace strata {
 namespace {
@@ -117,9 +111,8 @@ void write_npy(const GraphDataset& graph, const std::filesystem::path& dir) {
     }
 }
 
-/// Generates the graph and builds rank 0's LocalPart of a one-rank run, as load_local_part does
-/// for a .h5 file; the whole graph and Â are freed on return.
-LocalPart prepare(const Options& o, json& report) {
+/// Generates the graph (and writes it as .npy files when asked).
+GraphDataset generate(const Options& o, json& report) {
     GenerateOptions g;
     g.num_vertices = o.vertices;
     g.avg_degree = o.degree;
@@ -130,7 +123,7 @@ LocalPart prepare(const Options& o, json& report) {
          ", " + std::to_string(o.features) + " features, " + std::to_string(o.classes) +
          " classes");
     Stopwatch watch;
-    const GraphDataset graph = generate_graph(g);
+    GraphDataset graph = generate_graph(g);
     report["generate_s"] = watch.seconds();
     report["graph"] = {{"vertices", graph.num_vertices()},
                        {"directed_edges", graph.num_edges()},
@@ -146,17 +139,7 @@ LocalPart prepare(const Options& o, json& report) {
         report["npy_s"] = watch.seconds();
         note("wrote the .npy files to " + o.npy_dir + " in " + fixed(watch.seconds(), 1) + " s");
     }
-    watch.restart();
-    const GlobalCsr adjacency = adjacency_matrix(graph);
-    Partition whole;
-    whole.num_parts = 1;
-    whole.owner.assign(static_cast<std::size_t>(graph.num_vertices()), 0);
-    LocalPart part = build_local_part(graph, adjacency, whole, 0);
-    report["graph"]["adjacency_nnz"] = adjacency.nnz();
-    report["preprocess_s"] = watch.seconds();
-    note("A (nnz " + std::to_string(adjacency.nnz()) + ") and the local part built in " +
-         fixed(watch.seconds(), 1) + " s");
-    return part;
+    return graph;
 }
 
 /// Our backend.spmm (beta 0) on `a` at width f against raw cusparseSpMM with each algorithm.
@@ -202,35 +185,42 @@ json time_spmm(Backend& backend, const CsrMatrix& a, index_t f, int repetitions)
 }
 
 int run(const Options& o) {
-    MpiCommunicator comm;
-    STRATA_CHECK(comm.size() == 1, "bench_gpu_epoch runs on one rank, not ", comm.size());
+    Runtime runtime = open_runtime({.device = o.device, .comm = "mpi", .threads = o.threads});
+    Backend& backend = *runtime.backend;
+    STRATA_CHECK(runtime.comm->size() == 1, "bench_gpu_epoch runs on one rank, not ",
+                 runtime.comm->size());
     json report = {{"bench", "gpu_epoch"}};
-    const LocalPart part = prepare(o, report);
+    const bool cuda = backend.kind() == DeviceKind::cuda;
 
-    Stopwatch watch;
-    std::unique_ptr<Backend> backend =
-        o.device == "cuda" ? make_cuda_backend(0) : make_cpu_backend(o.threads);
-    const bool cuda = backend->kind() == DeviceKind::cuda;
-    GcnOptions gcn;
-    gcn.layers = o.layers;
-    gcn.hidden = o.hidden;
-    gcn.dropout = 0.5f;
-    gcn.weight_decay = 5e-4f;
-    gcn.seed = o.seed;
-    ModelGraph graph = build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
-    TrainingInputs inputs(*backend, part, graph.normalization());
-    backend->synchronize();
-    report["device"] = backend->describe();
-    report["upload_s"] = watch.seconds();
-    report["graph"]["a_hat_nnz"] = inputs.blocks.inner().nnz();  // one rank: all of Â
-    note("Â (nnz " + std::to_string(inputs.blocks.inner().nnz()) + ") built and uploaded to " +
-         backend->describe() + " in " + fixed(watch.seconds(), 1) + " s");
-    PipelinedAggregation aggregation(inputs.blocks, comm);
-    ModelParameters parameters(*backend, graph, o.seed);
-    FullGraphExecutor executor(*backend, comm, graph, parameters, aggregation, inputs.data(),
-                               ExecutorOptions{});
-    Adam adam(*backend, parameters.size(), AdamOptions{.lr = 0.01f});
-    report["model"] = describe(gcn) + ", adam lr 0.01";
+    RunConfig config;
+    config.model = find_model("gcn").recipe.spec;
+    config.model.layers = o.layers;
+    config.model.hidden = o.hidden;
+    config.model.dropout = 0.5f;
+    config.model.weight_decay = 5e-4f;
+    config.seed = o.seed;
+    config.lr = 0.01f;
+    config.local_order = "none";
+    config.sparse_features = "off";
+    config = resolve_layout(resolve_recipe(config), 1);
+    Prepared prepared = [&] {
+        const GraphDataset graph = generate(o, report);  // freed once uploaded
+        const Stopwatch watch;
+        Prepared p = prepare(config, backend, *runtime.comm, DataInput{.graph = &graph});
+        backend.synchronize();
+        report["prepare_s"] = watch.seconds();
+        return p;
+    }();
+    const CsrMatrix& a_hat = prepared.inputs->inputs->blocks.inner();  // one rank: all of Â
+    report["device"] = backend.describe();
+    report["graph"]["a_hat_nnz"] = a_hat.nnz();
+    note("Â (nnz " + std::to_string(a_hat.nnz()) + ") built and uploaded to " + backend.describe() +
+         " in " + fixed(report["prepare_s"].get<double>(), 1) + " s");
+    ModelParameters parameters(backend, prepared.model.graph, o.seed);
+    const MadeExecutor made = make_executor(config, prepared, backend, *runtime.comm, parameters);
+    Executor& executor = *made.executor;
+    Adam adam(backend, parameters.size(), AdamOptions{.lr = *config.lr});
+    report["model"] = describe(config.model) + ", adam lr 0.01";
 
     // train_s: the training step as `strata train` times it (fit's EpochStats.train_s):
     // train_step (forward, loss, backward, gradients all-reduced) + adam.step, the device
@@ -241,15 +231,15 @@ int run(const Options& o) {
     std::vector<double> epoch_s;
     json epochs = json::array();
     for (int e = 1; e <= o.warmup + o.epochs; ++e) {
-        backend->synchronize();
+        backend.synchronize();
         Stopwatch epoch_watch;
         const double loss = executor.train_step(e);
         adam.step(parameters.all());
-        backend->synchronize();
+        backend.synchronize();
         const double step = epoch_watch.seconds();
         const Evaluation evaluation = executor.evaluate();
         const double step_epoch = epoch_watch.seconds();
-        backend->synchronize();
+        backend.synchronize();
         const double wall = epoch_watch.seconds();
         const bool warm = e > o.warmup;
         if (warm) {
@@ -268,10 +258,10 @@ int run(const Options& o) {
     }
     std::vector<double> eval_s;
     for (int r = 0; r < 3; ++r) {
-        backend->synchronize();
+        backend.synchronize();
         Stopwatch eval_watch;
         (void)executor.evaluate();
-        backend->synchronize();
+        backend.synchronize();
         eval_s.push_back(eval_watch.seconds());
     }
     report["epochs"] = epochs;
@@ -284,12 +274,12 @@ int run(const Options& o) {
     note("median over " + std::to_string(o.epochs) + " epochs: training step " +
          fixed(median(train_s)) + " s, whole epoch " + fixed(median(epoch_s)) +
          " s; evaluation pass alone " + fixed(median(eval_s)) + " s");
-    std::int64_t gpu_used = cuda ? cuda_memory_in_use_bytes(*backend) : 0;
+    std::int64_t gpu_used = cuda ? cuda_memory_in_use_bytes(backend) : 0;
 
     json spmm = json::array();
     for (const index_t f : {o.hidden, o.features}) {
-        spmm.push_back(time_spmm(*backend, inputs.blocks.inner(), f, o.spmm_repetitions));
-        gpu_used = cuda ? std::max(gpu_used, cuda_memory_in_use_bytes(*backend)) : 0;
+        spmm.push_back(time_spmm(backend, a_hat, f, o.spmm_repetitions));
+        gpu_used = cuda ? std::max(gpu_used, cuda_memory_in_use_bytes(backend)) : 0;
     }
     report["spmm"] = spmm;
     report["spmm_repetitions"] = o.spmm_repetitions;

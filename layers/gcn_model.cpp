@@ -12,8 +12,8 @@
 namespace strata {
 
 ModelGraph build_gcn(index_t in_features, index_t num_classes, const GcnOptions& options) {
-    STRATA_CHECK(options.layers >= 1, "--layers must be at least 1, got ", options.layers);
-    STRATA_CHECK(options.hidden >= 1, "--hidden must be at least 1, got ", options.hidden);
+    STRATA_CHECK_OPTION(options.layers >= 1, "layers", options.layers, "must be at least 1");
+    STRATA_CHECK_OPTION(options.hidden >= 1, "hidden", options.hidden, "must be at least 1");
     STRATA_CHECK(num_classes >= 2, "the dataset has ", num_classes, " classes, need at least 2");
     STRATA_CHECK(in_features >= 1, "the dataset has ", in_features, " features");
     ModelGraph g;

@@ -70,12 +70,12 @@ FeatureChoice choose_feature_storage(SparseFeaturesMode mode, const HostMatrix& 
     const std::string density = percent(choice.density) + " non-zero";
     switch (mode) {
         case SparseFeaturesMode::off:
-            choice.reason = density + " (--sparse-features off)";
+            choice.reason = density + " (sparse_features = off)";
             return choice;
         case SparseFeaturesMode::on:
-            STRATA_CHECK(blocker.empty(), "--sparse-features on: ", blocker);
+            STRATA_CHECK_OPTION(blocker.empty(), "sparse_features", "'on'", blocker);
             choice.storage = FeatureStorage::sparse;
-            choice.reason = density + " (--sparse-features on)";
+            choice.reason = density + " (sparse_features = on)";
             return choice;
         case SparseFeaturesMode::automatic:
             break;

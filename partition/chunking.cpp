@@ -94,9 +94,9 @@ MetisGraph induced_subgraph(const MetisGraph& graph, const std::vector<global_id
 }  // namespace
 
 void check_chunk_options(const ChunkOptions& options, global_id num_vertices) {
-    STRATA_CHECK(options.chunks >= 1, "--chunks ", options.chunks, ": must be at least 1");
-    STRATA_CHECK(options.chunks <= num_vertices, "--chunks ", options.chunks, ": the graph has ",
-                 num_vertices, " vertices");
+    STRATA_CHECK_OPTION(options.chunks >= 1, "chunks", options.chunks, "must be at least 1");
+    STRATA_CHECK_OPTION(options.chunks <= num_vertices, "chunks", options.chunks,
+                        "the graph has only ", num_vertices, " vertices");
     STRATA_CHECK(options.oversplit >= 1, "chunk oversplit ", options.oversplit,
                  ": must be at least 1");
 }
@@ -188,14 +188,14 @@ ChunkedPart load_chunked_part(const std::string& path, Communicator& comm,
         const PartitionReport report = read_partition_report(path);
         const int stored = report.chunks_per_part * report.num_parts;
         STRATA_CHECK(stored > 0, path,
-                     ": no chunk map for --parallel pipeline: make one with 'strata partition "
-                     "--data ",
+                     ": no chunk map for the layer pipeline (parallel = pipeline): make one with "
+                     "'strata partition --data ",
                      report.info.source_path.empty() ? "GRAPH.h5" : report.info.source_path,
                      " --parts ", report.num_parts,
                      " --chunks C --out DIR', or pass the graph .h5");
-        STRATA_CHECK(options.chunks == 0 || options.chunks == stored, path, ": --chunks ",
-                     options.chunks, ", but the partition has ", stored, " chunks (",
-                     report.chunks_per_part, " per part)");
+        STRATA_CHECK_OPTION(options.chunks == 0 || options.chunks == stored, "chunks",
+                            options.chunks, path, " has ", stored, " chunks (",
+                            report.chunks_per_part, " per part)");
         const WholePartition whole = read_whole_partition(path);
         chunked.part = build_local_part(whole.graph, whole.adjacency,
                                         partition_block(report.num_vertices, 1), 0);

@@ -17,8 +17,8 @@ bool evaluation_due(std::int64_t epoch, std::int64_t epochs, int eval_every) {
 
 void fit(const FitContext& context, const FitOptions& options, std::span<FitHook* const> hooks,
          FitState& state) {
-    STRATA_CHECK(options.eval_every >= 1, "--eval-every must be at least 1, got ",
-                 options.eval_every);
+    STRATA_CHECK_OPTION(options.eval_every >= 1, "eval_every", options.eval_every,
+                        "must be at least 1");
     Communicator& comm = context.comm;
     while (state.epoch < state.epochs && !state.stopping()) {
         const std::int64_t epoch = state.epoch + 1;
@@ -47,7 +47,7 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         if (context.guard == nullptr && !std::isfinite(stats.loss)) {
             const char* value = std::isnan(stats.loss) ? "NaN" : stats.loss > 0 ? "+Inf" : "-Inf";
             STRATA_FAIL("training diverged: loss is ", value, " at epoch ", epoch,
-                        " (try a smaller --lr)",
+                        " (try a smaller lr)",
                         options.divergence_hint ? options.divergence_hint() : std::string());
         }
         if (evaluation_due(epoch, state.epochs, options.eval_every)) {

@@ -36,7 +36,7 @@ struct MetricsContext {
     std::string overlap = "on";           ///< --overlap
     std::string features = "dense";       ///< "dense" or "sparse" (--sparse-features' choice)
     double features_density = 0.0;        ///< non-zeros / entries of the features, all ranks
-    std::string config;  ///< the run configuration's JSON (config_to_json), on the first record
+    std::string config{};  ///< the run configuration's JSON (config_to_json), on the first record
 };
 
 class MetricsWriter final : public FitHook {

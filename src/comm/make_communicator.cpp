@@ -32,8 +32,8 @@ std::unique_ptr<Communicator> make_communicator(Backend& backend, CommKind kind,
         }
         return std::make_unique<StagedCommunicator>(backend, std::move(mpi));
     }
-    STRATA_CHECK(backend.kind() != DeviceKind::cpu,
-                 "--comm nccl needs the CUDA backend (--device cuda)");
+    STRATA_CHECK_OPTION(backend.kind() != DeviceKind::cpu, "comm", "'nccl'",
+                        "needs the CUDA backend (device = cuda)");
 #ifdef STRATA_HAVE_NCCL
     return std::make_unique<NcclCommunicator>(backend, parent);
 #else

@@ -41,20 +41,20 @@ expect_message "unknown subcommand" "unknown command 'frobnicate' (commands: inf
 expect_message "no subcommand" "A subcommand is required" "$strata"
 expect_message "missing --data" "--data is required" "$strata" train
 expect_message "missing file" "$tmp/missing.h5: no such file or directory" "$strata" train --data "$tmp/missing.h5"
-expect_message "zero epochs" "--epochs: must be a positive number, got 0" "$strata" train --data "$data/cora.h5" --epochs 0
+expect_message "zero epochs" "epochs = 0: must be at least 1 (--epochs)" "$strata" train --data "$data/cora.h5" --epochs 0
 expect_message "negative hidden" "--hidden: must be a positive number, got -4" "$strata" train --data "$data/cora.h5" --hidden -4
 expect_message "zero layers" "--layers: must be a positive number, got 0" "$strata" train --data "$data/cora.h5" --layers 0
-expect_message "negative lr" "--lr: must be a positive number, got -1" "$strata" train --data "$data/cora.h5" --lr -1
+expect_message "negative lr" "lr = -1: must be a positive number (--lr)" "$strata" train --data "$data/cora.h5" --lr -1
 expect_message "dropout 1.5" "--dropout: must be in [0, 0.99], got 1.5" "$strata" train --data "$data/cora.h5" --dropout 1.5
 expect_message "not a number" "--epochs: 'ten' is not a number" "$strata" train --data "$data/cora.h5" --epochs ten
 expect_message "unknown model" "--model: transformer not in {gcn,gcnii,gcnii*,resgcn+,appnp,sage,gin,gat,mlp}" "$strata" train --data "$data/cora.h5" --model transformer
 expect_message "metrics dir missing" "$tmp/no/such/dir/m.jsonl: parent directory $tmp/no/such/dir does not exist" "$strata" train --data "$data/cora.h5" --epochs 1 \
   --metrics "$tmp/no/such/dir/m.jsonl"
-expect_message "unknown device" "--device: gpu not in {cpu,cuda}" "$strata" train --data "$data/cora.h5" --device gpu
-expect_message "nccl on the cpu" "--comm nccl needs --device cuda" "$strata" train --data "$data/cora.h5" --comm nccl
-expect_message "unknown recompute mode" "--recompute: some not in {none,aggregation,all}" "$strata" train --data "$data/cora.h5" --recompute some
-expect_message "zero eval-every" "--eval-every: must be a positive number, got 0" "$strata" train --data "$data/cora.h5" --eval-every 0
-expect_message "unknown select-by" "--select-by: test_acc not in {val_acc,val_loss}" "$strata" train --data "$data/cora.h5" --select-by test_acc
+expect_message "unknown device" "device = 'gpu': expected cpu or cuda (--device)" "$strata" train --data "$data/cora.h5" --device gpu
+expect_message "nccl on the cpu" "comm = 'nccl': needs device = cuda (--comm)" "$strata" train --data "$data/cora.h5" --comm nccl
+expect_message "unknown recompute mode" "recompute = 'some': expected none, aggregation or all (--recompute)" "$strata" train --data "$data/cora.h5" --recompute some
+expect_message "zero eval-every" "eval_every = 0: must be at least 1 (--eval-every)" "$strata" train --data "$data/cora.h5" --eval-every 0
+expect_message "unknown select-by" "select_by = 'test_acc': expected val_acc, val_loss or val_auc (--select-by)" "$strata" train --data "$data/cora.h5" --select-by test_acc
 # Models: an option the model does not read, spec files.
 expect_message "option of another model" "--heads does not apply to --model gcnii (its options:" \
   "$strata" train --data "$data/cora.h5" --model gcnii --heads 4
@@ -103,21 +103,21 @@ else
   failures=$((failures + 1))
 fi
 # --parallel pipeline (one rank here: layouts that need more ranks say how many).
-expect_message "--stages without the pipeline" "--stages needs --parallel pipeline" \
+expect_message "--stages without the pipeline" "stages = 2: needs parallel = pipeline (--stages)" \
   "$strata" train --data "$data/cora.h5" --stages 2
 expect_message "pipeline stages x ways vs ranks" \
-  "--stages 2 x --ways 1 = 2 ranks, but the job has 1 (run mpirun -np 2)" \
+  "stages = 2: stages x ways = 2 x 1 = 2 ranks, but the job has 1 (run it on 2 ranks) (--stages)" \
   "$strata" train --data "$data/cora.h5" --parallel pipeline --stages 2
 expect_message "chunks not a multiple of ways" \
-  "--chunks 3 with --ways 2: every way needs the same number of chunks (a multiple of 2)" \
+  "chunks = 3: every way needs the same number of chunks (a multiple of ways = 2) (--chunks)" \
   "$strata" train --data "$data/cora.h5" --parallel pipeline --ways 2 --chunks 3
-expect_message "more chunks than vertices" "--chunks 5000" \
+expect_message "more chunks than vertices" "chunks = 5000: the graph has only 2708 vertices (--chunks)" \
   "$strata" train --data "$data/cora.h5" --parallel pipeline --chunks 5000
 expect_message "attention in the pipeline" "is neither row-local nor an aggregation" \
   "$strata" train --data "$data/cora.h5" --parallel pipeline --model gat --epochs 1
 "$strata" partition --data "$data/cora.h5" --parts 2 --out "$tmp/cora.2" >/dev/null
 expect_message "pipeline on a partition directory without chunks" \
-  "cora.2: no chunk map for --parallel pipeline: make one with 'strata partition --data \
+  "cora.2: no chunk map for the layer pipeline (parallel = pipeline): make one with 'strata partition --data \
 $data/cora.h5 --parts 2 --chunks C --out DIR', or pass the graph .h5" \
   "$strata" train --data "$tmp/cora.2" --parallel pipeline --epochs 1
 expect_message "partition --chunks not a multiple of parts" \
@@ -125,7 +125,7 @@ expect_message "partition --chunks not a multiple of parts" \
   "$strata" partition --data "$data/cora.h5" --parts 2 --chunks 3 --out "$tmp/cora.2c"
 "$strata" partition --data "$data/cora.h5" --parts 2 --chunks 4 --out "$tmp/cora.2c" >/dev/null
 expect_message "pipeline --chunks against the partition's" \
-  "cora.2c: --chunks 8, but the partition has 4 chunks (2 per part)" \
+  "chunks = 8: $tmp/cora.2c has 4 chunks (2 per part) (--chunks)" \
   "$strata" train --data "$tmp/cora.2c" --parallel pipeline --chunks 8 --epochs 1
 # strata plan / calibrate / train --plan (planner/, docs/planner.md).
 expect_message "plan: unknown model" "--model: transformer not in {gcn," \
@@ -157,7 +157,7 @@ expect_message "plan: machine model version" "$tmp/m7.json: machine model versio
   "$strata" plan --data "$data/cora.h5" --ranks 1 --machine "$tmp/m7.json" --cache-dir "$tmp/plan"
 expect_message "plan: cache beside the input" "--cache-dir $data: must not be beside or inside the input data" \
   "$strata" plan --data "$data/cora.h5" --ranks 1 --cache-dir "$data"
-expect_message "train --plan with --recompute" "--recompute cannot be given with --plan (the plan chooses it)" \
+expect_message "train --plan with --recompute" "recompute = 'all': cannot be set with a plan (the plan chooses it) (--recompute)" \
   "$strata" train --data "$data/cora.h5" --plan auto --recompute all
 echo '{"format": "strata-plan", "version": 1, "candidates": []}' >"$tmp/plan.json"
 expect_message "train --plan without this rank count" "$tmp/plan.json: no recommended layout for 1 ranks" \
@@ -169,7 +169,7 @@ JSON
 expect_message "train --plan: pipeline layout that does not fit the ranks" \
   "$tmp/plan2.json: pipeline candidate for 1 ranks: stages 2 x ways 1 with chunks 8 does not fit 1 ranks" \
   "$strata" train --data "$data/cora.h5" --plan "$tmp/plan2.json" --epochs 1
-expect_message "train --plan with --stages" "--stages cannot be given with --plan (the plan chooses it)" \
+expect_message "train --plan with --stages" "stages = 2: cannot be set with a plan (the plan chooses it) (--stages)" \
   "$strata" train --data "$data/cora.h5" --plan auto --stages 2
 expect_message "calibrate: zero seconds" "--seconds: must be a positive number, got 0" \
   "$strata" calibrate --seconds 0 --out "$tmp/m.json"

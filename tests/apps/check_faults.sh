@@ -209,7 +209,7 @@ rm -rf nan
   --checkpoint-every 1 >nan.out 2>&1
 rc=$?
 if [ "$rc" -ne 0 ] && [ "$(grep -c error nan.out)" -eq 1 ] &&
-  grep -q "error: training diverged: loss is NaN at epoch 2 (try a smaller --lr); the newest checkpoint, nan/ckpt-000001.h5 (epoch 1), holds the weights before it: --resume continues from there" nan.out &&
+  grep -q "error: training diverged: loss is NaN at epoch 2 (try a smaller lr); the newest checkpoint, nan/ckpt-000001.h5 (epoch 1), holds the weights before it: resuming continues from there" nan.out &&
   [ "$(ls nan)" = ckpt-000001.h5 ]; then
   ok "a NaN loss: one error naming the epoch and the checkpoint to resume from; no NaN checkpoint"
 else

@@ -25,7 +25,7 @@ run on && ok "train --overlap on" || { cat "$tmp/on.out"; fail "train --overlap 
 run off && ok "train --overlap off" || { cat "$tmp/off.out"; fail "train --overlap off"; }
 grep -q '^overlap: on (inner SpMM in row blocks' "$tmp/on.out" && grep -q '^overlap: off' "$tmp/off.out" &&
   ok "start-up lines name the overlap mode" || fail "overlap start-up line"
-grep -q '^threads: 1 per rank (--threads)' "$tmp/on.out" && ok "start-up line names the thread rule" ||
+grep -q '^threads: 1 per rank (threads = 1)' "$tmp/on.out" && ok "start-up line names the thread rule" ||
   fail "threads start-up line"
 
 /usr/bin/python3 - "$tmp/on.jsonl" "$tmp/off.jsonl" <<'PY' && ok "on and off: bitwise equal losses and accuracies" || fail "on vs off"

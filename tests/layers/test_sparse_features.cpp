@@ -220,7 +220,7 @@ TEST_CASE("auto stores features sparse at or below the threshold, when the model
     CHECK(choose_feature_storage(SparseFeaturesMode::off, thin, "", comm).storage ==
           FeatureStorage::dense);
     CHECK_THROWS_WITH(choose_feature_storage(SparseFeaturesMode::on, thin, "it cannot", comm),
-                      Contains("--sparse-features on: it cannot"));
+                      Contains("sparse_features = 'on': it cannot"));
     CHECK(parse_sparse_features("auto") == SparseFeaturesMode::automatic);
     CHECK_FALSE(parse_sparse_features("yes").has_value());
 }

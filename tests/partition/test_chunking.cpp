@@ -119,9 +119,9 @@ TEST_CASE("chunk_partition on tiny graphs: fewer METIS parts, still no empty chu
 TEST_CASE("chunk options errors are one line naming the flag and value", "[chunks]") {
     const GraphDataset& cora = test::cora();
     CHECK_THROWS_WITH(chunk_partition(cora, ChunkOptions{.chunks = 0}),
-                      Contains("--chunks 0: must be at least 1"));
+                      Contains("chunks = 0: must be at least 1"));
     CHECK_THROWS_WITH(chunk_partition(cora, ChunkOptions{.chunks = 5000}),
-                      Contains("--chunks 5000: the graph has 2708 vertices"));
+                      Contains("chunks = 5000: the graph has only 2708 vertices"));
     CHECK_THROWS_WITH(chunk_partition(cora, ChunkOptions{.chunks = 2, .oversplit = 0}),
                       Contains("chunk oversplit 0: must be at least 1"));
 }
@@ -268,7 +268,7 @@ TEST_CASE("load_chunked_part errors on every rank without a hang", "[chunks]") {
                       Contains("/cora: not a partition directory (no partition.json"));
     const std::string path = test::data_dir() + "/cora.h5";
     CHECK_THROWS_WITH(load_chunked_part(path, comm, ChunkOptions{.chunks = 5000}, 0),
-                      Contains("--chunks 5000: the graph has 2708 vertices"));
+                      Contains("chunks = 5000: the graph has only 2708 vertices"));
     CHECK_THROWS_WITH(load_chunked_part(path, comm, ChunkOptions{.chunks = 2}, 10),
                       Contains("--split-index 10 out of range"));
     CHECK_THROWS_WITH(load_chunked_part(test::data_dir() + "/missing.h5", comm, ChunkOptions{}, 0),
@@ -382,11 +382,13 @@ TEST_CASE("a partition directory with a chunk map: the pipeline loads it on ever
     CHECK(load_chunked_part(dir / "cora.2", comm, ChunkOptions{.chunks = 4}, 0).chunk_offsets ==
           chunked.chunk_offsets);
 
-    CHECK_THROWS_WITH(load_chunked_part(dir / "cora.2", comm, ChunkOptions{.chunks = 8}, 0),
-                      Contains("cora.2: --chunks 8, but the partition has 4 chunks (2 per part)"));
+    CHECK_THROWS_WITH(
+        load_chunked_part(dir / "cora.2", comm, ChunkOptions{.chunks = 8}, 0),
+        Contains("chunks = 8: " + (dir / "cora.2") + " has 4 chunks (2 per part)"));
     CHECK_THROWS_WITH(
         load_chunked_part(dir / "plain.2", comm, ChunkOptions{.chunks = 0}, 0),
-        Contains("plain.2: no chunk map for --parallel pipeline: make one with 'strata partition "
+        Contains("plain.2: no chunk map for the layer pipeline (parallel = pipeline): make one "
+                 "with 'strata partition "
                  "--data data/cora.h5 --parts 2 --chunks C --out DIR', or pass the graph .h5"));
     CHECK_THROWS_WITH(load_chunked_part(dir / "cora.2", comm, ChunkOptions{.chunks = 0}, 3),
                       Contains("--split-index 3 out of range"));
