@@ -11,6 +11,7 @@
 #include "datasets/npz_convert.hpp"
 #include "datasets/npz_file.hpp"
 #include "tests/datasets/graph_fixtures.hpp"
+#include "tests/datasets/npy_bytes.hpp"
 
 using Catch::Matchers::Contains;
 using strata::NpyArray;
@@ -18,23 +19,14 @@ using strata::parse_npy;
 
 namespace {
 
-/// A version-1.0 .npy of `descr`, `order` ("True", "False") and `shape` ("(2, 3)") holding
-/// `payload` as it is.
+/// A .npy of `descr`, `order` ("True", "False") and `shape` ("(2, 3)") holding `payload` as it
+/// is.
 std::vector<unsigned char> npy(const std::string& descr, const std::string& order,
                                const std::string& shape,
                                const std::vector<unsigned char>& payload) {
-    std::string header =
-        "{'descr': '" + descr + "', 'fortran_order': " + order + ", 'shape': " + shape + ", }";
-    while ((10 + header.size() + 1) % 64 != 0) {
-        header += ' ';
-    }
-    header += '\n';
-    std::vector<unsigned char> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
-    out.push_back(static_cast<unsigned char>(header.size() & 0xff));
-    out.push_back(static_cast<unsigned char>(header.size() >> 8));
-    out.insert(out.end(), header.begin(), header.end());
-    out.insert(out.end(), payload.begin(), payload.end());
-    return out;
+    return strata::test::npy(
+        "{'descr': '" + descr + "', 'fortran_order': " + order + ", 'shape': " + shape + ", }",
+        payload);
 }
 
 /// "(2, 3)", "(4,)", "()": the header's tuple.
