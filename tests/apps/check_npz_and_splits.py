@@ -9,6 +9,7 @@ Usage: check_npz_and_splits.py STRATA MPIEXEC DATA_DIR
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,10 +47,15 @@ def expect_ok(name, *args, mpi=0):
     return r
 
 
+def is_error(returncode):
+    """An error exit: non-zero, not a signal (negative here, or >= 128 through a shell)."""
+    return 0 < returncode < 128
+
+
 def expect_error(name, message, *args):
     r = run(*args)
     lines = [l for l in r.stderr.splitlines() if l.strip()]
-    ok = 0 < r.returncode < 128 and len(lines) == 1 and message in lines[0]
+    ok = is_error(r.returncode) and len(lines) == 1 and message in lines[0]
     check(name, ok, f"exit {r.returncode}, stderr: {r.stderr!r} (expected {message!r})")
     return r
 
@@ -131,7 +137,7 @@ for compressed in (False, True):
     with h5py.File(out, "r") as h:
         check(f"het {tag}: name from the file stem", h.attrs["name"] in (f"het_{tag}",
                                                                          f"het_{tag}".encode()))
-    info = run("info", out, "--json")
+    info = expect_ok(f"het {tag}: info --json", "info", out, "--json")
     check(f"het {tag}: info shows 3 splits", json.loads(info.stdout)["num_splits"] == 3,
           info.stdout)
 
@@ -287,7 +293,7 @@ with h5py.File(geom, "r") as h, h5py.File(CORA, "r") as c:
     check("cora-geom: graph and features unchanged",
           np.array_equal(h["graph/indices"][:], c["graph/indices"][:]) and
           np.array_equal(h["node/features"][:], c["node/features"][:]))
-info = run("info", geom)
+info = expect_ok("info on the 10-split file", "info", geom)
 check("info: 10 splits", "splits:            10" in info.stdout and
       "split 9:           train 1192, val 796, test 497" in info.stdout, info.stdout)
 
@@ -362,8 +368,9 @@ check("train (partition) reports split 3 and its sizes",
       "split: 3 of 4 (train 130, val 203, test 297 vertices)" in r.stdout, r.stdout)
 r = run("train", "--data", parts, "--split-index", "4", "--epochs", "1", "--threads", "1", mpi=2)
 check("split index out of range on a partition directory",
-      r.returncode != 0 and f"{parts}: --split-index 4 out of range: the file has 4 splits (0..3)"
-      in r.stderr, r.stderr)
+      is_error(r.returncode) and
+      f"{parts}: --split-index 4 out of range: the file has 4 splits (0..3)" in r.stderr,
+      r.stderr)
 
 # --- two classes: ROC-AUC next to accuracy, gathered from every rank ------------------------------
 def auc(scores, positive):
@@ -411,5 +418,5 @@ check("no AUC for a 7-class task (output)", " auc " not in r.stdout and "val_auc
       r.stdout)
 
 print(f"{checks - len(failures)} passed, {len(failures)} failed")
-subprocess.run(["rm", "-rf", tmp])
+shutil.rmtree(tmp)
 sys.exit(1 if failures else 0)
