@@ -1,6 +1,7 @@
 // NpzFile over libzip (zip_open with ZIP_CHECKCONS; members read whole, CRC-checked by libzip)
 // and the .npy header parser: magic "\x93NUMPY", version, header length, then a Python dict
-// literal {'descr': '<f4', 'fortran_order': False, 'shape': (N, F), }.
+// literal {'descr': '<f4', 'fortran_order': False, 'shape': (N, F), }. A Fortran-order payload
+// (numpy's for a transposed array) is rearranged into C order as it is copied out.
 #include "datasets/npz_file.hpp"
 
 #include <algorithm>
@@ -123,6 +124,52 @@ std::vector<std::int64_t> parse_shape(std::string_view header, const std::string
     return shape;
 }
 
+/// Copies the `count` elements of `Item` bytes stored in Fortran order (first index fastest) over
+/// `shape` into `out` in C order (last index fastest): `to` walks C order, `from` follows with
+/// the Fortran strides. Dimensions of extent 1 are dropped first (they change neither layout),
+/// so that the odometer's carry costs O(1) per element whatever the header's rank.
+template <std::size_t Item>
+void fortran_to_c(const unsigned char* in, unsigned char* out,
+                  const std::vector<std::int64_t>& shape, std::size_t count) {
+    std::vector<std::size_t> extent;
+    for (const std::int64_t d : shape) {
+        if (d != 1) {
+            extent.push_back(static_cast<std::size_t>(d));
+        }
+    }
+    const std::size_t rank = extent.size();
+    std::vector<std::size_t> stride(rank);  // Fortran stride of each dimension, in elements
+    std::size_t s = 1;
+    for (std::size_t d = 0; d < rank; ++d) {
+        stride[d] = s;
+        s *= extent[d];
+    }
+    std::vector<std::size_t> index(rank, 0);
+    std::size_t from = 0;
+    for (std::size_t to = 0; to < count; ++to) {
+        std::memcpy(out + to * Item, in + from * Item, Item);
+        for (std::size_t d = rank; d-- > 0;) {  // the next C-order index, last dimension first
+            if (++index[d] < extent[d]) {
+                from += stride[d];
+                break;
+            }
+            from -= stride[d] * (extent[d] - 1);
+            index[d] = 0;
+        }
+    }
+}
+
+/// `fortran_order` of the header: true for True, false for False.
+bool parse_fortran_order(std::string_view header, const std::string& what) {
+    const std::string_view v = header_value(header, "fortran_order", what);
+    if (v.substr(0, 4) == "True") {
+        return true;
+    }
+    STRATA_CHECK(v.substr(0, 5) == "False", what,
+                 ": .npy header: 'fortran_order' is neither True nor False");
+    return false;
+}
+
 }  // namespace
 
 std::int64_t NpyArray::size() const {
@@ -231,9 +278,7 @@ NpyArray parse_npy(const std::vector<unsigned char>& data, const std::string& wh
     NpyArray array;
     array.what = what;
     array.type = parse_descr(header, what);
-    const std::string_view order = header_value(header, "fortran_order", what);
-    STRATA_CHECK(order.substr(0, 5) == "False", what,
-                 ": fortran_order is not False (only C-order arrays are supported)");
+    const bool fortran_order = parse_fortran_order(header, what);
     array.shape = parse_shape(header, what);
     std::int64_t elements = 1;  // the product checked, so that size() cannot overflow
     for (const std::int64_t d : array.shape) {
@@ -245,7 +290,24 @@ NpyArray parse_npy(const std::vector<unsigned char>& data, const std::string& wh
     const std::size_t found = data.size() - start - header_len;
     STRATA_CHECK(found == expected, what, ": has ", found, " data bytes, expected ", expected,
                  " for shape ", array.shape_string(), " of ", type_name(array.type));
-    array.bytes.assign(data.begin() + static_cast<std::ptrdiff_t>(start + header_len), data.end());
+    const unsigned char* payload = data.data() + start + header_len;
+    if (!fortran_order || array.shape.size() < 2) {  // rank 0 and 1: both orders are one layout
+        array.bytes.assign(payload, data.data() + data.size());
+        return array;
+    }
+    array.bytes.resize(expected);
+    const auto count = static_cast<std::size_t>(elements);
+    switch (item_size(array.type)) {
+        case 8:
+            fortran_to_c<8>(payload, array.bytes.data(), array.shape, count);
+            break;
+        case 4:
+            fortran_to_c<4>(payload, array.bytes.data(), array.shape, count);
+            break;
+        default:
+            fortran_to_c<1>(payload, array.bytes.data(), array.shape, count);
+            break;
+    }
     return array;
 }
 

@@ -13,7 +13,8 @@ namespace strata {
 enum class NpyType { f4, f8, i4, i8, b1, u1 };
 
 /// One array: shape (outermost first; empty = a scalar) and its raw little-endian bytes in C
-/// order. `what` ("x.npz: node_labels") prefixes every message about it.
+/// order (a Fortran-order member is rearranged when it is read). `what` ("x.npz: node_labels")
+/// prefixes every message about it.
 struct NpyArray {
     std::string what;
     NpyType type = NpyType::f4;
@@ -36,7 +37,8 @@ struct NpyArray {
 };
 
 /// Parses one .npy file held in memory (format versions 1.0, 2.0 and 3.0). Supported 'descr':
-/// <f4 <f8 <i4 <i8 |b1 |u1; fortran_order must be False. Throws strata::Error naming `what`
+/// <f4 <f8 <i4 <i8 |b1 |u1; fortran_order True or False (either order, of any rank, comes back
+/// in C order: numpy writes True for a transposed array). Throws strata::Error naming `what`
 /// and the offending header field (e.g. "x.npz: edges: unsupported dtype '>i8' (supported:
 /// <f4, <f8, <i4, <i8, |b1, |u1)").
 [[nodiscard]] NpyArray parse_npy(const std::vector<unsigned char>& data, const std::string& what);

@@ -2,8 +2,9 @@
 # bench/scale on a small graph (the CTest smoke): every step exits 0, and the summary prints the
 # checks the release run is judged by. Usage: check_bench_scale.sh BENCH_SCALE (STRATA, OUT set)
 set -uo pipefail
-rm -rf "$OUT"
-log=$(mktemp)
+rm -rf "$OUT" || { echo "FAIL: rm -rf $OUT exited $?"; exit 1; }
+log=$(mktemp) || { echo "FAIL: mktemp"; exit 1; }
+trap 'rm -f "$log"' EXIT
 if ! "$1" 3000 10 1 >"$log" 2>&1; then
   echo "FAIL: bench/scale exited non-zero"; tail -30 "$log"; exit 1
 fi

@@ -5,10 +5,17 @@
 set -u
 strata=$1
 data=$2
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) || { echo "FAIL: mktemp -d"; exit 1; }
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 checks=0
+# setup CMD...: a step the checks after it need; a non-zero exit ends the script, naming it.
+setup() {
+  "$@" >"$tmp/setup.out" 2>&1 && return 0
+  echo "FAIL: exit $?: $*"
+  cat "$tmp/setup.out"
+  exit 1
+}
 expect_error() {
   checks=$((checks + 1))
   local what=$1
@@ -88,8 +95,8 @@ else
 fi
 # A partition directory of format version 1 (Â values, no degrees) is refused with the command
 # that rebuilds it.
-"$strata" partition --data "$data/cora.h5" --parts 1 --out "$tmp/cora.1" >/dev/null
-sed -i 's/"strata_format_version": 3/"strata_format_version": 1/' "$tmp/cora.1/partition.json"
+setup "$strata" partition --data "$data/cora.h5" --parts 1 --out "$tmp/cora.1"
+setup sed -i 's/"strata_format_version": 3/"strata_format_version": 1/' "$tmp/cora.1/partition.json"
 expect_error "partition format 1" "$strata" train --data "$tmp/cora.1" --epochs 1
 checks=$((checks + 1))
 expected="$tmp/cora.1/partition.json: partition format version 1 is not supported (this strata \
@@ -115,7 +122,7 @@ expect_message "more chunks than vertices" "chunks = 5000: the graph has only 27
   "$strata" train --data "$data/cora.h5" --parallel pipeline --chunks 5000
 expect_message "attention in the pipeline" "is neither row-local nor an aggregation" \
   "$strata" train --data "$data/cora.h5" --parallel pipeline --model gat --epochs 1
-"$strata" partition --data "$data/cora.h5" --parts 2 --out "$tmp/cora.2" >/dev/null
+setup "$strata" partition --data "$data/cora.h5" --parts 2 --out "$tmp/cora.2"
 expect_message "pipeline on a partition directory without chunks" \
   "cora.2: no chunk map for the layer pipeline (parallel = pipeline): make one with 'strata partition --data \
 $data/cora.h5 --parts 2 --chunks C --out DIR', or pass the graph .h5" \
@@ -123,7 +130,7 @@ $data/cora.h5 --parts 2 --chunks C --out DIR', or pass the graph .h5" \
 expect_message "partition --chunks not a multiple of parts" \
   "--chunks 3 with --parts 2: every part needs the same number of chunks (a multiple of 2)" \
   "$strata" partition --data "$data/cora.h5" --parts 2 --chunks 3 --out "$tmp/cora.2c"
-"$strata" partition --data "$data/cora.h5" --parts 2 --chunks 4 --out "$tmp/cora.2c" >/dev/null
+setup "$strata" partition --data "$data/cora.h5" --parts 2 --chunks 4 --out "$tmp/cora.2c"
 expect_message "pipeline --chunks against the partition's" \
   "chunks = 8: $tmp/cora.2c has 4 chunks (2 per part) (--chunks)" \
   "$strata" train --data "$tmp/cora.2c" --parallel pipeline --chunks 8 --epochs 1

@@ -21,8 +21,8 @@ stalled() {  # stalled WHAT [train flags...]: rank 1 stalls at epoch 3
   elapsed_ms=$((($(date +%s%N) - start) / 1000000))
   echo "$what: mpirun exit $rc after ${elapsed_ms} ms"
   grep "no progress" "$what.err"
-  if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
-    fail "$what: expected a non-zero exit before the 120 s timeout, got $rc"
+  if ! is_error "$rc"; then
+    fail "$what: expected an error exit before the 120 s timeout, got $rc"
   elif ! grep -Eq "^strata: rank 0: no progress from rank 1 for $limit s in .* \(network failure\?\): aborting$" "$what.err"; then
     fail "$what: no line from rank 0 naming rank 1"
     cat "$what.err"
@@ -43,7 +43,9 @@ train() {  # train DIR METRICS [args...]
     --comm-timeout "$limit" --checkpoint-dir "$dir" --checkpoint-every 2 --metrics "$metrics" "$@"
 }
 train full full.jsonl >full.out 2>&1 || fail "uninterrupted run exited $?"
-STRATA_INJECT_STALL=1:6 train part part.jsonl >part.out 2>&1 && fail "stalled run exited 0"
+STRATA_INJECT_STALL=1:6 train part part.jsonl >part.out 2>&1
+rc=$?
+is_error "$rc" || fail "stalled run: expected an error exit before the 120 s timeout, got $rc"
 train part part.jsonl --resume >resume.out 2>&1 || fail "resumed run exited $?"
 if grep -q "resuming from part/ckpt-000004.h5 (epoch 4)" resume.out &&
   /usr/bin/python3 - full.jsonl part.jsonl <<'PY'; then

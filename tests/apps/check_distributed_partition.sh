@@ -21,21 +21,22 @@ grep -q "^process .*peak MiB ptscotch" d3.out && ok "per-process table printed" 
   fail "no per-process table"
 run "$mpiexec" -n 2 "$strata" partition --distributed --data "$data/cora.h5" --parts 3 --seed 5 \
   --out again >/dev/null 2>&1 || fail "second run exited $?"
-[ "$(json_field d3/partition.json partition_id)" = "$(json_field again/partition.json partition_id)" ] &&
-  ok "same seed, same processes: same partition id" || fail "the partition changed between runs"
+id1=$(json_field d3/partition.json partition_id) && id2=$(json_field again/partition.json partition_id) &&
+  [ "$id1" = "$id2" ] && ok "same seed, same processes: same partition id" ||
+  fail "the partition changed between runs (or a partition.json is unreadable)"
 run "$mpiexec" -n 3 "$strata" train --data d3 --epochs 2 --threads 1 --quiet >train.out 2>&1 &&
   ok "3 ranks train on the PT-Scotch partition" || { fail "train on d3 exited $?"; cat train.out; }
 run "$strata" partition --distributed --data "$data/cora.h5" --parts 2 --balance edges --out d1 \
   >d1.out 2>&1 && [ -f d1/part-00001.h5 ] && ok "one process with --distributed" ||
   { fail "one process with --distributed"; cat d1.out; }
 
-# refuse WHAT TEXT COMMAND...: non-zero exit (not a signal), TEXT on stderr, nothing written.
+# refuse WHAT TEXT COMMAND...: an error exit (is_error), TEXT on stderr, nothing written.
 refuse() {
   local what=$1 text=$2
   shift 2
   "$@" >out 2>err
   local rc=$?
-  if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && grep -qF -- "$text" err && [ ! -e bad ]; then
+  if is_error "$rc" && grep -qF -- "$text" err && [ ! -e bad ]; then
     ok "$what: $(grep -F -- "$text" err | head -1)"
   else
     fail "$what: exit $rc"

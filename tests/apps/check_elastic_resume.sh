@@ -46,12 +46,15 @@ PY
 
 train 2 "$data/cora.h5" full full.jsonl >full.out 2>&1 || fail "uninterrupted K=2 run exited $?"
 STRATA_INJECT_SIGNAL=1:10 train 2 "$data/cora.h5" stop stop.jsonl >stop.out 2>&1
-grep -q "checkpoint stop/ckpt-000010.h5 written" stop.out && ok "K=2 run stopped after epoch 10" ||
-  { fail "K=2 stop"; cat stop.out; }
+rc=$?
+[ "$rc" -eq 0 ] && grep -q "checkpoint stop/ckpt-000010.h5 written" stop.out &&
+  ok "K=2 run stopped after epoch 10 (exit 0)" || { fail "K=2 stop: exit $rc"; cat stop.out; }
 
 resume_case() {  # resume_case K DATA WHAT
   local k=$1 input=$2 what=$3
-  rm -rf "ck$k" && cp -r stop "ck$k" && cp stop.jsonl "m$k.jsonl"
+  must rm -rf "ck$k"
+  must cp -r stop "ck$k"
+  must cp stop.jsonl "m$k.jsonl"
   train "$k" "$input" "ck$k" "m$k.jsonl" --resume >"resume$k.out" 2>&1
   local rc=$?
   if [ "$rc" -ne 0 ]; then
@@ -86,10 +89,11 @@ resume_case 1 again.h5 "K=2 -> K=1 on a fresh conversion of the same data (same 
 # clear line).
 "$strata" convert --from text "$data/cora" --name cora-copy --out other.h5 >/dev/null ||
   fail "convert cora-copy exited $?"
-rm -rf ckx && cp -r stop ckx
+must rm -rf ckx
+must cp -r stop ckx
 train 1 other.h5 ckx x.jsonl --resume >other.out 2>&1
 rc=$?
-[ "$rc" -ne 0 ] && grep -q "this checkpoint belongs to a different dataset" other.out &&
+is_error "$rc" && grep -q "this checkpoint belongs to a different dataset" other.out &&
   [ "$(grep -c error other.out)" -eq 1 ] && ok "another dataset is still refused (one line)" ||
   { fail "another dataset: exit $rc"; cat other.out; }
 
@@ -103,7 +107,7 @@ pipe() {  # pipe K DIR [extra...]
 pipe 2 pk >pk.out 2>&1 || { fail "pipeline K=2 run exited $?"; cat pk.out; }
 pipe 1 pk --resume >pk1.out 2>&1
 rc=$?
-[ "$rc" -ne 0 ] && grep -q "a --parallel pipeline run keeps each stage's state on its ranks" pk1.out &&
+is_error "$rc" && grep -q "a --parallel pipeline run keeps each stage's state on its ranks" pk1.out &&
   ok "a pipeline checkpoint resumed on another layout is refused, saying why" ||
   { fail "pipeline K=2 -> K=1: exit $rc"; cat pk1.out; }
 

@@ -15,13 +15,15 @@ strata=$(realpath "$1")
 data=$(realpath "$2")
 source "$(dirname "$0")/checks.sh"
 mnt=$tmp/mnt
-mkdir -p "$mnt"
+must mkdir -p "$mnt"
 mode=${STRATA_FAULTS_MODE:-tmpfs}
 if [ "$mode" = tmpfs ] && ! mount -t tmpfs -o size=48m strata-faults "$mnt" 2>/dev/null; then
   mode=ulimit
 fi
 cleanup() {
-  [ "$mode" = tmpfs ] && umount "$mnt"
+  if [ "$mode" = tmpfs ]; then
+    umount "$mnt" || echo "FAIL: umount $mnt exited $? (the tmpfs stays mounted)"
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -37,15 +39,16 @@ full() {
   if [ "$mode" = tmpfs ]; then
     local avail
     avail=$(df -B1 --output=avail "$mnt" | tail -1)
-    fallocate -l $((avail - kb * 1024)) "$mnt/.filler"
+    [ -n "$avail" ] || { fail "df $mnt: no free-space figure"; finish; exit 1; }
+    must fallocate -l $((avail - kb * 1024)) "$mnt/.filler"
     "$@" 2>&1 | cat >full.out
     local rc=${PIPESTATUS[0]}
-    rm -f "$mnt/.filler"
+    must rm -f "$mnt/.filler"
     return "$rc"
   fi
   (
     trap '' XFSZ
-    ulimit -f "$kb"
+    ulimit -f "$kb" || { echo "ulimit -f $kb failed"; exit 200; }  # 200: not an error exit
     # Open MPI's own files (PMIx's shared-memory store, the shared-memory transport) would hit
     # the limit first: a one-rank run needs neither.
     export PMIX_MCA_gds=hash OMPI_MCA_btl=self
@@ -69,10 +72,10 @@ only() {
 # --- 1a. a partition directory ---------------------------------------------------------------
 "$strata" partition --data "$data/cora.h5" --parts 2 --out "$mnt/cora.2" >/dev/null 2>&1 ||
   fail "partition into the test directory"
-cp -r "$mnt/cora.2" before.2
+must cp -r "$mnt/cora.2" before.2
 full 1024 "$strata" partition --data "$data/cora.h5" --parts 2 --seed 1 --out "$mnt/cora.2" --force
 rc=$?
-if [ "$rc" -ne 0 ] && one_error "cora.2.tmp.[0-9]*/part-0000[01].h5: .*$(reason))" &&
+if is_error "$rc" && one_error "cora.2.tmp.[0-9]*/part-0000[01].h5: .*$(reason))" &&
   diff -r before.2 "$mnt/cora.2" >/dev/null && only "cora.2 "; then
   ok "disk full writing a partition: one error naming the part file, the old directory intact, no temporary"
 else
@@ -88,13 +91,13 @@ train() {  # train DIR EPOCHS [extra...]
   "$strata" train --data "$data/cora.h5" --epochs "$epochs" --threads 1 --checkpoint-dir "$dir" \
     --checkpoint-every 2 "$@"
 }
-rm -rf "${mnt:?}/cora.2"
+must rm -rf "${mnt:?}/cora.2"
 train "$mnt/ck" 4 >/dev/null 2>&1 || fail "training into the test directory"
-cp -r "$mnt/ck" before.ck
+must cp -r "$mnt/ck" before.ck
 full 100 "$strata" train --data "$data/cora.h5" --epochs 8 --threads 1 --checkpoint-dir "$mnt/ck" \
   --checkpoint-every 2 --resume
 rc=$?
-if [ "$rc" -ne 0 ] && one_error "ckpt-000006.h5.tmp.[0-9]*: .*$(reason))" &&
+if is_error "$rc" && one_error "ckpt-000006.h5.tmp.[0-9]*: .*$(reason))" &&
   diff -r before.ck "$mnt/ck" >/dev/null && only "ck "; then
   ok "disk full writing a checkpoint: one error naming it, the previous ones intact, no temporary"
 else
@@ -105,13 +108,13 @@ fi
 train "$mnt/ck" 8 --resume >resume.out 2>&1 && grep -q "resuming from $mnt/ck/ckpt-000004.h5 (epoch 4)" resume.out &&
   ! grep -q skipping resume.out && ok "with space again, --resume continues from the intact checkpoint" ||
   { fail "resume after the disk-full failure"; cat resume.out; }
-rm -rf "${mnt:?}/ck"
+must rm -rf "${mnt:?}/ck"
 
 # --- 1c. the metrics file (an append-only log: whole records only) --------------------------
 full 8 "$strata" train --data "$data/cora.h5" --epochs 200 --threads 1 --metrics "$mnt/m.jsonl"
 rc=$?
 epoch=$(sed -n 's/.*writing the metrics record of epoch \([0-9]*\) failed.*/\1/p' full.out)
-if [ "$rc" -ne 0 ] && one_error "m.jsonl: writing the metrics record of epoch [0-9]* failed: $(reason) (the file keeps the records before it)" &&
+if is_error "$rc" && one_error "m.jsonl: writing the metrics record of epoch [0-9]* failed: $(reason) (the file keeps the records before it)" &&
   [ -n "$epoch" ] && [ "$(wc -l <"$mnt/m.jsonl")" -eq $((epoch - 1)) ] &&
   [ -z "$(tail -c1 "$mnt/m.jsonl")" ] &&
   /usr/bin/python3 -c "import json,sys; [json.loads(l) for l in open(sys.argv[1])]" "$mnt/m.jsonl"; then
@@ -121,16 +124,16 @@ else
   cat full.out
   tail -c 300 "$mnt/m.jsonl"
 fi
-rm -f "$mnt/m.jsonl"
+must rm -f "$mnt/m.jsonl"
 
 # --- 1d. a predictions file ----------------------------------------------------------------
 train ck 4 >/dev/null 2>&1 || fail "training for predict"
 "$strata" predict --data "$data/cora.h5" --checkpoint ck --out "$mnt/pred.h5" >/dev/null 2>&1 ||
   fail "predict into the test directory"
-cp "$mnt/pred.h5" before.pred.h5
+must cp "$mnt/pred.h5" before.pred.h5
 full 16 "$strata" predict --data "$data/cora.h5" --checkpoint ck --out "$mnt/pred.h5" --force --embeddings
 rc=$?
-if [ "$rc" -ne 0 ] && one_error "pred.h5.tmp.[0-9]*: .*$(reason))" && cmp -s before.pred.h5 "$mnt/pred.h5" && only "pred.h5 "; then
+if is_error "$rc" && one_error "pred.h5.tmp.[0-9]*: .*$(reason))" && cmp -s before.pred.h5 "$mnt/pred.h5" && only "pred.h5 "; then
   ok "disk full writing predictions: one error naming the file, the previous file intact, no temporary"
 else
   fail "disk full writing predictions: exit $rc"
@@ -157,8 +160,16 @@ for attempt in 1 2 3; do
     waited=$((waited + 1))
   done
   sleep "$(/usr/bin/python3 -c "import random; print(round(random.uniform(0.2, 2.0), 2))")"
-  kill -9 "$pid"
+  if ! kill -9 "$pid" 2>/dev/null; then  # it ended on its own before the kill: a failure
+    wait "$pid"
+    fail "kill -9 #$attempt: the run had already ended (exit $?)"
+    cat "kill$attempt.out"
+    bad=1
+    continue
+  fi
   wait "$pid" 2>/dev/null
+  rc=$?
+  [ "$rc" -eq 137 ] || { fail "kill -9 #$attempt: exit $rc, expected 137 (SIGKILL)"; bad=1; }
   files=$(ls kill/ckpt-*.h5 2>/dev/null)
   [ -n "$files" ] || { fail "kill -9 #$attempt: no checkpoint at all"; bad=1; continue; }
   for f in $files; do
@@ -172,17 +183,18 @@ for attempt in 1 2 3; do
 done
 "$strata" train --data mid.h5 --epochs 1 --threads 1 --hidden 512 --checkpoint-dir kill \
   --resume >kill.out 2>&1
-if [ "$bad" -eq 0 ] && grep -q "resuming from kill/ckpt-" kill.out && ! grep -q skipping kill.out &&
+rc=$?
+if [ "$bad" -eq 0 ] && [ "$rc" -eq 0 ] && grep -q "resuming from kill/ckpt-" kill.out && ! grep -q skipping kill.out &&
   [ "$(ls -A kill | grep -c tmp)" -eq 0 ]; then
   ok "kill -9 at random moments (3 times): every checkpoint loads, resume skips none, temporaries cleared"
 else
-  fail "kill -9: resume afterwards"
+  fail "kill -9: resume afterwards (exit $rc)"
   cat kill.out
 fi
 
 # --- 3. a corrupted newest checkpoint -------------------------------------------------------
 train ck 8 --resume >/dev/null 2>&1 || fail "training to epoch 8"
-/usr/bin/python3 - ck/ckpt-000008.h5 <<'PY'
+must /usr/bin/python3 - ck/ckpt-000008.h5 <<'PY'
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:
     offset = f["/model/params"].id.get_offset()
@@ -204,11 +216,11 @@ else
 fi
 
 # --- 4. NaN in the loss ----------------------------------------------------------------------
-rm -rf nan
+must rm -rf nan
 "$strata" train --data "$data/cora.h5" --epochs 8 --threads 1 --lr 1e30 --checkpoint-dir nan \
   --checkpoint-every 1 >nan.out 2>&1
 rc=$?
-if [ "$rc" -ne 0 ] && [ "$(grep -c error nan.out)" -eq 1 ] &&
+if is_error "$rc" && [ "$(grep -c error nan.out)" -eq 1 ] &&
   grep -q "error: training diverged: loss is NaN at epoch 2 (try a smaller lr); the newest checkpoint, nan/ckpt-000001.h5 (epoch 1), holds the weights before it: resuming continues from there" nan.out &&
   [ "$(ls nan)" = ckpt-000001.h5 ]; then
   ok "a NaN loss: one error naming the epoch and the checkpoint to resume from; no NaN checkpoint"

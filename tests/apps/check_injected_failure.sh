@@ -62,13 +62,19 @@ check_kill() {  # check_kill WHAT [train flags...]
   if [ -z "$victim" ]; then
     echo "FAIL: $what: rank 1 not found"
     failed=$((failed + 1))
-    kill "$job"
+    kill "$job" || echo "  (kill $job: the job had already ended)"
+    wait "$job"
     return
   fi
   sleep "0.0$((RANDOM % 10))"  # somewhere in an epoch
   local start rc elapsed_ms
   start=$(date +%s%N)
-  kill -9 "$victim"
+  if ! kill -9 "$victim"; then
+    echo "FAIL: $what: kill -9 $victim failed (rank 1 had already ended)"
+    failed=$((failed + 1))
+    wait "$job"
+    return
+  fi
   wait "$job"
   rc=$?
   elapsed_ms=$((($(date +%s%N) - start) / 1000000))

@@ -97,7 +97,9 @@ for x, y in zip(a, b):
 assert all("phases" not in y for y in b)
 PY
 "$strata" train --data "$data/cora.h5" --parallel pipeline --profile >"$tmp/pp.out" 2>&1
-grep -q "profile times graph parallelism's training step" "$tmp/pp.out" &&
-  ok "--profile with the pipeline is refused, saying why" || { cat "$tmp/pp.out"; fail "pipeline --profile"; }
+rc=$?
+is_error "$rc" && grep -q "profile times graph parallelism's training step" "$tmp/pp.out" &&
+  ok "--profile with the pipeline is refused, saying why" ||
+  { cat "$tmp/pp.out"; fail "pipeline --profile: exit $rc"; }
 
 finish

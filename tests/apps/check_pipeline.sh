@@ -42,7 +42,7 @@ else
   fail "one chunk: the pipeline differs from graph parallelism"
 fi
 
-"$strata" partition --data "$data/cora.h5" --parts 2 --chunks 2 --out "$tmp/cora.2c" >/dev/null
+must "$strata" partition --data "$data/cora.h5" --parts 2 --chunks 2 --out "$tmp/cora.2c" >/dev/null
 DATA=$tmp/cora.2c run 2 "$tmp/dir-graph.jsonl" >/dev/null &&
   ok "graph parallelism from a chunked partition directory" || fail "graph from the directory"
 DATA=$tmp/cora.2c run 2 "$tmp/dir-pipe.jsonl" --parallel pipeline --stages 1 --ways 2 \
@@ -89,7 +89,7 @@ fi
 timeout 120 "$mpiexec" -n 2 --oversubscribe "$strata" train --data "$data/cora.h5" \
   --parallel pipeline --model gat --epochs 1 >"$tmp/gat.out" 2>"$tmp/gat.err"
 rc=$?
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "neither row-local nor an aggregation" "$tmp/gat.err"; then
+if is_error "$rc" && grep -q "neither row-local nor an aggregation" "$tmp/gat.err"; then
   ok "an op the pipeline cannot run ends the job with its message"
 else
   fail "gat in the pipeline: exit $rc"

@@ -77,16 +77,18 @@ for e in errors:
     print("  " + e)
 sys.exit(1 if errors else 0)
 EOF
-grep -q "$(grep test_accuracy= train.out)" p2.out &&
+line=$(grep test_accuracy= train.out) && grep -qF -- "$line" p2.out &&
   ok "predict prints training's test_accuracy" || { fail "printed accuracy"; cat p2.out train.out; }
 
 # A checkpoint is refused for another dataset (here: other features, hence other shapes).
-run "$strata" generate --nodes 300 --avg-degree 4 --features 1433 --classes 7 --out other.h5 >/dev/null
+must run "$strata" generate --nodes 300 --avg-degree 4 --features 1433 --classes 7 --out other.h5 >/dev/null
 run "$strata" predict --data other.h5 --checkpoint ck --out bad.h5 >bad.out 2>&1
 rc=$?
-[ "$rc" -ne 0 ] && grep -q "belongs to a different dataset" bad.out && [ ! -e bad.h5 ] &&
+is_error "$rc" && grep -q "belongs to a different dataset" bad.out && [ ! -e bad.h5 ] &&
   ok "another dataset is refused" || { fail "other dataset: exit $rc"; cat bad.out; }
-run "$strata" predict --data "$data/cora.h5" --checkpoint ck --out p1.h5 >exists.out 2>&1 &&
-  fail "an existing --out was replaced without --force" || ok "an existing --out needs --force"
+run "$strata" predict --data "$data/cora.h5" --checkpoint ck --out p1.h5 >exists.out 2>&1
+rc=$?
+is_error "$rc" && ok "an existing --out needs --force" ||
+  { fail "an existing --out without --force: exit $rc"; cat exists.out; }
 
 finish

@@ -86,7 +86,8 @@ a, b = h5py.File("joined.h5", "r"), h5py.File("p1.h5", "r")
 sys.exit(0 if set(a.keys()) == set(b.keys()) and a["logits"].shape == b["logits"].shape and
          a.attrs["strata_format"] == "predictions" else 1)
 EOF_PY
-cp -r p2 broken && rm broken/index.json
+must cp -r p2 broken
+must rm broken/index.json
 /usr/bin/python3 "$reader" broken >broken.out 2>&1
 rc=$?
 [ "$rc" -eq 1 ] && grep -q "broken/index.json: missing (not a complete predictions directory)" broken.out &&
@@ -94,9 +95,10 @@ rc=$?
 
 # An existing directory: refused without --force, replaced with it (nothing else left behind).
 run "$mpiexec" -n 2 "$strata" predict --data "$data/cora.h5" --checkpoint ck --out p2 \
-  --threads 1 >exists.out 2>&1 && fail "an existing --out was replaced without --force" ||
-  { grep -q "p2: output already exists" exists.out && ok "an existing directory needs --force" ||
-    { fail "existing: message"; cat exists.out; }; }
+  --threads 1 >exists.out 2>&1
+rc=$?
+is_error "$rc" && grep -q "p2: output already exists" exists.out &&
+  ok "an existing directory needs --force" || { fail "existing: exit $rc"; cat exists.out; }
 run "$mpiexec" -n 2 "$strata" predict --data "$data/cora.h5" --checkpoint ck --out p2 --force \
   --threads 1 >force.out 2>&1 || { fail "--force exited $?"; cat force.out; }
 [ "$(/usr/bin/python3 -c 'import json; print(json.load(open("p2/index.json"))["columns"])')" = "{'logits': 7}" ] &&
@@ -107,12 +109,12 @@ run "$mpiexec" -n 2 "$strata" predict --data "$data/cora.h5" --checkpoint ck --o
 run "$mpiexec" -n 2 "$strata" predict --data "$data/cora.h5" --checkpoint ck --out p1.h5 --force \
   --threads 1 >kind.out 2>&1
 rc=$?
-[ "$rc" -ne 0 ] && grep -q "p1.h5: exists and is a file, but K > 1 ranks write a directory" kind.out &&
+is_error "$rc" && grep -q "p1.h5: exists and is a file, but K > 1 ranks write a directory" kind.out &&
   [ -f p1.h5 ] && ok "a file --out is not replaced by a directory" || { fail "kind: exit $rc"; cat kind.out; }
 run "$strata" predict --data "$data/cora.h5" --checkpoint ck --out p2 --force --threads 1 \
   >kind1.out 2>&1
 rc=$?
-[ "$rc" -ne 0 ] && grep -q "p2: exists and is a directory, but one rank writes a file" kind1.out &&
+is_error "$rc" && grep -q "p2: exists and is a directory, but one rank writes a file" kind1.out &&
   [ -f p2/index.json ] && ok "a directory --out is not replaced by a file" ||
   { fail "kind (1 rank): exit $rc"; cat kind1.out; }
 
@@ -126,13 +128,14 @@ if [ "${OMPI_COMM_WORLD_RANK:-0}" = 1 ]; then
 fi
 exec "$@"
 EOF_SH
-chmod +x limited.sh
-mkdir full && cd full || exit 1
+must chmod +x limited.sh
+must mkdir full
+cd full || exit 1
 OMPI_MCA_btl=self,tcp PMIX_MCA_gds=hash run "$mpiexec" -n 2 ../limited.sh "$strata" predict \
   --data "$data/cora.h5" --checkpoint ../ck --out pf --threads 1 >../full.out 2>&1
 rc=$?
 cd .. || exit 1
-[ "$rc" -ne 0 ] && grep -q "part-00001.h5" full.out && [ -z "$(ls -A full)" ] &&
+is_error "$rc" && grep -q "part-00001.h5" full.out && [ -z "$(ls -A full)" ] &&
   ok "a rank failing to write its part: the job fails, nothing left (exit $rc)" ||
   { fail "rank 1 write failure: exit $rc, left: $(ls -A full)"; cat full.out; }
 

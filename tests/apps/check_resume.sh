@@ -48,7 +48,8 @@ else
   fail "stop: exit $rc, $(wc -l <part.jsonl) metrics lines"
   cat stop.out
 fi
-cp -r part broken && cp part.jsonl broken.jsonl
+must cp -r part broken
+must cp part.jsonl broken.jsonl
 
 train part part.jsonl --resume >resume.out 2>&1 || fail "resumed run exited $?"
 grep -q "resuming from part/ckpt-000010.h5 (epoch 10)" resume.out && ok "resumes from epoch 10" ||
@@ -62,7 +63,7 @@ grep -q test_accuracy= full.out && [ "$(grep test_accuracy= full.out)" = "$(grep
   ok "same final test_accuracy line" || fail "final lines differ"
 
 # A truncated newest checkpoint: reported, set aside, the previous one (epoch 8) is used.
-truncate -s 3000 broken/ckpt-000010.h5
+must truncate -s 3000 broken/ckpt-000010.h5
 train broken broken.jsonl --resume >broken.out 2>&1 || fail "resume past a truncated checkpoint exited $?"
 if grep -q "warning: skipping unreadable checkpoint ckpt-000010.h5" broken.out &&
   grep -q "resuming from broken/ckpt-000008.h5 (epoch 8)" broken.out &&
@@ -77,11 +78,11 @@ fi
 # Refusals: another model; a directory with checkpoints but no --resume.
 train part other.jsonl --resume --hidden 32 >other.out 2>&1
 rc=$?
-[ "$rc" -ne 0 ] && grep -q "belongs to a different model" other.out && ok "another model is refused" ||
+is_error "$rc" && grep -q "belongs to a different model" other.out && ok "another model is refused" ||
   { fail "another model: exit $rc"; cat other.out; }
 train part again.jsonl >again.out 2>&1
 rc=$?
-[ "$rc" -ne 0 ] && grep -q "already holds checkpoints" again.out &&
+is_error "$rc" && grep -q "already holds checkpoints" again.out &&
   ok "a run without --resume does not overwrite checkpoints" || fail "no --resume: exit $rc"
 
 # Resuming a finished run does nothing and reports the same result.

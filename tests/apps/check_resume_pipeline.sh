@@ -42,10 +42,11 @@ EOF
 # 1. Guard on, no rollback: 12 epochs straight; 6 epochs (checkpoint at 3 and 6), resumed to 12.
 train full full.jsonl 12 >full.out 2>&1 || fail "uninterrupted run exited $?"
 train part part.jsonl 6 >part.out 2>&1 || fail "6-epoch run exited $?"
-cp part/ckpt-000006.h5 ckpt6.h5  # the resumed run keeps only the newest two
+must cp part/ckpt-000006.h5 ckpt6.h5  # the resumed run keeps only the newest two
 train part part.jsonl 12 --resume >resume.out 2>&1 || fail "resumed run exited $?"
 if grep -q "resuming from part/ckpt-000006.h5 (epoch 6)" resume.out && same_metrics full.jsonl part.jsonl &&
   cmp -s full/ckpt-000012.h5 part/ckpt-000012.h5 &&
+  grep -q test_accuracy= full.out &&
   [ "$(grep test_accuracy= full.out)" = "$(grep test_accuracy= resume.out)" ]; then
   ok "6 epochs + resume to 12 = 12 epochs (metrics and final checkpoint, bit for bit)"
 else
@@ -92,14 +93,15 @@ fi
 timeout 120 "$mpiexec" -n 2 "$strata" train --data "$data/cora.h5" --epochs 12 --threads 1 \
   --model gcnii --layers 4 --checkpoint-dir part --resume >graph.out 2>&1
 rc=$?
-[ "$rc" -ne 0 ] &&
+is_error "$rc" &&
   grep -q "this checkpoint was written by a --parallel pipeline run but this run is --parallel graph" graph.out &&
   ok "a graph-parallel run refuses a pipeline checkpoint" || { fail "graph on pipeline: exit $rc"; cat graph.out; }
-mkdir stripped && cp ckpt6.h5 stripped/ckpt-000006.h5
-/usr/bin/python3 -c "import h5py; f = h5py.File('stripped/ckpt-000006.h5', 'r+'); del f['pipeline']"
+must mkdir stripped
+must cp ckpt6.h5 stripped/ckpt-000006.h5
+must /usr/bin/python3 -c "import h5py; f = h5py.File('stripped/ckpt-000006.h5', 'r+'); del f['pipeline']"
 train stripped stripped.jsonl 12 --resume >stripped.out 2>&1
 rc=$?
-[ "$rc" -ne 0 ] && grep -q "cannot continue this run exactly" stripped.out &&
+is_error "$rc" && grep -q "cannot continue this run exactly" stripped.out &&
   ok "a pipeline run refuses a checkpoint without pipeline state" || { fail "stripped: exit $rc"; cat stripped.out; }
 
 # 4. Graph parallelism writes no /pipeline section (format 3's datasets, version 4).

@@ -164,7 +164,7 @@ TEST_CASE("strata info fails cleanly on every corrupt file of the corpus", "[app
         require_info_fails(dir, dir.file("missing.h5"), "no such file");
     }
     SECTION("a directory") {
-        require_info_fails(dir, dir.path().string(), "is a directory");
+        require_info_fails(dir, dir.path.string(), "is a directory");
     }
     SECTION("not HDF5") {
         dir.write("corrupt.h5", "u v\n0 1\n");
@@ -235,7 +235,7 @@ TEST_CASE("strata convert and generate fail cleanly on bad input", "[apps]") {
     TempDir dir;
 
     SECTION("a bad edge line names file:line") {
-        std::filesystem::create_directories(dir.path() / "raw");
+        std::filesystem::create_directories(dir.path / "raw");
         dir.write("raw/edges.txt", "0 1\n1 zero\n");
         dir.write("raw/labels.txt", "0\n1\n");
         dir.write("raw/features.txt", "1\n2\n");

@@ -1,73 +1,20 @@
-// Test helpers for datasets/: a tiny hand-written graph, a scratch directory, and a raw writer
-// that lays out a graph file dataset by dataset so tests can corrupt any one part.
+// Test helpers for datasets/: a raw writer that lays out a graph file dataset by dataset so tests
+// can corrupt any one part, and element-by-element comparison of two datasets. Brings along the
+// shared fixtures the datasets tests use with them: tiny_graph (tests/support/hand_graphs.hpp)
+// and TempDir (tests/support/temp_dir.hpp).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <utility>
 
 #include "datasets/graph_dataset.hpp"
 #include "datasets/h5_file.hpp"
-
-#include <unistd.h>
+#include "tests/support/hand_graphs.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace strata::test {
-
-/// 4 vertices, edges (u -> v): 1->0, 2->0, 0->1, 3->2, 2->3 with weights 0.5, 1, 2, 1.5, 3;
-/// features 4 x 3 = 0..11 / 4; labels {0, 1, -1, 2}; train {0}, val {1}, test {2, 3}.
-inline GraphDataset tiny_graph(bool weighted = true) {
-    GraphDataset g;
-    g.name = "tiny";
-    g.num_classes = 3;
-    g.indptr = {0, 2, 3, 4, 5};
-    g.indices = {1, 2, 0, 3, 2};
-    if (weighted) {
-        g.edge_weight = {0.5f, 1.0f, 2.0f, 1.5f, 3.0f};
-    }
-    g.features = HostMatrix(4, 3);
-    for (std::size_t i = 0; i < g.features.values.size(); ++i) {
-        g.features.values[i] = static_cast<float>(i) / 4.0f;
-    }
-    g.labels = {0, 1, -1, 2};
-    g.train_mask = {1, 0, 0, 0};
-    g.val_mask = {0, 1, 0, 0};
-    g.test_mask = {0, 0, 1, 1};
-    return g;
-}
-
-/// A fresh directory under the system temp dir, removed with everything in it on destruction.
-class TempDir {
-public:
-    TempDir() {
-        static std::atomic<int> counter{0};
-        path_ = std::filesystem::temp_directory_path() /
-                ("strata_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-        std::filesystem::remove_all(path_);
-        std::filesystem::create_directories(path_);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    [[nodiscard]] std::string file(const std::string& name) const {
-        return (path_ / name).string();
-    }
-    [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-    /// Writes `text` to `name` inside the directory; returns the full path.
-    std::string write(const std::string& name, const std::string& text) const {
-        std::ofstream(path_ / name) << text;
-        return file(name);
-    }
-
-private:
-    std::filesystem::path path_;
-};
 
 /// Which part of a graph file write_raw_graph leaves out or replaces.
 struct RawGraphEdit {

@@ -77,7 +77,7 @@ TEST_CASE("write_graph refuses to replace a file unless asked and leaves no temp
                         Catch::Contains("label 7 at index 0 out of range [-1, "));
     REQUIRE_FALSE(std::filesystem::exists(dir.file("bad.h5")));
     std::size_t entries = 0;
-    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path)) {
         ++entries;
     }
     REQUIRE(entries == 1);  // only g.h5: no temporary left behind

@@ -197,7 +197,7 @@ TEST_CASE("H5File::open names the file when it is missing, not HDF5 or truncated
         REQUIRE_THROWS_WITH(H5File::open(dir.file("none.h5")), Contains("none.h5: no such file"));
     }
     SECTION("a directory") {
-        REQUIRE_THROWS_WITH(H5File::open(dir.path().string()), Contains("is a directory"));
+        REQUIRE_THROWS_WITH(H5File::open(dir.path.string()), Contains("is a directory"));
     }
     SECTION("not HDF5") {
         const std::string path = dir.write("text.h5", "this is not an HDF5 file\n");

@@ -43,7 +43,7 @@ std::map<std::string, std::string> small_files() {
 
 void write_files(const TempDir& dir, const std::map<std::string, std::string>& files) {
     for (const auto& [name, text] : files) {
-        const fs::path path = dir.path() / name;
+        const fs::path path = dir.path / name;
         fs::create_directories(path.parent_path());
         strata::write_gzip_file(path.string(), text);
     }
@@ -65,7 +65,7 @@ GraphDataset expected_nodes() {
 
 /// What `strata convert --from ogb` does: convert, then write atomically.
 void convert_to(const TempDir& in, const std::string& out, const OgbConvertOptions& options = {}) {
-    const OgbConversion c = strata::convert_ogb(in.path().string(), options);
+    const OgbConversion c = strata::convert_ogb(in.path.string(), options);
     strata::write_graph(c.graph, out);
 }
 
@@ -86,7 +86,7 @@ TEST_CASE("convert_ogb builds the CSR by destination, drops duplicates, keeps se
     TempDir out;
     write_files(in, small_files());
 
-    const OgbConversion c = strata::convert_ogb(in.path().string(), {.name = "small"});
+    const OgbConversion c = strata::convert_ogb(in.path.string(), {.name = "small"});
     convert_to(in, out.file("g.h5"), {.name = "small"});
     const GraphDataset written = strata::read_graph(out.file("g.h5"));
 
@@ -124,7 +124,7 @@ TEST_CASE("convert_ogb --undirected adds reverses, except of self loops, and ded
 
     convert_to(in, out.file("g.h5"), {.name = "small", .undirected = true});
     const OgbConversion c =
-        strata::convert_ogb(in.path().string(), {.name = "small", .undirected = true});
+        strata::convert_ogb(in.path.string(), {.name = "small", .undirected = true});
     const GraphDataset written = strata::read_graph(out.file("g.h5"));
 
     GraphDataset expected = expected_nodes();
@@ -167,7 +167,7 @@ TEST_CASE("convert_ogb reads lines across chunk boundaries and files without a l
     files["raw/node-label.csv.gz"] = labels;
     write_files(in, files);
 
-    const OgbConversion c = strata::convert_ogb(in.path().string(), {});
+    const OgbConversion c = strata::convert_ogb(in.path.string(), {});
 
     // Each edge i -> i+1 is listed 300 times: one survives per row.
     REQUIRE(c.summary.edges_read == m);
@@ -177,7 +177,7 @@ TEST_CASE("convert_ogb reads lines across chunk boundaries and files without a l
     REQUIRE(c.graph.indices[500] == 499);
     REQUIRE(c.graph.features.values[999] == 999.5f);
     REQUIRE(c.graph.num_classes == 7);
-    REQUIRE(c.graph.name == in.path().filename().string());  // default: the directory's name
+    REQUIRE(c.graph.name == in.path.filename().string());  // default: the directory's name
 }
 
 TEST_CASE("convert_ogb takes the only split, or the one named, and refuses to guess",
@@ -189,15 +189,15 @@ TEST_CASE("convert_ogb takes the only split, or the one named, and refuses to gu
     files["split/other/test.csv.gz"] = "0\n";
     write_files(in, files);
 
-    const OgbConversion c = strata::convert_ogb(in.path().string(), {.split = "other"});
+    const OgbConversion c = strata::convert_ogb(in.path.string(), {.split = "other"});
 
     REQUIRE(c.summary.split == "other");
     REQUIRE(c.graph.train_mask == std::vector<std::uint8_t>{0, 1, 1, 1, 0, 0});
     REQUIRE(c.graph.val_mask == std::vector<std::uint8_t>(6, 0));
-    REQUIRE_THROWS_WITH(strata::convert_ogb(in.path().string(), {}),
+    REQUIRE_THROWS_WITH(strata::convert_ogb(in.path.string(), {}),
                         Contains("split: holds several splits (other, random); choose one with "
                                  "--split"));
-    REQUIRE_THROWS_WITH(strata::convert_ogb(in.path().string(), {.split = "time"}),
+    REQUIRE_THROWS_WITH(strata::convert_ogb(in.path.string(), {.split = "time"}),
                         Contains("split/time: no such split directory"));
 }
 
@@ -302,7 +302,7 @@ TEST_CASE("convert_ogb rejects bad text with file:line and the field, writing no
 
     CHECK_THROWS_WITH(convert_to(in, out.file("g.h5")), Contains(expected));
     unsetenv("STRATA_MEMORY_LIMIT_BYTES");
-    REQUIRE(fs::is_empty(out.path()));  // no g.h5, no temporary left behind
+    REQUIRE(fs::is_empty(out.path));  // no g.h5, no temporary left behind
 }
 
 TEST_CASE("convert_ogb rejects corrupt, truncated and non-gzip files, writing nothing",
@@ -318,7 +318,7 @@ TEST_CASE("convert_ogb rejects corrupt, truncated and non-gzip files, writing no
     TempDir in;
     TempDir out;
     write_files(in, files);
-    const fs::path edge_file = in.path() / "raw/edge.csv.gz";
+    const fs::path edge_file = in.path / "raw/edge.csv.gz";
     std::string bytes = read_bytes(edge_file);
     REQUIRE(bytes.size() > 200);
     std::string expected;
@@ -351,7 +351,7 @@ TEST_CASE("convert_ogb rejects corrupt, truncated and non-gzip files, writing no
         convert_to(in, out.file("g.h5")),
         Contains("raw/edge.csv.gz") && (Contains(expected) || Contains(or_expected)));
 
-    REQUIRE(fs::is_empty(out.path()));
+    REQUIRE(fs::is_empty(out.path));
 }
 
 TEST_CASE("GzipLineReader names the line where the gzip data stops", "[datasets]") {

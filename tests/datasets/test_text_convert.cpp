@@ -41,7 +41,7 @@ TEST_CASE("convert_text builds the CSR by destination, drops duplicates, keeps s
     TempDir dir;
     write_small(dir);
 
-    const GraphDataset g = strata::convert_text(dir.path().string(), {.name = "small"});
+    const GraphDataset g = strata::convert_text(dir.path.string(), {.name = "small"});
 
     REQUIRE(g.name == "small");
     REQUIRE(g.num_classes == 3);
@@ -67,7 +67,7 @@ TEST_CASE("convert_text --undirected adds reverses; explicit lines keep their we
     dir.write("labels.txt", "0\n0\n1\n");
 
     const GraphDataset g =
-        strata::convert_text(dir.path().string(), {.name = "w", .undirected = true});
+        strata::convert_text(dir.path.string(), {.name = "w", .undirected = true});
 
     // Row 0: 1 -> 0 (listed, 4); row 1: 0 -> 1 (2.5), 2 -> 1 (reverse, 0.5); row 2: 1 -> 2.
     REQUIRE(g.indptr == std::vector<std::int64_t>{0, 1, 3, 4});
@@ -81,7 +81,7 @@ TEST_CASE("convert_text --undirected adds reverses; explicit lines keep their we
 TEST_CASE("convert_text errors name file:line and the offending field", "[datasets]") {
     TempDir dir;
     write_small(dir);
-    const std::string d = dir.path().string();
+    const std::string d = dir.path.string();
     const auto convert = [&] { return strata::convert_text(d, {.name = "x"}); };
 
     SECTION("an edge field that is not an integer") {
@@ -230,7 +230,7 @@ TEST_CASE("convert_planetoid reports a missing pickle in one line", "[datasets]"
     TempDir dir;
     dir.write("ind.cora.x", "");
 
-    REQUIRE_THROWS_WITH(strata::convert_planetoid(dir.path().string(), "cora", dir.file("o.h5")),
+    REQUIRE_THROWS_WITH(strata::convert_planetoid(dir.path.string(), "cora", dir.file("o.h5")),
                         Contains("Planetoid conversion failed"));
     REQUIRE_FALSE(std::filesystem::exists(dir.file("o.h5")));
 }

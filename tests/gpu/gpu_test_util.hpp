@@ -13,6 +13,7 @@
 #include "src/device/backend.hpp"
 #include "src/tensor/host_csr.hpp"
 #include "src/tensor/host_matrix.hpp"
+#include "tests/support/matrices.hpp"  // random_matrix
 
 namespace strata::test {
 
@@ -21,18 +22,6 @@ struct Backends {
     std::unique_ptr<Backend> cpu = make_cpu_backend(2);
     std::unique_ptr<Backend> gpu = make_cuda_backend(0);
 };
-
-/// rows x cols, entries uniform in [lo, hi), reproducible from `seed`.
-inline HostMatrix random_matrix(index_t rows, index_t cols, std::uint32_t seed, float lo = -1.0f,
-                                float hi = 1.0f) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    HostMatrix m(rows, cols);
-    for (float& v : m.values) {
-        v = dist(gen);
-    }
-    return m;
-}
 
 /// rows x cols CSR: entry (r, c) present with probability `density`, every 5th row empty, and,
 /// if long_row >= 0, that row holding min(cols, long_nnz) entries (a row longer than a block).

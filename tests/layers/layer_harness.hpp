@@ -31,11 +31,12 @@
 namespace strata::test {
 
 /// Everything an op needs on one rank, for a small community graph (directed on request:
-/// then Âᵀ != Â and the transposed blocks are exercised), aggregating with `normalization`.
+/// then Âᵀ != Â and the transposed blocks are exercised), aggregating with `norm`.
 struct OneRankGraph {
     std::unique_ptr<Backend> backend = make_cpu_backend(1);
     MpiCommunicator comm{MPI_COMM_SELF};
     GraphDataset graph;
+    Normalization normalization;  ///< of the operator uploaded
     LocalPart part;
     std::unique_ptr<TrainingInputs> inputs;
     std::unique_ptr<PipelinedAggregation> aggregation;
@@ -43,8 +44,9 @@ struct OneRankGraph {
 
     /// `storage` sparse uploads the features as CSR (a model then needs with_sparse_input).
     explicit OneRankGraph(std::int64_t n = 12, index_t features = 5, bool directed = false,
-                          Normalization normalization = Normalization::symmetric,
-                          FeatureStorage storage = FeatureStorage::dense) {
+                          Normalization norm = Normalization::symmetric,
+                          FeatureStorage storage = FeatureStorage::dense)
+        : normalization(norm) {
         graph = community_graph(n, 3, 3, features, 7, directed);
         part = build_local_part(graph, adjacency_matrix(graph), partition_block(n, 1), 0);
         inputs = std::make_unique<TrainingInputs>(
@@ -289,12 +291,14 @@ struct OneRankModel {
     std::unique_ptr<ModelParameters> parameters;
     std::unique_ptr<FullGraphExecutor> executor;
 
+    /// `graph_operator` replaces g's aggregation when given (a negative control's wrong one).
     OneRankModel(OneRankGraph& graph_data, ModelGraph model, Recompute recompute,
-                 std::uint64_t seed = 3)
+                 std::uint64_t seed = 3, GraphOperator* graph_operator = nullptr)
         : g(graph_data), graph(std::move(model)) {
         parameters = std::make_unique<ModelParameters>(*g.backend, graph, seed);
         executor = std::make_unique<FullGraphExecutor>(
-            *g.backend, g.comm, graph, *parameters, *g.aggregation, g.inputs->data(),
+            *g.backend, g.comm, graph, *parameters,
+            graph_operator != nullptr ? *graph_operator : *g.aggregation, g.inputs->data(),
             ExecutorOptions{.recompute = recompute, .halo = g.halo.get()});
     }
     /// Mean training loss at `epoch` (dropout keyed by it); fills the gradients.

@@ -1,6 +1,7 @@
 // Accuracy against the paper's table: GCN on Cora (Planetoid public split), Kipf & Welling's
 // recipe, 10 seeds, mean ≥ 81.0% (paper: 81.5%) and no seed below 79.5%. The seeds are spread
-// over the ranks, each training alone (MPI_COMM_SELF); results are gathered on every rank.
+// over the ranks, each training alone (MPI_COMM_SELF) through fit, the best epoch kept by a
+// BestTracker as in `strata train`; results are gathered on every rank.
 #include <cstdio>
 
 #include <mpi.h>
@@ -19,12 +20,15 @@
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/optimizer.hpp"
 #include "tests/support/all_ranks.hpp"
+#include "training/best_tracker.hpp"
+#include "training/fit.hpp"
 
 using namespace strata;
 
 namespace {
 
-/// Test accuracy at the epoch of best validation accuracy (the `strata train` rule).
+/// Test accuracy at the epoch of best validation accuracy, as `strata train` selects it: 200
+/// epochs of fit with a BestTracker by val_acc.
 double cora_test_accuracy(const GraphDataset& g, const GlobalCsr& adjacency, std::uint64_t seed) {
     MpiCommunicator self(MPI_COMM_SELF);
     auto backend = make_cpu_backend(1);
@@ -39,17 +43,18 @@ double cora_test_accuracy(const GraphDataset& g, const GlobalCsr& adjacency, std
     FullGraphExecutor executor(*backend, self, graph, parameters, aggregation, inputs.data(),
                                ExecutorOptions{});
     Adam adam(*backend, parameters.size(), AdamOptions{.lr = 0.01f});
-    Evaluation best;
-    best.val_acc = -1.0;
-    for (int epoch = 1; epoch <= 200; ++epoch) {
-        (void)executor.train_step(epoch);
-        adam.step(parameters.all());
-        const Evaluation e = executor.evaluate();
-        if (e.val_acc > best.val_acc) {
-            best = e;
-        }
-    }
-    return best.test_acc;
+    BestTracker best(*backend, parameters, Selection::val_acc);
+    FitHook* const hooks[] = {&best};
+    FitState state;
+    state.epochs = 200;
+    fit(FitContext{.executor = executor,
+                   .optimizer = adam,
+                   .parameters = parameters,
+                   .backend = *backend,
+                   .comm = self},
+        FitOptions{}, hooks, state);
+    REQUIRE(state.best.has_value());
+    return state.best->test_acc;
 }
 
 }  // namespace

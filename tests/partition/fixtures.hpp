@@ -1,5 +1,6 @@
 // Graphs for the partition tests: Cora (data/cora.h5, else converted from data/cora/*.txt),
-// generated community graphs, and tiny hand-written ones.
+// generated community graphs, a path and a second split; hand-written ones (edge_list_graph)
+// come from tests/support/hand_graphs.hpp.
 #pragma once
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "datasets/graph_dataset.hpp"
 #include "datasets/graph_io.hpp"
 #include "datasets/text_convert.hpp"
+#include "tests/support/hand_graphs.hpp"
 
 namespace strata::test {
 
@@ -43,40 +45,6 @@ inline GraphDataset generated(std::int64_t n, double degree, std::uint64_t seed,
     return generate_graph(options);
 }
 
-/// A dataset around a hand-written edge list (u -> v stored in v's row), F = 2, 2 classes.
-inline GraphDataset tiny_graph(std::int64_t n,
-                               const std::vector<std::pair<std::int64_t, std::int64_t>>& edges) {
-    GraphDataset g;
-    g.name = "tiny";
-    g.num_classes = 2;
-    g.indptr.assign(static_cast<std::size_t>(n) + 1, 0);
-    for (const auto& e : edges) {
-        ++g.indptr[static_cast<std::size_t>(e.second) + 1];
-    }
-    for (std::size_t v = 0; v < static_cast<std::size_t>(n); ++v) {
-        g.indptr[v + 1] += g.indptr[v];
-    }
-    g.indices.resize(edges.size());
-    std::vector<std::int64_t> next(g.indptr.begin(), g.indptr.end() - 1);
-    for (const auto& e : edges) {
-        g.indices[static_cast<std::size_t>(next[static_cast<std::size_t>(e.second)]++)] = e.first;
-    }
-    g.features = HostMatrix(static_cast<index_t>(n), 2);
-    for (index_t v = 0; v < static_cast<index_t>(n); ++v) {
-        g.features.at(v, 0) = static_cast<float>(v);
-        g.features.at(v, 1) = static_cast<float>(-2 * v);
-    }
-    g.labels.resize(static_cast<std::size_t>(n));
-    g.train_mask.assign(static_cast<std::size_t>(n), 0);
-    g.val_mask.assign(static_cast<std::size_t>(n), 0);
-    g.test_mask.assign(static_cast<std::size_t>(n), 0);
-    for (std::size_t v = 0; v < static_cast<std::size_t>(n); ++v) {
-        g.labels[v] = v % 3 == 2 ? -1 : static_cast<std::int64_t>(v % 2);
-        (v % 3 == 0 ? g.train_mask : v % 3 == 1 ? g.val_mask : g.test_mask)[v] = 1;
-    }
-    return g;
-}
-
 /// Undirected path 0 - 1 - ... - (n-1), both directions stored.
 inline GraphDataset path_graph(std::int64_t n) {
     std::vector<std::pair<std::int64_t, std::int64_t>> edges;
@@ -84,7 +52,7 @@ inline GraphDataset path_graph(std::int64_t n) {
         edges.emplace_back(v, v + 1);
         edges.emplace_back(v + 1, v);
     }
-    return tiny_graph(n, edges);
+    return edge_list_graph(n, edges);
 }
 
 /// A second split (a different pattern than the first), so that masks are checked split-major.

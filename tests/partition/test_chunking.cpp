@@ -100,7 +100,7 @@ TEST_CASE("chunk_partition on tiny graphs: fewer METIS parts, still no empty chu
     // N = 7, C = 3: 12 METIS parts do not fit, 6 do (2 per chunk). N = C: one vertex each.
     // Two disconnected vertices plus isolated ones (METIS may leave parts empty).
     const GraphDataset path = test::path_graph(7);
-    const GraphDataset isolated = test::tiny_graph(9, {{0, 1}, {1, 0}});
+    const GraphDataset isolated = test::edge_list_graph(9, {{0, 1}, {1, 0}});
     for (const GraphDataset* graph : {&path, &isolated}) {
         const global_id n = graph->num_vertices();
         for (int c : {2, 3, static_cast<int>(n)}) {

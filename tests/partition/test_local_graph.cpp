@@ -201,7 +201,7 @@ TEST_CASE("a 6-vertex path in two blocks has one boundary row per side", "[parti
 }
 
 TEST_CASE("a one-way edge makes a peer that is only sent to", "[partition]") {
-    const GraphDataset g = test::tiny_graph(4, {{0, 3}});  // 0 -> 3: row 3 reads vertex 0
+    const GraphDataset g = test::edge_list_graph(4, {{0, 3}});  // 0 -> 3: row 3 reads vertex 0
     const GlobalCsr a = adjacency_matrix(g);
     const Partition p = partition_block(4, 2);
 

@@ -147,7 +147,7 @@ TEST_CASE("each operator has A's exchange; only the symmetric one adds the diago
           "[partition]") {
     // 0 -> 1 (w 2), 0 -> 1 again (w 0.5), 1 -> 1 (self loop, w 3), 2 -> 0: in-degrees
     // d = (1, 5.5, 0), so vertex 2 has no in-edge.
-    GraphDataset g = test::tiny_graph(3, {{0, 1}, {0, 1}, {1, 1}, {2, 0}});
+    GraphDataset g = test::edge_list_graph(3, {{0, 1}, {0, 1}, {1, 1}, {2, 0}});
     g.edge_weight = {1.0f, 2.0f, 0.5f, 3.0f};  // row 0: [2->0]; row 1: [0->1, 0->1, 1->1]
     const LocalGraph raw = build_local_graph(adjacency_matrix(g), partition_block(3, 1), 0);
     REQUIRE(raw.inner.row_ptr == std::vector<index_t>{0, 1, 3, 3});
@@ -175,7 +175,7 @@ TEST_CASE("each operator has A's exchange; only the symmetric one adds the diago
 }
 
 TEST_CASE("the symmetric operator refuses a non-positive 1 + d", "[partition]") {
-    GraphDataset g = test::tiny_graph(2, {{1, 0}});
+    GraphDataset g = test::edge_list_graph(2, {{1, 0}});
     g.edge_weight = {-1.0f};
     const LocalGraph raw = build_local_graph(adjacency_matrix(g), partition_block(2, 1), 0);
 

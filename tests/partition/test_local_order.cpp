@@ -116,7 +116,7 @@ TEST_CASE("RCM lays a shuffled path out as a path", "[partition][order]") {
         edges.emplace_back(id[v], id[v + 1]);
         edges.emplace_back(id[v + 1], id[v]);
     }
-    const HostCsr a = whole_inner(test::tiny_graph(n, edges));
+    const HostCsr a = whole_inner(test::edge_list_graph(n, edges));
     std::vector<index_t> identity(n);
     std::iota(identity.begin(), identity.end(), 0);
     REQUIRE(bandwidth(a, identity) > 1);
@@ -130,7 +130,7 @@ TEST_CASE("RCM lays a shuffled path out as a path", "[partition][order]") {
 TEST_CASE("RCM covers every component and isolated vertex, and narrows a shuffled graph",
           "[partition][order]") {
     // Two triangles and two isolated vertices; one directed edge (only A + Aᵀ is connected).
-    const HostCsr small = whole_inner(test::tiny_graph(
+    const HostCsr small = whole_inner(test::edge_list_graph(
         8, {{0, 5}, {5, 0}, {5, 7}, {7, 5}, {0, 7}, {7, 0}, {1, 2}, {2, 3}, {3, 1}}));
     const std::vector<index_t> order = rcm_order(small);
     CHECK(is_permutation_of_rows(order, 8));

@@ -17,8 +17,7 @@
 #include "src/base/error.hpp"
 #include "tests/partition/checks.hpp"
 #include "tests/partition/fixtures.hpp"
-
-#include <unistd.h>
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -26,38 +25,7 @@ using Catch::Matchers::Contains;
 namespace strata {
 namespace {
 
-/// A fresh, empty directory removed with everything in it at the end of the test.
-class TempDir {
-public:
-    TempDir() {
-        static int counter = 0;
-        path_ = fs::temp_directory_path() / ("strata_test_partition_" + std::to_string(getpid()) +
-                                             "_" + std::to_string(counter++));
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    [[nodiscard]] std::string operator/(const std::string& name) const {
-        return (path_ / name).string();
-    }
-    /// Names of the entries of the directory.
-    [[nodiscard]] std::vector<std::string> entries() const {
-        std::vector<std::string> names;
-        for (const auto& e : fs::directory_iterator(path_)) {
-            names.push_back(e.path().filename().string());
-        }
-        std::sort(names.begin(), names.end());
-        return names;
-    }
-
-private:
-    fs::path path_;
-};
+using test::TempDir;
 
 std::string read_text(const std::string& path) {
     std::ifstream in(path);
@@ -143,11 +111,11 @@ TEST_CASE("written parts read back equal to build_local_part for every rank", "[
                                 : partition_metis(g, c.k, MetisOptions{.seed = 1});
 
         const PartitionReport report =
-            write_partition(g, adjacency, p, info_for(c.method, 1), dir / "out", false);
+            write_partition(g, adjacency, p, info_for(c.method, 1), dir.file("out"), false);
 
         for (int r = 0; r < c.k; ++r) {
             std::string why;
-            const bool same = test::same_part(read_part(dir / "out", r, c.k),
+            const bool same = test::same_part(read_part(dir.file("out"), r, c.k),
                                               build_local_part(g, adjacency, p, r), why);
             INFO("rank " << r << ": " << why);
             CHECK(same);
@@ -158,13 +126,13 @@ TEST_CASE("written parts read back equal to build_local_part for every rank", "[
         }
         std::sort(expected.begin(), expected.end());
         std::vector<std::string> files;
-        for (const auto& e : fs::directory_iterator(dir / "out")) {
+        for (const auto& e : fs::directory_iterator(dir.file("out"))) {
             files.push_back(e.path().filename().string());
         }
         std::sort(files.begin(), files.end());
         CHECK(files == expected);
         CHECK(dir.entries() == std::vector<std::string>{"out"});  // no temporary left
-        const PartitionReport stored = read_partition_report(dir / "out");
+        const PartitionReport stored = read_partition_report(dir.file("out"));
         CHECK(stored.partition_id == report.partition_id);
         CHECK(stored.num_parts == c.k);
         CHECK(stored.communication_volume == report.communication_volume);
@@ -191,10 +159,10 @@ TEST_CASE("part files carry every split of the dataset, split-major", "[partitio
     const TempDir dir;
     const Partition p = partition_random(2708, 3, 5);
     const PartitionReport report =
-        write_partition(g, a_hat, p, info_for("random", 5), dir / "p", false);
+        write_partition(g, a_hat, p, info_for("random", 5), dir.file("p"), false);
     CHECK(report.global_train == 1354);  // split 0's sizes
     for (int r = 0; r < 3; ++r) {
-        const LocalPart part = read_part(dir / "p", r, 3);
+        const LocalPart part = read_part(dir.file("p"), r, 3);
         REQUIRE(part.num_splits == 3);
         REQUIRE(part.split == 0);
         const auto rows = static_cast<std::size_t>(part.graph.num_owned);
@@ -210,9 +178,10 @@ TEST_CASE("part files carry every split of the dataset, split-major", "[partitio
         std::string why;
         CHECK(test::same_part(part, build_local_part(g, a_hat, p, r), why));
     }
-    const H5File file = H5File::open(dir / "p/part-00001.h5");
+    const H5File file = H5File::open(dir.file("p/part-00001.h5"));
     CHECK(file.read_int_attribute("/", "strata_format_version") == partition_format_version);
-    CHECK(file.shape("/node/val_mask") == H5Shape{3, read_part(dir / "p", 1, 3).graph.num_owned});
+    CHECK(file.shape("/node/val_mask") ==
+          H5Shape{3, read_part(dir.file("p"), 1, 3).graph.num_owned});
 }
 
 TEST_CASE("a part that owns no vertex is written and read back", "[partition]") {
@@ -221,9 +190,9 @@ TEST_CASE("a part that owns no vertex is written and read back", "[partition]") 
     const Partition p{3, {0, 2, 2, 0}};  // part 1 is empty
     const TempDir dir;
 
-    (void)write_partition(g, adjacency, p, info_for("block", 0), dir / "p", false);
+    (void)write_partition(g, adjacency, p, info_for("block", 0), dir.file("p"), false);
 
-    const LocalPart empty = read_part(dir / "p", 1, 3);
+    const LocalPart empty = read_part(dir.file("p"), 1, 3);
     CHECK(empty.graph.num_owned == 0);
     CHECK(empty.graph.first_owned == 2);
     CHECK(empty.graph.pattern.peers.empty());
@@ -231,8 +200,8 @@ TEST_CASE("a part that owns no vertex is written and read back", "[partition]") 
     CHECK(empty.features.cols == 2);
     for (int r = 0; r < 3; ++r) {
         std::string why;
-        const bool same =
-            test::same_part(read_part(dir / "p", r, 3), build_local_part(g, adjacency, p, r), why);
+        const bool same = test::same_part(read_part(dir.file("p"), r, 3),
+                                          build_local_part(g, adjacency, p, r), why);
         INFO("rank " << r << ": " << why);
         CHECK(same);
     }
@@ -245,7 +214,7 @@ TEST_CASE("the report's counts are those of the local graphs", "[partition]") {
     const TempDir dir;
 
     const PartitionReport r = write_partition(g, adjacency, partition_block(6, 2),
-                                              info_for("block", 0), dir / "p", false);
+                                              info_for("block", 0), dir.file("p"), false);
 
     REQUIRE(r.parts.size() == 2);
     CHECK(r.parts[0].num_owned == 3);
@@ -268,12 +237,13 @@ TEST_CASE("read_part rejects a partition with another number of parts", "[partit
     const GraphDataset g = test::path_graph(6);
     const TempDir dir;
     (void)write_partition(g, adjacency_matrix(g), partition_block(6, 3), info_for("block", 0),
-                          dir / "p", false);
+                          dir.file("p"), false);
 
-    REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("has 3 parts but 2 were expected"));
-    REQUIRE_THROWS_WITH(read_part(dir / "p", 3, 3), Contains("rank 3 outside"));
-    REQUIRE_THROWS_WITH(read_part(dir / "missing", 0, 3), Contains("not a directory"));
-    REQUIRE_THROWS_WITH(read_part(dir.operator/(""), 0, 3), Contains("no partition.json"));
+    REQUIRE_THROWS_WITH(read_part(dir.file("p"), 0, 2),
+                        Contains("has 3 parts but 2 were expected"));
+    REQUIRE_THROWS_WITH(read_part(dir.file("p"), 3, 3), Contains("rank 3 outside"));
+    REQUIRE_THROWS_WITH(read_part(dir.file("missing"), 0, 3), Contains("not a directory"));
+    REQUIRE_THROWS_WITH(read_part(dir.file(""), 0, 3), Contains("no partition.json"));
 }
 
 TEST_CASE("read_part rejects a part file of another partition", "[partition]") {
@@ -281,34 +251,34 @@ TEST_CASE("read_part rejects a part file of another partition", "[partition]") {
     const GlobalCsr adjacency = adjacency_matrix(g);
     const TempDir dir;
     (void)write_partition(g, adjacency, partition_random(300, 2, 1), info_for("random", 1),
-                          dir / "a", false);
+                          dir.file("a"), false);
     (void)write_partition(g, adjacency, partition_random(300, 2, 2), info_for("random", 2),
-                          dir / "b", false);
+                          dir.file("b"), false);
 
-    fs::copy_file(dir / "b/part-00001.h5", dir / "a/part-00001.h5",
+    fs::copy_file(dir.file("b/part-00001.h5"), dir.file("a/part-00001.h5"),
                   fs::copy_options::overwrite_existing);
 
-    REQUIRE_NOTHROW(read_part(dir / "a", 0, 2));
-    REQUIRE_THROWS_WITH(read_part(dir / "a", 1, 2), Contains("belongs to another partition"));
-    fs::remove(dir / "a/part-00000.h5");
-    REQUIRE_THROWS_WITH(read_part(dir / "a", 0, 2), Contains("missing part file"));
+    REQUIRE_NOTHROW(read_part(dir.file("a"), 0, 2));
+    REQUIRE_THROWS_WITH(read_part(dir.file("a"), 1, 2), Contains("belongs to another partition"));
+    fs::remove(dir.file("a/part-00000.h5"));
+    REQUIRE_THROWS_WITH(read_part(dir.file("a"), 0, 2), Contains("missing part file"));
 }
 
 TEST_CASE("read_part checks partition.json's format and version", "[partition]") {
     const GraphDataset g = test::path_graph(6);
     const TempDir dir;
     (void)write_partition(g, adjacency_matrix(g), partition_block(6, 2), info_for("block", 0),
-                          dir / "p", false);
-    const std::string json = read_text(dir / "p/partition.json");
+                          dir.file("p"), false);
+    const std::string json = read_text(dir.file("p/partition.json"));
     const auto at = json.find("\"strata_format_version\": 3");
     REQUIRE(at != std::string::npos);
 
     std::string edited = json;
     edited.replace(at, 26, "\"strata_format_version\": 4");
-    write_text(dir / "p/partition.json", edited);
-    REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("version 4 is not supported"));
-    write_text(dir / "p/partition.json", "{ not json");
-    REQUIRE_THROWS_WITH(read_part(dir / "p", 0, 2), Contains("not valid JSON"));
+    write_text(dir.file("p/partition.json"), edited);
+    REQUIRE_THROWS_WITH(read_part(dir.file("p"), 0, 2), Contains("version 4 is not supported"));
+    write_text(dir.file("p/partition.json"), "{ not json");
+    REQUIRE_THROWS_WITH(read_part(dir.file("p"), 0, 2), Contains("not valid JSON"));
 }
 
 TEST_CASE("a version-1 partition is refused with the command that re-partitions it",
@@ -316,34 +286,34 @@ TEST_CASE("a version-1 partition is refused with the command that re-partitions 
     const GraphDataset g = test::path_graph(6);
     const TempDir dir;
     (void)write_partition(g, adjacency_matrix(g), partition_block(6, 2), info_for("block", 0),
-                          dir / "graph.2", false);
-    const std::string json = read_text(dir / "graph.2/partition.json");
+                          dir.file("graph.2"), false);
+    const std::string json = read_text(dir.file("graph.2/partition.json"));
     const auto at = json.find("\"strata_format_version\": 3");
     REQUIRE(at != std::string::npos);
     const std::string command = "re-partition with 'strata partition --data cora --parts 2 --out " +
-                                (dir / "graph.2") + " --force'";
+                                (dir.file("graph.2")) + " --force'";
 
     SECTION("partition.json of version 1") {
         std::string edited = json;
         edited.replace(at, 26, "\"strata_format_version\": 1");
-        write_text(dir / "graph.2/partition.json", edited);
+        write_text(dir.file("graph.2/partition.json"), edited);
 
         REQUIRE_THROWS_WITH(
-            read_part(dir / "graph.2", 1, 2),
-            Contains(dir / "graph.2/partition.json" +
+            read_part(dir.file("graph.2"), 1, 2),
+            Contains(dir.file("graph.2/partition.json") +
                      ": partition format version 1 is not supported (this strata reads versions "
                      "2 to 3): " +
                      command));
     }
     SECTION("a part file of version 1") {
-        const std::string part = dir / "graph.2/part-00000.h5";
-        fs::rename(part, dir / "v2.h5");
-        copy_part_file(dir / "v2.h5", part, [](const std::string&, auto&) {},
+        const std::string part = dir.file("graph.2/part-00000.h5");
+        fs::rename(part, dir.file("v2.h5"));
+        copy_part_file(dir.file("v2.h5"), part, [](const std::string&, auto&) {},
                        {{"strata_format_version", 1}});
 
-        REQUIRE_NOTHROW(read_part(dir / "graph.2", 1, 2));
+        REQUIRE_NOTHROW(read_part(dir.file("graph.2"), 1, 2));
         REQUIRE_THROWS_WITH(
-            read_part(dir / "graph.2", 0, 2),
+            read_part(dir.file("graph.2"), 0, 2),
             Contains(part +
                      ": partition format version 1 is not supported (this strata reads versions "
                      "2 to 3): " +
@@ -355,18 +325,18 @@ TEST_CASE("a version-2 partition (no chunk map) is still read", "[partition]") {
     const GraphDataset g = test::path_graph(6);
     const TempDir dir;
     (void)write_partition(g, adjacency_matrix(g), partition_block(6, 2), info_for("block", 0),
-                          dir / "p", false);
-    std::string json = read_text(dir / "p/partition.json");
+                          dir.file("p"), false);
+    std::string json = read_text(dir.file("p/partition.json"));
     json.replace(json.find("\"strata_format_version\": 3"), 26, "\"strata_format_version\": 2");
-    write_text(dir / "p/partition.json", json);
+    write_text(dir.file("p/partition.json"), json);
     for (int part = 0; part < 2; ++part) {
-        const std::string path = dir / ("p/" + part_file_name(part));
-        fs::rename(path, dir / "v3.h5");
-        copy_part_file(dir / "v3.h5", path, [](const std::string&, auto&) {},
+        const std::string path = dir.file("p/" + part_file_name(part));
+        fs::rename(path, dir.file("v3.h5"));
+        copy_part_file(dir.file("v3.h5"), path, [](const std::string&, auto&) {},
                        {{"strata_format_version", 2}});
-        fs::remove(dir / "v3.h5");
+        fs::remove(dir.file("v3.h5"));
     }
-    const LocalPart part = read_part(dir / "p", 1, 2);
+    const LocalPart part = read_part(dir.file("p"), 1, 2);
     CHECK(part.graph.owned_original == std::vector<global_id>{3, 4, 5});
     CHECK(part.chunk.empty());
 }
@@ -378,14 +348,14 @@ TEST_CASE("a chunk map is written, read back, and validated", "[partition]") {
     const Partition chunks = chunk_within_parts(g, parts, ChunkOptions{.chunks = 6, .seed = 2});
     const TempDir dir;
     const PartitionReport report =
-        write_partition(g, adjacency, parts, info_for("random", 3), dir / "p", false, &chunks);
+        write_partition(g, adjacency, parts, info_for("random", 3), dir.file("p"), false, &chunks);
     CHECK(report.chunks_per_part == 3);
-    const PartitionReport stored = read_partition_report(dir / "p");
+    const PartitionReport stored = read_partition_report(dir.file("p"));
     CHECK(stored.chunks_per_part == 3);
     CHECK(stored.chunk_sizes == report.chunk_sizes);
     CHECK_THAT(format_report(stored), Contains("chunks (--parallel pipeline): 6, 3 per part"));
     for (int p = 0; p < 2; ++p) {
-        const LocalPart part = read_part(dir / "p", p, 2);
+        const LocalPart part = read_part(dir.file("p"), p, 2);
         REQUIRE(part.chunk.size() == static_cast<std::size_t>(part.graph.num_owned));
         for (std::size_t i = 0; i < part.chunk.size(); ++i) {
             CHECK(p * 3 + part.chunk[i] ==
@@ -394,34 +364,35 @@ TEST_CASE("a chunk map is written, read back, and validated", "[partition]") {
     }
     // The partition id covers the chunk map.
     const PartitionReport plain =
-        write_partition(g, adjacency, parts, info_for("random", 3), dir / "q", false);
+        write_partition(g, adjacency, parts, info_for("random", 3), dir.file("q"), false);
     CHECK(plain.partition_id != report.partition_id);
-    CHECK(read_part(dir / "q", 0, 2).chunk.empty());
+    CHECK(read_part(dir.file("q"), 0, 2).chunk.empty());
 
     // A chunk outside the part's range, and sizes that disagree with partition.json.
-    const std::string part = dir / "p/part-00001.h5";
-    fs::copy_file(part, dir / "good.h5");
+    const std::string part = dir.file("p/part-00001.h5");
+    fs::copy_file(part, dir.file("good.h5"));
     const auto copy_with_chunk = [&](std::int32_t first) {
-        copy_part_file(dir / "good.h5", part, [&](const std::string& path, auto& data) {
+        copy_part_file(dir.file("good.h5"), part, [&](const std::string& path, auto& data) {
             if (path == "/owned/chunk") {
                 data[0] = static_cast<std::decay_t<decltype(data[0])>>(first);
             }
         });
     };
     copy_with_chunk(3);
-    CHECK_THROWS_WITH(read_part(dir / "p", 1, 2), Contains("/owned/chunk[0] = 3 outside [0, 3)"));
-    const int was =
-        chunks.owner[static_cast<std::size_t>(read_part(dir / "q", 1, 2).graph.owned_original[0])] -
-        3;
+    CHECK_THROWS_WITH(read_part(dir.file("p"), 1, 2),
+                      Contains("/owned/chunk[0] = 3 outside [0, 3)"));
+    const int was = chunks.owner[static_cast<std::size_t>(
+                        read_part(dir.file("q"), 1, 2).graph.owned_original[0])] -
+                    3;
     copy_with_chunk(was == 0 ? 1 : 0);
-    CHECK_THROWS_WITH(read_part(dir / "p", 1, 2),
+    CHECK_THROWS_WITH(read_part(dir.file("p"), 1, 2),
                       Contains("/owned/chunk's chunk sizes differ from partition.json's"));
     copy_with_chunk(was);
-    CHECK_NOTHROW(read_part(dir / "p", 1, 2));
-    std::string json = read_text(dir / "p/partition.json");
+    CHECK_NOTHROW(read_part(dir.file("p"), 1, 2));
+    std::string json = read_text(dir.file("p/partition.json"));
     json.replace(json.find("\"per_part\": 3"), 13, "\"per_part\": 2");
-    write_text(dir / "p/partition.json", json);
-    CHECK_THROWS_WITH(read_partition_report(dir / "p"),
+    write_text(dir.file("p/partition.json"), json);
+    CHECK_THROWS_WITH(read_partition_report(dir.file("p")),
                       Contains("partition.json: chunks: count 6 and per_part 2 disagree with "
                                "num_parts 2"));
 }
@@ -430,9 +401,9 @@ TEST_CASE("read_part validates every dataset of a part file", "[partition]") {
     const GraphDataset g = test::generated(400, 6, 5);
     const TempDir dir;
     (void)write_partition(g, adjacency_matrix(g), partition_random(400, 2, 3),
-                          info_for("random", 3), dir / "p", false);
-    const std::string part = dir / "p/part-00001.h5";
-    const std::string good = dir / "good.h5";
+                          info_for("random", 3), dir.file("p"), false);
+    const std::string part = dir.file("p/part-00001.h5");
+    const std::string good = dir.file("good.h5");
     fs::copy_file(part, good);
     struct Corruption {
         const char* dataset;
@@ -459,10 +430,10 @@ TEST_CASE("read_part validates every dataset of a part file", "[partition]") {
                 }
             }
         });
-        REQUIRE_THROWS_WITH(read_part(dir / "p", 1, 2), Contains(c.message));
+        REQUIRE_THROWS_WITH(read_part(dir.file("p"), 1, 2), Contains(c.message));
     }
     copy_part_file(good, part, [](const std::string&, auto&) {});
-    REQUIRE_NOTHROW(read_part(dir / "p", 1, 2));
+    REQUIRE_NOTHROW(read_part(dir.file("p"), 1, 2));
 }
 
 TEST_CASE("write_partition refuses an existing output unless forced and leaves nothing on error",
@@ -470,30 +441,30 @@ TEST_CASE("write_partition refuses an existing output unless forced and leaves n
     const GraphDataset g = test::path_graph(6);
     const GlobalCsr adjacency = adjacency_matrix(g);
     const TempDir dir;
-    fs::create_directories(dir / "p");
-    write_text(dir / "p/keep.txt", "old");
+    fs::create_directories(dir.file("p"));
+    write_text(dir.file("p/keep.txt"), "old");
 
     REQUIRE_THROWS_WITH(write_partition(g, adjacency, partition_block(6, 2), info_for("block", 0),
-                                        dir / "p", false),
+                                        dir.file("p"), false),
                         Contains("already exists (use --force"));
-    CHECK(fs::exists(dir / "p/keep.txt"));
+    CHECK(fs::exists(dir.file("p/keep.txt")));
     REQUIRE_THROWS_WITH(write_partition(g, adjacency, Partition{2, {0, 1, 0, 1, 0, 5}},
-                                        info_for("block", 0), dir / "q", false),
+                                        info_for("block", 0), dir.file("q"), false),
                         Contains("owner of vertex 5"));
     CHECK(dir.entries() == std::vector<std::string>{"p"});
     REQUIRE_NOTHROW(write_partition(g, adjacency, partition_block(6, 2), info_for("block", 0),
-                                    dir / "p", true));
-    CHECK(!fs::exists(dir / "p/keep.txt"));
-    CHECK(fs::exists(dir / "p/part-00001.h5"));
+                                    dir.file("p"), true));
+    CHECK(!fs::exists(dir.file("p/keep.txt")));
+    CHECK(fs::exists(dir.file("p/part-00001.h5")));
     CHECK(dir.entries() == std::vector<std::string>{"p"});
 }
 
 TEST_CASE("run_partition_job writes a partition and reports every phase", "[partition]") {
     const TempDir dir;
-    write_graph(test::generated(1000, 8, 6), dir / "g.h5");
+    write_graph(test::generated(1000, 8, 6), dir.file("g.h5"));
     PartitionJob job;
-    job.data_path = dir / "g.h5";
-    job.out_dir = dir / "parts";
+    job.data_path = dir.file("g.h5");
+    job.out_dir = dir.file("parts");
     job.num_parts = 3;
 
     const PartitionReport r = run_partition_job(job);
@@ -510,20 +481,20 @@ TEST_CASE("run_partition_job writes a partition and reports every phase", "[part
     CHECK(r.info.metis_edgecut > 0);
     // Format 3: the source is identified by its stored content id (no second read of the file).
     CHECK(r.info.source_checksum.rfind("content64:", 0) == 0);
-    CHECK(r.info.source_checksum == read_graph_content_id(dir / "g.h5"));
-    CHECK(read_part(dir / "parts", 2, 3).graph.rank == 2);
+    CHECK(r.info.source_checksum == read_graph_content_id(dir.file("g.h5")));
+    CHECK(read_part(dir.file("parts"), 2, 3).graph.rank == 2);
     CHECK(dir.entries() == std::vector<std::string>{"g.h5", "parts"});
 }
 
 TEST_CASE("run_partition_job gives one clear error per bad input and leaves nothing behind",
           "[partition]") {
     const TempDir dir;
-    write_graph(test::path_graph(5), dir / "g.h5");
-    write_text(dir / "not.h5", "this is not HDF5");
-    fs::create_directories(dir / "exists");
+    write_graph(test::path_graph(5), dir.file("g.h5"));
+    write_text(dir.file("not.h5"), "this is not HDF5");
+    fs::create_directories(dir.file("exists"));
     PartitionJob job;
-    job.data_path = dir / "g.h5";
-    job.out_dir = dir / "out";
+    job.data_path = dir.file("g.h5");
+    job.out_dir = dir.file("out");
     job.num_parts = 2;
     auto with = [&](auto change) {
         PartitionJob j = job;
@@ -532,20 +503,20 @@ TEST_CASE("run_partition_job gives one clear error per bad input and leaves noth
     };
 
     REQUIRE_THROWS_WITH(
-        run_partition_job(with([&](PartitionJob& j) { j.data_path = dir / "none.h5"; })),
+        run_partition_job(with([&](PartitionJob& j) { j.data_path = dir.file("none.h5"); })),
         Contains("none.h5"));
     REQUIRE_THROWS_WITH(
-        run_partition_job(with([&](PartitionJob& j) { j.data_path = dir / "not.h5"; })),
+        run_partition_job(with([&](PartitionJob& j) { j.data_path = dir.file("not.h5"); })),
         Contains("not.h5"));
     REQUIRE_THROWS_WITH(run_partition_job(with([](PartitionJob& j) { j.num_parts = 0; })),
                         Contains("--parts must be >= 1, got 0"));
     REQUIRE_THROWS_WITH(run_partition_job(with([](PartitionJob& j) { j.num_parts = 8; })),
                         Contains("cannot split 5 vertices into 8 parts"));
     REQUIRE_THROWS_WITH(
-        run_partition_job(with([&](PartitionJob& j) { j.out_dir = dir / "exists"; })),
+        run_partition_job(with([&](PartitionJob& j) { j.out_dir = dir.file("exists"); })),
         Contains("already exists (use --force"));
     REQUIRE_THROWS_WITH(
-        run_partition_job(with([&](PartitionJob& j) { j.out_dir = dir / "not.h5/out"; })),
+        run_partition_job(with([&](PartitionJob& j) { j.out_dir = dir.file("not.h5/out"); })),
         Contains("does not exist"));
     REQUIRE_THROWS_WITH(run_partition_job(with([](PartitionJob& j) { j.method = "spectral"; })),
                         Contains("unknown method 'spectral'"));
@@ -555,16 +526,16 @@ TEST_CASE("run_partition_job gives one clear error per bad input and leaves noth
     REQUIRE_THROWS_WITH(parse_balance("edges,edges"), Contains("listed twice"));
     CHECK(parse_balance("train,vertices") == std::vector<std::string>{"train", "vertices"});
     if (geteuid() != 0) {  // root may write anywhere
-        fs::create_directories(dir / "ro");
-        fs::permissions(dir / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+        fs::create_directories(dir.file("ro"));
+        fs::permissions(dir.file("ro"), fs::perms::owner_read | fs::perms::owner_exec);
         CHECK_THROWS_WITH(
-            run_partition_job(with([&](PartitionJob& j) { j.out_dir = dir / "ro/out"; })),
+            run_partition_job(with([&](PartitionJob& j) { j.out_dir = dir.file("ro/out"); })),
             Contains("not writable"));
-        fs::permissions(dir / "ro", fs::perms::owner_all);
-        fs::remove(dir / "ro");
+        fs::permissions(dir.file("ro"), fs::perms::owner_all);
+        fs::remove(dir.file("ro"));
     }
     CHECK(dir.entries() == std::vector<std::string>{"exists", "g.h5", "not.h5"});
-    CHECK(fs::is_empty(dir / "exists"));
+    CHECK(fs::is_empty(dir.file("exists")));
 }
 
 }  // namespace strata

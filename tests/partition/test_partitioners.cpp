@@ -73,7 +73,7 @@ TEST_CASE("renumbering is part-major and keeps original order within a part", "[
 TEST_CASE("METIS input is symmetrized without self loops or duplicates, with weights",
           "[partition]") {
     // 0 <-> 1, 2 -> 1 only, 3 -> 3 (self loop), 0 -> 1 twice. Train: vertices 0 and 3.
-    const GraphDataset g = test::tiny_graph(4, {{0, 1}, {1, 0}, {2, 1}, {3, 3}, {0, 1}});
+    const GraphDataset g = test::edge_list_graph(4, {{0, 1}, {1, 0}, {2, 1}, {3, 3}, {0, 1}});
     MetisOptions options;
     options.balance_edges = true;
     options.balance_train = true;
@@ -93,7 +93,7 @@ TEST_CASE("a symmetric graph gives the same METIS input with sorted or unsorted 
     // Triangle 0-1-2 plus edge 2-3, a self loop on 1; both directions stored.
     const std::vector<std::pair<std::int64_t, std::int64_t>> edges{
         {1, 0}, {2, 0}, {0, 1}, {1, 1}, {2, 1}, {0, 2}, {1, 2}, {3, 2}, {2, 3}};
-    const GraphDataset sorted = test::tiny_graph(4, edges);
+    const GraphDataset sorted = test::edge_list_graph(4, edges);
     GraphDataset unsorted = sorted;
     std::swap(unsorted.indices[0], unsorted.indices[1]);  // row 0: {2, 1}
 
@@ -108,7 +108,7 @@ TEST_CASE("a symmetric graph gives the same METIS input with sorted or unsorted 
 
 TEST_CASE("a directed graph with sorted unique rows is still symmetrized", "[partition]") {
     // 0 -> 1 -> 2 -> 3, one direction only: sorted rows, but not symmetric.
-    const GraphDataset g = test::tiny_graph(4, {{0, 1}, {1, 2}, {2, 3}});
+    const GraphDataset g = test::edge_list_graph(4, {{0, 1}, {1, 2}, {2, 3}});
 
     const MetisGraph m = build_metis_graph(g, MetisOptions{});
 
@@ -132,7 +132,7 @@ TEST_CASE("a balance constraint with zero total is dropped", "[partition]") {
 }
 
 TEST_CASE("the METIS graph file lists weights then 1-based neighbours", "[partition]") {
-    const GraphDataset g = test::tiny_graph(4, {{0, 1}, {1, 0}, {2, 1}, {3, 3}, {0, 1}});
+    const GraphDataset g = test::edge_list_graph(4, {{0, 1}, {1, 0}, {2, 1}, {3, 3}, {0, 1}});
     const MetisGraph m =
         build_metis_graph(g, MetisOptions{.seed = 0, .balance_edges = true, .balance_train = true});
     const auto path = std::filesystem::temp_directory_path() / "strata_test_metis.graph";
@@ -159,7 +159,7 @@ TEST_CASE("METIS separates two cliques joined by one edge", "[partition]") {
     }
     edges.emplace_back(4, 5);
     edges.emplace_back(5, 4);
-    const GraphDataset g = test::tiny_graph(10, edges);
+    const GraphDataset g = test::edge_list_graph(10, edges);
     std::int64_t cut = -1;
 
     const Partition p = partition_metis(build_metis_graph(g, MetisOptions{}), 2, 7, &cut);

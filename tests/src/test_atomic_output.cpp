@@ -10,35 +10,14 @@
 
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
-
-#include <unistd.h>
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
 namespace strata {
 namespace {
 
-/// A fresh empty directory under the system temp directory, removed at scope exit.
-class TempDir {
-public:
-    TempDir()
-        : path_(fs::temp_directory_path() / ("strata_test_atomic_" + std::to_string(getpid()) +
-                                             "_" + std::to_string(next_++))) {
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    [[nodiscard]] const fs::path& path() const { return path_; }
-
-private:
-    static inline int next_ = 0;
-    fs::path path_;
-};
+using test::TempDir;
 
 void write_text(const fs::path& path, const std::string& text) {
     std::ofstream(path) << text;
@@ -53,7 +32,7 @@ std::string read_text(const fs::path& path) {
 
 TEST_CASE("AtomicOutput commit renames the temporary into place", "[base]") {
     TempDir dir;
-    const fs::path target = dir.path() / "out.h5";
+    const fs::path target = dir.path / "out.h5";
 
     AtomicOutput out(target);
     write_text(out.temp_path(), "data");
@@ -62,12 +41,12 @@ TEST_CASE("AtomicOutput commit renames the temporary into place", "[base]") {
 
     CHECK(read_text(target) == "data");
     CHECK_FALSE(fs::exists(out.temp_path()));
-    CHECK(out.temp_path().parent_path() == dir.path());
+    CHECK(out.temp_path().parent_path() == dir.path);
 }
 
 TEST_CASE("AtomicOutput destroyed without commit leaves nothing behind", "[base]") {
     TempDir dir;
-    const fs::path target = dir.path() / "run";
+    const fs::path target = dir.path / "run";
     fs::path temp;
 
     {
@@ -79,12 +58,12 @@ TEST_CASE("AtomicOutput destroyed without commit leaves nothing behind", "[base]
 
     CHECK_FALSE(fs::exists(target));
     CHECK_FALSE(fs::exists(temp));
-    CHECK(fs::is_empty(dir.path()));
+    CHECK(fs::is_empty(dir.path));
 }
 
 TEST_CASE("AtomicOutput refuses an existing target unless overwrite is set", "[base]") {
     TempDir dir;
-    const fs::path target = dir.path() / "out.txt";
+    const fs::path target = dir.path / "out.txt";
     write_text(target, "old");
 
     REQUIRE_THROWS_WITH(AtomicOutput(target), Catch::Contains("output already exists"));
@@ -100,14 +79,14 @@ TEST_CASE("AtomicOutput rejects a missing parent directory", "[base]") {
     TempDir dir;
 
     REQUIRE_THROWS_WITH(
-        AtomicOutput(dir.path() / "missing" / "out.txt"),
+        AtomicOutput(dir.path / "missing" / "out.txt"),
         Catch::Contains("out.txt: parent directory") && Catch::Contains("does not exist"));
 }
 
 TEST_CASE("AtomicOutput replaces a file by rename: the same inode is never removed first",
           "[base]") {
     TempDir dir;
-    const fs::path target = dir.path() / "out.txt";
+    const fs::path target = dir.path / "out.txt";
     write_text(target, "old");
     // A hard link to the old file: rename(2) over the target leaves it with the old contents
     // (a remove-then-rename would too, so also check the target is never missing: a reader
@@ -120,19 +99,19 @@ TEST_CASE("AtomicOutput replaces a file by rename: the same inode is never remov
     std::string seen;
     reader >> seen;
     CHECK(seen == "old");
-    CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
+    CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
 }
 
 TEST_CASE("AtomicOutput commit of nothing written names the output", "[base]") {
     TempDir dir;
-    AtomicOutput out(dir.path() / "out.txt");
+    AtomicOutput out(dir.path / "out.txt");
     REQUIRE_THROWS_WITH(out.commit(), Catch::Contains("out.txt: nothing was written to"));
 }
 
 /// A directory output "old" with two files, replaced by a new one with one file.
 void check_directory_replacement() {
     TempDir dir;
-    const fs::path target = dir.path() / "parts";
+    const fs::path target = dir.path / "parts";
     fs::create_directories(target);
     write_text(target / "part-00000.h5", "old0");
     write_text(target / "part-00001.h5", "old1");
@@ -145,7 +124,7 @@ void check_directory_replacement() {
     CHECK(read_text(target / "part-00000.h5") == "new0");
     CHECK_FALSE(fs::exists(target / "part-00001.h5"));
     // Neither the temporary nor the previous version (".parts.tmp.*", ".parts.old.*") is left.
-    CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
+    CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
 }
 
 TEST_CASE("AtomicOutput replaces a non-empty directory (renameat2 RENAME_EXCHANGE)", "[base]") {
@@ -163,11 +142,11 @@ TEST_CASE("AtomicOutput replaces a non-empty directory without RENAME_EXCHANGE (
 
 TEST_CASE("fsync_path names a missing file", "[base]") {
     TempDir dir;
-    REQUIRE_THROWS_WITH(fsync_path(dir.path() / "missing"),
+    REQUIRE_THROWS_WITH(fsync_path(dir.path / "missing"),
                         Catch::Contains("missing: cannot open to fsync: No such file"));
-    write_text(dir.path() / "here", "x");
-    CHECK_NOTHROW(fsync_path(dir.path() / "here"));
-    CHECK_NOTHROW(fsync_tree(dir.path()));
+    write_text(dir.path / "here", "x");
+    CHECK_NOTHROW(fsync_path(dir.path / "here"));
+    CHECK_NOTHROW(fsync_tree(dir.path));
 }
 
 }  // namespace strata

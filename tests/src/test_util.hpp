@@ -1,4 +1,5 @@
-// Small helpers for the tests of src/: literal matrices, random inputs and bitwise comparison.
+// Small helpers for the tests of src/: literal matrices, random inputs (random_matrix from
+// tests/support/matrices.hpp, random_csr here) and bitwise comparison.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "src/tensor/host_csr.hpp"
 #include "src/tensor/host_matrix.hpp"
+#include "tests/support/matrices.hpp"
 
 namespace strata::test {
 
@@ -16,18 +18,6 @@ namespace strata::test {
 inline HostMatrix matrix(index_t rows, index_t cols, std::initializer_list<float> values) {
     HostMatrix m(rows, cols);
     m.values.assign(values);
-    return m;
-}
-
-/// rows x cols with entries uniform in [lo, hi), reproducible from `seed`.
-inline HostMatrix random_matrix(index_t rows, index_t cols, std::uint32_t seed, float lo = -1.0f,
-                                float hi = 1.0f) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    HostMatrix m(rows, cols);
-    for (float& v : m.values) {
-        v = dist(gen);
-    }
     return m;
 }
 

@@ -9,9 +9,12 @@
 
 namespace strata::test {
 
-inline HostMatrix random_matrix(index_t rows, index_t cols, std::uint64_t seed) {
+/// rows x cols with entries uniform in [lo, hi), reproducible from `seed` (std::mt19937_64):
+/// the one random matrix of every test (src, layers, gpu).
+inline HostMatrix random_matrix(index_t rows, index_t cols, std::uint64_t seed, float lo = -1.0f,
+                                float hi = 1.0f) {
     std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::uniform_real_distribution<float> uniform(lo, hi);
     HostMatrix m(rows, cols);
     for (auto& v : m.values) {
         v = uniform(rng);

@@ -44,20 +44,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// A fresh directory per test and process (ranks have different pids).
-struct TempDir {
-    fs::path path;
-    explicit TempDir(const std::string& tag) {
-        path = fs::temp_directory_path() /
-               ("strata-test-checkpoint-" + tag + "-" + std::to_string(getpid()));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
+using strata::test::TempDir;  // a fresh directory per test and process (ranks: other pids)
 
 Checkpoint sample_checkpoint(std::int64_t epoch) {
     Checkpoint c;
