@@ -1,10 +1,11 @@
-// ModelSpec <-> JSON through one table of fields, and its validation.
+// ModelSpec <-> JSON through one table of fields with their ranges, and its validation.
 #include "layers/model_spec.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -18,16 +19,36 @@ namespace {
 
 using json = nlohmann::json;
 
-/// One option of ModelSpec: its JSON key and how to read and write it.
+/// One option of ModelSpec: its key and range, and how to read and write it.
 struct Field {
-    const char* key;
+    ModelOption option;
     std::function<json(const ModelSpec&)> get;
     std::function<void(ModelSpec&, const json&, const std::string&)> set;
+    [[nodiscard]] const char* key() const { return option.key; }
 };
 
+constexpr double unbounded = std::numeric_limits<double>::infinity();
+
+/// [min, max] (max_open: [min, max)).
+OptionRange closed(double min, double max = unbounded, bool max_open = false) {
+    return {.min = min, .max = max, .min_open = false, .max_open = max_open};
+}
+/// (0, inf).
+OptionRange positive() {
+    return {.min = 0.0, .max = unbounded, .min_open = true, .max_open = false};
+}
+
+/// The number formatted as messages print it ("0.5", "1e-06", "inf").
+std::string number_text(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
+
 template <class T>
-Field number(const char* key, T ModelSpec::*member) {
-    return {key, [member](const ModelSpec& s) { return json(s.*member); },
+Field number(const char* key, T ModelSpec::*member, std::optional<OptionRange> range) {
+    const ModelOption option{key, range, std::is_integral_v<T> && !std::is_same_v<T, bool>};
+    return {option, [member](const ModelSpec& s) { return json(s.*member); },
             [key, member](ModelSpec& s, const json& v, const std::string& what) {
                 if constexpr (std::is_same_v<T, bool>) {
                     STRATA_CHECK(v.is_boolean(), what, ": '", key, "' must be true or false, got ",
@@ -48,24 +69,32 @@ Field number(const char* key, T ModelSpec::*member) {
             }};
 }
 
+/// The options and their ranges: the one place the spec parser, validate() and the CLI flags
+/// (apps/commands/model_options.cpp) take them from.
 const std::vector<Field>& fields() {
     static const std::vector<Field> table{
-        number("layers", &ModelSpec::layers),
-        number("hidden", &ModelSpec::hidden),
-        number("dropout", &ModelSpec::dropout),
-        number("weight_decay", &ModelSpec::weight_decay),
-        number("decay_all_layers", &ModelSpec::decay_all_layers),
-        number("conv_weight_decay", &ModelSpec::conv_weight_decay),
-        number("bias", &ModelSpec::bias),
-        number("alpha", &ModelSpec::alpha),
-        number("lambda", &ModelSpec::lambda),
-        number("hops", &ModelSpec::hops),
-        number("heads", &ModelSpec::heads),
-        number("output_heads", &ModelSpec::output_heads),
-        number("attention_dropout", &ModelSpec::attention_dropout),
-        number("negative_slope", &ModelSpec::negative_slope),
+        number("layers", &ModelSpec::layers, closed(1, 4096)),
+        number("hidden", &ModelSpec::hidden, closed(1)),
+        number("dropout", &ModelSpec::dropout, closed(0, 1, /*max_open=*/true)),
+        number("weight_decay", &ModelSpec::weight_decay, closed(0)),
+        number("decay_all_layers", &ModelSpec::decay_all_layers, std::nullopt),
+        number("conv_weight_decay", &ModelSpec::conv_weight_decay, closed(0)),
+        number("bias", &ModelSpec::bias, std::nullopt),
+        number("alpha", &ModelSpec::alpha, closed(0, 1)),
+        number("lambda", &ModelSpec::lambda, positive()),
+        number("hops", &ModelSpec::hops, closed(1, 4096)),
+        number("heads", &ModelSpec::heads, closed(1)),
+        number("output_heads", &ModelSpec::output_heads, closed(1)),
+        number("attention_dropout", &ModelSpec::attention_dropout, closed(0, 1, /*max_open=*/true)),
+        number("negative_slope", &ModelSpec::negative_slope, closed(0)),
     };
     return table;
+}
+
+const Field* find_field(const std::string& key) {
+    const auto f = std::find_if(fields().begin(), fields().end(),
+                                [&](const Field& field) { return key == field.key(); });
+    return f == fields().end() ? nullptr : &*f;
 }
 
 bool uses(const ModelInfo& info, const std::string& key) {
@@ -73,6 +102,40 @@ bool uses(const ModelInfo& info, const std::string& key) {
 }
 
 }  // namespace
+
+bool OptionRange::contains(double value) const {
+    return (min_open ? value > min : value >= min) && (max_open ? value < max : value <= max);
+}
+
+std::string OptionRange::describe() const {
+    if (max == unbounded) {
+        return min_open ? (min == 0.0 ? "positive" : "greater than " + number_text(min))
+                        : "at least " + number_text(min);
+    }
+    return "in " + interval();
+}
+
+std::string OptionRange::interval() const {
+    return (min_open ? "(" : "[") + number_text(min) + ", " + number_text(max) +
+           (max_open || max == unbounded ? ")" : "]");
+}
+
+std::span<const ModelOption> model_options() {
+    static const std::vector<ModelOption> options = [] {
+        std::vector<ModelOption> out;
+        for (const Field& f : fields()) {
+            out.push_back(f.option);
+        }
+        return out;
+    }();
+    return options;
+}
+
+const ModelOption& find_model_option(const std::string& key) {
+    const Field* f = find_field(key);
+    STRATA_CHECK(f != nullptr, "no model option '", key, "'");
+    return f->option;
+}
 
 GcnOptions gcn_options(const ModelSpec& s) {
     return GcnOptions{.layers = s.layers,
@@ -99,28 +162,21 @@ ModelSpec gcn_spec(const GcnOptions& gcn) {
 
 void validate(const ModelSpec& s, const std::string& what) {
     const ModelInfo& info = find_model(s.model);
-    const auto check = [&](const char* key, bool ok, const auto& value, const char* rule) {
-        STRATA_CHECK(!uses(info, key) || ok, what, ": '", key, "' must be ", rule, ", got ", value);
-    };
-    check("layers", s.layers >= 1 && s.layers <= 4096, s.layers, "in [1, 4096]");
-    check("hidden", s.hidden >= 1, s.hidden, "at least 1");
-    check("dropout", s.dropout >= 0.0f && s.dropout < 1.0f, s.dropout, "in [0, 1)");
-    check("weight_decay", s.weight_decay >= 0.0f, s.weight_decay, "non-negative");
-    check("conv_weight_decay", s.conv_weight_decay >= 0.0f, s.conv_weight_decay, "non-negative");
-    check("alpha", s.alpha >= 0.0f && s.alpha <= 1.0f, s.alpha, "in [0, 1]");
-    check("lambda", s.lambda > 0.0f, s.lambda, "positive");
-    check("hops", s.hops >= 1 && s.hops <= 4096, s.hops, "in [1, 4096]");
-    check("heads", s.heads >= 1, s.heads, "at least 1");
-    check("output_heads", s.output_heads >= 1, s.output_heads, "at least 1");
-    check("attention_dropout", s.attention_dropout >= 0.0f && s.attention_dropout < 1.0f,
-          s.attention_dropout, "in [0, 1)");
-    check("negative_slope", s.negative_slope >= 0.0f, s.negative_slope, "non-negative");
+    for (const Field& f : fields()) {
+        if (!f.option.range || !uses(info, f.key())) {
+            continue;
+        }
+        const json value = f.get(s);
+        const double v = value.get<double>();
+        STRATA_CHECK(f.option.range->contains(v), what, ": '", f.key(), "' must be ",
+                     f.option.range->describe(), ", got ",
+                     f.option.integer ? std::to_string(value.get<std::int64_t>()) : number_text(v));
+    }
 }
 
 void copy_option(const std::string& key, const ModelSpec& from, ModelSpec& to) {
-    const auto f = std::find_if(fields().begin(), fields().end(),
-                                [&](const Field& field) { return key == field.key; });
-    STRATA_CHECK(f != fields().end(), "no model option '", key, "'");
+    const Field* f = find_field(key);
+    STRATA_CHECK(f != nullptr, "no model option '", key, "'");
     f->set(to, f->get(from), key);
 }
 
@@ -129,8 +185,8 @@ std::string spec_to_json(const ModelSpec& spec) {
     json out = json::object();
     out["model"] = spec.model;
     for (const Field& f : fields()) {
-        if (uses(info, f.key)) {
-            out[f.key] = f.get(spec);
+        if (uses(info, f.key())) {
+            out[f.key()] = f.get(spec);
         }
     }
     return out.dump();
@@ -160,9 +216,8 @@ ModelSpec spec_from_json(const std::string& text, const std::string& what) {
         if (key == "model") {
             continue;
         }
-        const auto f = std::find_if(fields().begin(), fields().end(),
-                                    [&](const Field& field) { return key == field.key; });
-        if (f == fields().end() || !uses(*info, key)) {
+        const Field* f = find_field(key);
+        if (f == nullptr || !uses(*info, key)) {
             std::ostringstream known;
             for (const std::string& o : info->options) {
                 known << (known.tellp() > 0 ? ", " : "") << o;

@@ -1,9 +1,13 @@
-// ModelSpec: every model of the zoo (layers/model_zoo.hpp) described by one plain struct, and
-// its JSON form (`strata train --model-spec FILE`, stored in checkpoints so that `strata
-// predict` rebuilds the model without flags).
+// ModelSpec: every model of the zoo (layers/model_zoo.hpp) described by one plain struct, its
+// JSON form (`strata train --model-spec FILE`, stored in checkpoints so that `strata predict`
+// rebuilds the model without flags), and the one table of its options with the values each
+// accepts, which the spec parser, validate() and the CLI flags all read.
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
 #include <string>
 
 #include "src/base/types.hpp"
@@ -32,6 +36,36 @@ struct ModelSpec {
     std::uint64_t seed = 0;           ///< dropout masks (the run's --seed)
 };
 
+/// The values a numeric option accepts: from `min` to `max`, either end open or closed (max =
+/// infinity: no upper bound).
+struct OptionRange {
+    double min = 0.0;
+    double max = std::numeric_limits<double>::infinity();
+    bool min_open = false;
+    bool max_open = false;
+
+    [[nodiscard]] bool contains(double value) const;
+    /// What a message says a value must be: "in [0, 1)", "in [1, 4096]", "at least 1",
+    /// "positive".
+    [[nodiscard]] std::string describe() const;
+    /// The interval alone, for help text: "[0, 1)", "[1, 4096]", "[1, inf)", "(0, inf)".
+    [[nodiscard]] std::string interval() const;
+};
+
+/// One ModelSpec option: `key` is the field's name, the JSON key, and with '-' for '_' the
+/// CLI flag (--weight-decay); `range` is what a number accepts (none for the true/false
+/// options); `integer` whether it takes whole numbers only.
+struct ModelOption {
+    const char* key;
+    std::optional<OptionRange> range;
+    bool integer = false;
+};
+
+/// Every ModelSpec option, in the order of ModelSpec (and of validate()'s checks).
+[[nodiscard]] std::span<const ModelOption> model_options();
+/// The option called `key`; throws strata::Error "no model option 'x'".
+[[nodiscard]] const ModelOption& find_model_option(const std::string& key);
+
 /// The JSON object of `spec` with the keys its model uses (and "model"); `seed` is not part of
 /// it (it is the run's). Keys are the ModelSpec field names.
 [[nodiscard]] std::string spec_to_json(const ModelSpec& spec);
@@ -43,7 +77,8 @@ struct ModelSpec {
 /// to.<key> = from.<key> for the ModelSpec field called `key` ("hidden", "weight_decay", ...).
 void copy_option(const std::string& key, const ModelSpec& from, ModelSpec& to);
 
-/// Throws strata::Error "<what>: 'key' must be ..., got v" for a value its model cannot use.
+/// Throws strata::Error "<what>: 'key' must be <range.describe()>, got v" for the first option
+/// its model reads whose value is outside the option's range (model_options()).
 void validate(const ModelSpec& spec, const std::string& what);
 
 /// The GCN options of a "gcn" spec, and back (checkpoints of format 2 stored GcnOptions).

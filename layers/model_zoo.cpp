@@ -52,7 +52,7 @@ std::vector<ModelInfo> make_zoo() {
     Recipe star = gcnii;
     star.spec.model = "gcnii*";
     zoo.push_back({.name = "gcnii*",
-                   .summary = "GCNII* (Chen et al. 2020): separate weights for t and h0",
+                   .summary = "GCNII* (Chen et al. 2020, eq. 6): separate weights for t and h0",
                    .options = gcnii_options,
                    .recipe = star,
                    .build = build_gcnii_star});

@@ -73,11 +73,27 @@ HostCsr random_csr(index_t rows, int degree, std::uint64_t seed) {
     return a;
 }
 
+/// printf into a line for `log` (nothing without one).
+template <class... Args>
+void logf(const std::function<void(const std::string&)>& log, const char* format, Args... args) {
+    if (log) {
+        char line[384];
+        std::snprintf(line, sizeof(line), format, args...);
+        log(line);
+    }
+}
+
 ThreadRates measure_rates(int threads, double budget, double cache_bytes,
                           const std::function<void(const std::string&)>& log) {
     CpuBackend backend(threads);
     ThreadRates r;
     r.threads = threads;
+    // One line per figure as it is measured (the whole takes tens of seconds).
+    const auto figure = [&](const char* format, auto... args) {
+        char text[256];
+        std::snprintf(text, sizeof(text), format, args...);
+        logf(log, "threads %d: %s", threads, text);
+    };
     {  // streaming: y = a x + b y over 3 x 4 bytes per element, far beyond the cache
         // 32 bytes per row: each array at least 4 x the cache
         const auto rows = static_cast<index_t>(std::max(double{1 << 22}, cache_bytes / 8.0));
@@ -87,6 +103,7 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
         backend.fill(y.view(), 1.0f);
         const double t = time_it(budget, [&] { backend.axpby(0.5f, x.view(), 0.5f, y.view()); });
         r.memory_gbs = 12.0 * static_cast<double>(x.view().size()) / t / 1e9;
+        figure("streaming %.1f GB/s", r.memory_gbs);
     }
     {  // one step's fixed cost: the intercept of a kernel's time over its size (two cached
        // sizes above the serial one, so the team forks and joins as for the executor's kernels)
@@ -96,6 +113,7 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
         const double t1 = time_it(budget / 6, [&] { backend.fill(half, 0.0f); });
         const double t2 = time_it(budget / 6, [&] { backend.fill(x.view(), 0.0f); });
         r.step_s = std::max(0.0, 2.0 * t1 - t2);
+        figure("fixed cost of a step %.1f us", 1e6 * r.step_s);
     }
     {  // the sparse first layer's dropout: a hash of (row id, column id) per stored entry
         const CsrMatrix a = CsrMatrix::upload(backend, random_csr(1 << 14, 16, 9));
@@ -108,6 +126,7 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
             backend.edge_dropout(a, key, ids, ids, values.view());
         });
         r.dropout_entry_s = t / static_cast<double>(a.nnz());
+        figure("edge dropout %.1f ns/entry", 1e9 * r.dropout_entry_s);
     }
     {  // a threaded GEMM between OpenMP kernels, less the two apart: the pools' hand-over
         const index_t rows = 4096;  // 4096 x 16 x 16: above blas_threading_flops
@@ -137,6 +156,7 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
         };
         const double both = batch(true, true);
         r.blas_switch_s = std::max(0.0, (both - batch(true, false) - batch(false, true)) / reps);
+        figure("BLAS/OpenMP hand-over %.1f us", 1e6 * r.blas_switch_s);
     }
     const index_t gemm_rows = 1 << 16;
     DenseMatrix ga(backend, gemm_rows, 256);
@@ -164,6 +184,8 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
             });
             r.gemm_tn.push_back({static_cast<double>(k), flops / t / 1e9});
         }
+        figure("GEMM width %d: %.0f GFLOP/s (Xt dY %.0f)", static_cast<int>(k), r.gemm.back().rate,
+               r.gemm_tn.back().rate);
     }
     {  // the loss: softmax cross-entropy and its gradient over every row, 47 classes
         const index_t rows = 1 << 16;
@@ -181,6 +203,7 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
                                                 dlogits.view());
         });
         r.softmax_entry_s = t / (static_cast<double>(rows) * classes);
+        figure("softmax cross-entropy %.2f ns/logit", 1e9 * r.softmax_entry_s);
     }
     // SpMM at each width: in cache, x and y together fill half the last-level cache (what
     // the cost model's size_hit calls a hit); out of cache, 2^19 rows, far beyond it.
@@ -207,6 +230,8 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
         r.spmm_in_cache.push_back({w, in});
         r.spmm_out_of_cache.push_back(
             {w, hit < 0.9 && inverse > 1.0 / in ? 1.0 / inverse : std::min(mixed, in)});
+        figure("SpMM width %d: %.2f (in cache), %.2f (out) G entries x cols/s",
+               static_cast<int>(width), in, r.spmm_out_of_cache.back().rate);
     }
     {  // streaming in cache: axpby over x and y filling a quarter of the last-level cache
         const auto n = static_cast<index_t>(std::max(1024.0, 0.25 * cache_bytes / 8.0));
@@ -217,6 +242,7 @@ ThreadRates measure_rates(int threads, double budget, double cache_bytes,
         const double t =
             time_it(budget / 4, [&] { backend.axpby(0.5f, x.view(), 0.5f, y.view()); });
         r.cache_gbs = 12.0 * static_cast<double>(n) / t / 1e9;
+        figure("streaming in cache %.1f GB/s", r.cache_gbs);
     }
     if (log) {
         char line[384];
@@ -348,9 +374,11 @@ void fit(MachineModel& machine, int threads, const std::function<void(const std:
     const auto predict = [&](const TimedRun& run) {
         return predict_graph_epoch(run.model->graph, Recompute::none, run.stats, shape);
     };
+    logf(log, "threads %d: fitting: training a GCN 3x128 on 60k generated vertices", threads);
     const TimedRun big = timed_run(threads, 60000, 20, 128, 128);
     rates->spmm_scale = big.aggregation_s / predict(big).train_terms.spmm_s;
 
+    logf(log, "threads %d: fitting: training a GCN 3x16 on 2k generated vertices", threads);
     const TimedRun tiny = timed_run(threads, 2000, 5, 64, 16);
     const double kernel_step_s = rates->step_s;
     rates->step_s = 0.0;
@@ -418,6 +446,29 @@ double last_level_cache_bytes() {
 }
 
 }  // namespace
+
+double load_average() {
+    std::ifstream in("/proc/loadavg");
+    double load = -1.0;
+    if (!(in >> load)) {
+        return -1.0;
+    }
+    return load;
+}
+
+std::string busy_warning(double load, int cores) {
+    const double threshold = 0.5 + static_cast<double>(cores) / 10.0;
+    if (load < 0.0 || load <= threshold) {
+        return "";
+    }
+    char text[320];
+    std::snprintf(text, sizeof(text),
+                  "the machine is busy (load average %.2f on %d cores, above %.1f): other work "
+                  "slows every figure measured; calibrate on an idle machine for a model that "
+                  "predicts its runs",
+                  load, cores, threshold);
+    return text;
+}
 
 MachineModel merge_network(MachineModel kernels, const MachineModel& network) {
     kernels.shared_memory = network.shared_memory;

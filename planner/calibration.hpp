@@ -28,4 +28,14 @@ struct CalibrationOptions {
 /// `kernels` with the network figures of `network` (shared_memory, mpi_measured).
 [[nodiscard]] MachineModel merge_network(MachineModel kernels, const MachineModel& network);
 
+/// The 1-minute load average (/proc/loadavg's first figure); negative where unreadable.
+[[nodiscard]] double load_average();
+
+/// Empty when a machine with `cores` online CPUs and 1-minute load average `load` is idle
+/// enough to calibrate; else one line saying the machine is busy. Busy: load > 0.5 + cores /
+/// 10 — other work on the cores being timed makes every figure slower than the machine is
+/// (half a core's worth of load is noise; more grows with the machine). Never busy when
+/// `load` < 0 (unknown).
+[[nodiscard]] std::string busy_warning(double load, int cores);
+
 }  // namespace strata::planner

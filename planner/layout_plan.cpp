@@ -11,6 +11,7 @@
 
 #include "layers/sparse_features.hpp"
 #include "layers/sparse_input_graph.hpp"
+#include "planner/machine_file.hpp"
 #include "planner/partition_stats.hpp"
 #include "planner/pipeline_model.hpp"
 #include "src/base/error.hpp"
@@ -178,9 +179,7 @@ Plan make_plan(const PlanRequest& request) {
                     " MB per rank; allow more memory or more ranks)");
     }
     if (request.machine.host.find("not calibrated") != std::string::npos) {
-        plan.notes.push_back(
-            "machine model: defaults, not calibrated (run strata calibrate "
-            "--out machine.json, then --machine machine.json)");
+        plan.notes.push_back("machine model: " + MachineFile{}.describe());
     }
     if (std::any_of(plan.candidates.begin(), plan.candidates.end(),
                     [](const Candidate& c) { return c.parallel == "pipeline"; })) {

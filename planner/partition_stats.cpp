@@ -38,6 +38,15 @@ std::int64_t lines_total(const std::vector<MemoryLine>& lines) {
     return total;
 }
 
+/// `path` absolute and lexically normal, without a trailing separator ("d/" -> "/cwd/d").
+std::filesystem::path absolute_path(const std::string& path) {
+    std::filesystem::path p = std::filesystem::absolute(path).lexically_normal();
+    if (!p.has_filename() && p.has_parent_path()) {
+        p = p.parent_path();
+    }
+    return p;
+}
+
 }  // namespace
 
 std::int64_t total_send_rows(const PartitionStats& stats) {
@@ -248,14 +257,15 @@ PartitionStatsCache::PartitionStatsCache(std::string data, std::string cache_dir
     : data_(std::move(data)), cache_dir_(std::move(cache_dir)), seed_(seed) {
     namespace fs = std::filesystem;
     STRATA_CHECK(fs::exists(data_), data_, ": no such file or directory");
-    const fs::path source_dir =
-        fs::is_directory(data_) ? fs::path(data_) : fs::path(data_).parent_path();
+    STRATA_CHECK(!cache_dir_.empty(), "partition statistics of ", data_, ": no cache directory");
+    // Absolute first: a bare file name ("g.h5") has an empty parent path, and fs::absolute("")
+    // throws ("cannot make absolute path").
+    const fs::path data_path = absolute_path(data_);
+    const fs::path cache_path = absolute_path(cache_dir_);
+    const fs::path source_dir = fs::is_directory(data_) ? data_path : data_path.parent_path();
     std::error_code ec;
-    STRATA_CHECK(!fs::equivalent(fs::absolute(source_dir), fs::absolute(cache_dir_), ec) &&
-                     fs::absolute(cache_dir_)
-                             .lexically_normal()
-                             .string()
-                             .rfind(fs::absolute(data_).lexically_normal().string() + "/", 0) != 0,
+    STRATA_CHECK(!fs::equivalent(source_dir, cache_path, ec) &&
+                     (cache_path.string() + "/").rfind(data_path.string() + "/", 0) != 0,
                  "--cache-dir ", cache_dir_, ": must not be beside or inside the input data ",
                  data_);
     fs::create_directories(cache_dir_, ec);

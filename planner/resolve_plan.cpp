@@ -1,6 +1,7 @@
 // resolve_plan: rank 0 chooses, everyone applies.
 #include "planner/resolve_plan.hpp"
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,13 +14,14 @@ namespace strata::planner {
 namespace {
 
 /// The recommended layout for comm.size() ranks, from the plan file or planned here.
-ChosenLayout choose(const RunConfig& config, int ranks, const PlanInputs& inputs) {
+ChosenLayout choose(const RunConfig& config, int ranks, const MachineFile& machine,
+                    const std::string& cache_dir) {
     if (config.plan == "auto") {
         PlanRequest request{.data = config.data,
                             .spec = config.model,
                             .ranks = {ranks},
-                            .machine = inputs.machine,
-                            .cache_dir = inputs.cache_dir,
+                            .machine = machine.model,
+                            .cache_dir = cache_dir,
                             .seed = config.seed};
         return chosen_layout(plan_to_json(make_plan(request)), "plan = auto", ranks);
     }
@@ -32,23 +34,30 @@ ChosenLayout choose(const RunConfig& config, int ranks, const PlanInputs& inputs
 
 }  // namespace
 
-ResolvedPlan resolve_plan(const RunConfig& config, Communicator& comm, const PlanInputs& inputs) {
+ResolvedPlan resolve_plan(const RunConfig& config, Communicator& comm,
+                          const std::string& cache_dir) {
     ResolvedPlan resolved{config, {}};
     if (config.plan.empty()) {
         return resolved;
     }
     std::string text;
     std::string line;
+    std::string warning;
     const int ranks = comm.size();
     if (comm.rank() == 0) {
-        const ChosenLayout layout = choose(config, ranks, inputs);
+        const MachineFile machine = find_machine(config.plan == "auto" ? config.machine : "");
+        if (config.plan == "auto") {
+            const std::array<int, 1> counts{ranks};
+            warning = oversubscription_warning(counts, 0, config.threads, node_cores(machine));
+        }
+        const ChosenLayout layout = choose(config, ranks, machine, cache_dir);
         RunConfig c = config;
         c.parallel = layout.parallel;
         c.recompute = layout.recompute;
-        line = "plan (" +
-               (config.plan == "auto" ? "planned here, machine " + inputs.machine_source
-                                      : config.plan) +
-               "): parallel = " + c.parallel;
+        line =
+            "plan (" +
+            (config.plan == "auto" ? "planned here, machine " + machine.describe() : config.plan) +
+            "): parallel = " + c.parallel;
         if (c.parallel == "pipeline") {
             c.stages = layout.stages;
             c.ways = layout.ways;
@@ -73,8 +82,10 @@ ResolvedPlan resolve_plan(const RunConfig& config, Communicator& comm, const Pla
     }
     broadcast_string(comm, text, 0);
     broadcast_string(comm, line, 0);
+    broadcast_string(comm, warning, 0);
     resolved.config = config_from_json(text, "the plan's configuration");
     resolved.line = line;
+    resolved.warning = warning;
     return resolved;
 }
 

@@ -6,32 +6,30 @@
 
 #include <string>
 
-#include "planner/machine_model.hpp"
+#include "planner/machine_file.hpp"
 #include "src/comm/communicator.hpp"
 #include "training/run_config.hpp"
 
 namespace strata::planner {
-
-struct PlanInputs {
-    MachineModel machine;        ///< for plan = "auto"
-    std::string machine_source;  ///< where it came from (a path, or "uncalibrated ...")
-    std::string cache_dir;       ///< partition statistics cache for plan = "auto"
-};
 
 struct ResolvedPlan {
     RunConfig config;  ///< plan cleared; parallel, recompute (stages, ways, chunks) set
     /// What was applied: "plan (planned here, machine uncalibrated ...): parallel = graph,
     /// recompute = none, partition_method = metis, for 2 ranks". Empty without a plan.
     std::string line;
+    /// plan = auto on more ranks (times threads) than the node's cores: the planned times are
+    /// not meaningful (planner::oversubscription_warning). Empty otherwise.
+    std::string warning;
 };
 
 /// Collective over `comm` (its size is the rank count planned for). No plan: `config` unchanged.
-/// Rank 0 plans (make_plan of config.data, config.model and comm.size() ranks) or reads the plan
-/// file, every rank receives the chosen layout (the configuration as JSON). A graph-parallel plan
-/// of a .h5 on K > 1 ranks partitions it with METIS (what the plan measured) unless
+/// Rank 0 plans (make_plan of config.data, config.model and comm.size() ranks, with the machine
+/// model find_machine(config.machine) names and the statistics cache `cache_dir`) or reads the
+/// plan file; every rank receives the chosen layout (the configuration as JSON). A graph-parallel
+/// plan of a .h5 on K > 1 ranks partitions it with METIS (what the plan measured) unless
 /// partition_method was set. Throws strata::Error naming the plan file and what is wrong
 /// (not JSON, no recommendation for this rank count, a layout that does not fit it).
 [[nodiscard]] ResolvedPlan resolve_plan(const RunConfig& config, Communicator& comm,
-                                        const PlanInputs& inputs);
+                                        const std::string& cache_dir = default_plan_cache());
 
 }  // namespace strata::planner

@@ -14,15 +14,24 @@ graphs whose predictions do not fit one machine (read the parts one by one there
 
 Usage: scripts/read_predictions.py PATH [--out FILE.h5]
   prints N, C and the parts; --out writes the assembled predictions as one file in the
-  one-rank format. Exit status: 0 on success, 1 on a bad input, 2 on bad usage.
+  one-rank format. Runs under any python3: without h5py and numpy it re-runs itself under
+  /usr/bin/python3 (scripts/system_python.py). Exit status: 0 on success, 1 on a bad input (or
+  no Python with h5py and numpy), 2 on bad usage.
 """
 
+import argparse
 import json
 import os
 import sys
 
-import h5py
-import numpy as np
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import system_python  # noqa: E402
+
+    system_python.require("read_predictions.py", ["h5py", "numpy"])
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
 
 ATTRS = ("checkpoint", "epoch", "best_epoch", "model", "dataset")
 
@@ -110,20 +119,31 @@ def write_single_file(p, path):
             f["embeddings"] = p["embeddings"]
 
 
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="read_predictions.py",
+        description="Read `strata predict` output (one file, or a directory of per-rank parts "
+                    "and index.json) in the original vertex order; print N, C and the parts.",
+        epilog="Exit status: 0 on success, 1 on a bad input, 2 on bad usage.")
+    parser.add_argument("path", metavar="PATH",
+                        help="predictions file (.h5) or predictions directory")
+    parser.add_argument("--out", metavar="FILE.h5",
+                        help="write the assembled predictions as one file in the one-rank format")
+    return parser.parse_args(argv)
+
+
 def main(argv):
-    if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "--out"):
-        print(__doc__.strip().split("\n\n")[-1], file=sys.stderr)
-        return 2
+    args = parse_args(argv[1:])  # exits 2 on bad usage, 0 after --help
     try:
-        p = read_predictions(argv[1])
+        p = read_predictions(args.path)
     except (PredictionsError, OSError, KeyError, ValueError) as e:
         print(f"read_predictions: error: {e}", file=sys.stderr)
         return 1
     n, c = p["logits"].shape
-    print(f"{argv[1]}: {n} vertices, {c} classes, {len(p['parts'])} part(s): " +
+    print(f"{args.path}: {n} vertices, {c} classes, {len(p['parts'])} part(s): " +
           ", ".join(f"{q['file']} {q['rows']} rows" for q in p["parts"]))
-    if len(argv) == 4:
-        write_single_file(p, argv[3])
+    if args.out:
+        write_single_file(p, args.out)
     return 0
 
 

@@ -1,13 +1,17 @@
 // `strata calibrate`: measure this machine's kernels (and, under mpirun, the network between
-// ranks 0 and 1) into machine.json for `strata plan`.
+// ranks 0 and 1) into machine.json for `strata plan` — by default where the planner looks
+// (planner/machine_file.hpp), else where --out says, and then how the planner finds it.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "apps/commands/cli_checks.hpp"
 #include "apps/commands/command.hpp"
 #include "planner/calibration.hpp"
+#include "planner/machine_file.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/make_communicator.hpp"
 #include "src/device/cpu/cpu_backend.hpp"
@@ -16,17 +20,64 @@ namespace strata::app {
 namespace {
 
 struct CalibrateOptions {
-    std::string out = "machine.json";
+    std::string out;  ///< empty: planner::default_machine_path()
     double seconds = 0.3;
     bool no_fit = false;
     double link_gbit = 0.0;
     double link_latency_us = 0.0;
 };
 
-int run_calibrate(const CalibrateOptions& o) {
+/// Whether `a` and `b` name the same file (both must exist).
+bool same_file(const std::string& a, const std::string& b) {
+    std::error_code ec;
+    return std::filesystem::equivalent(a, b, ec);
+}
+
+/// How strata plan and strata train --plan auto will find the model just written to `out`.
+std::string how_plan_finds(const std::string& out) {
+    const char* env = std::getenv("STRATA_MACHINE");
+    const bool env_set = env != nullptr && *env != '\0';
+    if (env_set && same_file(env, out)) {
+        return "strata plan and strata train --plan auto use it (STRATA_MACHINE=" +
+               std::string(env) + ")";
+    }
+    if (env_set) {
+        return "strata plan reads STRATA_MACHINE=" + std::string(env) + " first: pass --machine " +
+               out + " (or set STRATA_MACHINE=" + out + ") to use this one";
+    }
+    if (same_file(out, planner::default_machine_path())) {
+        return "strata plan and strata train --plan auto use it by default";
+    }
+    return "strata plan uses it with --machine " + out + " or STRATA_MACHINE=" + out +
+           " (without either it reads " + planner::default_machine_path() +
+           ", where strata calibrate writes without --out)";
+}
+
+int run_calibrate(CalibrateOptions o) {
     CpuBackend host(1);
     auto comm = make_communicator(host, CommKind::mpi);
     const bool root = comm->rank() == 0;
+    if (o.out.empty()) {
+        o.out = planner::default_machine_path();
+        if (root) {
+            std::error_code ec;
+            std::filesystem::create_directories(std::filesystem::path(o.out).parent_path(), ec);
+            STRATA_CHECK(!ec, std::filesystem::path(o.out).parent_path().string(),
+                         ": cannot create the directory for the machine model (", ec.message(),
+                         "; give --out FILE)");
+        }
+    }
+    if (root) {
+        std::printf("calibrate: writing %s%s\n", o.out.c_str(),
+                    comm->size() > 1 ? " (the network between ranks 0 and 1)"
+                                     : " (kernels, then fits; about a minute)");
+        const std::string busy = planner::busy_warning(
+            planner::load_average(), static_cast<int>(std::thread::hardware_concurrency()));
+        if (!busy.empty()) {
+            std::fprintf(stderr, "warning: %s\n", busy.c_str());
+        }
+        std::fflush(stdout);
+    }
     planner::MachineModel m = planner::calibrate(
         *comm,
         {.seconds_per_figure = o.seconds, .fit = !o.no_fit, .log = [](const std::string& line) {
@@ -60,7 +111,8 @@ int run_calibrate(const CalibrateOptions& o) {
         std::printf("wrote %s (%s, %d cores, %s)\n", o.out.c_str(), m.host.c_str(), m.cores,
                     m.mpi_measured ? "network measured between ranks 0 and 1"
                                    : "network figures are defaults: run mpirun -np 2 strata "
-                                     "calibrate --out FILE to measure them");
+                                     "calibrate with the same --out to measure them");
+        std::printf("%s\n", how_plan_finds(o.out).c_str());
     }
     comm->barrier();
     return 0;
@@ -75,18 +127,26 @@ Command add_calibrate_command(CLI::App& root) {
         "Measure this machine for strata plan: one process times the kernels (bandwidth, GEMM, "
         "SpMM, a step's cost; about a minute), mpirun -np 2 then adds the network between ranks "
         "to the same --out");
-    cmd->add_option("--out", o->out, "Machine model to write (JSON)")->capture_default_str();
+    cmd->add_option("--out", o->out,
+                    "Machine model to write (JSON; default ~/.cache/strata/machine.json, where "
+                    "strata plan and strata train --plan auto look without --machine)");
     cmd->add_option("--seconds", o->seconds, "Time spent on each measured figure")
         ->check(positive())
         ->capture_default_str();
     cmd->add_flag("--no-fit", o->no_fit,
                   "Skip the training run that fits the time scale (measured / predicted)");
+    // Not given: an existing --out keeps its figures, a new one gets 10 Gbit/s and 50 us
+    // (planner::default_machine()); the captured 0 would read as a default of 0.
     cmd->add_option("--link-gbit", o->link_gbit,
-                    "Inter-node link bandwidth in Gbit/s (by hand; default 10)")
-        ->check(positive());
+                    "Inter-node link bandwidth in Gbit/s, by hand (default: kept from an "
+                    "existing --out, else 10)")
+        ->check(positive())
+        ->default_str("");
     cmd->add_option("--link-latency-us", o->link_latency_us,
-                    "Inter-node one-way latency in microseconds (by hand; default 50)")
-        ->check(positive());
+                    "Inter-node one-way latency in microseconds, by hand (default: kept from an "
+                    "existing --out, else 50)")
+        ->check(positive())
+        ->default_str("");
     return {cmd, [o] { return run_calibrate(*o); }};
 }
 

@@ -25,7 +25,14 @@ std::optional<double> number(const std::string& text) {
     return v;
 }
 
-/// A validator that accepts numbers for which `ok` holds, else says "must be <wanted>".
+std::string shortest(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
+
+}  // namespace
+
 CLI::Validator numeric(std::function<bool(double)> ok, const std::string& wanted,
                        const std::string& description) {
     return CLI::Validator(
@@ -38,14 +45,6 @@ CLI::Validator numeric(std::function<bool(double)> ok, const std::string& wanted
         },
         description);
 }
-
-std::string shortest(double v) {
-    std::ostringstream out;
-    out << v;
-    return out.str();
-}
-
-}  // namespace
 
 CLI::Validator a_number() {
     return numeric([](double) { return true; }, "a number", "NUMBER");

@@ -3,9 +3,17 @@
 // own PositiveNumber/Range print "Value 0 not in range 0.000000 to 1.797693e+308").
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace strata::app {
+
+/// A finite number for which `ok` holds, else "must be <wanted>, got <text>"; `description` is
+/// what --help shows for the value ("POSITIVE", "[0, 1)").
+[[nodiscard]] CLI::Validator numeric(std::function<bool(double)> ok, const std::string& wanted,
+                                     const std::string& description);
 
 /// A finite number (the range is the library's to check: run options name it themselves).
 [[nodiscard]] CLI::Validator a_number();

@@ -75,6 +75,13 @@ Command add_generate_command(CLI::App& root) {
     cmd->add_option("--name", m.name, "Dataset name attribute")->capture_default_str();
     cmd->add_option("--out", o->out, "Output graph dataset (.h5)")->required();
     cmd->add_flag("--force", o->force, "Replace --out if it exists");
+    // A required option has no default to show (the root captures every default: it would
+    // print "--nodes INT=1000 REQUIRED").
+    for (CLI::Option* option : cmd->get_options()) {
+        if (option->get_required()) {
+            option->default_str("");
+        }
+    }
     return {cmd, [o] { return run_generate(*o); }};
 }
 

@@ -1,4 +1,5 @@
-// Model flags: one per ModelSpec field, checked against the chosen model.
+// Model flags: one per ModelSpec field, each checked against the range the option table gives
+// (layers/model_spec.hpp) and against the chosen model.
 #include "apps/commands/model_options.hpp"
 
 #include <algorithm>
@@ -25,13 +26,23 @@ std::string models_help() {
             << "; lr " << m.recipe.lr << ", " << m.recipe.epochs << " epochs";
         if (m.recipe.patience > 0) {
             out << ", patience " << m.recipe.patience << " on " << m.recipe.select_by;
+        } else {
+            out << ", best by " << m.recipe.select_by;
         }
+        out << "; features " << (m.recipe.row_normalize ? "row-normalized" : "as stored");
         out << "\n    options:";
         for (const std::string& o : m.options) {
             out << ' ' << flag_of(o);
         }
     }
     return out.str();
+}
+
+/// The flag's check: the option's range in the one table that the spec parser reads too.
+CLI::Validator range_of(const char* key) {
+    const OptionRange range = find_model_option(key).range.value();
+    return numeric([range](double v) { return range.contains(v); }, range.describe(),
+                   range.interval());
 }
 
 }  // namespace
@@ -49,36 +60,34 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
             ->check(CLI::ExistingFile);
     ModelSpec& f = o.flags;
     const auto add = [&](const char* key, auto& value, const char* help) {
-        CLI::Option* opt = cmd.add_option(flag_of(key), value, help)->default_str("recipe");
+        CLI::Option* opt =
+            cmd.add_option(flag_of(key), value, help)->check(range_of(key))->default_str("recipe");
         o.options.emplace_back(key, opt);
         return opt;
     };
-    add("layers", f.layers, "Graph layers (gcnii: convolutions)")->check(positive());
-    add("hidden", f.hidden, "Hidden width (gat: per head)")->check(positive());
-    add("dropout", f.dropout, "Dropout rate")->check(in_range(0.0, 0.99));
+    add("layers", f.layers, "Graph layers (gcnii: convolutions)");
+    add("hidden", f.hidden, "Hidden width (gat: per head)");
+    add("dropout", f.dropout, "Dropout rate");
     add("weight_decay", f.weight_decay,
-        "L2 coefficient of the weights (gcn: first layer; gcnii: fc_in and fc_out)")
-        ->check(non_negative());
+        "L2 coefficient of the weights (gcn: first layer; gcnii: fc_in and fc_out)");
     CLI::Option* all = cmd.add_flag("--decay-all-layers", f.decay_all_layers,
                                     "gcn: apply --weight-decay to every layer's weights");
     o.options.emplace_back("decay_all_layers", all);
-    CLI::Option* bias = cmd.add_flag("--bias,!--no-bias", f.bias, "gcn: biases (--no-bias: none)")
-                            ->default_str("recipe");
+    // Two flags for one option: "--bias,!--no-bias" prints as "--bias,--no-bias{false}".
+    CLI::Option* bias = cmd.add_flag("--bias", f.bias, "gcn: a bias in every layer (the recipe)");
+    CLI::Option* no_bias = cmd.add_flag_callback(
+        "--no-bias", [&f] { f.bias = false; }, "gcn: no biases");
+    bias->excludes(no_bias);
     o.options.emplace_back("bias", bias);
-    add("conv_weight_decay", f.conv_weight_decay, "gcnii: L2 coefficient of the convolutions")
-        ->check(non_negative());
-    add("alpha", f.alpha, "gcnii: initial residual; appnp: teleport probability")
-        ->check(in_range(0.0, 1.0));
-    add("lambda", f.lambda, "gcnii: identity mapping, theta_l = ln(lambda/l + 1)")
-        ->check(positive());
-    add("hops", f.hops, "appnp: propagation steps K")->check(positive());
-    add("heads", f.heads, "gat: heads of the hidden layers")->check(positive());
-    add("output_heads", f.output_heads, "gat: heads of the output layer (averaged)")
-        ->check(positive());
-    add("attention_dropout", f.attention_dropout, "gat: dropout on the attention coefficients")
-        ->check(in_range(0.0, 0.99));
-    add("negative_slope", f.negative_slope, "gat: LeakyReLU slope of the attention scores")
-        ->check(non_negative());
+    o.options.emplace_back("bias", no_bias);
+    add("conv_weight_decay", f.conv_weight_decay, "gcnii: L2 coefficient of the convolutions");
+    add("alpha", f.alpha, "gcnii: initial residual; appnp: teleport probability");
+    add("lambda", f.lambda, "gcnii: identity mapping, theta_l = ln(lambda/l + 1)");
+    add("hops", f.hops, "appnp: propagation steps K");
+    add("heads", f.heads, "gat: heads of the hidden layers");
+    add("output_heads", f.output_heads, "gat: heads of the output layer (averaged)");
+    add("attention_dropout", f.attention_dropout, "gat: dropout on the attention coefficients");
+    add("negative_slope", f.negative_slope, "gat: LeakyReLU slope of the attention scores");
     spec->excludes(o.model_option);
     for (auto& [key, opt] : o.options) {
         spec->excludes(opt);
@@ -106,7 +115,7 @@ ModelSpec resolve_model(const ModelOptions& o) {
             for (const std::string& k : info.options) {
                 known << (known.tellp() > 0 ? " " : "") << flag_of(k);
             }
-            STRATA_FAIL(flag_of(key), " does not apply to --model ", info.name,
+            STRATA_FAIL(opt->get_name(), " does not apply to --model ", info.name,
                         " (its options: ", known.str(), ")");
         }
         copy_option(key, o.flags, spec);

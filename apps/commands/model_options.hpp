@@ -16,7 +16,8 @@ struct ModelOptions {
     std::string model = "gcn";
     std::string spec_file;
     ModelSpec flags;  ///< values parsed from the command line (valid where given)
-    std::vector<std::pair<std::string, CLI::Option*>> options;  ///< ModelSpec key → its flag
+    /// ModelSpec key → its flag (two for "bias": --bias and --no-bias).
+    std::vector<std::pair<std::string, CLI::Option*>> options;
     CLI::Option* model_option = nullptr;
 };
 

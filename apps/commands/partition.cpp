@@ -115,7 +115,8 @@ Command add_partition_command(CLI::App& root) {
         "partition", "Split a graph dataset into K parts and write a partition directory");
     cmd->add_option("--data", job.data_path, "Graph dataset (.h5)")->required();
     cmd->add_option("-k,--parts", job.num_parts, "Number of parts K (= ranks of the training run)")
-        ->required();
+        ->required()
+        ->default_str("");  // required: no default to show (the root captures every default)
     cmd->add_option("--out", job.out_dir, "Partition directory to create")->required();
     o->method_option =
         cmd->add_option("--method", job.method,

@@ -49,18 +49,32 @@ std::vector<int> parse_ranks(const std::string& text) {
 }
 
 int run_plan(const PlanOptions& o) {
+    const planner::MachineFile machine = planner::find_machine(o.machine);
     planner::PlanRequest request;
     request.data = o.data;
     request.spec = resolve_model(o.model);
     request.ranks = parse_ranks(o.ranks);
-    request.machine = load_machine(o.machine);
+    request.machine = machine.model;
     request.cache_dir = o.cache_dir.empty() ? default_plan_cache() : o.cache_dir;
     request.memory_per_rank_bytes = o.memory_gb * 1e9;
     request.ranks_per_node = o.ranks_per_node;
     request.threads = o.threads;
     request.max_partition_parts = o.max_partition_parts;
     request.seed = o.seed;
-    const planner::Plan plan = planner::make_plan(request);
+    // Before the partitioning, which can take a while: a user who asked for more ranks than
+    // cores learns it now.
+    const std::string oversubscribed = planner::oversubscription_warning(
+        request.ranks, o.ranks_per_node, o.threads, planner::node_cores(machine));
+    if (!oversubscribed.empty()) {
+        std::fprintf(stderr, "warning: %s\n", oversubscribed.c_str());
+    }
+    planner::Plan plan = planner::make_plan(request);
+    if (machine.calibrated()) {  // make_plan itself notes an uncalibrated model
+        plan.notes.insert(plan.notes.begin(), "machine model: " + machine.describe());
+    }
+    if (!oversubscribed.empty()) {
+        plan.notes.push_back(oversubscribed);
+    }
     std::fputs((o.json ? planner::plan_to_json(plan) : planner::format_plan(plan)).c_str(), stdout);
     return 0;
 }

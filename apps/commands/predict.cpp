@@ -190,8 +190,9 @@ Command add_predict_command(CLI::App& root) {
                     "of K part files and index.json (scripts/read_predictions.py assembles it)")
         ->required();
     cmd->add_flag("--embeddings", o->embeddings,
-                  "Also write /embeddings: the model's last hidden layer (docs/models.md names "
-                  "it for each model)");
+                  "Also write /embeddings: the model's embedding tensor (docs/models.md: the "
+                  "last hidden layer for gcn/sage/gat/mlp; after the last convolution for gcnii; "
+                  "the classifier's input for gin and resgcn+; the MLP's hidden layer for appnp)");
     cmd->add_flag("--force", o->force, "Replace --out if it exists");
     cmd->add_option("--split-index", o->split_index,
                     "The dataset split whose masks the printed accuracies use, from 0")

@@ -3,8 +3,6 @@
 // (training/session.hpp) reporting through RunReport. The one place that knows which flag sets
 // which option, so an option's error names its flag here, once.
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -77,21 +75,6 @@ RunConfig config_of(const TrainFlags& t) {
     return config;
 }
 
-/// Where load_machine(path) takes the machine model from.
-std::string machine_source(const std::string& path) {
-    if (!path.empty()) {
-        return path;
-    }
-    if (const char* env = std::getenv("STRATA_MACHINE"); env != nullptr && *env != '\0') {
-        return env;
-    }
-    const std::string cached = strata_cache_dir() + "/machine.json";
-    std::error_code ec;
-    return std::filesystem::exists(cached, ec)
-               ? cached
-               : std::string("uncalibrated (built-in defaults; run strata calibrate)");
-}
-
 int run_train(const TrainFlags& t, const TrainExtensions& extensions) {
     RunConfig config = config_of(t);
     validate(config);  // before the runtime: a bad option fails without starting anything
@@ -157,8 +140,9 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     option(*t, "row_normalize_features",
            cmd->add_flag("--row-normalize-features,!--no-row-normalize-features",
                          f.row_normalize_features,
-                         "Divide each feature row by its sum before training (part of every "
-                         "recipe but gcn's; default: the recipe's)")
+                         "Divide each feature row by its sum (rows summing to 0 unchanged); "
+                         "default: the model's recipe - on for every model but gcn "
+                         "(docs/models.md)")
                ->default_str("recipe"));
     option(*t, "recompute",
            cmd->add_option("--recompute", f.recompute,

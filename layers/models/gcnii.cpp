@@ -1,4 +1,6 @@
-// GCNII (Chen et al., ICML 2020, chennnM/GCNII model.py), and GCNII* (its --variant):
+// GCNII (Chen et al., ICML 2020, chennnM/GCNII model.py), and GCNII* as the paper's eq. (6)
+// (not the authors' --variant code, which multiplies [t, h0] by one weight without the (1-α)
+// and α inside; docs/models.md):
 //   h0 = ReLU(fc_in(dropout(X)));  per layer l = 1..L:
 //     t = Â dropout(h),  s = (1-α) t + α h0,  θ_l = ln(λ/l + 1),
 //     GCNII:  h = ReLU(θ_l (s W_l) + (1-θ_l) s)

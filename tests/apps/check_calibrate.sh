@@ -3,14 +3,25 @@
 # checked): every figure of machine.json measured and positive, the last-level cache from sysfs
 # where the kernel reports one (not CPUID's, which in a VM can be the host's), and the fits
 # (SpMM scale, fixed step cost, time scale) within a factor of 5 of the kernel model.
+# Its output: a line per figure as it is measured and before each fitting run, and how strata
+# plan finds the file written (--out: --machine FILE or STRATA_MACHINE=FILE).
 # Usage: check_calibrate.sh STRATA
 strata=$(realpath "$1")
 source "$(dirname "$0")/checks.sh"
+unset STRATA_MACHINE
 
 "$strata" calibrate --seconds 0.01 --out "$tmp/m.json" >"$tmp/out" 2>&1 &&
   ok "calibrate writes machine.json" || { cat "$tmp/out"; fail "strata calibrate"; }
 grep -q "GCN 3x16 on 2k vertices" "$tmp/out" && ok "calibrate prints the fits" ||
   fail "no fit line: $(cat "$tmp/out")"
+grep -q "^calibrate: threads 1: streaming .* GB/s$" "$tmp/out" &&
+  grep -q "^calibrate: threads 1: GEMM width 256: " "$tmp/out" &&
+  grep -q "^calibrate: threads 1: SpMM width 8: " "$tmp/out" &&
+  grep -q "^calibrate: threads 1: fitting: training a GCN 3x128 on 60k generated vertices$" "$tmp/out" &&
+  ok "a line per figure as it is measured, and before each fitting run" ||
+  fail "no progress lines: $(cat "$tmp/out")"
+grep -qF "strata plan uses it with --machine $tmp/m.json or STRATA_MACHINE=$tmp/m.json" "$tmp/out" &&
+  ok "calibrate --out says how strata plan finds the file" || fail "no advice: $(tail -2 "$tmp/out")"
 /usr/bin/python3 - "$tmp/m.json" <<'PY' && ok "every figure present and sane" || fail "machine.json"
 import glob, json, sys
 m = json.load(open(sys.argv[1]))

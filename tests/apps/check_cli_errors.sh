@@ -49,10 +49,10 @@ expect_message "no subcommand" "A subcommand is required" "$strata"
 expect_message "missing --data" "--data is required" "$strata" train
 expect_message "missing file" "$tmp/missing.h5: no such file or directory" "$strata" train --data "$tmp/missing.h5"
 expect_message "zero epochs" "epochs = 0: must be at least 1 (--epochs)" "$strata" train --data "$data/cora.h5" --epochs 0
-expect_message "negative hidden" "--hidden: must be a positive number, got -4" "$strata" train --data "$data/cora.h5" --hidden -4
-expect_message "zero layers" "--layers: must be a positive number, got 0" "$strata" train --data "$data/cora.h5" --layers 0
+expect_message "negative hidden" "--hidden: must be at least 1, got -4" "$strata" train --data "$data/cora.h5" --hidden -4
+expect_message "zero layers" "--layers: must be in [1, 4096], got 0" "$strata" train --data "$data/cora.h5" --layers 0
 expect_message "negative lr" "lr = -1: must be a positive number (--lr)" "$strata" train --data "$data/cora.h5" --lr -1
-expect_message "dropout 1.5" "--dropout: must be in [0, 0.99], got 1.5" "$strata" train --data "$data/cora.h5" --dropout 1.5
+expect_message "dropout 1.5" "--dropout: must be in [0, 1), got 1.5" "$strata" train --data "$data/cora.h5" --dropout 1.5
 expect_message "not a number" "--epochs: 'ten' is not a number" "$strata" train --data "$data/cora.h5" --epochs ten
 expect_message "unknown model" "--model: transformer not in {gcn,gcnii,gcnii*,resgcn+,appnp,sage,gin,gat,mlp}" "$strata" train --data "$data/cora.h5" --model transformer
 expect_message "metrics dir missing" "$tmp/no/such/dir/m.jsonl: parent directory $tmp/no/such/dir does not exist" "$strata" train --data "$data/cora.h5" --epochs 1 \
