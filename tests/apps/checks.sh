@@ -1,7 +1,28 @@
 # Sourced by tests/apps/check_*.sh: `set -u`, a scratch directory $tmp removed on exit (a
-# script with more to clean sets its own EXIT trap, removing $tmp too), and ok/fail/finish
-# (tests/support/counters.sh).
+# script with more to clean sets its own EXIT trap, removing $tmp too), ok/fail/finish
+# (tests/support/counters.sh), and once_last (a failed job's one error line).
 set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/../support/counters.sh"
+
+# once_last WHAT PATTERN FILE: exactly one line of the job's stderr FILE matches PATTERN (an
+# extended regular expression), it is the last line, and Open MPI added nothing (no MPI_ABORT
+# banner, no ORTE_ERROR_LOG, no non-zero exit report): end_job's promise.
+once_last() {
+  local count last
+  count=$(grep -Ec -- "$2" "$3")
+  last=$(tail -n 1 "$3")
+  if [ "$count" -ne 1 ]; then
+    fail "$1: the error appears $count times in stderr (expected once)"
+    cat "$3"
+  elif ! grep -Eq -- "$2" <<<"$last"; then
+    fail "$1: the error is not the last line of stderr (last: '$last')"
+    cat "$3"
+  elif grep -q -e "MPI_ABORT" -e "ORTE_ERROR_LOG" -e "exited with non-zero status" "$3"; then
+    fail "$1: Open MPI's banner is in stderr"
+    cat "$3"
+  else
+    ok "$1: the error once, as the last line of stderr: $last"
+  fi
+}
