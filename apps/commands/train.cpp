@@ -273,6 +273,7 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     TrainOptions planned = given;
     const std::string plan_line =
         given.plan.empty() ? std::string() : apply_plan(spec, planned, comm);
+    comm.set_wait_limit(given.comm_timeout);  // loading included (its lone work: run_alone)
 
     // Data: the model is built from the part's sizes (it names the graph operator to upload),
     // everything is uploaded once, then the host copy is released (its bytes would otherwise
@@ -361,9 +362,6 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
         vertices = part.graph.num_global_vertices;
     }
     (void)malloc_trim(0);
-    // From here on no rank has a reason to wait long for another (loading, where rank 0 may
-    // partition a large graph alone, is over): a longer wait is a failed link or rank.
-    comm.set_wait_limit(o.comm_timeout);
 
     ModelGraph& graph = model->graph;
     ModelParameters parameters(backend, graph, o.seed);
