@@ -74,12 +74,7 @@ until grep -q "strata-testing: METIS starts" frozen.out 2>/dev/null || [ "$waite
   sleep 0.1
   waited=$((waited + 1))
 done
-rank0=""
-for pid in $(pgrep -P "$(pgrep -P "$job" | head -1)"); do
-  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0"; then
-    rank0=$pid
-  fi
-done
+rank0=$(rank_pid "$job" 0)
 if [ -z "$rank0" ]; then
   fail "frozen while loading: rank 0 not found (METIS never started?)"
   kill "$job"

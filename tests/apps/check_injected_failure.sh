@@ -68,12 +68,7 @@ check_kill() {  # check_kill WHAT [train flags...]
     sleep 0.1
     waited=$((waited + 1))
   done
-  # The ranks are mpirun's children (mpirun is timeout's); rank 1 by its environment.
-  for pid in $(pgrep -P "$(pgrep -P "$job" | head -1)"); do
-    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1"; then
-      victim=$pid
-    fi
-  done
+  victim=$(rank_pid "$job" 1)
   if [ -z "$victim" ]; then
     fail "$what: rank 1 not found"
     kill "$job"

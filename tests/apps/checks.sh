@@ -1,6 +1,7 @@
 # Sourced by tests/apps/check_*.sh: `set -u`, a scratch directory $tmp removed on exit (a
 # script with more to clean sets its own EXIT trap, removing $tmp too), ok/fail/finish
-# (tests/support/counters.sh), and once_last (a failed job's one error line).
+# (tests/support/counters.sh), rank_pid (a rank of a running job) and once_last (a failed job's
+# one error line).
 set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -25,4 +26,16 @@ once_last() {
   else
     ok "$1: the error once, as the last line of stderr: $last"
   fi
+}
+
+# rank_pid JOB RANK: the pid of rank RANK of the job started in the background as
+# `timeout ... mpirun ...` (pid JOB): the ranks are mpirun's children, told apart by their
+# environment; nothing when not found.
+rank_pid() {
+  local pid
+  for pid in $(pgrep -P "$(pgrep -P "$1" | head -1)"); do
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
+      echo "$pid"
+    fi
+  done
 }
