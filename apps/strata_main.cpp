@@ -1,5 +1,6 @@
-// strata_main(): MPI session, subcommand dispatch, top-level error handling (one line, then
-// abort), shared by `strata` (strata.cpp) and the test build (tests/apps/strata_testing.cpp).
+// strata_main(): MPI session, subcommand dispatch, top-level error handling (one line for the
+// job: with several ranks, MpiSession::abort), shared by `strata` (strata.cpp) and the test build
+// (tests/apps/strata_testing.cpp).
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -58,7 +59,7 @@ int strata::app::strata_main(int argc, char** argv, const std::vector<AddCommand
         return run(argc, argv, commands);
     } catch (const strata::Error& e) {
         // One line: the user's message and where it was raised. An error on one rank ends
-        // the whole job (MPI_Abort), never a hang in a collective.
+        // the whole job, printed once however many ranks fail (end_job), never a hang.
         const std::string line = e.message() + " [" + e.where() + "]";
         if (mpi.world_size() == 1) {
             std::fprintf(stderr, "strata: error: %s\n", line.c_str());

@@ -14,6 +14,7 @@
 #include "partition/partition_report.hpp"
 #include "partition/whole_partition.hpp"
 #include "src/base/error.hpp"
+#include "src/comm/run_alone.hpp"
 
 namespace strata {
 namespace {
@@ -206,9 +207,8 @@ ChunkedPart load_chunked_part(const std::string& path, Communicator& comm,
         check_chunk_options(options, n);  // on every rank, so that no rank waits in the broadcast
         const GlobalCsr adjacency = adjacency_matrix(graph);
         Partition chunks{options.chunks, std::vector<int>(static_cast<std::size_t>(n), 0)};
-        if (comm.rank() == 0) {
-            chunks = chunk_partition(graph, options);
-        }
+        run_alone(comm, 0, "the chunk partition (METIS)",
+                  [&] { chunks = chunk_partition(graph, options); });
         broadcast_owners(chunks, comm);
         chunked.part = build_local_part(graph, adjacency, partition_block(n, 1), 0);
         chunked.chunk_offsets = reorder_into_chunks(chunked.part, chunks);

@@ -64,7 +64,7 @@ struct ChunkedPart {
 /// Every rank of `comm` builds the whole graph as one LocalPart whose chunks are row ranges,
 /// then selects split `split_index` with the whole graph's counts (no sum over the ranks:
 /// select_split_locally). From a graph .h5 `path` (read_whole_graph), rank 0 computes
-/// chunk_partition (options.chunks chunks) and broadcasts the owners. From a partition
+/// chunk_partition (options.chunks chunks; run_alone) and broadcasts the owners. From a partition
 /// directory made with `strata partition --chunks C` every rank reads all part files
 /// (read_whole_partition) and takes the stored chunk map; options.chunks must be 0 or C
 /// ("<dir>: --chunks 8, but the partition has 4 chunks (2 per part)"), and a directory without a

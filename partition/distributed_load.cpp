@@ -18,6 +18,7 @@
 #include "partition/ptscotch_partitioner.hpp"
 #include "partition/slice_owners.hpp"
 #include "src/base/error.hpp"
+#include "src/comm/run_alone.hpp"
 
 namespace strata {
 namespace {
@@ -35,8 +36,9 @@ MetisGraph metis_graph_of_file(const std::string& path, global_id num_vertices) 
     return build_metis_graph(adjacency, MetisOptions{});
 }
 
-/// --partition-method metis with K > 1 ranks: rank 0 runs partition_metis_adjacency, then
-/// broadcasts the owners (4 bytes per vertex); every rank keeps those of its slice's rows
+/// --partition-method metis with K > 1 ranks: rank 0 runs partition_metis_adjacency alone
+/// (run_alone: the others' wait limit bounds its silence, not its work), then broadcasts the
+/// owners (4 bytes per vertex); every rank keeps those of its slice's rows
 /// [offsets[rank], offsets[rank + 1]).
 std::vector<int> metis_owners_on_rank0(const std::string& path,
                                        const std::vector<global_id>& offsets, std::uint64_t seed,
@@ -45,9 +47,9 @@ std::vector<int> metis_owners_on_rank0(const std::string& path,
     Partition partition;
     partition.num_parts = num_parts;
     partition.owner.assign(static_cast<std::size_t>(offsets.back()), 0);
-    if (comm.rank() == 0) {
+    run_alone(comm, 0, "serial METIS of the whole graph", [&] {
         partition = partition_metis_adjacency(path, offsets.back(), num_parts, seed);
-    }
+    });
     broadcast_owners(partition, comm);
     const auto rank = static_cast<std::size_t>(comm.rank());
     return {partition.owner.begin() + static_cast<std::ptrdiff_t>(offsets[rank]),

@@ -24,12 +24,13 @@
 #include "partition/symmetric_slice.hpp"
 #include "src/base/error.hpp"
 #include "src/base/release.hpp"
+#include "src/comm/end_job.hpp"
 #include "src/comm/mpi_communicator.hpp"
 
 #include <ptscotch.h>
 
 // PT-Scotch's error hooks (libptscotcherr's three functions; cmake/FindPTScotch.cmake does not
-// link that library). An error ends the job: one line, then MPI_Abort. PT-Scotch does not always
+// link that library). An error ends the job in one line (end_job). PT-Scotch does not always
 // return after an error: out of memory while coarsening ("dgraphGhst: out of memory"), its
 // coarsening went on and crashed with a segmentation fault (the doubled products graph at P = 2,
 // docs/scale.md), so a clean error must be raised here, not from its return code. Warnings are
@@ -50,16 +51,12 @@ void SCOTCH_errorPrint(const char* format, ...) {
     if (initialized != 0) {
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     }
-    std::fprintf(stderr, "[rank %d] error: PT-Scotch: %s (partitioning stopped%s)\n", rank, message,
-                 std::strstr(message, "out of memory") != nullptr
-                     ? "; more processes, or serial METIS, need less memory per process: "
-                       "docs/scale.md"
-                     : "");
-    std::fflush(stderr);
-    if (initialized != 0) {
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    std::_Exit(1);
+    strata::end_job("[rank " + std::to_string(rank) + "] error: PT-Scotch: " + message +
+                    " (partitioning stopped" +
+                    (std::strstr(message, "out of memory") != nullptr
+                         ? "; more processes, or serial METIS, need less memory per process: "
+                           "docs/scale.md)"
+                         : ")"));
 }
 
 void SCOTCH_errorPrintW(const char* format, ...) {

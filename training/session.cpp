@@ -219,11 +219,12 @@ Session::Session(const RunConfig& config, Runtime& runtime, SessionOptions optio
         check_outputs(c);
     }
     const std::int64_t baseline = current_rss_bytes();  // MPI, BLAS, the program: before any data
+    // Every wait from here on, loading included, is bounded: a rank working alone for long
+    // (serial METIS on rank 0) keeps the others informed (src/comm/run_alone.hpp), so a longer
+    // silence is a failed link or rank.
+    p.comm().set_wait_limit(c.comm_timeout);
     p.prepared = prepare(c, p.backend(), p.comm(), p.options.input,
                          PrepareOptions{.build_model = p.options.build_model});
-    // From here on no rank has a reason to wait long for another (loading, where rank 0 may
-    // partition a large graph alone, is over): a longer wait is a failed link or rank.
-    p.comm().set_wait_limit(c.comm_timeout);
 
     p.parameters.emplace(p.backend(), p.prepared.model.graph, c.seed);
     p.made = make_executor(c, p.prepared, p.backend(), p.comm(), *p.parameters);

@@ -1,6 +1,8 @@
-// Communicator::all_to_all's default: P rounds of gather(), one per destination rank.
+// Communicator's defaults: all_to_all as P rounds of gather(), one per destination rank;
+// agree_max as allreduce_max.
 #include "src/comm/communicator.hpp"
 
+#include <array>
 #include <cstring>
 #include <utility>
 
@@ -8,6 +10,12 @@
 #include "src/comm/exchange_check.hpp"
 
 namespace strata {
+
+std::int64_t Communicator::agree_max(std::int64_t value, const char* /*what*/) {
+    std::array<std::int64_t, 1> data{value};
+    allreduce_max(data);
+    return data[0];
+}
 
 ReceivedBlocks Communicator::all_to_all(std::span<const std::byte> send,
                                         std::span<const std::size_t> send_offsets) {

@@ -125,11 +125,20 @@ public:
                                                     std::span<const std::size_t> send_offsets);
     virtual void barrier() = 0;
 
+    /// Max over ranks of one value (host), a small agreement between ranks (run_alone's
+    /// heartbeat); `what` names it in the wait limit's message. Stats as for allreduce_max.
+    /// The default calls allreduce_max.
+    [[nodiscard]] virtual std::int64_t agree_max(std::int64_t value, const char* what);
+
     /// Bounds every later wait for other ranks: a rank that waits more than `seconds` for one
-    /// operation prints one line naming the peer and the operation and ends the job (MPI_Abort),
-    /// so that a failed network link cannot hang the job. 0: wait forever (the default).
-    /// Communicators that cannot bound their waits (NCCL's run on the GPU) ignore it.
+    /// operation ends the job with one line naming the peer and the operation (end_job), so that
+    /// a failed network link cannot hang the job. 0: wait forever (the default). Communicators
+    /// that cannot bound their waits (NCCL's run on the GPU) ignore it. Work that one rank does
+    /// while the others wait for it goes through run_alone, so that the limit bounds a silent
+    /// rank, not the length of that work.
     virtual void set_wait_limit(double seconds) { (void)seconds; }
+    /// The limit set_wait_limit set and this communicator enforces (0: none).
+    [[nodiscard]] virtual double wait_limit() const { return 0.0; }
 
     /// Whether progress() does anything: true where nonblocking transfers advance only inside
     /// calls into the library (MPI over TCP, rendezvous protocols), so that a caller overlapping

@@ -44,7 +44,11 @@ public:
         return inner_->all_to_all(send, send_offsets);
     }
     void barrier() override { inner_->barrier(); }
+    [[nodiscard]] std::int64_t agree_max(std::int64_t value, const char* what) override {
+        return inner_->agree_max(value, what);
+    }
     void set_wait_limit(double seconds) override { inner_->set_wait_limit(seconds); }
+    [[nodiscard]] double wait_limit() const override { return inner_->wait_limit(); }
     [[nodiscard]] bool needs_progress() const override { return inner_->needs_progress(); }
     void progress() override { inner_->progress(); }
     [[nodiscard]] const CommStats& stats() const override { return inner_->stats(); }

@@ -530,6 +530,11 @@ ReceivedBlocks MpiCommunicator::all_to_all(std::span<const std::byte> send,
     return received;
 }
 
+std::int64_t MpiCommunicator::agree_max(std::int64_t value, const char* what) {
+    allreduce(&value, 1, sizeof(value), MPI_INT64_T, MPI_MAX, what);
+    return value;
+}
+
 void MpiCommunicator::set_wait_limit(double seconds) {
     waiter_.set_limit(seconds);
 }

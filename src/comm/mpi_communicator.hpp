@@ -47,7 +47,7 @@ public:
 ///
 /// Destroying an Exchange or Reduction waits for its requests (never throws). An Exchange
 /// destroyed while an exception unwinds first cancels its pending receives, so the throwing
-/// rank reaches main()'s MPI_Abort even if a peer never sends; its sends are still waited for.
+/// rank reaches main()'s end_job even if a peer never sends; its sends are still waited for.
 class MpiCommunicator final : public Communicator {
 public:
     /// Duplicates `parent` (MPI_Comm_dup, collective over `parent`) and sets MPI_ERRORS_RETURN
@@ -104,11 +104,14 @@ public:
     /// Adds wait time only.
     void barrier() override;
 
-    /// From now on, a rank that waits more than `seconds` for one operation prints one line
-    /// naming the peer and the operation and ends the job with MPI_Abort (MpiWaiter; a cut or
-    /// crawling network link). 0 (the default): wait forever.
+    /// MPI_Iallreduce(MAX) of one int64, waited for under the name `what`.
+    [[nodiscard]] std::int64_t agree_max(std::int64_t value, const char* what) override;
+
+    /// From now on, a rank that waits more than `seconds` for one operation ends the job with one
+    /// line naming the peer and the operation (MpiWaiter, end_job; a cut or crawling network
+    /// link). 0 (the default): wait forever.
     void set_wait_limit(double seconds) override;
-    [[nodiscard]] double wait_limit() const { return waiter_.limit(); }
+    [[nodiscard]] double wait_limit() const override { return waiter_.limit(); }
 
     /// Largest single MPI message of gather(), all_to_all(), broadcast() and the all-reduces:
     /// 1 GiB; a larger buffer goes as several messages of at most this many bytes and INT_MAX

@@ -1,10 +1,12 @@
-// MpiSession: initialisation with thread support for the OpenMP regions (funneled).
+// MpiSession: initialisation with thread support for the OpenMP regions (funneled); a failed job
+// ends through end_job.
 #include "src/comm/mpi_session.hpp"
 
-#include <cstdio>
-#include <cstdlib>
+#include <string>
 
 #include <mpi.h>
+
+#include "src/comm/end_job.hpp"
 
 namespace strata {
 
@@ -24,10 +26,7 @@ MpiSession::~MpiSession() {
 }
 
 void MpiSession::abort(const char* message, int code) const {
-    std::fprintf(stderr, "[rank %d] error: %s\n", rank_, message);
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, code);
-    std::_Exit(code);  // MPI_Abort is not declared [[noreturn]]
+    end_job("[rank " + std::to_string(rank_) + "] error: " + message, code);
 }
 
 }  // namespace strata

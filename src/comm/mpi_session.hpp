@@ -12,7 +12,8 @@ public:
 
     [[nodiscard]] int world_rank() const { return rank_; }
     [[nodiscard]] int world_size() const { return size_; }
-    /// Prints "[rank r] error: message" to stderr and aborts every rank (MPI_Abort).
+    /// Ends the job with "[rank r] error: message" on stderr, printed once for the whole job
+    /// however many ranks fail, as its last line (end_job).
     [[noreturn]] void abort(const char* message, int code = 1) const;
 
 private:

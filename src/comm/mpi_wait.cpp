@@ -1,14 +1,16 @@
-// MpiWaiter: plain MPI waits, or a poll of MPI_Test* against a deadline that ends the job.
+// MpiWaiter: plain MPI waits, or a poll of MPI_Test* against a deadline that ends the job
+// (end_job).
 #include "src/comm/mpi_wait.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
+#include "src/comm/end_job.hpp"
 
 namespace strata {
 
@@ -103,13 +105,10 @@ void MpiWaiter::expire(std::span<const MPI_Request> requests, std::span<const in
     const std::string who = collective || pending == 0 ? std::string("the other ranks")
                             : pending == 1             ? "rank" + from
                                                        : "ranks" + from;
-    std::fprintf(stderr,
-                 "strata: rank %d: no progress from %s for %g s in %s (network failure?): "
-                 "aborting\n",
-                 rank_, who.c_str(), limit_, what);
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    std::_Exit(1);  // MPI_Abort is not declared [[noreturn]]
+    std::array<char, 32> seconds{};
+    std::snprintf(seconds.data(), seconds.size(), "%g", limit_);
+    end_job("strata: rank " + std::to_string(rank_) + ": no progress from " + who + " for " +
+            seconds.data() + " s in " + what + " (network failure?): aborting");
 }
 
 }  // namespace strata

@@ -1,6 +1,6 @@
 // MpiWaiter: the one place where MpiCommunicator waits for other ranks. Without a limit it is
 // MPI_Wait/Waitany/Waitall; with one it polls, and a rank that has waited that long for one
-// operation prints one line naming the peer and the operation and ends the job (MPI_Abort):
+// operation ends the job with one line naming the peer and the operation (end_job):
 // a cut or crawling network link ends the job instead of hanging it (docs/training.md).
 #pragma once
 
@@ -26,11 +26,10 @@ public:
 
     /// The MPI_Wait* of the same name, returning its code. `peers[i]` is the rank requests[i]
     /// waits for (collective_peer for a collective); `what` names the operation. When a limit is
-    /// set and it expires first, this prints to stderr
+    /// set and it expires first, this ends the job (end_job: the job's one error line) with
     ///   strata: rank R: no progress from rank P for S s in WHAT (network failure?): aborting
     /// (P: the ranks of the requests still pending; for a collective the other rank of a
-    /// 2-rank communicator, else "the other ranks") and
-    /// calls MPI_Abort(MPI_COMM_WORLD, 1); it does not return then.
+    /// 2-rank communicator, else "the other ranks"); it does not return then.
     int wait(MPI_Request& request, int peer, const char* what) const;
     int wait_any(std::span<MPI_Request> requests, std::span<const int> peers, const char* what,
                  int* index, MPI_Status* status) const;

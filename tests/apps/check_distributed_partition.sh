@@ -3,7 +3,7 @@
 # of Cora that `mpirun -np 3 strata train` trains on; the same seed gives the same partition; one
 # process with --distributed works; the refusals (K < 1, another method, two balance constraints,
 # --chunks, several processes without --distributed, PT-Scotch out of memory) exit non-zero with
-# one line naming the problem (on several processes: that line, then MPI_Abort's report).
+# one line naming the problem (on several processes too: end_job prints it once).
 # Usage: check_distributed_partition.sh MPIEXEC STRATA DATA_DIR
 mpiexec=$1
 strata=$(realpath "$2")

@@ -6,16 +6,42 @@
 //                               (the others' --comm-timeout must end the job)
 //   STRATA_EPOCH_SLEEP_MS=N     every rank sleeps N ms after each epoch (same arithmetic,
 //                               slower: tests that signal or kill a running job)
+//   STRATA_METIS_SLEEP_MS=N     every METIS_PartGraphKway call prints "strata-testing: METIS
+//                               starts" to stdout, then sleeps N ms before partitioning (a long
+//                               lone phase while the ranks load: serial METIS on rank 0)
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include <metis.h>
+
 #include "apps/commands/command.hpp"
 #include "src/base/error.hpp"
+
+#include <dlfcn.h>
+
+// The test build's METIS_PartGraphKway: it takes precedence over libmetis's for the statically
+// linked strata libraries, and calls libmetis's (the next definition) after the injected sleep.
+extern "C" int METIS_PartGraphKway(idx_t* nvtxs, idx_t* ncon, idx_t* xadj, idx_t* adjncy,
+                                   idx_t* vwgt, idx_t* vsize, idx_t* adjwgt, idx_t* nparts,
+                                   real_t* tpwgts, real_t* ubvec, idx_t* options, idx_t* objval,
+                                   idx_t* part) {
+    using Kway = int (*)(idx_t*, idx_t*, idx_t*, idx_t*, idx_t*, idx_t*, idx_t*, idx_t*, real_t*,
+                         real_t*, idx_t*, idx_t*, idx_t*);
+    static const auto metis = reinterpret_cast<Kway>(dlsym(RTLD_NEXT, "METIS_PartGraphKway"));
+    if (const char* ms = std::getenv("STRATA_METIS_SLEEP_MS")) {
+        std::printf("strata-testing: METIS starts\n");
+        std::fflush(stdout);
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
+    }
+    return metis(nvtxs, ncon, xadj, adjncy, vwgt, vsize, adjwgt, nparts, tpwgts, ubvec, options,
+                 objval, part);
+}
 
 namespace {
 

@@ -5,10 +5,14 @@
 #  slow_link_watchdog, link_down_watchdog  the crawl and the cut with mpirun's daemon keepalive
 #              off: strata's --comm-timeout alone must end the ranks (after a cut, mpirun itself
 #              ends only once the link is repaired, which this test does when the ranks are gone)
+#  load_link_down, load_link_down_watchdog  the cut while the ranks load (rank 0 in serial
+#              METIS, slowed by STRATA_METIS_SLEEP_MS, rank 1 waiting for it), with and
+#              without the keepalive: the heartbeat of run_alone must end the ranks
 # Each time the job ends on its own, with a line naming the rank (strata: "rank R: no progress
 # from rank P ...") or the host (Open MPI: "lost communication with a remote daemon ... on node
 # HOST"), within --comm-timeout plus an allowance; no rank is left on either host; after the
-# repair, --resume continues from the last checkpoint and ends exactly as an uninterrupted run.
+# repair, --resume continues from the last checkpoint and ends exactly as an uninterrupted run
+# (mid-training faults).
 # Usage: check_faults.sh REPO STRATA_TESTING (the test build: STRATA_EPOCH_SLEEP_MS)
 set -u
 repo=$1
@@ -53,19 +57,11 @@ flags_name=mpi_flags
 train reference reference.jsonl >reference.out 2>&1 ||
   { fail "uninterrupted run"; cat reference.out; }
 
-# fault NAME FLAGS_ARRAY MODE RANKS_BOUND JOB_BOUND BREAK REPAIR [early]
-# (early: repair as soon as no rank is left, before the job has ended)
-fault() {
-  local name=$1 mode=$3 ranks_bound=$4 job_bound=$5 break_cmd=$6 repair_cmd=$7 early=${8:-}
-  local repaired=""
-  flags_name=$2
-  STRATA_EPOCH_SLEEP_MS=200 train "$name" "$name.jsonl" >"$name.out" 2>"$name.err" &
-  local job=$!
-  reached() { [ "$(wc -l 2>/dev/null <"$name.jsonl" || echo 0)" -ge 12 ]; }
-  if ! wait_until 120 reached; then
-    fail "$name: the run never reached epoch 12"
-    tail -n 5 "$name.out" "$name.err"
-  fi
+# watch NAME MODE RANKS_BOUND JOB_BOUND BREAK REPAIR EARLY: breaks the link of the running
+# job $job, then judges how the job ended (sets $repaired when it repaired already)
+# (EARLY non-empty: repair as soon as no rank is left, before the job has ended)
+watch() {
+  local name=$1 mode=$2 ranks_bound=$3 job_bound=$4 break_cmd=$5 repair_cmd=$6 early=$7
   local start ranks_ms="" elapsed_ms rc=124 left
   start=$(date +%s%N)
   eval "$break_cmd"
@@ -100,6 +96,22 @@ fault() {
   [ -n "$ranks_ms" ] && [ "$ranks_ms" -le $((ranks_bound * 1000)) ] && [ -z "$left" ] &&
     ok "$name: no rank left on either host after ${ranks_ms} ms (bound ${ranks_bound} s)" ||
     fail "$name: ranks gone after ${ranks_ms:-never} ms (bound ${ranks_bound} s), left: ${left:-none}"
+}
+
+# fault NAME FLAGS_ARRAY MODE RANKS_BOUND JOB_BOUND BREAK REPAIR [early]: mid-training (after
+# epoch 12), then --resume after the repair
+fault() {
+  local name=$1 repaired=""
+  flags_name=$2
+  STRATA_EPOCH_SLEEP_MS=200 train "$name" "$name.jsonl" >"$name.out" 2>"$name.err" &
+  job=$!
+  reached() { [ "$(wc -l 2>/dev/null <"$name.jsonl" || echo 0)" -ge 12 ]; }
+  if ! wait_until 120 reached; then
+    fail "$name: the run never reached epoch 12"
+    tail -n 5 "$name.out" "$name.err"
+  fi
+  watch "$name" "$3" "$4" "$5" "$6" "$7" "${8:-}"
+  local repair_cmd=$7
   [ -n "$repaired" ] || eval "$repair_cmd"
   flags_name=mpi_flags
   train "$name" "$name.jsonl" --resume >"$name-resume.out" 2>&1 ||
@@ -112,6 +124,33 @@ fault() {
     fail "$name: resume: '${from:-no resume line}' ${message:-}"
   fi
 }
+# load_fault NAME FLAGS_ARRAY MODE RANKS_BOUND JOB_BOUND BREAK REPAIR [early]: while the ranks
+# load: rank 0 partitions alone (serial METIS, held 10 minutes by STRATA_METIS_SLEEP_MS) and
+# rank 1 waits for it; mode strata: the heartbeat (run_alone) ends the ranks, rank 0's line
+# names rank 1
+load_fault() {
+  local name=$1 repaired=""
+  local -n load_flags=$2
+  STRATA_METIS_SLEEP_MS=600000 mpirun -np 2 "${load_flags[@]}" "$strata" train \
+    --data "$repo/data/cora.h5" --epochs 5 --threads 1 --comm-timeout "$limit" \
+    --partition-method metis >"$name.out" 2>"$name.err" &
+  job=$!
+  loading() { grep -q "strata-testing: METIS starts" "$name.out" 2>/dev/null; }
+  if ! wait_until 120 loading; then
+    fail "$name: METIS never started on rank 0"
+    tail -n 5 "$name.out" "$name.err"
+  fi
+  sleep 1  # rank 1 in the heartbeat
+  watch "$name" "$3" "$4" "$5" "$6" "$7" "${8:-}"
+  local repair_cmd=$7
+  [ -n "$repaired" ] || eval "$repair_cmd"
+  if [ "$3" = strata ]; then
+    grep -Eq "^strata: rank 0: no progress from rank 1 for $limit s in the heartbeat of rank 0 working alone \(serial METIS of the whole graph\) \(network failure\?\): aborting$" "$name.err" &&
+      ok "$name: rank 0 named rank 1 while it partitioned alone" ||
+      { fail "$name: no heartbeat line from rank 0 naming rank 1"; cat "$name.err"; }
+  fi
+}
+
 bound=$((limit + 10))
 fault link_down mpi_flags any "$bound" "$bound" "'$scripts/link' $h2 down" "'$scripts/link' $h2 up"
 fault slow_link mpi_flags any "$bound" "$bound" "'$scripts/shape' 8kbit $h2" "'$scripts/shape' off"
@@ -120,5 +159,10 @@ fault slow_link mpi_flags any "$bound" "$bound" "'$scripts/shape' 8kbit $h2" "'$
 fault slow_link_watchdog no_keepalive strata "$bound" $((limit + 150)) \
   "'$scripts/shape' 8kbit $h2" "'$scripts/shape' off"
 fault link_down_watchdog no_keepalive strata "$bound" $((limit + 60)) \
+  "'$scripts/link' $h2 down" "'$scripts/link' $h2 up" early
+# While loading: the launcher's keepalive, then strata's own bound alone.
+load_fault load_link_down mpi_flags any "$bound" "$bound" \
+  "'$scripts/link' $h2 down" "'$scripts/link' $h2 up"
+load_fault load_link_down_watchdog no_keepalive strata "$bound" $((limit + 60)) \
   "'$scripts/link' $h2 down" "'$scripts/link' $h2 up" early
 finish
