@@ -147,9 +147,7 @@ void restore_pipeline_state(const Checkpoint& c, PipelineExecutor& pipeline, Acc
                  c.guard ? "holds" : "lacks", " accuracy guard state, but this run has --guard ",
                  guard != nullptr ? "on" : "off");
     if (guard != nullptr) {
-        guard->set_state({.figures = c.guard->figures,
-                          .parameters = c.guard->parameters,
-                          .optimizer = c.guard->optimizer});
+        guard->set_state(*c.guard);
     }
 }
 
@@ -380,7 +378,8 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
                             .grad_zero_scale = o.grad_zero_scale == "on",
                             .snapshot_period = o.snapshot_period,
                             .seed = o.seed,
-                            .nnz = nnz});
+                            .nnz = nnz,
+                            .recompute = recompute});
         pipeline = p.get();
         executor = std::move(p);
         structure.reset();
@@ -464,7 +463,8 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
     }
     std::optional<AccuracyGuard> guard;  // before resume, which restores its state
     if (pipeline != nullptr && o.guard == "on") {
-        guard.emplace(*pipeline, parameters, adam, GuardOptions{.window = o.guard_window},
+        guard.emplace(*pipeline, parameters, adam, &best,
+                      GuardOptions{.select_by = selection, .window = o.guard_window},
                       [&report](const std::string& text) { report.note(text, true); });
     }
     if (o.resume) {
@@ -522,10 +522,7 @@ int run_train(const ModelSpec& spec, const TrainOptions& given, const TrainExten
             checkpointer->add_pipeline_state(comm, [pipeline, &guard] {
                 PipelineCheckpointState mine{.history = pipeline->history(), .guard = {}};
                 if (guard) {
-                    AccuracyGuard::State g = guard->state();
-                    mine.guard = GuardCheckpoint{.figures = std::move(g.figures),
-                                                 .parameters = std::move(g.parameters),
-                                                 .optimizer = std::move(g.optimizer)};
+                    mine.guard = guard->state();
                 }
                 return mine;
             });

@@ -1,14 +1,17 @@
-// PipelineExecutor: storage per stage, the GPipe wave, and the techniques' bookkeeping.
+// PipelineExecutor: the GPipe wave, stage transfers, the hybrid's mirror exchange, the
+// techniques' bookkeeping and the history; a chunk's steps run through the node runner.
 #include "src/nn/pipeline_executor.hpp"
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <numeric>
 #include <type_traits>
 
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
 #include "src/device/counter_rng.hpp"
+#include "src/nn/node_runner.hpp"
 #include "src/nn/stage_storage.hpp"
 
 namespace strata {
@@ -46,6 +49,60 @@ struct PipelineExecutor::Storage : StageStorage {
     double bubble_s = 0.0;
 };
 
+/// The stage's slots for one call of a chunk: whole-graph buffers (and the model inputs) hold
+/// every row, scratch only the chunk's. The executor's buffers are written through these views
+/// (the ops' calls take mutable views), hence the casts.
+class PipelineExecutor::ChunkViews final : public StepViews {
+public:
+    ChunkViews(const PipelineExecutor& e, RowRange chunk) : e_(e), st_(*e.storage_), r_(chunk) {}
+    [[nodiscard]] RowRange range() const override { return r_; }
+    [[nodiscard]] bool whole(int slot) const override {
+        return slot >= 0 && at(slot).place != Place::scratch;
+    }
+    [[nodiscard]] MatrixView all(int slot) const override {
+        if (slot < 0) {
+            return {};
+        }
+        const Location& l = at(slot);
+        const index_t rows = e_.aggregation_.num_rows();
+        switch (l.place) {
+            case Place::input: {
+                const ConstMatrixView in = e_.data_.inputs[static_cast<std::size_t>(l.input)];
+                return {const_cast<float*>(in.data), in.rows, in.cols};  // read only
+            }
+            case Place::kept:
+                return {const_cast<float*>(st_.kept.data()) + l.offset, rows, l.cols};
+            case Place::kept_grad:
+                return {const_cast<float*>(st_.kept_grad.data()) + l.offset, rows, l.cols};
+            default:
+                STRATA_FAIL("pipeline: slot ", slot, " holds one chunk's rows only");
+        }
+    }
+    [[nodiscard]] MatrixView rows(int slot) const override {
+        if (slot < 0) {
+            return {};
+        }
+        const Location& l = at(slot);
+        if (l.place == Place::scratch) {
+            return {const_cast<float*>(st_.scratch.data()) +
+                        l.offset * static_cast<std::size_t>(r_.count),
+                    r_.count, l.cols};
+        }
+        return all(slot).rows_of(r_);
+    }
+    [[nodiscard]] std::span<float> workspace(const PlanStep&) const override {
+        return {const_cast<float*>(st_.workspace.data()), st_.workspace.size()};
+    }
+
+private:
+    [[nodiscard]] const Location& at(int slot) const {
+        return st_.slots[static_cast<std::size_t>(slot)];
+    }
+    const PipelineExecutor& e_;
+    const Storage& st_;
+    RowRange r_;
+};
+
 namespace {
 
 index_t largest_chunk(const std::vector<index_t>& offsets) {
@@ -74,23 +131,24 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
       snapshot_period_(options.snapshot_period),
       storage_(std::make_unique<Storage>()) {
     const index_t rows = aggregation.num_rows();
-    STRATA_CHECK(data_.sparse_input == nullptr,
-                 "the layer pipeline reads dense features (run it with --sparse-features off)");
-    STRATA_CHECK(options.ways >= 1, "--ways ", options.ways, ": must be at least 1");
-    STRATA_CHECK(options.stages * options.ways == world.size(), "--stages ", options.stages,
-                 " x --ways ", options.ways, " = ", options.stages * options.ways,
-                 " ranks, but the job has ", world.size(),
-                 " (the pipeline runs one rank per stage and way)");
-    STRATA_CHECK(options.snapshot_period >= 0, "--snapshot-period ", options.snapshot_period,
-                 ": must be 0 (off) or positive");
+    STRATA_CHECK_OPTION(data_.sparse_input == nullptr, "sparse_features", "on",
+                        "the layer pipeline reads dense features");
+    STRATA_CHECK_OPTION(options.ways >= 1, "ways", options.ways, "must be at least 1");
+    STRATA_CHECK_OPTION(options.stages * options.ways == world.size(), "stages", options.stages,
+                        "with ways = ", options.ways, " the pipeline runs ",
+                        options.stages * options.ways,
+                        " ranks (one per stage and way), but the job has ", world.size());
+    STRATA_CHECK_OPTION(options.snapshot_period >= 0, "snapshot_period", options.snapshot_period,
+                        "must be 0 (off) or positive");
     STRATA_CHECK(
         base_offsets_.size() >= 2 && base_offsets_.front() == 0 && base_offsets_.back() == rows,
         "pipeline: chunk offsets do not cover the ", rows, " rows");
     for (std::size_t c = 0; c + 1 < base_offsets_.size(); ++c) {
         STRATA_CHECK(base_offsets_[c] < base_offsets_[c + 1], "pipeline: chunk ", c, " is empty");
     }
-    STRATA_CHECK(chunks() % options.ways == 0, "--chunks ", chunks(), " with --ways ", options.ways,
-                 ": every way needs the same number of chunks (a multiple of ", options.ways, ")");
+    STRATA_CHECK_OPTION(
+        chunks() % options.ways == 0, "chunks", chunks(),
+        "every way needs the same number of chunks (a multiple of ways = ", options.ways, ")");
     chunk_base_.resize(base_offsets_.size());
     std::iota(chunk_base_.begin(), chunk_base_.end(), std::size_t{0});
     STRATA_CHECK(data_.inputs.size() == graph.inputs().size(), "pipeline: ", data_.inputs.size(),
@@ -98,14 +156,16 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     STRATA_CHECK(data_.global_train > 0, "training set is empty (no vertex has train_mask = 1)");
     for (int n = 0; n < graph.num_nodes(); ++n) {
         const Op& op = *graph.node(n).op;
-        STRATA_CHECK(op.row_local() || op.kind() == OpKind::aggregate, "--parallel pipeline: op '",
-                     graph.node(n).name, "' (", op.describe(),
-                     ") is neither row-local nor an aggregation, so it cannot run chunk by chunk");
+        STRATA_CHECK_OPTION(op.row_local() || op.kind() == OpKind::aggregate, "parallel",
+                            "pipeline", "op '", graph.node(n).name, "' (", op.describe(),
+                            ") is neither row-local nor an aggregation, so it cannot run chunk by "
+                            "chunk");
     }
     layout_ = plan_stages(graph, options.stages, StageCostInputs{.rows = rows, .nnz = options.nnz});
     // Where every tensor of this stage lives (stage_storage.hpp, shared with the planner).
     Storage& st = *storage_;
-    static_cast<StageStorage&>(st) = plan_stage_storage(graph, layout_, this->stage(), rows);
+    static_cast<StageStorage&>(st) =
+        plan_stage_storage(graph, layout_, this->stage(), rows, options.recompute);
     st.kept = Buffer<float>(backend, st.kept_floats);
     st.kept_grad = Buffer<float>(backend, st.kept_grad_floats);
     if (snapshot_period_ > 0 && st.snapshot_floats > 0) {
@@ -122,7 +182,7 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     reset_history();
     allocate_scratch();
     if (options.ways > 1) {
-        STRATA_CHECK(options.structure != nullptr, "pipeline: --ways ", options.ways,
+        STRATA_CHECK(options.structure != nullptr, "pipeline: ways = ", options.ways,
                      " needs the graph's structure for the mirror exchange");
         mirrors_ = way_mirrors(*options.structure, base_offsets_, options.ways);
         std::vector<index_t> all;
@@ -158,10 +218,8 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
         }
         st.mirror_rows = Buffer<index_t>(backend, std::span<const index_t>(all));
         index_t widest = 0;
-        for (const int n : st.nodes) {
-            if (graph.node(n).op->kind() == OpKind::aggregate) {
-                widest = std::max(widest, graph.tensor(graph.node(n).output).cols);
-            }
+        for (const TensorId t : st.kept_grads) {  // the aggregation outputs
+            widest = std::max(widest, graph.tensor(t).cols);
         }
         const auto cols = static_cast<std::size_t>(widest);
         st.mirror_send = Buffer<float>(backend, send * cols);
@@ -212,115 +270,159 @@ void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
     allocate_scratch();
 }
 
+MatrixView PipelineExecutor::whole_value(TensorId t) const {
+    const ChunkViews views(*this, {0, 0});
+    return views.all(storage_->schedule.values[static_cast<std::size_t>(t)]);
+}
+
+MatrixView PipelineExecutor::whole_grad(TensorId t) const {
+    const ChunkViews views(*this, {0, 0});
+    return views.all(storage_->schedule.grads[static_cast<std::size_t>(t)]);
+}
+
 void PipelineExecutor::reset_history() {
-    Storage& st = *storage_;
-    const index_t rows = aggregation_.num_rows();
-    for (std::size_t t = 0; t < st.value.size(); ++t) {  // per tensor: sizes stay in index_t
-        if (st.value[t].place == Place::kept) {
-            backend_.fill({st.kept.data() + st.value[t].offset, rows, st.value[t].cols}, 0.0f);
-        }
-        if (st.grad[t].place == Place::kept) {
-            backend_.fill({st.kept_grad.data() + st.grad[t].offset, rows, st.grad[t].cols}, 0.0f);
+    const Storage& st = *storage_;
+    const ChunkViews views(*this, {0, 0});
+    for (std::size_t s = 0; s < st.slots.size(); ++s) {
+        const Place place = st.slots[s].place;
+        if (place == Place::kept || place == Place::kept_grad) {
+            backend_.fill(views.all(static_cast<int>(s)), 0.0f);
         }
     }
     have_snapshot_ = false;
 }
 
-std::vector<float> PipelineExecutor::history() const {
-    const Storage& st = *storage_;
-    const index_t rows = aggregation_.num_rows();
-    std::vector<float> out{static_cast<float>(chunks()), static_cast<float>(snapshot_period_),
-                           have_snapshot_ ? 1.0f : 0.0f};
-    const auto append = [&](const float* data, std::size_t floats) {
-        if (floats == 0) {  // a stage without rows to keep
-            return;
-        }
-        const std::size_t at = out.size();
-        out.resize(at + floats);
-        backend_.download(out.data() + at, data, floats * sizeof(float));
-    };
-    for (const TensorId t : st.snapshot) {
-        const Location& l = st.value[static_cast<std::size_t>(t)];
-        append(st.kept.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
-    }
-    if (have_snapshot_) {
-        append(st.backup.data(), st.backup.size());
-    }
-    if (!options_.grad_zero_scale) {
-        for (const TensorId t : st.kept_grads) {
-            const Location& l = st.grad[static_cast<std::size_t>(t)];
-            append(st.kept_grad.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
-        }
-    }
-    return out;
-}
-
-void PipelineExecutor::restore_history(std::span<const float> history) {
+void PipelineExecutor::copy_snapshot(bool take) {
     Storage& st = *storage_;
-    STRATA_CHECK(history.size() >= 3, "pipeline history: ", history.size(), " values");
-    set_staleness(static_cast<int>(history[0]), static_cast<int>(history[1]));
-    reset_history();
-    const bool snapshot = history[2] != 0.0f;
-    const index_t rows = aggregation_.num_rows();
-    std::size_t at = 3;
-    const auto take = [&](float* data, std::size_t floats) {
-        STRATA_CHECK(at + floats <= history.size(), "pipeline history: ", history.size(),
-                     " values do not fit this stage's layout");
-        if (floats == 0) {
-            return;
-        }
-        backend_.upload(data, history.data() + at, floats * sizeof(float));
-        at += floats;
-    };
+    std::size_t offset = 0;
     for (const TensorId t : st.snapshot) {
-        const Location& l = st.value[static_cast<std::size_t>(t)];
-        take(st.kept.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
-    }
-    if (snapshot) {
-        STRATA_CHECK(st.backup.size() > 0 || st.snapshot_floats == 0,
-                     "pipeline history: a snapshot for a run without one");
-        take(st.backup.data(), st.backup.size());
-        have_snapshot_ = true;
-    }
-    if (!options_.grad_zero_scale) {
-        for (const TensorId t : st.kept_grads) {
-            const Location& l = st.grad[static_cast<std::size_t>(t)];
-            take(st.kept_grad.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
+        const MatrixView v = whole_value(t);
+        float* backup = st.backup.data() + offset;
+        const std::size_t bytes = v.size() * sizeof(float);
+        if (take) {
+            backend_.copy(backup, v.data, bytes);
+        } else {
+            backend_.copy(v.data, backup, bytes);
         }
+        offset += aligned_floats(v.size());
     }
-    STRATA_CHECK(at == history.size(), "pipeline history: ", history.size(),
-                 " values, this stage's layout holds ", at);
 }
 
-namespace {
+/// The stage's history regions: the aggregation inputs' rows, their snapshot (when one is held)
+/// and the aggregation outputs' gradients (T2 off).
+struct PipelineExecutor::HistoryLayout {
+    /// One tensor's rows as the stage holds them.
+    struct HistoryRegion {
+        const std::string* name;
+        float* data;
+        index_t rows;
+        index_t cols;
 
-/// Views of one tensor location.
-struct Views {
-    const std::vector<Location>& where;
-    float* kept;
-    float* scratch;
-    const TrainingData& data;
-    index_t rows;
-
-    [[nodiscard]] MatrixView whole(TensorId t) const {
-        const Location& l = where[static_cast<std::size_t>(t)];
-        if (l.place == Place::input) {
-            const ConstMatrixView in = data.inputs[static_cast<std::size_t>(l.input)];
-            return {const_cast<float*>(in.data), in.rows, in.cols};  // read only, as executors do
+        [[nodiscard]] std::size_t floats() const {
+            return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
         }
-        STRATA_ASSERT(l.place == Place::kept);
-        return {kept + l.offset, rows, l.cols};
-    }
-    [[nodiscard]] MatrixView chunk(TensorId t, RowRange r) const {
-        const Location& l = where[static_cast<std::size_t>(t)];
-        if (l.place == Place::scratch) {
-            return {scratch + l.offset * static_cast<std::size_t>(r.count), r.count, l.cols};
-        }
-        return whole(t).rows_of(r);
-    }
+    };
+    std::vector<HistoryRegion> embeddings;
+    std::vector<HistoryRegion> snapshot;
+    std::vector<HistoryRegion> gradients;
 };
 
-}  // namespace
+PipelineExecutor::HistoryLayout PipelineExecutor::history_layout(bool with_snapshot) const {
+    const Storage& st = *storage_;
+    HistoryLayout layout;
+    std::size_t offset = 0;
+    for (const TensorId t : st.snapshot) {
+        const MatrixView v = whole_value(t);
+        layout.embeddings.push_back({&graph_.tensor(t).name, v.data, v.rows, v.cols});
+        if (with_snapshot) {
+            layout.snapshot.push_back({&graph_.tensor(t).name,
+                                       const_cast<float*>(st.backup.data()) + offset, v.rows,
+                                       v.cols});
+        }
+        offset += aligned_floats(v.size());
+    }
+    if (!options_.grad_zero_scale) {
+        for (const TensorId t : st.kept_grads) {
+            const MatrixView g = whole_grad(t);
+            layout.gradients.push_back({&graph_.tensor(t).name, g.data, g.rows, g.cols});
+        }
+    }
+    return layout;
+}
+
+PipelineHistory PipelineExecutor::history() const {
+    PipelineHistory h{
+        .chunks = chunks(), .snapshot_period = snapshot_period_, .has_snapshot = have_snapshot_};
+    const HistoryLayout layout = history_layout(have_snapshot_);
+    const auto take = [&](const std::vector<HistoryLayout::HistoryRegion>& regions,
+                          std::vector<HistoryTensor>& out) {
+        for (const HistoryLayout::HistoryRegion& r : regions) {
+            HistoryTensor tensor{.name = *r.name, .rows = r.rows, .cols = r.cols};
+            tensor.values.resize(r.floats());
+            if (!tensor.values.empty()) {
+                backend_.download(tensor.values.data(), r.data, r.floats() * sizeof(float));
+            }
+            out.push_back(std::move(tensor));
+        }
+    };
+    take(layout.embeddings, h.embeddings);
+    take(layout.snapshot, h.snapshot);
+    take(layout.gradients, h.gradients);
+    return h;
+}
+
+void PipelineExecutor::restore_history(const PipelineHistory& h) {
+    const Storage& st = *storage_;
+    const auto setting = [](std::int64_t v, const char* what) {
+        STRATA_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(), "pipeline history: ", what,
+                     " = ", v);
+        return static_cast<int>(v);
+    };
+    set_staleness(setting(h.chunks, "chunks"), setting(h.snapshot_period, "snapshot period"));
+    reset_history();
+    STRATA_CHECK(!h.has_snapshot || st.backup.size() > 0 || st.snapshot_floats == 0,
+                 "pipeline history: a snapshot for a run without one");
+    const HistoryLayout layout = history_layout(h.has_snapshot);
+    if (h.from_format4) {  // the rows in one array, split by this layout
+        std::size_t at = 0;
+        for (const auto* part : {&layout.embeddings, &layout.snapshot, &layout.gradients}) {
+            for (const HistoryLayout::HistoryRegion& r : *part) {
+                STRATA_CHECK(at + r.floats() <= h.format4_rows.size(),
+                             "pipeline history: ", h.format4_rows.size(),
+                             " values do not fit this stage's layout");
+                if (r.floats() > 0) {
+                    backend_.upload(r.data, h.format4_rows.data() + at, r.floats() * sizeof(float));
+                }
+                at += r.floats();
+            }
+        }
+        STRATA_CHECK(at == h.format4_rows.size(), "pipeline history: ", h.format4_rows.size(),
+                     " values, this stage's layout holds ", at);
+    } else {
+        const auto put = [&](const std::vector<HistoryTensor>& given,
+                             const std::vector<HistoryLayout::HistoryRegion>& want,
+                             const char* what) {
+            STRATA_CHECK(given.size() == want.size(), "pipeline history: ", given.size(), " ", what,
+                         " tensors, this stage holds ", want.size());
+            for (std::size_t i = 0; i < want.size(); ++i) {
+                const HistoryTensor& g = given[i];
+                const HistoryLayout::HistoryRegion& w = want[i];
+                STRATA_CHECK(g.name == *w.name && g.rows == w.rows && g.cols == w.cols &&
+                                 g.values.size() == w.floats(),
+                             "pipeline history: ", what, " '", g.name, "' ", g.rows, " x ", g.cols,
+                             " (", g.values.size(), " values), this stage holds '", *w.name, "' ",
+                             w.rows, " x ", w.cols);
+                if (!g.values.empty()) {
+                    backend_.upload(w.data, g.values.data(), g.values.size() * sizeof(float));
+                }
+            }
+        };
+        put(h.embeddings, layout.embeddings, "embedding");
+        put(h.snapshot, layout.snapshot, "snapshot");
+        put(h.gradients, layout.gradients, "gradient");
+    }
+    have_snapshot_ = h.has_snapshot;
+}
 
 RowRange PipelineExecutor::range(int chunk) const {
     const auto i = static_cast<std::size_t>(chunk);
@@ -375,124 +477,67 @@ void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> 
     }
 }
 
-void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t epoch,
-                                     bool recompute_only) {
-    Storage& st = *storage_;
-    const RowRange r = range(step[static_cast<std::size_t>(way())]);
-    const Views values{st.value, st.kept.data(), st.scratch.data(), data_, aggregation_.num_rows()};
-    OpContext context{.backend = backend_,
-                      .graph = &aggregation_,
-                      .training = true,
-                      .epoch = epoch,
-                      .recompute = recompute_only,
-                      .comm = &world_};
-    const std::span<float> workspace = st.workspace.span();
-    for (const int n : recompute_only ? st.recompute : st.nodes) {
-        Node& node = graph_.node(n);
-        std::vector<ConstMatrixView> x;
-        if (node.op->row_local()) {
-            for (const TensorId t : node.inputs) {
-                x.push_back(values.chunk(t, r));
-            }
-            context.row_ids = data_.row_ids.subspan(static_cast<std::size_t>(r.first),
-                                                    static_cast<std::size_t>(r.count));
-            node.op->forward(context, ForwardArgs{.x = x,
-                                                  .y = values.chunk(node.output, r),
-                                                  .rows = {0, r.count},
-                                                  .workspace = workspace});
-        } else {
-            for (const TensorId t : node.inputs) {
-                x.push_back(values.whole(t));
-                if (options_.ways > 1 &&
-                    st.value[static_cast<std::size_t>(t)].place == Place::kept) {
-                    exchange_mirrors(values.whole(t), step, /*forward=*/true);
+void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t epoch) {
+    const Storage& st = *storage_;
+    const ChunkViews views(*this, range(step[static_cast<std::size_t>(way())]));
+    const OpContext context{.backend = backend_,
+                            .graph = &aggregation_,
+                            .row_ids = data_.row_ids,
+                            .training = true,
+                            .epoch = epoch,
+                            .comm = &world_};
+    PhaseClock untimed(backend_, world_, nullptr);
+    for (int k = 0; k < st.schedule.boundary; ++k) {
+        const PlanStep& s = st.schedule.steps[static_cast<std::size_t>(k)];
+        if (options_.ways > 1 && !graph_.node(s.node).op->row_local()) {
+            for (const int slot : s.x) {  // the other ways' fresh rows of the chunks in flight
+                if (st.slots[static_cast<std::size_t>(slot)].place == Place::kept) {
+                    exchange_mirrors(views.all(slot), step, /*forward=*/true);
                 }
             }
-            context.row_ids = data_.row_ids;
-            node.op->forward(
-                context,
-                ForwardArgs{
-                    .x = x, .y = values.whole(node.output), .rows = r, .workspace = workspace});
         }
+        run_forward(graph_, s, views, context, untimed);
     }
 }
 
 double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t epoch) {
-    Storage& st = *storage_;
-    const RowRange r = range(step[static_cast<std::size_t>(way())]);
-    const index_t n_rows = aggregation_.num_rows();
-    const Views values{st.value, st.kept.data(), st.scratch.data(), data_, n_rows};
-    const Views grads{st.grad, st.kept_grad.data(), st.scratch.data(), data_, n_rows};
-    forward_chunk(step, epoch, /*recompute_only=*/true);
+    const Storage& st = *storage_;
+    const ChunkViews views(*this, range(step[static_cast<std::size_t>(way())]));
+    const OpContext context{.backend = backend_,
+                            .graph = &aggregation_,
+                            .row_ids = data_.row_ids,
+                            .training = true,
+                            .epoch = epoch,
+                            .comm = &world_};
+    OpContext recompute = context;
+    recompute.recompute = true;
+    PhaseClock untimed(backend_, world_, nullptr);
     double loss = 0.0;
-    if (layout_.stages.back().end == layout_.stages[static_cast<std::size_t>(stage())].end) {
-        const TensorId out = graph_.output();
-        const auto first = static_cast<std::size_t>(r.first);
-        const auto count = static_cast<std::size_t>(r.count);
-        loss = backend_
-                   .softmax_cross_entropy(values.chunk(out, r), data_.labels.subspan(first, count),
-                                          data_.train_mask.subspan(first, count),
-                                          1.0f / static_cast<float>(data_.global_train),
-                                          grads.chunk(out, r))
-                   .loss;
-    }
-    OpContext context{.backend = backend_,
-                      .graph = &aggregation_,
-                      .training = true,
-                      .epoch = epoch,
-                      .comm = &world_};
-    const std::span<float> workspace = st.workspace.span();
-    for (std::size_t k = st.nodes.size(); k-- > 0;) {
-        Node& node = graph_.node(st.nodes[k]);
-        const std::vector<GradMode>& modes = st.modes[k];
-        std::vector<ConstMatrixView> x;
-        std::vector<MatrixView> dx;
-        if (node.op->row_local()) {
-            for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-                x.push_back(values.chunk(node.inputs[i], r));
-                dx.push_back(modes[i] == GradMode::skip ? MatrixView{}
-                                                        : grads.chunk(node.inputs[i], r));
-            }
-            context.row_ids = data_.row_ids.subspan(static_cast<std::size_t>(r.first),
-                                                    static_cast<std::size_t>(r.count));
-            node.op->backward(context, BackwardArgs{.x = x,
-                                                    .y = values.chunk(node.output, r),
-                                                    .dy = grads.chunk(node.output, r),
-                                                    .dx = dx,
-                                                    .modes = modes,
-                                                    .rows = {0, r.count},
-                                                    .workspace = workspace});
-        } else {
-            // The pull dx[rows] = (Âᵀ dy)[rows] reads the output gradient's whole-graph buffer;
-            // dx is the chunk's rows (scratch) or a whole-graph buffer.
-            for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-                const TensorId t = node.inputs[i];
-                x.push_back(values.whole(t));
-                if (modes[i] == GradMode::skip) {
-                    dx.push_back(MatrixView{});
-                } else if (st.grad[static_cast<std::size_t>(t)].place == Place::kept) {
-                    dx.push_back(grads.whole(t));
-                } else {
-                    dx.push_back(grads.chunk(t, r));
+    for (std::size_t k = static_cast<std::size_t>(st.schedule.boundary);
+         k < st.schedule.steps.size(); ++k) {
+        const PlanStep& s = st.schedule.steps[k];
+        switch (s.kind) {
+            case StepKind::forward:
+            case StepKind::recompute:
+                run_forward(graph_, s, views, recompute, untimed);
+                break;
+            case StepKind::loss:
+                loss = run_loss(backend_, s, views, data_, untimed);
+                break;
+            case StepKind::backward:
+                // The pull dx[rows] = (Âᵀ dy)[rows] reads every row of dy: the other ways'
+                // fresh rows first.
+                if (options_.ways > 1 && !graph_.node(s.node).op->row_local()) {
+                    exchange_mirrors(views.all(s.dy), step, /*forward=*/false);
                 }
-            }
-            if (options_.ways > 1) {
-                exchange_mirrors(grads.whole(node.output), step, /*forward=*/false);
-            }
-            context.row_ids = data_.row_ids;
-            node.op->backward(context, BackwardArgs{.x = x,
-                                                    .y = values.whole(node.output),
-                                                    .dy = grads.whole(node.output),
-                                                    .dx = dx,
-                                                    .modes = modes,
-                                                    .rows = r,
-                                                    .workspace = workspace});
+                run_backward(graph_, s, views, context, untimed);
+                break;
         }
     }
     if (options_.grad_zero_scale) {  // T2: processed chunks (every way's) count twice
         for (const TensorId t : st.kept_grads) {
             for (const int c : step) {
-                const MatrixView g = grads.chunk(t, range(c));
+                const MatrixView g = whole_grad(t).rows_of(range(c));
                 backend_.axpby(0.0f, g, 2.0f, g);
             }
         }
@@ -534,10 +579,13 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     const int ways = options_.ways;
     const int previous = (s - 1) * ways + way();
     const int next = (s + 1) * ways + way();
-    const index_t n_rows = aggregation_.num_rows();
-    const Views values{st.value, st.kept.data(), st.scratch.data(), data_, n_rows};
-    const Views grads{st.grad, st.kept_grad.data(), st.scratch.data(), data_, n_rows};
     const auto key = static_cast<std::uint64_t>(epoch);
+    const auto value_slot = [&](TensorId t) {
+        return st.schedule.values[static_cast<std::size_t>(t)];
+    };
+    const auto grad_slot = [&](TensorId t) {
+        return st.schedule.grads[static_cast<std::size_t>(t)];
+    };
     st.stage_bytes = 0;
     st.way_bytes = 0;
     st.wait_s = 0.0;
@@ -546,12 +594,7 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
 
     // T3: historical embeddings come from the snapshot, except right after it was taken.
     if (snapshot_period_ > 0 && have_snapshot_ && (epoch - 1) % snapshot_period_ != 0) {
-        std::size_t offset = 0;
-        for (const TensorId t : st.snapshot) {
-            const MatrixView v = values.whole(t);
-            backend_.copy(v.data, st.backup.data() + offset, v.size() * sizeof(float));
-            offset += aligned_floats(v.size());
-        }
+        copy_snapshot(/*take=*/false);
     }
 
     auto receive = [&](MatrixView into, int peer, bool first) {
@@ -590,16 +633,16 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     // Forward wave.
     for (std::size_t k = 0; k < num_steps; ++k) {
         const std::vector<int> step = step_of(k);
-        const RowRange r = range(step[static_cast<std::size_t>(way())]);
+        const ChunkViews views(*this, range(step[static_cast<std::size_t>(way())]));
         if (s > 0) {
             for (const TensorId t : stage_.incoming) {
-                receive(values.chunk(t, r), previous, k == 0);
+                receive(views.rows(value_slot(t)), previous, k == 0);
             }
         }
-        forward_chunk(step, key, /*recompute_only=*/false);
+        forward_chunk(step, key);
         if (s + 1 < num_stages) {
             for (const TensorId t : stage_.outgoing) {
-                send(values.chunk(t, r), next, st.sends);
+                send(views.rows(value_slot(t)), next, st.sends);
             }
         }
     }
@@ -607,17 +650,17 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     double loss = 0.0;
     for (std::size_t k = num_steps; k-- > 0;) {
         const std::vector<int> step = step_of(k);
-        const RowRange r = range(step[static_cast<std::size_t>(way())]);
+        const ChunkViews views(*this, range(step[static_cast<std::size_t>(way())]));
         st.grad_sends.clear();  // the scratch gradients are about to be rewritten
         if (s + 1 < num_stages) {
             for (const TensorId t : stage_.outgoing) {
-                receive(grads.chunk(t, r), next, k + 1 == num_steps);
+                receive(views.rows(grad_slot(t)), next, k + 1 == num_steps);
             }
         }
         loss += backward_chunk(step, key);
         if (s > 0) {
             for (const TensorId t : stage_.incoming) {
-                send(grads.chunk(t, r), previous, st.grad_sends);
+                send(views.rows(grad_slot(t)), previous, st.grad_sends);
             }
         }
     }
@@ -626,16 +669,11 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
 
     if (options_.grad_zero_scale) {  // T2: no historical gradient survives the epoch
         for (const TensorId t : st.kept_grads) {
-            backend_.fill(grads.whole(t), 0.0f);
+            backend_.fill(whole_grad(t), 0.0f);
         }
     }
     if (snapshot_period_ > 0 && epoch % snapshot_period_ == 0) {  // T3: take the snapshot
-        std::size_t offset = 0;
-        for (const TensorId t : st.snapshot) {
-            const MatrixView v = values.whole(t);
-            backend_.copy(st.backup.data() + offset, v.data, v.size() * sizeof(float));
-            offset += aligned_floats(v.size());
-        }
+        copy_snapshot(/*take=*/true);
         have_snapshot_ = true;
     }
     if (world_.size() > 1) {

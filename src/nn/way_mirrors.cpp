@@ -9,9 +9,9 @@ namespace strata {
 
 WayMirrors way_mirrors(const HostCsr& a, std::span<const index_t> chunk_offsets, int ways) {
     const int chunks = static_cast<int>(chunk_offsets.size()) - 1;
-    STRATA_CHECK(ways >= 1 && chunks >= 1 && chunks % ways == 0, "--chunks ", chunks,
-                 " with --ways ", ways,
-                 ": every way needs the same number of chunks (a multiple of ", ways, ")");
+    STRATA_CHECK_OPTION(ways >= 1 && chunks >= 1 && chunks % ways == 0, "chunks", chunks,
+                        "every way needs the same number of chunks (a multiple of ways = ", ways,
+                        ")");
     STRATA_CHECK(chunk_offsets.back() == a.rows && a.rows == a.cols, "way_mirrors: ", a.rows, " x ",
                  a.cols, " structure for chunks covering ", chunk_offsets.back(), " rows");
     WayMirrors m;

@@ -32,7 +32,8 @@ struct WayMirrors {
 
 /// From the operator's structure `a` (rows = destinations, columns = sources; any matrix with
 /// Â's off-diagonal pattern, e.g. the raw adjacency) and chunk offsets (C + 1, C a multiple of
-/// `ways`). O(nnz). Throws strata::Error if C is not a multiple of `ways`.
+/// `ways`). O(nnz). Throws strata::OptionError ("chunks = 3: ...") if C is not a multiple of
+/// `ways`.
 [[nodiscard]] WayMirrors way_mirrors(const HostCsr& a, std::span<const index_t> chunk_offsets,
                                      int ways);
 
