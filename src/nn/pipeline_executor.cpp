@@ -12,7 +12,7 @@
 #include "src/base/timer.hpp"
 #include "src/device/counter_rng.hpp"
 #include "src/nn/node_runner.hpp"
-#include "src/nn/stage_storage.hpp"
+#include "src/nn/stage_buffers.hpp"
 
 namespace strata {
 namespace {
@@ -25,19 +25,12 @@ struct Message {
 
 }  // namespace
 
-struct PipelineExecutor::Storage : StageStorage {
-    std::size_t workspace_floats = 0;
-    index_t scratch_rows = 0;  ///< rows the scratch was sized for
-    Buffer<float> kept;
-    Buffer<float> kept_grad;
-    Buffer<float> scratch;
-    Buffer<float> backup;
-    Buffer<float> workspace;
+/// The pipeline's own state beside the stage's buffers: messages in flight, the hybrid's mirror
+/// lists and buffers, this step's figures.
+struct PipelineExecutor::WaveState {
     std::vector<std::unique_ptr<Message>> sends;  ///< forward values in flight
     std::vector<std::unique_ptr<Message>> grad_sends;
-    /// Hybrid: every mirror list of the initial chunks in one buffer, way-major: list (c, w)
-    /// starts at offsets[w C + c], so the lists of consecutive chunks (a merged chunk) for one
-    /// way are contiguous.
+    /// Hybrid: every mirror list of the initial chunks (pack_mirror_lists, way_mirrors.hpp).
     Buffer<index_t> mirror_rows;
     std::vector<std::size_t> forward_offsets;   ///< W C + 1
     std::vector<std::size_t> backward_offsets;  ///< W C + 1, after the forward lists
@@ -47,60 +40,6 @@ struct PipelineExecutor::Storage : StageStorage {
     std::int64_t stage_bytes = 0;
     double wait_s = 0.0;
     double bubble_s = 0.0;
-};
-
-/// The stage's slots for one call of a chunk: whole-graph buffers (and the model inputs) hold
-/// every row, scratch only the chunk's. The executor's buffers are written through these views
-/// (the ops' calls take mutable views), hence the casts.
-class PipelineExecutor::ChunkViews final : public StepViews {
-public:
-    ChunkViews(const PipelineExecutor& e, RowRange chunk) : e_(e), st_(*e.storage_), r_(chunk) {}
-    [[nodiscard]] RowRange range() const override { return r_; }
-    [[nodiscard]] bool whole(int slot) const override {
-        return slot >= 0 && at(slot).place != Place::scratch;
-    }
-    [[nodiscard]] MatrixView all(int slot) const override {
-        if (slot < 0) {
-            return {};
-        }
-        const Location& l = at(slot);
-        const index_t rows = e_.aggregation_.num_rows();
-        switch (l.place) {
-            case Place::input: {
-                const ConstMatrixView in = e_.data_.inputs[static_cast<std::size_t>(l.input)];
-                return {const_cast<float*>(in.data), in.rows, in.cols};  // read only
-            }
-            case Place::kept:
-                return {const_cast<float*>(st_.kept.data()) + l.offset, rows, l.cols};
-            case Place::kept_grad:
-                return {const_cast<float*>(st_.kept_grad.data()) + l.offset, rows, l.cols};
-            default:
-                STRATA_FAIL("pipeline: slot ", slot, " holds one chunk's rows only");
-        }
-    }
-    [[nodiscard]] MatrixView rows(int slot) const override {
-        if (slot < 0) {
-            return {};
-        }
-        const Location& l = at(slot);
-        if (l.place == Place::scratch) {
-            return {const_cast<float*>(st_.scratch.data()) +
-                        l.offset * static_cast<std::size_t>(r_.count),
-                    r_.count, l.cols};
-        }
-        return all(slot).rows_of(r_);
-    }
-    [[nodiscard]] std::span<float> workspace(const PlanStep&) const override {
-        return {const_cast<float*>(st_.workspace.data()), st_.workspace.size()};
-    }
-
-private:
-    [[nodiscard]] const Location& at(int slot) const {
-        return st_.slots[static_cast<std::size_t>(slot)];
-    }
-    const PipelineExecutor& e_;
-    const Storage& st_;
-    RowRange r_;
 };
 
 namespace {
@@ -129,7 +68,7 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
       base_offsets_(options.chunk_offsets),
       offsets_(options.chunk_offsets),
       snapshot_period_(options.snapshot_period),
-      storage_(std::make_unique<Storage>()) {
+      wave_(std::make_unique<WaveState>()) {
     const index_t rows = aggregation.num_rows();
     STRATA_CHECK_OPTION(data_.sparse_input == nullptr, "sparse_features", "on",
                         "the layer pipeline reads dense features");
@@ -163,68 +102,27 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     }
     layout_ = plan_stages(graph, options.stages, StageCostInputs{.rows = rows, .nnz = options.nnz});
     // Where every tensor of this stage lives (stage_storage.hpp, shared with the planner).
-    Storage& st = *storage_;
-    static_cast<StageStorage&>(st) =
-        plan_stage_storage(graph, layout_, this->stage(), rows, options.recompute);
-    st.kept = Buffer<float>(backend, st.kept_floats);
-    st.kept_grad = Buffer<float>(backend, st.kept_grad_floats);
-    if (snapshot_period_ > 0 && st.snapshot_floats > 0) {
-        st.backup = Buffer<float>(backend, st.snapshot_floats);
-        // Touched now, though first written at the first snapshot (epoch 23 by default): the
-        // resident memory is the plan from the first epoch, so a run that does not fit fails
-        // at the start and bench/plan's short runs measure what the planner predicts.
-        for (std::size_t done = 0; done < st.snapshot_floats;) {
-            const std::size_t n = std::min(st.snapshot_floats - done, std::size_t{1} << 30);
-            backend.fill({st.backup.data() + done, static_cast<index_t>(n), 1}, 0.0f);
-            done += n;
-        }
-    }
-    reset_history();
-    allocate_scratch();
+    buffers_ = std::make_unique<StageBuffers>(
+        backend, graph, plan_stage_storage(graph, layout_, this->stage(), rows, options.recompute),
+        aggregation, data_, snapshot_period_ > 0);
+    buffers_->fit_chunks(largest_chunk(offsets_));
     if (options.ways > 1) {
         STRATA_CHECK(options.structure != nullptr, "pipeline: ways = ", options.ways,
                      " needs the graph's structure for the mirror exchange");
-        mirrors_ = way_mirrors(*options.structure, base_offsets_, options.ways);
-        std::vector<index_t> all;
-        std::size_t send = 0;
-        std::size_t recv = 0;
-        for (const bool forward : {true, false}) {
-            const auto& lists = forward ? mirrors_.forward : mirrors_.backward;
-            auto& offsets = forward ? st.forward_offsets : st.backward_offsets;
-            const auto ways = static_cast<std::size_t>(options.ways);
-            const auto num_chunks = static_cast<std::size_t>(mirrors_.chunks);
-            std::vector<std::size_t> out(num_chunks, 0);
-            for (std::size_t w = 0; w < ways; ++w) {
-                std::size_t in_way = 0;  // a merged chunk may span all of a way's chunks
-                for (std::size_t c = 0; c < num_chunks; ++c) {
-                    const std::vector<index_t>& list = lists[c * ways + w];
-                    offsets.push_back(all.size());
-                    all.insert(all.end(), list.begin(), list.end());
-                    out[c] += list.size();
-                    in_way += list.size();
-                }
-                recv = std::max(recv, in_way);
-            }
-            offsets.push_back(all.size());
-            // Send bound: all of one way's chunks to every other way.
-            const std::size_t per_way = num_chunks / ways;
-            for (std::size_t w = 0; w < ways; ++w) {
-                std::size_t total = 0;
-                for (std::size_t c = w * per_way; c < (w + 1) * per_way; ++c) {
-                    total += out[c];
-                }
-                send = std::max(send, total);
-            }
-        }
-        st.mirror_rows = Buffer<index_t>(backend, std::span<const index_t>(all));
+        const MirrorLists lists =
+            pack_mirror_lists(way_mirrors(*options.structure, base_offsets_, options.ways));
+        WaveState& st = *wave_;
+        st.mirror_rows = Buffer<index_t>(backend, std::span<const index_t>(lists.rows));
+        st.forward_offsets = lists.forward_offsets;
+        st.backward_offsets = lists.backward_offsets;
         index_t widest = 0;
-        for (const TensorId t : st.kept_grads) {  // the aggregation outputs
+        for (const TensorId t : buffers_->storage().kept_grads) {  // the aggregation outputs
             widest = std::max(widest, graph.tensor(t).cols);
         }
         const auto cols = static_cast<std::size_t>(widest);
-        st.mirror_send = Buffer<float>(backend, send * cols);
-        st.mirror_recv =
-            Buffer<float>(backend, recv * static_cast<std::size_t>(options.ways - 1) * cols);
+        st.mirror_send = Buffer<float>(backend, lists.send_rows * cols);
+        st.mirror_recv = Buffer<float>(
+            backend, lists.recv_rows * static_cast<std::size_t>(options.ways - 1) * cols);
     }
     if (world.rank() == 0) {
         evaluation_ =
@@ -234,19 +132,6 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
 }
 
 PipelineExecutor::~PipelineExecutor() = default;
-
-void PipelineExecutor::allocate_scratch() {
-    Storage& st = *storage_;
-    const index_t rows = largest_chunk(offsets_);
-    if (rows <= st.scratch_rows) {
-        return;
-    }
-    st.scratch_rows = rows;
-    st.scratch = Buffer<float>(backend_, st.scratch_per_row * static_cast<std::size_t>(rows));
-    const std::size_t workspace = stage_workspace_floats(graph_, st, rows, aggregation_);
-    st.workspace_floats = workspace;
-    st.workspace = Buffer<float>(backend_, workspace);
-}
 
 void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
     const int base = static_cast<int>(base_offsets_.size()) - 1;
@@ -263,116 +148,27 @@ void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
     // Never had a snapshot buffer, though there are rows to keep: no snapshots. A stage with no
     // rows to keep (no aggregation) follows the period like the others (so every rank reports
     // the same settings, and a resumed run has those of the uninterrupted one).
-    if (snapshot_period_ == 0 || (storage_->backup.size() == 0 && storage_->snapshot_floats > 0)) {
+    if (snapshot_period_ == 0 ||
+        (!buffers_->has_snapshot() && buffers_->storage().snapshot_floats > 0)) {
         snapshot_period = 0;
     }
     snapshot_period_ = snapshot_period;
-    allocate_scratch();
-}
-
-MatrixView PipelineExecutor::whole_value(TensorId t) const {
-    const ChunkViews views(*this, {0, 0});
-    return views.all(storage_->schedule.values[static_cast<std::size_t>(t)]);
-}
-
-MatrixView PipelineExecutor::whole_grad(TensorId t) const {
-    const ChunkViews views(*this, {0, 0});
-    return views.all(storage_->schedule.grads[static_cast<std::size_t>(t)]);
+    buffers_->fit_chunks(largest_chunk(offsets_));
 }
 
 void PipelineExecutor::reset_history() {
-    const Storage& st = *storage_;
-    const ChunkViews views(*this, {0, 0});
-    for (std::size_t s = 0; s < st.slots.size(); ++s) {
-        const Place place = st.slots[s].place;
-        if (place == Place::kept || place == Place::kept_grad) {
-            backend_.fill(views.all(static_cast<int>(s)), 0.0f);
-        }
-    }
+    buffers_->zero();
     have_snapshot_ = false;
-}
-
-void PipelineExecutor::copy_snapshot(bool take) {
-    Storage& st = *storage_;
-    std::size_t offset = 0;
-    for (const TensorId t : st.snapshot) {
-        const MatrixView v = whole_value(t);
-        float* backup = st.backup.data() + offset;
-        const std::size_t bytes = v.size() * sizeof(float);
-        if (take) {
-            backend_.copy(backup, v.data, bytes);
-        } else {
-            backend_.copy(v.data, backup, bytes);
-        }
-        offset += aligned_floats(v.size());
-    }
-}
-
-/// The stage's history regions: the aggregation inputs' rows, their snapshot (when one is held)
-/// and the aggregation outputs' gradients (T2 off).
-struct PipelineExecutor::HistoryLayout {
-    /// One tensor's rows as the stage holds them.
-    struct HistoryRegion {
-        const std::string* name;
-        float* data;
-        index_t rows;
-        index_t cols;
-
-        [[nodiscard]] std::size_t floats() const {
-            return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
-        }
-    };
-    std::vector<HistoryRegion> embeddings;
-    std::vector<HistoryRegion> snapshot;
-    std::vector<HistoryRegion> gradients;
-};
-
-PipelineExecutor::HistoryLayout PipelineExecutor::history_layout(bool with_snapshot) const {
-    const Storage& st = *storage_;
-    HistoryLayout layout;
-    std::size_t offset = 0;
-    for (const TensorId t : st.snapshot) {
-        const MatrixView v = whole_value(t);
-        layout.embeddings.push_back({&graph_.tensor(t).name, v.data, v.rows, v.cols});
-        if (with_snapshot) {
-            layout.snapshot.push_back({&graph_.tensor(t).name,
-                                       const_cast<float*>(st.backup.data()) + offset, v.rows,
-                                       v.cols});
-        }
-        offset += aligned_floats(v.size());
-    }
-    if (!options_.grad_zero_scale) {
-        for (const TensorId t : st.kept_grads) {
-            const MatrixView g = whole_grad(t);
-            layout.gradients.push_back({&graph_.tensor(t).name, g.data, g.rows, g.cols});
-        }
-    }
-    return layout;
 }
 
 PipelineHistory PipelineExecutor::history() const {
     PipelineHistory h{
         .chunks = chunks(), .snapshot_period = snapshot_period_, .has_snapshot = have_snapshot_};
-    const HistoryLayout layout = history_layout(have_snapshot_);
-    const auto take = [&](const std::vector<HistoryLayout::HistoryRegion>& regions,
-                          std::vector<HistoryTensor>& out) {
-        for (const HistoryLayout::HistoryRegion& r : regions) {
-            HistoryTensor tensor{.name = *r.name, .rows = r.rows, .cols = r.cols};
-            tensor.values.resize(r.floats());
-            if (!tensor.values.empty()) {
-                backend_.download(tensor.values.data(), r.data, r.floats() * sizeof(float));
-            }
-            out.push_back(std::move(tensor));
-        }
-    };
-    take(layout.embeddings, h.embeddings);
-    take(layout.snapshot, h.snapshot);
-    take(layout.gradients, h.gradients);
+    buffers_->download(h, have_snapshot_, !options_.grad_zero_scale);
     return h;
 }
 
 void PipelineExecutor::restore_history(const PipelineHistory& h) {
-    const Storage& st = *storage_;
     const auto setting = [](std::int64_t v, const char* what) {
         STRATA_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(), "pipeline history: ", what,
                      " = ", v);
@@ -380,47 +176,7 @@ void PipelineExecutor::restore_history(const PipelineHistory& h) {
     };
     set_staleness(setting(h.chunks, "chunks"), setting(h.snapshot_period, "snapshot period"));
     reset_history();
-    STRATA_CHECK(!h.has_snapshot || st.backup.size() > 0 || st.snapshot_floats == 0,
-                 "pipeline history: a snapshot for a run without one");
-    const HistoryLayout layout = history_layout(h.has_snapshot);
-    if (h.from_format4) {  // the rows in one array, split by this layout
-        std::size_t at = 0;
-        for (const auto* part : {&layout.embeddings, &layout.snapshot, &layout.gradients}) {
-            for (const HistoryLayout::HistoryRegion& r : *part) {
-                STRATA_CHECK(at + r.floats() <= h.format4_rows.size(),
-                             "pipeline history: ", h.format4_rows.size(),
-                             " values do not fit this stage's layout");
-                if (r.floats() > 0) {
-                    backend_.upload(r.data, h.format4_rows.data() + at, r.floats() * sizeof(float));
-                }
-                at += r.floats();
-            }
-        }
-        STRATA_CHECK(at == h.format4_rows.size(), "pipeline history: ", h.format4_rows.size(),
-                     " values, this stage's layout holds ", at);
-    } else {
-        const auto put = [&](const std::vector<HistoryTensor>& given,
-                             const std::vector<HistoryLayout::HistoryRegion>& want,
-                             const char* what) {
-            STRATA_CHECK(given.size() == want.size(), "pipeline history: ", given.size(), " ", what,
-                         " tensors, this stage holds ", want.size());
-            for (std::size_t i = 0; i < want.size(); ++i) {
-                const HistoryTensor& g = given[i];
-                const HistoryLayout::HistoryRegion& w = want[i];
-                STRATA_CHECK(g.name == *w.name && g.rows == w.rows && g.cols == w.cols &&
-                                 g.values.size() == w.floats(),
-                             "pipeline history: ", what, " '", g.name, "' ", g.rows, " x ", g.cols,
-                             " (", g.values.size(), " values), this stage holds '", *w.name, "' ",
-                             w.rows, " x ", w.cols);
-                if (!g.values.empty()) {
-                    backend_.upload(w.data, g.values.data(), g.values.size() * sizeof(float));
-                }
-            }
-        };
-        put(h.embeddings, layout.embeddings, "embedding");
-        put(h.snapshot, layout.snapshot, "snapshot");
-        put(h.gradients, layout.gradients, "gradient");
-    }
+    buffers_->upload(h, !options_.grad_zero_scale);
     have_snapshot_ = h.has_snapshot;
 }
 
@@ -431,7 +187,7 @@ RowRange PipelineExecutor::range(int chunk) const {
 
 void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> step,
                                         bool forward) {
-    Storage& st = *storage_;
+    WaveState& st = *wave_;
     const int ways = options_.ways;
     const int me = way();
     const std::vector<std::size_t>& offsets = forward ? st.forward_offsets : st.backward_offsets;
@@ -478,8 +234,8 @@ void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> 
 }
 
 void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t epoch) {
-    const Storage& st = *storage_;
-    const ChunkViews views(*this, range(step[static_cast<std::size_t>(way())]));
+    const StageStorage& st = buffers_->storage();
+    const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
     const OpContext context{.backend = backend_,
                             .graph = &aggregation_,
                             .row_ids = data_.row_ids,
@@ -501,8 +257,8 @@ void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t ep
 }
 
 double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t epoch) {
-    const Storage& st = *storage_;
-    const ChunkViews views(*this, range(step[static_cast<std::size_t>(way())]));
+    const StageStorage& st = buffers_->storage();
+    const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
     const OpContext context{.backend = backend_,
                             .graph = &aggregation_,
                             .row_ids = data_.row_ids,
@@ -537,7 +293,7 @@ double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t
     if (options_.grad_zero_scale) {  // T2: processed chunks (every way's) count twice
         for (const TensorId t : st.kept_grads) {
             for (const int c : step) {
-                const MatrixView g = whole_grad(t).rows_of(range(c));
+                const MatrixView g = buffers_->grad(t).rows_of(range(c));
                 backend_.axpby(0.0f, g, 2.0f, g);
             }
         }
@@ -572,7 +328,7 @@ ExchangePattern one_way(int peer, index_t send_rows, index_t recv_rows) {
 }  // namespace
 
 double PipelineExecutor::train_step(std::int64_t epoch) {
-    Storage& st = *storage_;
+    WaveState& st = *wave_;
     const int s = stage();
     const int num_stages = options_.stages;
     const Stage& stage_ = layout_.stages[static_cast<std::size_t>(s)];
@@ -580,12 +336,11 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     const int previous = (s - 1) * ways + way();
     const int next = (s + 1) * ways + way();
     const auto key = static_cast<std::uint64_t>(epoch);
+    const Schedule& schedule = buffers_->storage().schedule;
     const auto value_slot = [&](TensorId t) {
-        return st.schedule.values[static_cast<std::size_t>(t)];
+        return schedule.values[static_cast<std::size_t>(t)];
     };
-    const auto grad_slot = [&](TensorId t) {
-        return st.schedule.grads[static_cast<std::size_t>(t)];
-    };
+    const auto grad_slot = [&](TensorId t) { return schedule.grads[static_cast<std::size_t>(t)]; };
     st.stage_bytes = 0;
     st.way_bytes = 0;
     st.wait_s = 0.0;
@@ -594,7 +349,7 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
 
     // T3: historical embeddings come from the snapshot, except right after it was taken.
     if (snapshot_period_ > 0 && have_snapshot_ && (epoch - 1) % snapshot_period_ != 0) {
-        copy_snapshot(/*take=*/false);
+        buffers_->copy_snapshot(/*take=*/false);
     }
 
     auto receive = [&](MatrixView into, int peer, bool first) {
@@ -633,7 +388,7 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     // Forward wave.
     for (std::size_t k = 0; k < num_steps; ++k) {
         const std::vector<int> step = step_of(k);
-        const ChunkViews views(*this, range(step[static_cast<std::size_t>(way())]));
+        const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
         if (s > 0) {
             for (const TensorId t : stage_.incoming) {
                 receive(views.rows(value_slot(t)), previous, k == 0);
@@ -650,7 +405,7 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     double loss = 0.0;
     for (std::size_t k = num_steps; k-- > 0;) {
         const std::vector<int> step = step_of(k);
-        const ChunkViews views(*this, range(step[static_cast<std::size_t>(way())]));
+        const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
         st.grad_sends.clear();  // the scratch gradients are about to be rewritten
         if (s + 1 < num_stages) {
             for (const TensorId t : stage_.outgoing) {
@@ -668,12 +423,12 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     st.sends.clear();
 
     if (options_.grad_zero_scale) {  // T2: no historical gradient survives the epoch
-        for (const TensorId t : st.kept_grads) {
-            backend_.fill(whole_grad(t), 0.0f);
+        for (const TensorId t : buffers_->storage().kept_grads) {
+            backend_.fill(buffers_->grad(t), 0.0f);
         }
     }
     if (snapshot_period_ > 0 && epoch % snapshot_period_ == 0) {  // T3: take the snapshot
-        copy_snapshot(/*take=*/true);
+        buffers_->copy_snapshot(/*take=*/true);
         have_snapshot_ = true;
     }
     if (world_.size() > 1) {
@@ -705,13 +460,14 @@ Evaluation PipelineExecutor::evaluate() {
 }
 
 std::vector<MemoryLine> PipelineExecutor::memory_plan() const {
-    const Storage& st = *storage_;
+    const WaveState& st = *wave_;
+    const StageStorage& planned = buffers_->storage();
     return stage_memory_lines(StageMemory{
         .stage = stage(),
-        .kept_floats = st.kept_floats,
-        .kept_grad_floats = st.kept_grad_floats,
-        .scratch_floats = st.scratch.size() + st.workspace.size(),
-        .snapshot_floats = st.backup.size(),
+        .kept_floats = planned.kept_floats,
+        .kept_grad_floats = planned.kept_grad_floats,
+        .scratch_floats = buffers_->scratch_floats(),
+        .snapshot_floats = buffers_->snapshot_floats(),
         .mirror_bytes = static_cast<std::int64_t>((st.mirror_send.size() + st.mirror_recv.size()) *
                                                       sizeof(float) +
                                                   st.mirror_rows.size() * sizeof(index_t)),

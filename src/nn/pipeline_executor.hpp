@@ -80,6 +80,8 @@ public:
     virtual void reset_history() = 0;
 };
 
+class StageBuffers;
+
 class PipelineExecutor final : public Executor, public StalenessControl {
 public:
     /// `world`: S x W ranks (stage = rank / W, way = rank % W). `self`: a one-rank communicator for
@@ -123,8 +125,7 @@ public:
     void reset_history() override;
 
 private:
-    struct Storage;
-    class ChunkViews;
+    struct WaveState;
     /// One chunk's forward steps; `step`: the chunk each way processes now (hybrid), this
     /// way's is step[way()].
     void forward_chunk(std::span<const int> step, std::uint64_t epoch);
@@ -133,14 +134,6 @@ private:
     [[nodiscard]] RowRange range(int chunk) const;
     /// Hybrid: the mirror rows of the chunks the ways process now, into `buffer` (whole graph).
     void exchange_mirrors(MatrixView buffer, std::span<const int> step, bool forward);
-    void allocate_scratch();
-    /// T3: copies the aggregation inputs' rows into the snapshot (`take`) or back from it.
-    void copy_snapshot(bool take);
-    /// Every row of tensor t's whole-graph value or gradient.
-    [[nodiscard]] MatrixView whole_value(TensorId t) const;
-    [[nodiscard]] MatrixView whole_grad(TensorId t) const;
-    struct HistoryLayout;
-    [[nodiscard]] HistoryLayout history_layout(bool with_snapshot) const;
 
     Backend& backend_;
     Communicator& world_;
@@ -150,12 +143,12 @@ private:
     TrainingData data_;
     PipelineOptions options_;
     StageLayout layout_;
-    WayMirrors mirrors_;
     std::vector<index_t> base_offsets_;
     std::vector<index_t> offsets_;
     std::vector<std::size_t> chunk_base_;  ///< per chunk, its first initial chunk (C + 1)
     int snapshot_period_ = 0;
-    std::unique_ptr<Storage> storage_;
+    std::unique_ptr<StageBuffers> buffers_;  ///< the stage's memory (stage_buffers.hpp)
+    std::unique_ptr<WaveState> wave_;        ///< messages in flight, mirror buffers, figures
     std::unique_ptr<FullGraphExecutor> evaluation_;  ///< rank 0 only
     std::optional<PipelineEpochStats> last_;
     bool have_snapshot_ = false;

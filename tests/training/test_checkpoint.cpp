@@ -6,6 +6,7 @@
 // (falling back to the previous one), refusing another model/dataset/partition/parallelism,
 // broadcasting, and a run stopped and resumed through fit ≡ an uninterrupted run, bit for bit
 // (same K).
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "datasets/graph_io.hpp"
 #include "datasets/h5_file.hpp"
 #include "layers/gcn_model.hpp"
+#include "layers/model_inputs.hpp"
 #include "layers/model_zoo.hpp"
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
@@ -30,6 +32,7 @@
 #include "src/comm/mpi_communicator.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/optimizer.hpp"
+#include "src/nn/pipeline_executor.hpp"
 #include "tests/datasets/graph_fixtures.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
@@ -866,4 +869,60 @@ TEST_CASE("the checkpointer gathers every rank's pipeline state to rank 0 at eac
         ok = ok && CheckpointDir(dir.path).list().size() == 2;
     }
     CHECK(all_ranks(ok));
+}
+
+TEST_CASE("a format-4 pipeline history restores into the executor of its layout",
+          "[training][checkpoint][mpi]") {
+    // v4-pipeline.h5: GCNII-2 x 4 on tiny.h5 over 2 stages, 4 chunks, snapshot period 2, T2 off
+    // (make_old_checkpoints.sh). Each rank's untyped rows are split by the stage's layout and
+    // come back typed, tensor by tensor; training goes on from them.
+    MpiCommunicator world;
+    if (world.size() != 2) {
+        return;  // the checkpoint's 2 stages
+    }
+    MpiCommunicator self(MPI_COMM_SELF);
+    const fs::path files = STRATA_CHECKPOINT_FILES;
+    const Checkpoint c = read_checkpoint(files / "v4-pipeline.h5");
+    const GraphDataset g = read_graph((files / "tiny.h5").string());
+    Partition one;
+    one.num_parts = 1;
+    one.owner.assign(static_cast<std::size_t>(g.num_vertices()), 0);
+    const LocalPart part = build_local_part(g, adjacency_matrix(g), one, 0);
+    auto backend = make_cpu_backend(1);
+    BuiltModel model =
+        build_model(c.model, part.features.cols, static_cast<index_t>(part.num_classes));
+    const ModelInputs inputs(*backend, self, part, model.graph);
+    ModelParameters parameters(*backend, model.graph, 1);
+    parameters.upload(c.params);
+    std::vector<index_t> offsets;
+    for (int k = 0; k <= 4; ++k) {
+        offsets.push_back(static_cast<index_t>(part.graph.num_owned * k / 4));
+    }
+    PipelineExecutor executor(*backend, world, self, model.graph, parameters, *inputs.aggregation,
+                              inputs.inputs->data(),
+                              PipelineOptions{.stages = 2,
+                                              .chunk_offsets = offsets,
+                                              .grad_zero_scale = false,
+                                              .snapshot_period = 2,
+                                              .nnz = part.graph.inner.nnz()});
+    const PipelineHistory& old = c.pipeline_history[static_cast<std::size_t>(world.rank())];
+    executor.restore_history(old);
+    const PipelineHistory h = executor.history();
+    std::vector<float> rows;
+    for (const auto* part_of : {&h.embeddings, &h.snapshot, &h.gradients}) {
+        for (const HistoryTensor& t : *part_of) {
+            rows.insert(rows.end(), t.values.begin(), t.values.end());
+        }
+    }
+    bool ok = !h.from_format4 && h.chunks == 4 && h.snapshot_period == 2 && h.has_snapshot &&
+              h.embeddings.size() == 1 && h.embeddings[0].rows == 40 && h.embeddings[0].cols == 4 &&
+              same_bits(rows, old.format4_rows);
+    ok = ok && std::isfinite(executor.train_step(4));
+    CHECK(all_ranks(ok));
+
+    // Rows that do not fit the layout are refused.
+    PipelineHistory short_rows = old;
+    short_rows.format4_rows.pop_back();
+    CHECK_THROWS_WITH(executor.restore_history(short_rows),
+                      Contains("pipeline history: 479 values"));
 }
