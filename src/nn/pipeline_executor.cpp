@@ -233,15 +233,20 @@ void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> 
     }
 }
 
+OpContext PipelineExecutor::chunk_context(std::uint64_t epoch, bool recompute) {
+    return OpContext{.backend = backend_,
+                     .graph = &aggregation_,
+                     .row_ids = data_.row_ids,
+                     .training = true,
+                     .epoch = epoch,
+                     .recompute = recompute,
+                     .comm = &world_};
+}
+
 void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t epoch) {
     const StageStorage& st = buffers_->storage();
     const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
-    const OpContext context{.backend = backend_,
-                            .graph = &aggregation_,
-                            .row_ids = data_.row_ids,
-                            .training = true,
-                            .epoch = epoch,
-                            .comm = &world_};
+    const OpContext context = chunk_context(epoch, /*recompute=*/false);
     PhaseClock untimed(backend_, world_, nullptr);
     for (int k = 0; k < st.schedule.boundary; ++k) {
         const PlanStep& s = st.schedule.steps[static_cast<std::size_t>(k)];
@@ -259,14 +264,8 @@ void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t ep
 double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t epoch) {
     const StageStorage& st = buffers_->storage();
     const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
-    const OpContext context{.backend = backend_,
-                            .graph = &aggregation_,
-                            .row_ids = data_.row_ids,
-                            .training = true,
-                            .epoch = epoch,
-                            .comm = &world_};
-    OpContext recompute = context;
-    recompute.recompute = true;
+    const OpContext context = chunk_context(epoch, /*recompute=*/false);
+    const OpContext recompute = chunk_context(epoch, /*recompute=*/true);
     PhaseClock untimed(backend_, world_, nullptr);
     double loss = 0.0;
     for (std::size_t k = static_cast<std::size_t>(st.schedule.boundary);

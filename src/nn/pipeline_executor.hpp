@@ -132,6 +132,8 @@ private:
     /// One chunk's backward steps (recomputations and the loss included); returns its loss.
     double backward_chunk(std::span<const int> step, std::uint64_t epoch);
     [[nodiscard]] RowRange range(int chunk) const;
+    /// What a chunk's op calls get (a training call; `recompute`: a forward re-run in backward).
+    [[nodiscard]] OpContext chunk_context(std::uint64_t epoch, bool recompute);
     /// Hybrid: the mirror rows of the chunks the ways process now, into `buffer` (whole graph).
     void exchange_mirrors(MatrixView buffer, std::span<const int> step, bool forward);
 
