@@ -143,6 +143,7 @@ Plan make_plan(const PlanRequest& request) {
             c.stages = layout.stages;
             c.ways = layout.ways;
             c.chunks = layout.chunks;
+            c.recompute = to_string(layout.recompute);
             c.threads = shape.threads;
             const PipelinePrediction p = predict_pipeline_epoch(built.graph, one, layout, shape);
             c.time = p.time;

@@ -60,7 +60,8 @@ std::vector<PipelineLayout> pipeline_layouts(const ModelGraph& graph, int ranks,
     for (const int per : {4, 8, 16}) {
         const int chunks = per * stages * ways;
         if (chunks <= vertices) {
-            out.push_back({.stages = stages, .ways = ways, .chunks = chunks});
+            out.push_back(
+                {.stages = stages, .ways = ways, .chunks = chunks, .recompute = Recompute::all});
         }
     }
     return out;
@@ -131,10 +132,11 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
         EpochTerms terms;
         std::array<double, 2> per_chunk{};  // forward, backward
         std::size_t i = 0;
-        // Backward first recomputes the chunk's row-local values kept as scratch (as the
-        // executor's forward_chunk(recompute_only)).
+        // Backward also recomputes what the stage's plan does not keep from the chunk's
+        // forward (its recompute steps, stage_storage.hpp).
         const std::vector<int> recompute =
-            plan_stage_storage(graph, stages, static_cast<int>(s), static_cast<index_t>(way.owned))
+            plan_stage_storage(graph, stages, static_cast<int>(s), static_cast<index_t>(way.owned),
+                               layout.recompute)
                 .recompute;
         for (const Phase phase : {Phase::forward, Phase::backward}) {
             const double fixed_before = terms.steps_s;
@@ -208,7 +210,7 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
     const std::size_t eval_floats = plan_execution(graph, eval_options).arena_floats();
     for (int rank = 0; rank < layout.stages * layout.ways; ++rank) {
         const int s = rank / layout.ways;
-        const StageStorage storage = plan_stage_storage(graph, stages, s, rows);
+        const StageStorage storage = plan_stage_storage(graph, stages, s, rows, layout.recompute);
         const std::size_t scratch = storage.scratch_per_row * static_cast<std::size_t>(chunk_rows) +
                                     stage_workspace_floats(graph, storage, chunk_rows, aggregation);
         std::vector<MemoryLine> lines = run_memory_lines(

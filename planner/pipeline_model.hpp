@@ -15,8 +15,8 @@
 //   memory        stage_memory_lines over plan_stage_storage — the executor's own functions —
 //                 and the inputs of the whole graph; the chunk scratch is sized for |V| / C rows
 //                 x 1.03 (the METIS chunks' balance; the executor sizes it for the largest chunk)
-// Not modelled: the W-way mirror exchange (W > 1 is not planned), the forward recomputation of
-// row-local values in backward, staleness (the accuracy guard may halve the chunks: a note).
+// Not modelled: the W-way mirror exchange (W > 1 is not planned), staleness (the accuracy guard
+// may halve the chunks: a note).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,7 @@
 #include "planner/cost_model.hpp"
 #include "planner/memory_model.hpp"
 #include "planner/partition_stats.hpp"
+#include "src/nn/execution_plan.hpp"
 #include "src/nn/model_graph.hpp"
 #include "src/nn/stage_layout.hpp"
 
@@ -36,10 +37,13 @@ struct PipelineLayout {
     int stages = 2;
     int ways = 1;
     int chunks = 8;
+    /// What backward recomputes chunk by chunk (PipelineOptions::recompute).
+    Recompute recompute = Recompute::none;
 };
 
 /// The pipeline layouts planned for `ranks`: S = ranks, W = 1 (S >= 2 and at most the model's
-/// layer boundaries + 1), C in {4 S W (the executor's default), 8 S W, 16 S W} up to |V|.
+/// layer boundaries + 1), C in {4 S W (the executor's default), 8 S W, 16 S W} up to |V|, each
+/// with recompute `all` (the least memory: every stage holds whole-graph buffers).
 [[nodiscard]] std::vector<PipelineLayout> pipeline_layouts(const ModelGraph& graph, int ranks,
                                                            global_id vertices);
 

@@ -1,36 +1,58 @@
-// AccuracyGuard: triggers, rollback, less staleness.
+// AccuracyGuard: triggers, rollback (weights, optimizer, best tracker), less staleness.
 #include "training/accuracy_guard.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <limits>
-#include <optional>
 
 #include "src/base/error.hpp"
-#include "src/base/integral_value.hpp"
 
 namespace strata {
+namespace {
+
+const char* figure_name(Selection selection) {
+    switch (selection) {
+        case Selection::val_acc:
+            return "validation accuracy";
+        case Selection::val_loss:
+            return "validation loss";
+        case Selection::val_auc:
+            return "validation ROC-AUC";
+    }
+    return "?";
+}
+
+}  // namespace
 
 AccuracyGuard::AccuracyGuard(StalenessControl& executor, ModelParameters& parameters,
-                             Optimizer& optimizer, const GuardOptions& options,
+                             Optimizer& optimizer, BestTracker* best, const GuardOptions& options,
                              std::function<void(const std::string&)> say)
     : executor_(executor),
       parameters_(parameters),
       optimizer_(optimizer),
+      best_(best),
       options_(options),
       say_(std::move(say)) {
+    STRATA_CHECK(best == nullptr || best->selection() == options.select_by,
+                 "accuracy guard: it judges by ", to_string(options.select_by),
+                 " but the best tracker selects by ",
+                 best == nullptr ? "" : to_string(best->selection()));
+    state_.criterion = options.select_by;
     remember(0);
 }
 
 void AccuracyGuard::remember(std::int64_t epoch) {
-    good_parameters_ = parameters_.download();
-    good_optimizer_ = optimizer_.state();
-    good_epoch_ = epoch;
+    state_.parameters = parameters_.download();
+    state_.optimizer = optimizer_.state();
+    state_.good_epoch = epoch;
+    state_.tracker_pending = true;
+    state_.tracker_best.reset();
+    state_.tracker_parameters.clear();
 }
 
 std::string AccuracyGuard::trigger_reason(const EpochStats& stats) {
-    std::array<char, 160> text{};
+    std::array<char, 200> text{};
     if (!std::isfinite(stats.loss)) {
         std::snprintf(text.data(), text.size(), "training loss is %g", stats.loss);
         return text.data();
@@ -42,31 +64,43 @@ std::string AccuracyGuard::trigger_reason(const EpochStats& stats) {
         std::snprintf(text.data(), text.size(), "exact training loss is %g", stats.eval_train_loss);
         return text.data();
     }
-    if (have_loss_ && stats.eval_train_loss > options_.loss_factor * min_train_loss_) {
+    if (state_.min_train_loss &&
+        stats.eval_train_loss > options_.loss_factor * *state_.min_train_loss) {
         std::snprintf(text.data(), text.size(),
                       "exact training loss %.4f above %.2f x its minimum %.4f",
-                      stats.eval_train_loss, options_.loss_factor, min_train_loss_);
+                      stats.eval_train_loss, options_.loss_factor, *state_.min_train_loss);
         return text.data();
     }
-    if (best_val_acc_ >= 0.0 && stats.val_acc < best_val_acc_ - options_.accuracy_drop) {
-        if (below_++ == 0) {
-            below_since_ = stats.epoch;
-        }
-        if (below_ >= options_.patience && stats.epoch - below_since_ >= options_.window) {
-            std::snprintf(text.data(), text.size(),
-                          "validation accuracy %.4f below the best %.4f - %.2f at %d evaluations "
-                          "in a row",
-                          stats.val_acc, best_val_acc_, options_.accuracy_drop, below_);
-            return text.data();
-        }
-    } else {
-        below_ = 0;
+    const Selection criterion = state_.criterion;
+    const double figure = selection_figure(criterion, stats);
+    const bool higher = higher_is_better(criterion);
+    const bool worse = state_.best_figure && !std::isnan(figure) &&
+                       (higher ? figure < *state_.best_figure - options_.drop
+                               : figure > *state_.best_figure + options_.drop);
+    if (!worse) {
+        state_.below = 0;
+        return "";
+    }
+    if (state_.below++ == 0) {
+        state_.below_since = stats.epoch;
+    }
+    if (state_.below >= options_.patience && stats.epoch - state_.below_since >= options_.window) {
+        std::snprintf(text.data(), text.size(),
+                      "%s %.4f %s the best %.4f %s %.2f at %lld evaluations in a row",
+                      figure_name(criterion), figure, higher ? "below" : "above",
+                      *state_.best_figure, higher ? "-" : "+", options_.drop,
+                      static_cast<long long>(state_.below));
+        return text.data();
     }
     return "";
 }
 
 void AccuracyGuard::review(EpochStats& stats, FitState& state) {
-    (void)state;
+    if (best_ != nullptr && state_.tracker_pending) {  // the tracker has seen the good epoch
+        state_.tracker_best = state.best;
+        state_.tracker_parameters = best_->download();
+        state_.tracker_pending = false;
+    }
     if (executor_.chunks() == executor_.min_chunks()) {  // exact: nothing to turn down
         STRATA_CHECK(std::isfinite(stats.loss), "training diverged: loss is ", stats.loss,
                      " at epoch ", stats.epoch, " (try a smaller --lr)");
@@ -75,66 +109,65 @@ void AccuracyGuard::review(EpochStats& stats, FitState& state) {
     const std::string reason = trigger_reason(stats);
     if (reason.empty()) {
         if (stats.evaluated) {
-            best_val_acc_ = std::max(best_val_acc_, stats.val_acc);
-            min_train_loss_ = have_loss_ ? std::min(min_train_loss_, stats.eval_train_loss)
-                                         : stats.eval_train_loss;
-            have_loss_ = true;
-            if (below_ == 0) {
+            const double figure = selection_figure(state_.criterion, stats);
+            if (!std::isnan(figure)) {
+                const bool higher = higher_is_better(state_.criterion);
+                state_.best_figure = !state_.best_figure ? figure
+                                     : higher            ? std::max(*state_.best_figure, figure)
+                                                         : std::min(*state_.best_figure, figure);
+            }
+            state_.min_train_loss = state_.min_train_loss
+                                        ? std::min(*state_.min_train_loss, stats.eval_train_loss)
+                                        : stats.eval_train_loss;
+            if (state_.below == 0) {
                 remember(stats.epoch);
             }
         }
         return;
     }
-    ++triggers_;
-    parameters_.upload(good_parameters_);
-    optimizer_.set_state(good_optimizer_);
+    ++state_.triggers;
+    parameters_.upload(state_.parameters);
+    optimizer_.set_state(state_.optimizer);
+    if (best_ != nullptr) {  // the best as of the restored epoch; this epoch is never best
+        state.best = state_.tracker_best;
+        best_->upload(state_.tracker_parameters);
+    }
     const int chunks = executor_.chunks();
     const int period = executor_.snapshot_period();
-    const bool exact = triggers_ >= options_.max_triggers;
+    const bool exact = state_.triggers >= options_.max_triggers;
     const int least = executor_.min_chunks();
     const int new_chunks = exact ? least : std::max(least, chunks / 2 / least * least);
     const int new_period = exact ? 0 : period / 2;
     executor_.set_staleness(new_chunks, new_period);
     executor_.reset_history();
-    below_ = 0;
-    stats.guard = "rollback " + std::to_string(triggers_) + ": " + reason + "; restored epoch " +
-                  std::to_string(good_epoch_) + " weights; chunks " + std::to_string(chunks) +
-                  " -> " + std::to_string(executor_.chunks()) + ", snapshot period " +
-                  std::to_string(period) + " -> " + std::to_string(executor_.snapshot_period()) +
+    state_.below = 0;
+    stats.guard = "rollback " + std::to_string(state_.triggers) + ": " + reason +
+                  "; restored epoch " + std::to_string(state_.good_epoch) + " weights; chunks " +
+                  std::to_string(chunks) + " -> " + std::to_string(executor_.chunks()) +
+                  ", snapshot period " + std::to_string(period) + " -> " +
+                  std::to_string(executor_.snapshot_period()) +
                   (executor_.chunks() == least ? " (exact from now on)" : "");
     say_("guard after epoch " + std::to_string(stats.epoch) + ": " + stats.guard);
 }
 
-AccuracyGuard::State AccuracyGuard::state() const {
-    return {.figures = {static_cast<double>(triggers_), static_cast<double>(below_), best_val_acc_,
-                        min_train_loss_, have_loss_ ? 1.0 : 0.0, static_cast<double>(good_epoch_),
-                        static_cast<double>(below_since_)},
-            .parameters = good_parameters_,
-            .optimizer = good_optimizer_};
-}
-
-void AccuracyGuard::set_state(const State& state) {
-    STRATA_CHECK(state.figures.size() == 7 && state.parameters.size() == good_parameters_.size() &&
-                     state.optimizer.size() == good_optimizer_.size(),
-                 "accuracy guard state: ", state.figures.size(), " figures, ",
-                 state.parameters.size(), " weights, ", state.optimizer.size(),
-                 " optimizer values do not fit this model");
-    const auto whole = [&](std::size_t i, std::int64_t lo, std::int64_t hi) {
-        const std::optional<std::int64_t> v = integral_value(state.figures[i], lo, hi);
-        STRATA_CHECK(v.has_value(), "accuracy guard state: figure ", i, " = ", state.figures[i],
-                     " is not a whole number in [", lo, ", ", hi, "]");
-        return *v;
-    };
-    constexpr std::int64_t epochs = std::int64_t{1} << 53;
-    triggers_ = static_cast<int>(whole(0, 0, std::numeric_limits<int>::max()));
-    below_ = static_cast<int>(whole(1, 0, std::numeric_limits<int>::max()));
-    best_val_acc_ = state.figures[2];
-    min_train_loss_ = state.figures[3];
-    have_loss_ = state.figures[4] != 0.0;
-    good_epoch_ = whole(5, -epochs, epochs);
-    below_since_ = whole(6, -epochs, epochs);
-    good_parameters_ = state.parameters;
-    good_optimizer_ = state.optimizer;
+void AccuracyGuard::set_state(const GuardState& given) {
+    STRATA_CHECK(
+        given.parameters.size() == state_.parameters.size() &&
+            given.optimizer.size() == state_.optimizer.size() &&
+            (given.tracker_pending || given.tracker_parameters.size() == state_.parameters.size()),
+        "accuracy guard state: ", given.parameters.size(), " weights, ", given.optimizer.size(),
+        " optimizer values, ", given.tracker_parameters.size(),
+        " best weights do not fit this model (", state_.parameters.size(), " weights, ",
+        state_.optimizer.size(), " optimizer values)");
+    STRATA_CHECK(given.triggers >= 0 && given.below >= 0, "accuracy guard state: ", given.triggers,
+                 " rollbacks, ", given.below, " evaluations below the best");
+    state_ = given;
+    if (state_.criterion != options_.select_by) {  // judged another figure: start it afresh
+        state_.criterion = options_.select_by;
+        state_.best_figure.reset();
+        state_.below = 0;
+        state_.below_since = 0;
+    }
 }
 
 }  // namespace strata

@@ -1,13 +1,15 @@
 // AccuracyGuard: the layer pipeline's answer to GNNPipe's silent accuracy loss. Every exact
-// evaluation (full graph, no staleness) is compared with the run's own best; when staleness
-// hurts, the guard restores the last good weights and optimizer state and continues with less
-// staleness — half the chunks in flight, half the snapshot period — and after `max_triggers`
-// triggers runs exact (one chunk). Triggers:
+// evaluation (full graph, no staleness) is compared with the run's own best, by the run's
+// select-by criterion (validation accuracy, loss or ROC-AUC); when staleness hurts, the guard
+// restores the last good weights and optimizer state — and the best-weights tracker's state as
+// of that epoch, so that the best epoch reported and served is never one the rollback
+// discarded — and continues with less staleness: half the chunks in flight, half the snapshot
+// period; after `max_triggers` triggers it runs exact (one chunk per way). Triggers:
 //   - a non-finite training loss (so the guard, not fit, handles NaN/Inf);
-//   - validation accuracy below the best minus `accuracy_drop` at `patience` evaluations in a
-//     row spanning at least `window` epochs (so the noise of early epochs evaluated every epoch
-//     does not trigger it; at GNNPipe's cadence of one evaluation per 50 epochs it is simply two
-//     evaluations in a row);
+//   - the select-by figure worse than its best by more than `drop` at `patience` evaluations in
+//     a row spanning at least `window` epochs (so the noise of early epochs evaluated every
+//     epoch does not trigger it; at GNNPipe's cadence of one evaluation per 50 epochs it is
+//     simply two evaluations in a row);
 //   - the exact training loss (evaluation, no dropout) above `loss_factor` x its minimum.
 // Every action is printed and recorded in the epoch's metrics (EpochStats::guard). Once the
 // executor is exact (min_chunks() chunks) there is no staleness left to turn down: the guard
@@ -16,44 +18,51 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "src/nn/model_parameters.hpp"
 #include "src/nn/optimizer.hpp"
 #include "src/nn/pipeline_executor.hpp"
+#include "training/best_tracker.hpp"
 #include "training/fit.hpp"
+#include "training/guard_state.hpp"
 
 namespace strata {
 
 struct GuardOptions {
-    double accuracy_drop = 0.02;  ///< validation accuracy points (as a fraction) below the best
-    int patience = 2;             ///< evaluations in a row below it ...
-    int window = 10;              ///< ... spanning at least this many epochs
-    double loss_factor = 1.5;     ///< exact training loss above this x its minimum
-    int max_triggers = 3;         ///< then exact execution
+    /// The figure judged: the run's select_by (the best tracker's selection when there is one).
+    Selection select_by = Selection::val_acc;
+    /// How much worse than its best the figure may get: accuracy or ROC-AUC points as a
+    /// fraction (0.02: two points) below it, or validation loss above it.
+    double drop = 0.02;
+    int patience = 2;          ///< evaluations in a row that much worse ...
+    int window = 10;           ///< ... spanning at least this many epochs
+    double loss_factor = 1.5;  ///< exact training loss above this x its minimum
+    int max_triggers = 3;      ///< then exact execution
 };
 
 class AccuracyGuard final : public EpochGuard {
 public:
-    /// Takes the current weights and optimizer state as the first good ones. `say` prints a
-    /// line (rank 0's report). Everything must outlive the guard.
+    /// Takes the current weights and optimizer state as the first good ones. `best`: the run's
+    /// best-weights tracker (null: none), rewound on a rollback; its selection must be
+    /// options.select_by. `say` prints a line (rank 0's report). Everything must outlive the
+    /// guard. Throws strata::Error if the tracker selects by another figure.
     AccuracyGuard(StalenessControl& executor, ModelParameters& parameters, Optimizer& optimizer,
-                  const GuardOptions& options, std::function<void(const std::string&)> say);
+                  BestTracker* best, const GuardOptions& options,
+                  std::function<void(const std::string&)> say);
 
     void review(EpochStats& stats, FitState& state) override;
 
-    [[nodiscard]] int triggers() const { return triggers_; }
+    [[nodiscard]] int triggers() const { return static_cast<int>(state_.triggers); }
 
-    /// The guard's state for a checkpoint (counters and figures exactly, as doubles; the last
-    /// good weights and optimizer state), and its inverse.
-    struct State {
-        std::vector<double> figures;  ///< triggers, below, best val acc, min train loss, ...
-        std::vector<float> parameters;
-        std::vector<float> optimizer;
-    };
-    [[nodiscard]] State state() const;
-    void set_state(const State& state);
+    /// The guard's state for a checkpoint, and its inverse. set_state throws strata::Error if
+    /// the weights or optimizer state do not fit this model; a state judged by another figure
+    /// (a format-4 checkpoint judged validation accuracy) keeps its weights and counters but
+    /// starts the best figure and the streak afresh.
+    [[nodiscard]] const GuardState& state() const { return state_; }
+    void set_state(const GuardState& state);
 
 private:
     [[nodiscard]] std::string trigger_reason(const EpochStats& stats);
@@ -62,17 +71,10 @@ private:
     StalenessControl& executor_;
     ModelParameters& parameters_;
     Optimizer& optimizer_;
+    BestTracker* best_;
     GuardOptions options_;
     std::function<void(const std::string&)> say_;
-    std::vector<float> good_parameters_;
-    std::vector<float> good_optimizer_;
-    std::int64_t good_epoch_ = 0;
-    double best_val_acc_ = -1.0;
-    double min_train_loss_ = 0.0;
-    bool have_loss_ = false;
-    int below_ = 0;
-    std::int64_t below_since_ = 0;  ///< epoch of the first evaluation of the current streak
-    int triggers_ = 0;
+    GuardState state_;
 };
 
 }  // namespace strata

@@ -16,7 +16,8 @@ BestTracker::BestTracker(Backend& backend, ModelParameters& parameters, Selectio
 }
 
 void BestTracker::end_epoch(const EpochStats& stats, FitState& state) {
-    if (!stats.evaluated || (state.best && !better(selection_, stats, *state.best))) {
+    if (!stats.evaluated || !stats.guard.empty() ||
+        (state.best && !better(selection_, stats, *state.best))) {
         return;
     }
     state.best = stats;

@@ -16,13 +16,15 @@ public:
     /// Allocates one copy of the parameters.
     BestTracker(Backend& backend, ModelParameters& parameters, Selection selection);
 
-    /// On a better evaluated epoch: state.best = stats and the weights are copied.
+    /// On a better evaluated epoch: state.best = stats and the weights are copied. An epoch
+    /// after which an accuracy guard rolled back (stats.guard set) is never best: its weights
+    /// were discarded (the guard put the tracker back as of the epoch it restored).
     void end_epoch(const EpochStats& stats, FitState& state) override;
 
     [[nodiscard]] Selection selection() const { return selection_; }
     /// Host copy of the best weights (the current weights before any evaluation).
     [[nodiscard]] std::vector<float> download() const;
-    /// Restores best weights saved in a checkpoint.
+    /// Restores best weights saved in a checkpoint (or by an accuracy guard).
     void upload(std::span<const float> host);
     /// Bytes allocated (planned: one parameter copy).
     [[nodiscard]] static std::int64_t planned_bytes(std::size_t num_parameters) {

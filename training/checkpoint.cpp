@@ -1,17 +1,16 @@
-// Checkpoint files (HDF5 through H5File), identity checks, broadcast, and the checkpoint
-// directory (listing, pruning, falling back past a corrupt newest file).
+// Checkpoint files (HDF5 through H5File; the typed sections in checkpoint_sections.cpp),
+// identity checks, broadcast, and the checkpoint directory (listing, pruning, falling back past a
+// corrupt newest file).
 #include "training/checkpoint.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <optional>
 #include <regex>
 #include <span>
 #include <system_error>
-#include <type_traits>
 
 #include "datasets/h5_file.hpp"
 #include "layers/gcn_model.hpp"
@@ -19,104 +18,16 @@
 #include "partition/partition_report.hpp"
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
-#include "src/base/integral_value.hpp"
+#include "training/checkpoint_pack.hpp"
+#include "training/checkpoint_sections.hpp"
 
 namespace fs = std::filesystem;
 
 namespace strata {
 namespace {
 
-template <class T>
-std::string checksum(std::span<const T> values) {
-    return checkpoint_checksum(std::as_bytes(values));
-}
-
-/// Best-epoch fields stored in /progress/best, in this order.
-constexpr std::size_t best_fields = 6;
-
-std::array<double, best_fields> pack_best(const EpochStats& s) {
-    return {static_cast<double>(s.epoch), s.loss, s.train_acc, s.val_acc, s.test_acc, s.val_loss};
-}
-
-EpochStats unpack_best(std::span<const double> v, const std::string& file) {
-    EpochStats s;
-    const std::optional<std::int64_t> epoch = integral_value(v[0], 0, std::int64_t{1} << 53);
-    STRATA_CHECK(epoch.has_value(), file, ": /progress/best: epoch ", v[0],
-                 " is not a whole number of epochs");
-    s.epoch = *epoch;
-    s.loss = v[1];
-    s.evaluated = true;
-    s.train_acc = v[2];
-    s.val_acc = v[3];
-    s.test_acc = v[4];
-    s.val_loss = v[5];
-    return s;
-}
-
-template <class T>
-std::span<const T> as_span(const std::vector<T>& v) {
-    return {v.data(), v.size()};
-}
-
-/// Reads a 1-D dataset and verifies it against the checksum attribute stored next to it.
-template <class T>
-std::vector<T> read_verified(const H5File& file, const std::string& dataset) {
-    H5Shape shape;
-    std::vector<T> values = file.read<T>(dataset, &shape, 1);
-    const std::string stored = file.read_string_attribute(dataset, "checksum");
-    const std::string actual = checksum(as_span(values));
-    STRATA_CHECK(stored == actual, file.path(), ": ", dataset, ": checksum mismatch (stored ",
-                 stored, ", data gives ", actual, "): the file is corrupt");
-    return values;
-}
-
-template <class T>
-void write_with_checksum(H5File& file, const std::string& dataset, const std::vector<T>& values) {
-    file.write<T>(dataset, as_span(values), {static_cast<std::int64_t>(values.size())});
-    file.write_attribute(dataset, "checksum", checksum(as_span(values)));
-}
-
-/// "/pipeline/history_rank_00003": rank 3's PipelineExecutor::history().
-std::string history_dataset(std::size_t rank) {
-    std::array<char, 48> name{};
-    std::snprintf(name.data(), name.size(), "/pipeline/history_rank_%05zu", rank);
-    return name.data();
-}
-
-/// The /pipeline section (format 4): written only for layer-pipeline runs, so a graph-parallel
-/// checkpoint has exactly format 3's datasets.
-void write_pipeline_section(H5File& file, const Checkpoint& c) {
-    for (std::size_t r = 0; r < c.pipeline_history.size(); ++r) {
-        write_with_checksum(file, history_dataset(r), c.pipeline_history[r]);
-    }
-    if (c.guard) {
-        write_with_checksum(file, "/pipeline/guard_figures", c.guard->figures);
-        write_with_checksum(file, "/pipeline/guard_parameters", c.guard->parameters);
-        write_with_checksum(file, "/pipeline/guard_optimizer", c.guard->optimizer);
-    }
-    if (!c.pipeline_history.empty() || c.guard) {
-        file.write_attribute("/pipeline", "ranks",
-                             static_cast<std::int64_t>(c.pipeline_history.size()));
-    }
-}
-
-void read_pipeline_section(const H5File& file, Checkpoint& c) {
-    if (!file.exists("/pipeline")) {
-        return;
-    }
-    const std::int64_t ranks = file.read_int_attribute("/pipeline", "ranks");
-    STRATA_CHECK(ranks >= 0 && ranks <= (std::int64_t{1} << 20), file.path(),
-                 ": /pipeline ranks = ", ranks);
-    for (std::int64_t r = 0; r < ranks; ++r) {
-        c.pipeline_history.push_back(read_verified<float>(file, history_dataset(r)));
-    }
-    if (file.exists("/pipeline/guard_figures")) {
-        c.guard =
-            GuardCheckpoint{.figures = read_verified<double>(file, "/pipeline/guard_figures"),
-                            .parameters = read_verified<float>(file, "/pipeline/guard_parameters"),
-                            .optimizer = read_verified<float>(file, "/pipeline/guard_optimizer")};
-    }
-}
+using checkpoint_detail::read_verified;
+using checkpoint_detail::write_with_checksum;
 
 const std::regex& checkpoint_name() {
     static const std::regex re(R"(ckpt-([0-9]+)\.h5)");
@@ -183,6 +94,7 @@ void write_checkpoint(const fs::path& path, const Checkpoint& c) {
         file.write_attribute("/", "epoch", c.epoch);
         file.write_attribute("/", "early_stopped", std::int64_t{c.early_stopped ? 1 : 0});
         file.write_attribute("/", "dataset_path", c.dataset_path);
+        file.write_attribute("/", "config", c.config);
         file.write_attribute("/", "model_spec", spec_to_json(c.model));
         file.write_attribute("/", "seed", std::to_string(c.model.seed));
         file.write_attribute("/", "row_normalize_features", std::int64_t{c.row_normalize ? 1 : 0});
@@ -208,11 +120,9 @@ void write_checkpoint(const fs::path& path, const Checkpoint& c) {
         write_with_checksum(file, "/progress/val_losses", val_losses);
         write_with_checksum(file, "/progress/val_accs", val_accs);
         if (c.best) {
-            const auto best = pack_best(*c.best);
-            write_with_checksum(file, "/progress/best",
-                                std::vector<double>(best.begin(), best.end()));
+            checkpoint_detail::write_record(file, "/progress/best", *c.best);
         }
-        write_pipeline_section(file, c);
+        checkpoint_detail::write_pipeline_section(file, c);
         file.close();  // checked: a full disk fails here, naming the file
     }
     out.commit();
@@ -240,6 +150,9 @@ Checkpoint read_checkpoint(const fs::path& path) {
     STRATA_CHECK(c.epoch >= 1, name, ": epoch ", c.epoch, " (expected >= 1)");
     c.early_stopped = file.read_int_attribute("/", "early_stopped") != 0;
     c.dataset_path = file.read_string_attribute("/", "dataset_path");
+    if (version >= 5) {
+        c.config = file.read_string_attribute("/", "config");
+    }
     if (version == 2) {  // GCN options as attributes
         const std::string model_type = file.read_string_attribute("/", "model_type");
         STRATA_CHECK(model_type == "gcn", name, ": model_type '", model_type,
@@ -296,13 +209,11 @@ Checkpoint read_checkpoint(const fs::path& path) {
         c.history.push_back({epochs[i], val_losses[i], val_accs[i]});
     }
     if (file.exists("/progress/best")) {
-        const std::vector<double> best = read_verified<double>(file, "/progress/best");
-        STRATA_CHECK(best.size() == best_fields, name, ": /progress/best has ", best.size(),
-                     " values, expected ", best_fields);
-        c.best = unpack_best(best, name);
+        c.best = version >= 5 ? checkpoint_detail::read_record(file, "/progress/best")
+                              : checkpoint_detail::read_record_v4(file, "/progress/best");
     }
     if (version >= 4) {
-        read_pipeline_section(file, c);
+        checkpoint_detail::read_pipeline_section(file, version, c);
     }
     return c;
 }
@@ -356,85 +267,39 @@ void check_identity(const Checkpoint& checkpoint, const CheckpointIdentity& curr
 
 namespace {
 
-/// Flat bytes of a checkpoint, for the broadcast (the same fields as the file).
-class Packer {
-public:
-    template <class T>
-    void put(const T& value) requires std::is_trivially_copyable_v<T> {
-        const auto* p = reinterpret_cast<const std::byte*>(&value);
-        bytes_.insert(bytes_.end(), p, p + sizeof(T));
-    }
-    template <class T>
-    void put(const std::vector<T>& values) {
-        put(values.size());
-        const auto raw = std::as_bytes(std::span<const T>(values));
-        bytes_.insert(bytes_.end(), raw.begin(), raw.end());
-    }
-    void put(const std::string& text) { put(std::vector<char>(text.begin(), text.end())); }
-    std::vector<std::byte>& bytes() { return bytes_; }
-
-private:
-    std::vector<std::byte> bytes_;
-};
-
-class Unpacker {
-public:
-    explicit Unpacker(std::span<const std::byte> bytes) : bytes_(bytes) {}
-    template <class T>
-    void get(T& value) requires std::is_trivially_copyable_v<T> {
-        STRATA_CHECK(pos_ + sizeof(T) <= bytes_.size(), "broadcast checkpoint: short message");
-        std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
-        pos_ += sizeof(T);
-    }
-    template <class T>
-    void get(std::vector<T>& values) {
-        std::size_t n = 0;
-        get(n);
-        STRATA_CHECK(pos_ + n * sizeof(T) <= bytes_.size(), "broadcast checkpoint: short message");
-        values.resize(n);
-        std::memcpy(values.data(), bytes_.data() + pos_, n * sizeof(T));
-        pos_ += n * sizeof(T);
-    }
-    void get(std::string& text) {
-        std::vector<char> chars;
-        get(chars);
-        text.assign(chars.begin(), chars.end());
-    }
-
-private:
-    std::span<const std::byte> bytes_;
-    std::size_t pos_ = 0;
-};
-
+/// The fields every rank gets, in the order of the message.
 template <class Archive, class C>
 void fields(Archive& a, C& c) {
     a(c.identity.model, c.identity.parameters, c.identity.dataset, c.identity.partition,
       c.identity.training, c.model.seed, c.row_normalize, c.partition_method, c.dataset_path,
-      c.epoch, c.early_stopped, c.params, c.optimizer_state, c.selection, c.best_params, c.history);
+      c.config, c.epoch, c.early_stopped, c.params, c.optimizer_state, c.selection, c.best_params,
+      c.history);
 }
 
 }  // namespace
 
 void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
     std::vector<std::byte> bytes;
+    std::vector<std::vector<std::byte>> histories;  // the root's, packed
     std::vector<std::int64_t> history_sizes;
     if (comm.rank() == root) {
         Packer packer;
-        auto put = [&](const auto&... values) { (packer.put(values), ...); };
-        fields(put, c);
+        auto put_all = [&](const auto&... values) { (packer.put(values), ...); };
+        fields(put_all, c);
         packer.put(spec_to_json(c.model));
         packer.put(c.best.has_value());
         if (c.best) {
-            packer.put(pack_best(*c.best));
+            put(packer, *c.best);
         }
         packer.put(c.guard.has_value());
         if (c.guard) {
-            packer.put(c.guard->figures);
-            packer.put(c.guard->parameters);
-            packer.put(c.guard->optimizer);
+            put(packer, *c.guard);
         }
-        for (const auto& h : c.pipeline_history) {
-            history_sizes.push_back(static_cast<std::int64_t>(h.size()));
+        for (const PipelineHistory& h : c.pipeline_history) {
+            Packer one;
+            put(one, h);
+            history_sizes.push_back(static_cast<std::int64_t>(one.bytes().size()));
+            histories.push_back(std::move(one.bytes()));
         }
         packer.put(history_sizes);
         bytes = std::move(packer.bytes());
@@ -444,9 +309,9 @@ void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
     bytes.resize(static_cast<std::size_t>(size[0]));
     comm.broadcast(bytes, root);
     if (comm.rank() != root) {
-        Unpacker unpacker(bytes);
-        auto get = [&](auto&... values) { (unpacker.get(values), ...); };
-        fields(get, c);
+        Unpacker unpacker(bytes, "broadcast checkpoint");
+        auto get_all = [&](auto&... values) { (unpacker.get(values), ...); };
+        fields(get_all, c);
         std::string model;
         unpacker.get(model);
         const std::uint64_t seed = c.model.seed;
@@ -456,18 +321,15 @@ void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
         unpacker.get(has_best);
         c.best.reset();
         if (has_best) {
-            std::array<double, best_fields> packed{};
-            unpacker.get(packed);
-            c.best = unpack_best(packed, "broadcast checkpoint");
+            c.best.emplace();
+            get(unpacker, *c.best);
         }
         bool has_guard = false;
         unpacker.get(has_guard);
         c.guard.reset();
         if (has_guard) {
             c.guard.emplace();
-            unpacker.get(c.guard->figures);
-            unpacker.get(c.guard->parameters);
-            unpacker.get(c.guard->optimizer);
+            get(unpacker, *c.guard);
         }
         unpacker.get(history_sizes);
         c.pipeline_history.assign(history_sizes.size(), {});
@@ -475,16 +337,17 @@ void broadcast_checkpoint(Checkpoint& c, Communicator& comm, int root) {
     // Rank r's pipeline history is for rank r only: one broadcast per rank (the Communicator
     // has no point-to-point call on host memory), kept by rank r, dropped by the others.
     const std::size_t ranks = std::min(history_sizes.size(), static_cast<std::size_t>(comm.size()));
-    std::vector<float> scratch;
     for (std::size_t r = 0; r < ranks; ++r) {
         if (static_cast<int>(r) == root) {
             continue;
         }
-        std::vector<float>& blob = comm.rank() == root || comm.rank() == static_cast<int>(r)
-                                       ? c.pipeline_history[r]
-                                       : scratch;
+        std::vector<std::byte> blob = comm.rank() == root ? histories[r] : std::vector<std::byte>();
         blob.resize(static_cast<std::size_t>(history_sizes[r]));
-        comm.broadcast(std::as_writable_bytes(std::span<float>(blob)), root);
+        comm.broadcast(blob, root);
+        if (comm.rank() == static_cast<int>(r)) {
+            Unpacker unpacker(blob, "broadcast checkpoint: pipeline history");
+            get(unpacker, c.pipeline_history[r]);
+        }
     }
 }
 

@@ -1,8 +1,8 @@
 // Checkpoints of a training run (docs/checkpoints.md): the last state (weights, optimizer,
 // epoch, history: what --resume needs) and the best weights so far (what `strata predict`
 // serves), plus the identity (model, dataset, partition, training options) a resumed run or
-// predict must match. One HDF5 file per checkpoint, written atomically; a CheckpointDir keeps
-// the newest ones and falls back past a corrupt one.
+// predict must match, and the run configuration. One HDF5 file per checkpoint, written
+// atomically; a CheckpointDir keeps the newest ones and falls back past a corrupt one.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,9 @@
 
 #include "layers/model_spec.hpp"
 #include "src/comm/communicator.hpp"
+#include "src/nn/pipeline_history.hpp"
 #include "training/fit.hpp"
+#include "training/guard_state.hpp"
 
 namespace strata {
 
@@ -23,8 +25,12 @@ namespace strata {
 /// 1: last weights only (earlier strata; refused with a message saying what to do);
 /// 2: last state + best weights + evaluation history, GCN options (still read);
 /// 3: the model as a ModelSpec (JSON), any model of the zoo (still read);
-/// 4: an optional /pipeline section (layer-pipeline runs: every rank's history, the guard).
-inline constexpr std::int64_t checkpoint_format_version = 4;
+/// 4: an optional /pipeline section (layer-pipeline runs: every rank's history, the guard), float
+///    encoded (still read);
+/// 5: the /pipeline section typed (settings as integers, each history tensor a matrix, the
+///    guard's counters as integers and its best-tracker state), the best epoch typed with its
+///    ROC-AUC, and the run configuration (root attribute `config`).
+inline constexpr std::int64_t checkpoint_format_version = 5;
 
 /// What a checkpoint belongs to. Every field is an exact string; check_identity names the
 /// first one that differs.
@@ -40,14 +46,6 @@ struct CheckpointIdentity {
 /// only the model, its parameters and the dataset (it may run on another number of ranks).
 enum class IdentityCheck { all, model_and_dataset };
 
-/// The accuracy guard's state (training/accuracy_guard.hpp AccuracyGuard::State, converted by
-/// `strata train`): identical on every rank.
-struct GuardCheckpoint {
-    std::vector<double> figures{};  ///< counters and figures
-    std::vector<float> parameters{};
-    std::vector<float> optimizer{};
-};
-
 /// The whole state of a run after `epoch` completed epochs. Dropout masks are a pure function
 /// of (seed, epoch, layer, vertex), so there is no other random state to save.
 struct Checkpoint {
@@ -58,22 +56,26 @@ struct Checkpoint {
     ModelSpec model;
     bool row_normalize = false;
     std::string partition_method = "metis";
-    std::string dataset_path;            ///< informational only (paths differ between machines)
-    std::int64_t epoch = 0;              ///< completed epochs (>= 1)
-    bool early_stopped = false;          ///< ended by early stopping: nothing left to resume
-    std::vector<float> params;           ///< the last epoch's weights (ModelParameters order)
-    std::vector<float> optimizer_state;  ///< Optimizer::state()
+    std::string dataset_path;  ///< informational only (paths differ between machines)
+    /// The run configuration as JSON text (format 5, written by the training session); empty
+    /// when read from an older file.
+    std::string config;
+    std::int64_t epoch = 0;                    ///< completed epochs (>= 1)
+    bool early_stopped = false;                ///< ended by early stopping: nothing left to resume
+    std::vector<float> params;                 ///< the last epoch's weights (ModelParameters order)
+    std::vector<float> optimizer_state;        ///< Optimizer::state()
     Selection selection = Selection::val_acc;  ///< what "best" means (--select-by)
     std::vector<float> best_params;            ///< weights of the best evaluated epoch
-    /// The best evaluated epoch: only epoch, loss, train/val/test accuracy and val_loss are
-    /// stored (timings and byte counts are not).
+    /// The best evaluated epoch: epoch, loss, the evaluation's accuracies and losses and
+    /// ROC-AUC are stored (timings and byte counts are not; formats 2 to 4 kept no ROC-AUC and
+    /// no exact training loss: read as 0).
     std::optional<EpochStats> best;
     std::vector<EvalRecord> history;  ///< every evaluated epoch (early stopping reads it)
-    /// Layer-pipeline runs (format 4, /pipeline): PipelineExecutor::history() of every rank,
-    /// in rank order (sizes differ per rank); empty for graph parallelism. After
-    /// broadcast_checkpoint a rank other than the root holds only its own entry.
-    std::vector<std::vector<float>> pipeline_history{};
-    std::optional<GuardCheckpoint> guard;  ///< the accuracy guard's state, when it is on
+    /// Layer-pipeline runs (/pipeline): PipelineExecutor::history() of every rank, in rank
+    /// order (they differ per rank); empty for graph parallelism. After broadcast_checkpoint a
+    /// rank other than the root holds only its own entry (the others default).
+    std::vector<PipelineHistory> pipeline_history{};
+    std::optional<GuardState> guard;  ///< the accuracy guard's state, when it is on
 };
 
 /// describe(model) plus ", row-normalized features" when the input rows were normalized.
@@ -102,8 +104,10 @@ struct Checkpoint {
 /// failure (the temporary is removed).
 void write_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint);
 
-/// Reads `path` (format 2, 3 or 4) and verifies its format, version, shapes and the checksum of
-/// every array.
+/// Reads `path` (format 2, 3, 4 or 5) and verifies its format, version, shapes and the
+/// checksum of every array. A format-4 history comes back untyped
+/// (PipelineHistory::format4_rows), a format-4 guard state as judged by validation accuracy
+/// with its best-tracker state pending.
 /// Throws strata::Error naming the file and the problem: not HDF5 / truncated, an older or
 /// newer format version (with what to do), a missing or mistyped dataset or attribute, a
 /// checksum mismatch.

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "src/base/error.hpp"
+#include "training/checkpoint_pack.hpp"
 
 namespace strata {
 
@@ -22,12 +23,15 @@ Checkpointer::Checkpointer(CheckpointDir dir, int every, bool root, Checkpoint b
 
 namespace {
 
-/// Rank 0 returns every rank's `values` in rank order (sizes may differ); the others nothing.
-std::vector<std::vector<float>> gather_floats(std::span<const float> values, Communicator& comm) {
-    const std::array<std::int64_t, 1> size{static_cast<std::int64_t>(values.size())};
+/// Rank 0 returns every rank's history in rank order; the others nothing.
+std::vector<PipelineHistory> gather_histories(const PipelineHistory& mine, Communicator& comm) {
+    Packer packer;
+    put(packer, mine);
+    const std::vector<std::byte>& bytes = packer.bytes();
+    const std::array<std::int64_t, 1> size{static_cast<std::int64_t>(bytes.size())};
     const std::vector<std::byte> sizes = comm.gather(std::as_bytes(std::span(size)), 0);
-    const std::vector<std::byte> data = comm.gather(std::as_bytes(values), 0);
-    std::vector<std::vector<float>> out;
+    const std::vector<std::byte> data = comm.gather(bytes, 0);
+    std::vector<PipelineHistory> out;
     if (comm.rank() != 0) {
         return out;
     }
@@ -38,11 +42,13 @@ std::vector<std::vector<float>> gather_floats(std::span<const float> values, Com
     std::size_t at = 0;
     for (const std::int64_t count : counts) {
         const auto n = static_cast<std::size_t>(count);
-        STRATA_CHECK(at + n * sizeof(float) <= data.size(), "checkpoint: gathered ", data.size(),
+        STRATA_CHECK(at + n <= data.size(), "checkpoint: gathered ", data.size(),
                      " bytes of pipeline history, short of the sizes");
-        out.emplace_back(n);
-        std::memcpy(out.back().data(), data.data() + at, n * sizeof(float));
-        at += n * sizeof(float);
+        Unpacker unpacker(std::span<const std::byte>(data).subspan(at, n),
+                          "checkpoint: gathered pipeline history");
+        out.emplace_back();
+        get(unpacker, out.back());
+        at += n;
     }
     return out;
 }
@@ -65,7 +71,7 @@ void Checkpointer::end_epoch(const EpochStats& stats, FitState& state) {
     }
     if (pipeline_) {  // collective: every rank is here at the same epochs
         PipelineCheckpointState mine = pipeline_();
-        state_.pipeline_history = gather_floats(mine.history, *comm_);
+        state_.pipeline_history = gather_histories(mine.history, *comm_);
         if (root_) {
             state_.guard = std::move(mine.guard);
         }

@@ -17,8 +17,8 @@ namespace strata {
 
 /// What a layer-pipeline run adds to a checkpoint, asked of every rank at every save.
 struct PipelineCheckpointState {
-    std::vector<float> history{};          ///< this rank's PipelineExecutor::history()
-    std::optional<GuardCheckpoint> guard;  ///< identical on every rank: rank 0's is saved
+    PipelineHistory history{};        ///< this rank's PipelineExecutor::history()
+    std::optional<GuardState> guard;  ///< identical on every rank: rank 0's is saved
 };
 
 class Checkpointer final : public FitHook {

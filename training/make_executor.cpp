@@ -24,7 +24,8 @@ MadeExecutor make_executor(const RunConfig& config, Prepared& prepared, Backend&
                             .grad_zero_scale = config.grad_zero_scale,
                             .snapshot_period = config.snapshot_period,
                             .seed = config.seed,
-                            .nnz = prepared.nnz});
+                            .nnz = prepared.nnz,
+                            .recompute = *parse_recompute(config.recompute)});
         prepared.structure.reset();  // read in the constructor only
         made.pipeline = pipeline.get();
         made.executor = std::move(pipeline);

@@ -9,7 +9,22 @@ namespace strata {
 
 RunConfig prediction_config(const Checkpoint& checkpoint, const std::string& data, int split_index,
                             const RuntimeOptions& runtime) {
-    RunConfig config;
+    // The trained run's own configuration when the checkpoint has one (format 5): its local
+    // order and feature storage too, so that predictions equal its evaluation at the same K.
+    RunConfig config = checkpoint.config.empty()
+                           ? RunConfig{}
+                           : config_from_json(checkpoint.config, "the checkpoint's configuration");
+    const RunConfig defaults;
+    config.parallel = defaults.parallel;  // evaluation is full-graph whatever layout trained it
+    config.stages = defaults.stages;
+    config.ways = defaults.ways;
+    config.chunks = defaults.chunks;
+    config.profile = false;
+    config.plan.clear();
+    config.machine.clear();
+    config.metrics.clear();
+    config.checkpoint_dir.clear();
+    config.resume = false;
     config.model = checkpoint.model;
     config.seed = checkpoint.model.seed;
     config.row_normalize_features = checkpoint.row_normalize;
@@ -53,8 +68,8 @@ Predictions predict(const Checkpoint& checkpoint, const std::string& checkpoint_
         const CheckpointIdentity current{
             .model = model_identity(config.model, *config.row_normalize_features),
             .parameters = parameters.summary(),
-            .dataset = config.data.empty() ? graph_content_id(*input.graph)
-                                           : data_identity(config.data),
+            .dataset =
+                config.data.empty() ? graph_content_id(*input.graph) : data_identity(config.data),
             .partition = {},  // any K and split may predict
             .training = {}};
         check_identity(checkpoint, current, IdentityCheck::model_and_dataset, checkpoint_path);

@@ -113,9 +113,7 @@ void restore_pipeline_state(const Checkpoint& c, PipelineExecutor& pipeline, Acc
         c.guard.has_value() == (guard != nullptr), "the checkpoint ", c.guard ? "holds" : "lacks",
         " accuracy guard state, but this run has guard = ", guard != nullptr ? "true" : "false");
     if (guard != nullptr) {
-        guard->set_state({.figures = c.guard->figures,
-                          .parameters = c.guard->parameters,
-                          .optimizer = c.guard->optimizer});
+        guard->set_state(*c.guard);
     }
 }
 
@@ -199,6 +197,7 @@ Checkpoint Session::Parts::checkpoint_base() const {
     base.partition_method = c.partition_method;
     base.dataset_path = c.data;
     base.selection = best->selection();
+    base.config = config_to_json(c);
     if (root()) {
         base.identity = {
             .model = model_identity(c.model, *c.row_normalize_features),
@@ -289,7 +288,8 @@ RunResult Session::run() {
     }
     std::optional<AccuracyGuard> guard;  // before resume, which restores its state
     if (pipeline != nullptr && c.guard) {
-        guard.emplace(*pipeline, parameters, adam, GuardOptions{.window = c.guard_window},
+        guard.emplace(*pipeline, parameters, adam, &best,
+                      GuardOptions{.select_by = best.selection(), .window = c.guard_window},
                       [&p](const std::string& text) { p.note(text, true); });
     }
     if (c.resume) {
@@ -359,10 +359,7 @@ RunResult Session::run() {
             checkpointer->add_pipeline_state(comm, [pipeline, &guard] {
                 PipelineCheckpointState mine{.history = pipeline->history(), .guard = {}};
                 if (guard) {
-                    AccuracyGuard::State g = guard->state();
-                    mine.guard = GuardCheckpoint{.figures = std::move(g.figures),
-                                                 .parameters = std::move(g.parameters),
-                                                 .optimizer = std::move(g.optimizer)};
+                    mine.guard = guard->state();
                 }
                 return mine;
             });

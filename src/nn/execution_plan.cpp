@@ -1,6 +1,6 @@
-// The planner: schedules (forward, loss, backward with folds and recomputations), what is kept
-// or recomputed, in-place aliases; the bookkeeping of lifetimes and the arena layout is
-// schedule_builder.cpp.
+// The memory plan: schedules (forward, loss, backward with folds and recomputations), what is
+// kept or recomputed, in-place aliases — of the whole model or of one pipeline stage; the
+// bookkeeping of lifetimes and the arena layout is schedule_builder.cpp.
 #include "src/nn/execution_plan.hpp"
 
 #include <algorithm>
@@ -56,17 +56,29 @@ std::size_t matrix_floats(index_t rows, index_t cols) {
     return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
 }
 
-/// Forward steps of every node into `b`; returns the value reference of every tensor.
-/// `evaluation`: ops that are the identity outside training get no step (their output is their
-/// input).
+/// Forward steps of every node (of the stage, when there is one) into `b`; returns the value
+/// reference of every tensor. `evaluation`: ops that are the identity outside training get no
+/// step (their output is their input). A stage's received tensors are buffers written before
+/// its first step; it has no workspace slots.
 std::vector<int> plan_forward(const ModelGraph& graph, const PlanOptions& options,
-                              ScheduleBuilder& b, bool evaluation = false) {
+                              ScheduleBuilder& b, bool evaluation = false,
+                              const StageScope* stage = nullptr) {
     std::vector<int> value(graph.tensors().size(), no_ref);
     const auto& inputs = graph.inputs();
     for (std::size_t k = 0; k < inputs.size(); ++k) {
         value[static_cast<std::size_t>(inputs[k])] = input_ref(static_cast<int>(k));
     }
-    for (int n = 0; n < graph.num_nodes(); ++n) {
+    const int first = stage != nullptr ? stage->first : 0;
+    const int end = stage != nullptr ? stage->end : graph.num_nodes();
+    if (stage != nullptr) {
+        for (const TensorId t : stage->incoming) {
+            const index_t cols = graph.tensor(t).cols;
+            value[static_cast<std::size_t>(t)] =
+                b.add(matrix_floats(options.rows, cols), cols, begin_of(0),
+                      "received " + graph.tensor(t).name);
+        }
+    }
+    for (int n = first; n < end; ++n) {
         const Node& node = graph.node(n);
         if (evaluation && node.op->identity_in_evaluation()) {
             value[static_cast<std::size_t>(node.output)] =
@@ -86,7 +98,7 @@ std::vector<int> plan_forward(const ModelGraph& graph, const PlanOptions& option
         value[static_cast<std::size_t>(node.output)] = step.y;
         const std::vector<index_t> in_cols = graph.input_cols(n);
         if (const std::size_t ws = node.op->forward_workspace(query(graph, options, n, in_cols));
-            ws > 0) {
+            ws > 0 && stage == nullptr) {
             step.workspace = b.add_at(s, ws, 0, "scratch " + node.name);
         }
         b.steps.push_back(std::move(step));
@@ -96,6 +108,7 @@ std::vector<int> plan_forward(const ModelGraph& graph, const PlanOptions& option
 
 /// In-place outputs: a node's output takes its input 0's memory when that input is read for
 /// the last time by this very step (so no later reader, backward included, sees it change).
+/// Never a stage's whole-graph buffer: other chunks read its rows.
 void alias_in_place(const ModelGraph& graph, ScheduleBuilder& b) {
     for (std::size_t s = 0; s < b.steps.size(); ++s) {
         const PlanStep& step = b.steps[s];
@@ -103,7 +116,8 @@ void alias_in_place(const ModelGraph& graph, ScheduleBuilder& b) {
             continue;
         }
         const Op& op = *graph.node(step.node).op;
-        if (!op.in_place() || step.x.empty() || step.x[0] < 0) {
+        if (!op.in_place() || step.x.empty() || step.x[0] < 0 || b.is_whole(step.x[0]) ||
+            b.is_whole(step.y)) {
             continue;
         }
         if (b.last_use(step.x[0]) == end_of(static_cast<int>(s))) {
@@ -114,40 +128,90 @@ void alias_in_place(const ModelGraph& graph, ScheduleBuilder& b) {
 
 class TrainingPlanner {
 public:
-    TrainingPlanner(const ModelGraph& graph, const PlanOptions& options)
-        : graph_(graph), options_(options), facts_(facts_of(graph)), b_(graph) {}
+    /// `stage`: plan one pipeline stage (plan_stage_schedule) instead of the whole model.
+    TrainingPlanner(const ModelGraph& graph, const PlanOptions& options,
+                    const StageScope* stage = nullptr)
+        : graph_(graph),
+          options_(options),
+          stage_(stage),
+          facts_(facts_of(graph)),
+          b_(graph, stage != nullptr ? 1 : 16) {}
 
     Schedule plan(std::vector<PairChoice>& pairs, std::vector<std::string>& recomputed) {
-        choose_pairs(pairs);
-        value_ = plan_forward(graph_, options_, b_);
+        if (stage_ == nullptr) {
+            choose_pairs(pairs);
+        }
+        value_ = plan_forward(graph_, options_, b_, /*evaluation=*/false, stage_);
+        const int boundary = static_cast<int>(b_.steps.size());
         recomputed_ref_.assign(graph_.tensors().size(), no_ref);
         grad_.assign(graph_.tensors().size(), no_ref);
+        const int first = stage_ != nullptr ? stage_->first : 0;
+        const int end = stage_ != nullptr ? stage_->end : graph_.num_nodes();
+        if (stage_ != nullptr) {
+            for (std::size_t t = 0; t < value_.size(); ++t) {
+                if (whole_value(static_cast<TensorId>(t))) {
+                    b_.set_whole(value_[t]);
+                }
+            }
+            // The next stage's gradients arrive before the chunk's backward starts.
+            for (const TensorId t : stage_->outgoing) {
+                const index_t c = cols(t);
+                int& g = grad_[static_cast<std::size_t>(t)];
+                g = b_.add(matrix_floats(options_.rows, c), c, begin_of(boundary),
+                           "received grad " + graph_.tensor(t).name);
+                if (whole_grad(t)) {
+                    b_.set_whole(g);
+                }
+            }
+        }
 
-        // Loss: logits -> dlogits.
-        const TensorId out = graph_.output();
-        const int loss_step = static_cast<int>(b_.steps.size());
-        PlanStep loss;
-        loss.kind = StepKind::loss;
-        loss.y = value_[static_cast<std::size_t>(out)];
-        b_.use(loss.y, loss_step);
-        const index_t out_cols = graph_.tensor(out).cols;
-        loss.dy = b_.add_at(loss_step, matrix_floats(options_.rows, out_cols), out_cols,
-                            "grad " + graph_.tensor(out).name);
-        grad_[static_cast<std::size_t>(out)] = loss.dy;
-        b_.steps.push_back(std::move(loss));
+        // Loss: logits -> dlogits (a stage runs it in the chunk's backward, so it may read
+        // recomputed logits).
+        int loss_step = -1;
+        if (end == graph_.num_nodes()) {
+            const TensorId out = graph_.output();
+            PlanStep loss;
+            loss.kind = StepKind::loss;
+            loss.y = stage_ != nullptr ? ensure(out) : value_[static_cast<std::size_t>(out)];
+            loss_step = static_cast<int>(b_.steps.size());
+            b_.use(loss.y, loss_step);
+            const index_t out_cols = graph_.tensor(out).cols;
+            loss.dy = b_.add_at(loss_step, matrix_floats(options_.rows, out_cols), out_cols,
+                                "grad " + graph_.tensor(out).name);
+            grad_[static_cast<std::size_t>(out)] = loss.dy;
+            b_.steps.push_back(std::move(loss));
+        }
 
-        for (int n = graph_.num_nodes() - 1; n >= 0; --n) {
+        for (int n = end - 1; n >= first; --n) {
             if (!facts_.backward_needed[static_cast<std::size_t>(n)] ||
                 folded_into_.count(n) != 0) {
                 continue;
             }
             plan_backward(n);
         }
+        if (stage_ != nullptr) {
+            // The received tensors' gradients go back after the chunk's last step (one that no
+            // step writes is sent all the same: the previous stage expects it).
+            const int last = static_cast<int>(b_.steps.size()) - 1;
+            for (const TensorId t : stage_->incoming) {
+                int& g = grad_[static_cast<std::size_t>(t)];
+                if (g == no_ref) {
+                    g = b_.add(matrix_floats(options_.rows, cols(t)), cols(t), end_of(last),
+                               "grad (unused) " + graph_.tensor(t).name);
+                }
+                b_.use(g, last);
+            }
+        }
         alias_in_place(graph_, b_);
+        if (stage_ != nullptr) {
+            b_.set_whole_across(begin_of(boundary));
+        }
         for (const TensorId t : recomputed_names_) {
             recomputed.push_back(graph_.tensor(t).name);
         }
-        return b_.finish(loss_step);
+        b_.values = value_;
+        b_.grads = grad_;
+        return b_.finish(loss_step, boundary);
     }
 
 private:
@@ -157,10 +221,61 @@ private:
     [[nodiscard]] int producer(TensorId t) const { return graph_.tensor(t).producer; }
     [[nodiscard]] index_t cols(TensorId t) const { return graph_.tensor(t).cols; }
 
+    [[nodiscard]] bool in_stage(int node) const {
+        return stage_ != nullptr && node >= stage_->first && node < stage_->end;
+    }
+    [[nodiscard]] static bool reads_every_row(const Op& op) {
+        return op.kind() == OpKind::aggregate || op.kind() == OpKind::attention;
+    }
+
+    /// A stage's value that must hold every row: received or sent, read or written by an
+    /// aggregation (other chunks read its rows, or the stale rows must survive the wave).
+    [[nodiscard]] bool whole_value(TensorId t) const {
+        if (stage_ == nullptr) {
+            return false;
+        }
+        const auto& in = stage_->incoming;
+        const auto& out = stage_->outgoing;
+        if (std::find(in.begin(), in.end(), t) != in.end() ||
+            std::find(out.begin(), out.end(), t) != out.end()) {
+            return true;
+        }
+        const int p = producer(t);
+        if (in_stage(p) && reads_every_row(*graph_.node(p).op)) {
+            return true;
+        }
+        if (p < 0) {
+            return false;  // a model input: the data, never a buffer of the plan
+        }
+        for (const auto& [reader, input] : graph_.consumers(t)) {
+            (void)input;
+            if (in_stage(reader) && reads_every_row(*graph_.node(reader).op)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /// A stage's gradient that must hold every row: an aggregation output's (the pull of every
+    /// chunk reads all its rows, historical ones included).
+    [[nodiscard]] bool whole_grad(TensorId t) const {
+        const int p = producer(t);
+        return in_stage(p) && reads_every_row(*graph_.node(p).op);
+    }
+
     /// Whether the mode lets backward recompute t rather than keep it.
     [[nodiscard]] bool recomputable(TensorId t) const {
         const int p = producer(t);
-        if (p < 0 || t == graph_.output()) {
+        if (p < 0) {
+            return false;
+        }
+        if (stage_ != nullptr) {
+            // Received values and every-row values are kept; the logits may be recomputed
+            // (the stage's loss runs in the chunk's backward).
+            if (!in_stage(p) || whole_value(t)) {
+                return false;
+            }
+        } else if (t == graph_.output()) {
             return false;
         }
         if (forced_recompute_.count(t) != 0) {
@@ -272,7 +387,7 @@ private:
             b_.add_at(s, matrix_floats(options_.rows, cols(t)), cols(t), "recomputed " + node.name);
         const std::vector<index_t> in_cols = graph_.input_cols(p);
         if (const std::size_t ws = node.op->forward_workspace(query(graph_, options_, p, in_cols));
-            ws > 0) {
+            ws > 0 && stage_ == nullptr) {
             step.workspace = b_.add_at(s, ws, 0, "scratch " + node.name);
         }
         ref = step.y;
@@ -293,11 +408,14 @@ private:
             b_.use(g, s);
             return {g, GradMode::accumulate};
         }
-        if (in_place_over) {
+        if (in_place_over && !whole_grad(t) && !b_.is_whole(dy)) {
             g = dy;
         } else {
             g = b_.add(matrix_floats(options_.rows, cols(t)), cols(t), first,
                        "grad " + graph_.tensor(t).name);
+            if (whole_grad(t)) {
+                b_.set_whole(g);
+            }
         }
         b_.use(g, s);
         return {g, GradMode::overwrite};
@@ -361,7 +479,7 @@ private:
             }
         } else if (const std::size_t ws =
                        node.op->backward_workspace(query(graph_, options_, n, in_cols, step.modes));
-                   ws > 0) {
+                   ws > 0 && stage_ == nullptr) {
             step.workspace = b_.add_at(s, ws, 0, "scratch " + node.name);
         }
         b_.steps.push_back(std::move(step));
@@ -369,6 +487,7 @@ private:
 
     const ModelGraph& graph_;
     const PlanOptions& options_;
+    const StageScope* stage_;
     GraphFacts facts_;
     ScheduleBuilder b_;
     std::vector<int> value_;
@@ -389,7 +508,8 @@ Schedule plan_evaluation(const ModelGraph& graph, const PlanOptions& options) {
         b.use(value[static_cast<std::size_t>(t)], last);
     }
     alias_in_place(graph, b);
-    return b.finish(-1);
+    b.values = value;
+    return b.finish(-1, static_cast<int>(b.steps.size()));
 }
 
 }  // namespace
@@ -452,6 +572,20 @@ ExecutionPlan plan_execution(const ModelGraph& graph, const PlanOptions& options
     Schedule evaluation = plan_evaluation(graph, options);
     return ExecutionPlan(std::move(training), std::move(evaluation), std::move(pairs),
                          std::move(recomputed), options);
+}
+
+Schedule plan_stage_schedule(const ModelGraph& graph, const StageScope& stage,
+                             Recompute recompute) {
+    STRATA_CHECK(stage.first >= 0 && stage.first < stage.end && stage.end <= graph.num_nodes(),
+                 "plan: stage nodes [", stage.first, ", ", stage.end, ") of ", graph.num_nodes());
+    (void)graph.output();
+    PlanOptions options;
+    options.rows = 1;  // per row: a chunk's buffers are its rows times these sizes
+    options.recompute = recompute;
+    std::vector<PairChoice> pairs;
+    std::vector<std::string> recomputed;
+    TrainingPlanner planner(graph, options, &stage);
+    return planner.plan(pairs, recomputed);
 }
 
 }  // namespace strata

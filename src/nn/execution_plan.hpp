@@ -1,8 +1,10 @@
-// ExecutionPlan: what a model's training step and evaluation do, step by step, and where every
-// tensor lives — planned once from the ModelGraph (plan once, execute many). Forward values
-// live from their producer to their last reader (backward included when kept), gradients from
-// their first writer to their producer's backward, scratch for one step; buffers whose
-// lifetimes do not overlap share memory in one arena (greedy by size, as TFLite's planner).
+// ExecutionPlan: the memory plan — what a model's training step and evaluation do, step by step,
+// and where every tensor lives — planned once from the ModelGraph (plan once, execute many).
+// Forward values live from their producer to their last reader (backward included when kept),
+// gradients from their first writer to their producer's backward, scratch for one step; buffers
+// whose lifetimes do not overlap share memory in one arena (greedy by size, as TFLite's
+// planner). Both executors run such schedules (node_runner.hpp): the full-graph executor the
+// model's, the layer pipeline one per stage (plan_stage_schedule, stage_storage.hpp).
 #pragma once
 
 #include <cstddef>
@@ -40,6 +42,9 @@ struct Slot {
     std::size_t floats = 0;  ///< size
     index_t cols = 0;        ///< columns of a rows x cols matrix; 0 for scratch
     std::string label;       ///< "value gcn0.linear", "grad t3", "scratch gcn1.aggregate"
+    /// A pipeline stage's whole-graph buffer (every row, kept across chunks): not in the arena;
+    /// plan_stage_storage places it. Never set in a full-graph plan.
+    bool whole = false;
 };
 
 struct PlanStep {
@@ -64,6 +69,9 @@ struct Schedule {
     std::vector<Slot> slots;
     std::size_t arena_floats = 0;  ///< arena this schedule needs
     std::size_t kept_floats = 0;   ///< values alive across the loss step (kept for backward)
+    int boundary = 0;              ///< the first step after the forward steps
+    std::vector<int> values{};     ///< per tensor: slot of its value as forward wrote it, or -1
+    std::vector<int> grads{};      ///< per tensor: slot of its gradient, or -1
 };
 
 /// How one linear-after-aggregation pair is differentiated.
@@ -109,5 +117,27 @@ private:
 /// Plans both schedules. Throws strata::Error if the graph has no output or options are
 /// inconsistent (rows < 0, an aggregation without a graph operator).
 [[nodiscard]] ExecutionPlan plan_execution(const ModelGraph& graph, const PlanOptions& options);
+
+/// One stage of the layer pipeline (src/nn/stage_layout.hpp): nodes [first, end).
+struct StageScope {
+    int first = 0;
+    int end = 0;
+    std::vector<TensorId> incoming{};  ///< values from the previous stage; gradients go back
+    std::vector<TensorId> outgoing{};  ///< values for the next stage; gradients come back
+};
+
+/// The training schedule of one pipeline stage, run chunk by chunk: steps [0, boundary) are
+/// the forward of a chunk, the rest (recomputations, the loss on the last stage, backward) its
+/// backward, later in the wave. Sizes are per row (a chunk's buffer is its rows times the
+/// slot's floats; no alignment) and there are no workspace slots (the stage sizes one). Slots
+/// marked `whole` hold every row: the values alive from a chunk's forward to its backward (what
+/// `recompute` keeps), and whatever is read or sent across chunks — aggregation inputs and
+/// outputs, cut tensors, aggregation outputs' gradients; the rest is chunk scratch, shared by
+/// lifetime as in the full-graph plan. Nothing is folded and no aggregation is recomputed: a
+/// chunk's aggregation read rows that other chunks had not refreshed yet, which neither a fold
+/// nor a recomputation in backward would see again. Recompute::aggregation therefore keeps what
+/// Recompute::none keeps.
+[[nodiscard]] Schedule plan_stage_schedule(const ModelGraph& graph, const StageScope& stage,
+                                           Recompute recompute);
 
 }  // namespace strata

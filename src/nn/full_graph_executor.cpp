@@ -1,56 +1,15 @@
-// FullGraphExecutor: runs the planned schedules.
+// FullGraphExecutor: runs the planned schedules over every owned row.
 #include "src/nn/full_graph_executor.hpp"
 
 #include <array>
 
 #include "src/base/error.hpp"
-#include "src/base/timer.hpp"
+#include "src/nn/node_runner.hpp"
+#include "src/nn/phase_clock.hpp"
 #include "src/nn/roc_auc.hpp"
 
 namespace strata {
 
-/// Times schedule steps into a PhaseTimes (or only runs them, without one): the backend is
-/// synchronized before and after each, and the communicator's wait during it is split out.
-class PhaseClock {
-public:
-    PhaseClock(Backend& backend, const Communicator& comm, PhaseTimes* times)
-        : backend_(backend), comm_(comm), times_(times) {}
-
-    template <class Run>
-    void time(double PhaseTimes::*slot, Run&& run) {
-        if (times_ == nullptr) {
-            run();
-            return;
-        }
-        backend_.synchronize();
-        const double wait_before = comm_.stats().wait_seconds;
-        const Stopwatch watch;
-        run();
-        backend_.synchronize();
-        const double wait = comm_.stats().wait_seconds - wait_before;
-        times_->*slot += watch.seconds() - wait;
-        times_->exposed_wait += wait;
-    }
-
-    /// The phase of an op of `kind`.
-    static double PhaseTimes::*slot(OpKind kind) {
-        switch (kind) {
-            case OpKind::linear:
-                return &PhaseTimes::gemm;
-            case OpKind::aggregate:
-                return &PhaseTimes::aggregation;
-            case OpKind::attention:
-                return &PhaseTimes::attention;
-            default:
-                return &PhaseTimes::elementwise;
-        }
-    }
-
-private:
-    Backend& backend_;
-    const Communicator& comm_;
-    PhaseTimes* times_;
-};
 namespace {
 
 PlanOptions plan_options(const ModelGraph& graph, const GraphOperator& gcn,
@@ -110,89 +69,38 @@ FullGraphExecutor::FullGraphExecutor(Backend& backend, Communicator& comm, Model
     }
 }
 
-MatrixView FullGraphExecutor::view(const Schedule& schedule, int slot) {
-    if (slot < 0) {
-        return {};
+/// Slots of a schedule in the arena (or the data's inputs): every call covers every row.
+class FullGraphExecutor::ArenaViews final : public StepViews {
+public:
+    ArenaViews(FullGraphExecutor& executor, const Schedule& schedule)
+        : e_(executor), schedule_(schedule) {}
+    [[nodiscard]] RowRange range() const override { return {0, e_.plan_.rows()}; }
+    [[nodiscard]] bool whole(int) const override { return true; }
+    [[nodiscard]] MatrixView all(int slot) const override { return rows(slot); }
+    [[nodiscard]] MatrixView rows(int slot) const override {
+        if (slot < 0) {
+            return {};
+        }
+        const Slot& s = schedule_.slots[static_cast<std::size_t>(slot)];
+        if (s.input >= 0) {
+            // Model inputs are read only (ConstMatrixView on the way in); the cast never writes.
+            const ConstMatrixView in = e_.data_.inputs[static_cast<std::size_t>(s.input)];
+            return {const_cast<float*>(in.data), in.rows, in.cols};
+        }
+        return {e_.arena_.data() + s.offset, e_.plan_.rows(), s.cols};
     }
-    const Slot& s = schedule.slots[static_cast<std::size_t>(slot)];
-    if (s.input >= 0) {
-        // Model inputs are read only (ConstMatrixView on the way in); the cast never writes.
-        const ConstMatrixView in = data_.inputs[static_cast<std::size_t>(s.input)];
-        return {const_cast<float*>(in.data), in.rows, in.cols};
+    [[nodiscard]] std::span<float> workspace(const PlanStep& step) const override {
+        if (step.workspace < 0) {
+            return {};
+        }
+        const Slot& s = schedule_.slots[static_cast<std::size_t>(step.workspace)];
+        return {e_.arena_.data() + s.offset, s.floats};
     }
-    return {arena_.data() + s.offset, plan_.rows(), s.cols};
-}
 
-std::span<float> FullGraphExecutor::scratch(const Schedule& schedule, int slot) {
-    if (slot < 0) {
-        return {};
-    }
-    const Slot& s = schedule.slots[static_cast<std::size_t>(slot)];
-    return {arena_.data() + s.offset, s.floats};
-}
-
-void FullGraphExecutor::run_forward(const Schedule& schedule, const PlanStep& step,
-                                    const OpContext& context) {
-    std::vector<ConstMatrixView> x;
-    for (const int slot : step.x) {
-        x.push_back(view(schedule, slot));
-    }
-    graph_.node(step.node).op->forward(context,
-                                       ForwardArgs{.x = x,
-                                                   .y = view(schedule, step.y),
-                                                   .rows = {0, plan_.rows()},
-                                                   .workspace = scratch(schedule, step.workspace)});
-}
-
-void FullGraphExecutor::run_backward(const Schedule& schedule, const PlanStep& step,
-                                     const OpContext& context, PhaseClock& clock) {
-    const RowRange all{0, plan_.rows()};
-    std::vector<ConstMatrixView> x;
-    for (const int slot : step.x) {
-        x.push_back(view(schedule, slot));
-    }
-    std::vector<MatrixView> dx;
-    for (const int slot : step.dx) {
-        dx.push_back(view(schedule, slot));
-    }
-    Op& op = *graph_.node(step.node).op;
-    const std::span<float> workspace = scratch(schedule, step.workspace);
-    if (step.folded < 0) {
-        clock.time(PhaseClock::slot(op.kind()), [&] {
-            op.backward(context, BackwardArgs{.x = x,
-                                              .y = view(schedule, step.y),
-                                              .dy = view(schedule, step.dy),
-                                              .dx = dx,
-                                              .modes = step.modes,
-                                              .rows = all,
-                                              .workspace = workspace});
-        });
-        return;
-    }
-    // Commuted: G = Âᵀ dy at the output width, then the linear's backward from x and G.
-    const MatrixView g = view(schedule, step.folded_grad);
-    const std::array<MatrixView, 1> g_out{g};
-    const std::array<GradMode, 1> overwrite{GradMode::overwrite};
-    Op& folded = *graph_.node(step.folded).op;
-    clock.time(PhaseClock::slot(folded.kind()), [&] {
-        folded.backward(context, BackwardArgs{.x = {},
-                                              .y = {},
-                                              .dy = view(schedule, step.dy),
-                                              .dx = g_out,
-                                              .modes = overwrite,
-                                              .rows = all,
-                                              .workspace = workspace});
-    });
-    clock.time(PhaseClock::slot(op.kind()), [&] {
-        op.backward(context, BackwardArgs{.x = x,
-                                          .y = {},
-                                          .dy = g,
-                                          .dx = dx,
-                                          .modes = step.modes,
-                                          .rows = all,
-                                          .workspace = workspace});
-    });
-}
+private:
+    FullGraphExecutor& e_;
+    const Schedule& schedule_;
+};
 
 double FullGraphExecutor::train_step(std::int64_t epoch) {
     STRATA_CHECK(!plan_.training().steps.empty(), "executor: built for inference only");
@@ -208,6 +116,7 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
     OpContext recompute = context;
     recompute.recompute = true;
     const Schedule& schedule = plan_.training();
+    const ArenaViews views(*this, schedule);
     // Each node's gradient all-reduce starts as soon as its backward is done and overlaps the
     // backward of the nodes below; communicators order themselves after the work already queued
     // on the backend, so no host synchronisation is needed.
@@ -217,27 +126,18 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
     PhaseClock clock(backend_, comm_, profile_ ? &phases_ : nullptr);
     double loss = 0.0;
     for (const PlanStep& step : schedule.steps) {
-        const auto kind = [&] { return PhaseClock::slot(graph_.node(step.node).op->kind()); };
         switch (step.kind) {
             case StepKind::forward:
-                clock.time(kind(), [&] { run_forward(schedule, step, context); });
+                run_forward(graph_, step, views, context, clock);
                 break;
             case StepKind::recompute:
-                clock.time(kind(), [&] { run_forward(schedule, step, recompute); });
+                run_forward(graph_, step, views, recompute, clock);
                 break;
-            case StepKind::loss: {
-                const float scale = 1.0f / static_cast<float>(data_.global_train);
-                clock.time(&PhaseTimes::loss, [&] {
-                    loss =
-                        backend_
-                            .softmax_cross_entropy(view(schedule, step.y), data_.labels,
-                                                   data_.train_mask, scale, view(schedule, step.dy))
-                            .loss;
-                });
+            case StepKind::loss:
+                loss = run_loss(backend_, step, views, data_, clock);
                 break;
-            }
             case StepKind::backward:
-                run_backward(schedule, step, context, clock);
+                run_backward(graph_, step, views, context, clock);
                 if (distributed) {
                     if (const std::span<float> grads = parameters_.node_grads(step.node);
                         !grads.empty()) {
@@ -269,8 +169,10 @@ Evaluation FullGraphExecutor::evaluate() {
                             .comm = &comm_,
                             .sparse_input = data_.sparse_input};
     const Schedule& schedule = plan_.evaluation();
+    const ArenaViews views(*this, schedule);
+    PhaseClock untimed(backend_, comm_, nullptr);
     for (const PlanStep& step : schedule.steps) {
-        run_forward(schedule, step, context);
+        run_forward(graph_, step, views, context, untimed);
     }
     const ConstMatrixView logits = evaluation_output(graph_.tensor(graph_.output()).name);
     const MatrixView no_grad{};

@@ -1,7 +1,8 @@
-// FullGraphExecutor: the exact executor. Every step runs over all owned rows; aggregations go
-// through a GraphOperator (the pipelined halo exchange); buffers come from one arena laid out
-// by the ExecutionPlan; each node's weight-gradient all-reduce starts as soon as its backward is
-// done and overlaps the backward of the nodes below.
+// FullGraphExecutor: the exact executor. Every step runs over all owned rows (through the node
+// runner, node_runner.hpp, as the layer pipeline's chunks do); aggregations go through a
+// GraphOperator (the overlapped halo exchange); buffers come from one arena laid out by the
+// ExecutionPlan; each node's weight-gradient all-reduce starts as soon as its backward is done
+// and overlaps the backward of the nodes below.
 #pragma once
 
 #include <memory>
@@ -37,8 +38,6 @@ struct ExecutorOptions {
     bool profile = false;
 };
 
-class PhaseClock;
-
 class FullGraphExecutor final : public Executor {
 public:
     /// Plans and allocates the arena once. `graph`, `parameters`, `gcn` and the data's owner
@@ -64,11 +63,7 @@ public:
     [[nodiscard]] ConstMatrixView evaluation_output(const std::string& name) const;
 
 private:
-    MatrixView view(const Schedule& schedule, int slot);
-    std::span<float> scratch(const Schedule& schedule, int slot);
-    void run_forward(const Schedule& schedule, const PlanStep& step, const OpContext& context);
-    void run_backward(const Schedule& schedule, const PlanStep& step, const OpContext& context,
-                      PhaseClock& clock);
+    class ArenaViews;
 
     Backend& backend_;
     Communicator& comm_;

@@ -1,15 +1,18 @@
-// PipelineExecutor: storage per stage, the GPipe wave, and the techniques' bookkeeping.
+// PipelineExecutor: the GPipe wave, stage transfers, the hybrid's mirror exchange, the
+// techniques' bookkeeping and the history; a chunk's steps run through the node runner.
 #include "src/nn/pipeline_executor.hpp"
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <numeric>
 #include <type_traits>
 
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
 #include "src/device/counter_rng.hpp"
-#include "src/nn/stage_storage.hpp"
+#include "src/nn/node_runner.hpp"
+#include "src/nn/stage_buffers.hpp"
 
 namespace strata {
 namespace {
@@ -22,19 +25,12 @@ struct Message {
 
 }  // namespace
 
-struct PipelineExecutor::Storage : StageStorage {
-    std::size_t workspace_floats = 0;
-    index_t scratch_rows = 0;  ///< rows the scratch was sized for
-    Buffer<float> kept;
-    Buffer<float> kept_grad;
-    Buffer<float> scratch;
-    Buffer<float> backup;
-    Buffer<float> workspace;
+/// The pipeline's own state beside the stage's buffers: messages in flight, the hybrid's mirror
+/// lists and buffers, this step's figures.
+struct PipelineExecutor::WaveState {
     std::vector<std::unique_ptr<Message>> sends;  ///< forward values in flight
     std::vector<std::unique_ptr<Message>> grad_sends;
-    /// Hybrid: every mirror list of the initial chunks in one buffer, way-major: list (c, w)
-    /// starts at offsets[w C + c], so the lists of consecutive chunks (a merged chunk) for one
-    /// way are contiguous.
+    /// Hybrid: every mirror list of the initial chunks (pack_mirror_lists, way_mirrors.hpp).
     Buffer<index_t> mirror_rows;
     std::vector<std::size_t> forward_offsets;   ///< W C + 1
     std::vector<std::size_t> backward_offsets;  ///< W C + 1, after the forward lists
@@ -72,25 +68,26 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
       base_offsets_(options.chunk_offsets),
       offsets_(options.chunk_offsets),
       snapshot_period_(options.snapshot_period),
-      storage_(std::make_unique<Storage>()) {
+      wave_(std::make_unique<WaveState>()) {
     const index_t rows = aggregation.num_rows();
-    STRATA_CHECK(data_.sparse_input == nullptr,
-                 "the layer pipeline reads dense features (run it with --sparse-features off)");
-    STRATA_CHECK(options.ways >= 1, "--ways ", options.ways, ": must be at least 1");
-    STRATA_CHECK(options.stages * options.ways == world.size(), "--stages ", options.stages,
-                 " x --ways ", options.ways, " = ", options.stages * options.ways,
-                 " ranks, but the job has ", world.size(),
-                 " (the pipeline runs one rank per stage and way)");
-    STRATA_CHECK(options.snapshot_period >= 0, "--snapshot-period ", options.snapshot_period,
-                 ": must be 0 (off) or positive");
+    STRATA_CHECK_OPTION(data_.sparse_input == nullptr, "sparse_features", "on",
+                        "the layer pipeline reads dense features");
+    STRATA_CHECK_OPTION(options.ways >= 1, "ways", options.ways, "must be at least 1");
+    STRATA_CHECK_OPTION(options.stages * options.ways == world.size(), "stages", options.stages,
+                        "with ways = ", options.ways, " the pipeline runs ",
+                        options.stages * options.ways,
+                        " ranks (one per stage and way), but the job has ", world.size());
+    STRATA_CHECK_OPTION(options.snapshot_period >= 0, "snapshot_period", options.snapshot_period,
+                        "must be 0 (off) or positive");
     STRATA_CHECK(
         base_offsets_.size() >= 2 && base_offsets_.front() == 0 && base_offsets_.back() == rows,
         "pipeline: chunk offsets do not cover the ", rows, " rows");
     for (std::size_t c = 0; c + 1 < base_offsets_.size(); ++c) {
         STRATA_CHECK(base_offsets_[c] < base_offsets_[c + 1], "pipeline: chunk ", c, " is empty");
     }
-    STRATA_CHECK(chunks() % options.ways == 0, "--chunks ", chunks(), " with --ways ", options.ways,
-                 ": every way needs the same number of chunks (a multiple of ", options.ways, ")");
+    STRATA_CHECK_OPTION(
+        chunks() % options.ways == 0, "chunks", chunks(),
+        "every way needs the same number of chunks (a multiple of ways = ", options.ways, ")");
     chunk_base_.resize(base_offsets_.size());
     std::iota(chunk_base_.begin(), chunk_base_.end(), std::size_t{0});
     STRATA_CHECK(data_.inputs.size() == graph.inputs().size(), "pipeline: ", data_.inputs.size(),
@@ -98,75 +95,34 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     STRATA_CHECK(data_.global_train > 0, "training set is empty (no vertex has train_mask = 1)");
     for (int n = 0; n < graph.num_nodes(); ++n) {
         const Op& op = *graph.node(n).op;
-        STRATA_CHECK(op.row_local() || op.kind() == OpKind::aggregate, "--parallel pipeline: op '",
-                     graph.node(n).name, "' (", op.describe(),
-                     ") is neither row-local nor an aggregation, so it cannot run chunk by chunk");
+        STRATA_CHECK_OPTION(op.row_local() || op.kind() == OpKind::aggregate, "parallel",
+                            "pipeline", "op '", graph.node(n).name, "' (", op.describe(),
+                            ") is neither row-local nor an aggregation, so it cannot run chunk by "
+                            "chunk");
     }
     layout_ = plan_stages(graph, options.stages, StageCostInputs{.rows = rows, .nnz = options.nnz});
     // Where every tensor of this stage lives (stage_storage.hpp, shared with the planner).
-    Storage& st = *storage_;
-    static_cast<StageStorage&>(st) = plan_stage_storage(graph, layout_, this->stage(), rows);
-    st.kept = Buffer<float>(backend, st.kept_floats);
-    st.kept_grad = Buffer<float>(backend, st.kept_grad_floats);
-    if (snapshot_period_ > 0 && st.snapshot_floats > 0) {
-        st.backup = Buffer<float>(backend, st.snapshot_floats);
-        // Touched now, though first written at the first snapshot (epoch 23 by default): the
-        // resident memory is the plan from the first epoch, so a run that does not fit fails
-        // at the start and bench/plan's short runs measure what the planner predicts.
-        for (std::size_t done = 0; done < st.snapshot_floats;) {
-            const std::size_t n = std::min(st.snapshot_floats - done, std::size_t{1} << 30);
-            backend.fill({st.backup.data() + done, static_cast<index_t>(n), 1}, 0.0f);
-            done += n;
-        }
-    }
-    reset_history();
-    allocate_scratch();
+    buffers_ = std::make_unique<StageBuffers>(
+        backend, graph, plan_stage_storage(graph, layout_, this->stage(), rows, options.recompute),
+        aggregation, data_, snapshot_period_ > 0);
+    buffers_->fit_chunks(largest_chunk(offsets_));
     if (options.ways > 1) {
-        STRATA_CHECK(options.structure != nullptr, "pipeline: --ways ", options.ways,
+        STRATA_CHECK(options.structure != nullptr, "pipeline: ways = ", options.ways,
                      " needs the graph's structure for the mirror exchange");
-        mirrors_ = way_mirrors(*options.structure, base_offsets_, options.ways);
-        std::vector<index_t> all;
-        std::size_t send = 0;
-        std::size_t recv = 0;
-        for (const bool forward : {true, false}) {
-            const auto& lists = forward ? mirrors_.forward : mirrors_.backward;
-            auto& offsets = forward ? st.forward_offsets : st.backward_offsets;
-            const auto ways = static_cast<std::size_t>(options.ways);
-            const auto num_chunks = static_cast<std::size_t>(mirrors_.chunks);
-            std::vector<std::size_t> out(num_chunks, 0);
-            for (std::size_t w = 0; w < ways; ++w) {
-                std::size_t in_way = 0;  // a merged chunk may span all of a way's chunks
-                for (std::size_t c = 0; c < num_chunks; ++c) {
-                    const std::vector<index_t>& list = lists[c * ways + w];
-                    offsets.push_back(all.size());
-                    all.insert(all.end(), list.begin(), list.end());
-                    out[c] += list.size();
-                    in_way += list.size();
-                }
-                recv = std::max(recv, in_way);
-            }
-            offsets.push_back(all.size());
-            // Send bound: all of one way's chunks to every other way.
-            const std::size_t per_way = num_chunks / ways;
-            for (std::size_t w = 0; w < ways; ++w) {
-                std::size_t total = 0;
-                for (std::size_t c = w * per_way; c < (w + 1) * per_way; ++c) {
-                    total += out[c];
-                }
-                send = std::max(send, total);
-            }
-        }
-        st.mirror_rows = Buffer<index_t>(backend, std::span<const index_t>(all));
+        const MirrorLists lists =
+            pack_mirror_lists(way_mirrors(*options.structure, base_offsets_, options.ways));
+        WaveState& st = *wave_;
+        st.mirror_rows = Buffer<index_t>(backend, std::span<const index_t>(lists.rows));
+        st.forward_offsets = lists.forward_offsets;
+        st.backward_offsets = lists.backward_offsets;
         index_t widest = 0;
-        for (const int n : st.nodes) {
-            if (graph.node(n).op->kind() == OpKind::aggregate) {
-                widest = std::max(widest, graph.tensor(graph.node(n).output).cols);
-            }
+        for (const TensorId t : buffers_->storage().kept_grads) {  // the aggregation outputs
+            widest = std::max(widest, graph.tensor(t).cols);
         }
         const auto cols = static_cast<std::size_t>(widest);
-        st.mirror_send = Buffer<float>(backend, send * cols);
-        st.mirror_recv =
-            Buffer<float>(backend, recv * static_cast<std::size_t>(options.ways - 1) * cols);
+        st.mirror_send = Buffer<float>(backend, lists.send_rows * cols);
+        st.mirror_recv = Buffer<float>(
+            backend, lists.recv_rows * static_cast<std::size_t>(options.ways - 1) * cols);
     }
     if (world.rank() == 0) {
         evaluation_ =
@@ -176,19 +132,6 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
 }
 
 PipelineExecutor::~PipelineExecutor() = default;
-
-void PipelineExecutor::allocate_scratch() {
-    Storage& st = *storage_;
-    const index_t rows = largest_chunk(offsets_);
-    if (rows <= st.scratch_rows) {
-        return;
-    }
-    st.scratch_rows = rows;
-    st.scratch = Buffer<float>(backend_, st.scratch_per_row * static_cast<std::size_t>(rows));
-    const std::size_t workspace = stage_workspace_floats(graph_, st, rows, aggregation_);
-    st.workspace_floats = workspace;
-    st.workspace = Buffer<float>(backend_, workspace);
-}
 
 void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
     const int base = static_cast<int>(base_offsets_.size()) - 1;
@@ -205,122 +148,37 @@ void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
     // Never had a snapshot buffer, though there are rows to keep: no snapshots. A stage with no
     // rows to keep (no aggregation) follows the period like the others (so every rank reports
     // the same settings, and a resumed run has those of the uninterrupted one).
-    if (snapshot_period_ == 0 || (storage_->backup.size() == 0 && storage_->snapshot_floats > 0)) {
+    if (snapshot_period_ == 0 ||
+        (!buffers_->has_snapshot() && buffers_->storage().snapshot_floats > 0)) {
         snapshot_period = 0;
     }
     snapshot_period_ = snapshot_period;
-    allocate_scratch();
+    buffers_->fit_chunks(largest_chunk(offsets_));
 }
 
 void PipelineExecutor::reset_history() {
-    Storage& st = *storage_;
-    const index_t rows = aggregation_.num_rows();
-    for (std::size_t t = 0; t < st.value.size(); ++t) {  // per tensor: sizes stay in index_t
-        if (st.value[t].place == Place::kept) {
-            backend_.fill({st.kept.data() + st.value[t].offset, rows, st.value[t].cols}, 0.0f);
-        }
-        if (st.grad[t].place == Place::kept) {
-            backend_.fill({st.kept_grad.data() + st.grad[t].offset, rows, st.grad[t].cols}, 0.0f);
-        }
-    }
+    buffers_->zero();
     have_snapshot_ = false;
 }
 
-std::vector<float> PipelineExecutor::history() const {
-    const Storage& st = *storage_;
-    const index_t rows = aggregation_.num_rows();
-    std::vector<float> out{static_cast<float>(chunks()), static_cast<float>(snapshot_period_),
-                           have_snapshot_ ? 1.0f : 0.0f};
-    const auto append = [&](const float* data, std::size_t floats) {
-        if (floats == 0) {  // a stage without rows to keep
-            return;
-        }
-        const std::size_t at = out.size();
-        out.resize(at + floats);
-        backend_.download(out.data() + at, data, floats * sizeof(float));
-    };
-    for (const TensorId t : st.snapshot) {
-        const Location& l = st.value[static_cast<std::size_t>(t)];
-        append(st.kept.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
-    }
-    if (have_snapshot_) {
-        append(st.backup.data(), st.backup.size());
-    }
-    if (!options_.grad_zero_scale) {
-        for (const TensorId t : st.kept_grads) {
-            const Location& l = st.grad[static_cast<std::size_t>(t)];
-            append(st.kept_grad.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
-        }
-    }
-    return out;
+PipelineHistory PipelineExecutor::history() const {
+    PipelineHistory h{
+        .chunks = chunks(), .snapshot_period = snapshot_period_, .has_snapshot = have_snapshot_};
+    buffers_->download(h, have_snapshot_, !options_.grad_zero_scale);
+    return h;
 }
 
-void PipelineExecutor::restore_history(std::span<const float> history) {
-    Storage& st = *storage_;
-    STRATA_CHECK(history.size() >= 3, "pipeline history: ", history.size(), " values");
-    set_staleness(static_cast<int>(history[0]), static_cast<int>(history[1]));
+void PipelineExecutor::restore_history(const PipelineHistory& h) {
+    const auto setting = [](std::int64_t v, const char* what) {
+        STRATA_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(), "pipeline history: ", what,
+                     " = ", v);
+        return static_cast<int>(v);
+    };
+    set_staleness(setting(h.chunks, "chunks"), setting(h.snapshot_period, "snapshot period"));
     reset_history();
-    const bool snapshot = history[2] != 0.0f;
-    const index_t rows = aggregation_.num_rows();
-    std::size_t at = 3;
-    const auto take = [&](float* data, std::size_t floats) {
-        STRATA_CHECK(at + floats <= history.size(), "pipeline history: ", history.size(),
-                     " values do not fit this stage's layout");
-        if (floats == 0) {
-            return;
-        }
-        backend_.upload(data, history.data() + at, floats * sizeof(float));
-        at += floats;
-    };
-    for (const TensorId t : st.snapshot) {
-        const Location& l = st.value[static_cast<std::size_t>(t)];
-        take(st.kept.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
-    }
-    if (snapshot) {
-        STRATA_CHECK(st.backup.size() > 0 || st.snapshot_floats == 0,
-                     "pipeline history: a snapshot for a run without one");
-        take(st.backup.data(), st.backup.size());
-        have_snapshot_ = true;
-    }
-    if (!options_.grad_zero_scale) {
-        for (const TensorId t : st.kept_grads) {
-            const Location& l = st.grad[static_cast<std::size_t>(t)];
-            take(st.kept_grad.data() + l.offset, static_cast<std::size_t>(rows) * l.cols);
-        }
-    }
-    STRATA_CHECK(at == history.size(), "pipeline history: ", history.size(),
-                 " values, this stage's layout holds ", at);
+    buffers_->upload(h, !options_.grad_zero_scale);
+    have_snapshot_ = h.has_snapshot;
 }
-
-namespace {
-
-/// Views of one tensor location.
-struct Views {
-    const std::vector<Location>& where;
-    float* kept;
-    float* scratch;
-    const TrainingData& data;
-    index_t rows;
-
-    [[nodiscard]] MatrixView whole(TensorId t) const {
-        const Location& l = where[static_cast<std::size_t>(t)];
-        if (l.place == Place::input) {
-            const ConstMatrixView in = data.inputs[static_cast<std::size_t>(l.input)];
-            return {const_cast<float*>(in.data), in.rows, in.cols};  // read only, as executors do
-        }
-        STRATA_ASSERT(l.place == Place::kept);
-        return {kept + l.offset, rows, l.cols};
-    }
-    [[nodiscard]] MatrixView chunk(TensorId t, RowRange r) const {
-        const Location& l = where[static_cast<std::size_t>(t)];
-        if (l.place == Place::scratch) {
-            return {scratch + l.offset * static_cast<std::size_t>(r.count), r.count, l.cols};
-        }
-        return whole(t).rows_of(r);
-    }
-};
-
-}  // namespace
 
 RowRange PipelineExecutor::range(int chunk) const {
     const auto i = static_cast<std::size_t>(chunk);
@@ -329,7 +187,7 @@ RowRange PipelineExecutor::range(int chunk) const {
 
 void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> step,
                                         bool forward) {
-    Storage& st = *storage_;
+    WaveState& st = *wave_;
     const int ways = options_.ways;
     const int me = way();
     const std::vector<std::size_t>& offsets = forward ? st.forward_offsets : st.backward_offsets;
@@ -375,124 +233,66 @@ void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> 
     }
 }
 
-void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t epoch,
-                                     bool recompute_only) {
-    Storage& st = *storage_;
-    const RowRange r = range(step[static_cast<std::size_t>(way())]);
-    const Views values{st.value, st.kept.data(), st.scratch.data(), data_, aggregation_.num_rows()};
-    OpContext context{.backend = backend_,
-                      .graph = &aggregation_,
-                      .training = true,
-                      .epoch = epoch,
-                      .recompute = recompute_only,
-                      .comm = &world_};
-    const std::span<float> workspace = st.workspace.span();
-    for (const int n : recompute_only ? st.recompute : st.nodes) {
-        Node& node = graph_.node(n);
-        std::vector<ConstMatrixView> x;
-        if (node.op->row_local()) {
-            for (const TensorId t : node.inputs) {
-                x.push_back(values.chunk(t, r));
-            }
-            context.row_ids = data_.row_ids.subspan(static_cast<std::size_t>(r.first),
-                                                    static_cast<std::size_t>(r.count));
-            node.op->forward(context, ForwardArgs{.x = x,
-                                                  .y = values.chunk(node.output, r),
-                                                  .rows = {0, r.count},
-                                                  .workspace = workspace});
-        } else {
-            for (const TensorId t : node.inputs) {
-                x.push_back(values.whole(t));
-                if (options_.ways > 1 &&
-                    st.value[static_cast<std::size_t>(t)].place == Place::kept) {
-                    exchange_mirrors(values.whole(t), step, /*forward=*/true);
+OpContext PipelineExecutor::chunk_context(std::uint64_t epoch, bool recompute) {
+    return OpContext{.backend = backend_,
+                     .graph = &aggregation_,
+                     .row_ids = data_.row_ids,
+                     .training = true,
+                     .epoch = epoch,
+                     .recompute = recompute,
+                     .comm = &world_};
+}
+
+void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t epoch) {
+    const StageStorage& st = buffers_->storage();
+    const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
+    const OpContext context = chunk_context(epoch, /*recompute=*/false);
+    PhaseClock untimed(backend_, world_, nullptr);
+    for (int k = 0; k < st.schedule.boundary; ++k) {
+        const PlanStep& s = st.schedule.steps[static_cast<std::size_t>(k)];
+        if (options_.ways > 1 && !graph_.node(s.node).op->row_local()) {
+            for (const int slot : s.x) {  // the other ways' fresh rows of the chunks in flight
+                if (st.slots[static_cast<std::size_t>(slot)].place == Place::kept) {
+                    exchange_mirrors(views.all(slot), step, /*forward=*/true);
                 }
             }
-            context.row_ids = data_.row_ids;
-            node.op->forward(
-                context,
-                ForwardArgs{
-                    .x = x, .y = values.whole(node.output), .rows = r, .workspace = workspace});
         }
+        run_forward(graph_, s, views, context, untimed);
     }
 }
 
 double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t epoch) {
-    Storage& st = *storage_;
-    const RowRange r = range(step[static_cast<std::size_t>(way())]);
-    const index_t n_rows = aggregation_.num_rows();
-    const Views values{st.value, st.kept.data(), st.scratch.data(), data_, n_rows};
-    const Views grads{st.grad, st.kept_grad.data(), st.scratch.data(), data_, n_rows};
-    forward_chunk(step, epoch, /*recompute_only=*/true);
+    const StageStorage& st = buffers_->storage();
+    const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
+    const OpContext context = chunk_context(epoch, /*recompute=*/false);
+    const OpContext recompute = chunk_context(epoch, /*recompute=*/true);
+    PhaseClock untimed(backend_, world_, nullptr);
     double loss = 0.0;
-    if (layout_.stages.back().end == layout_.stages[static_cast<std::size_t>(stage())].end) {
-        const TensorId out = graph_.output();
-        const auto first = static_cast<std::size_t>(r.first);
-        const auto count = static_cast<std::size_t>(r.count);
-        loss = backend_
-                   .softmax_cross_entropy(values.chunk(out, r), data_.labels.subspan(first, count),
-                                          data_.train_mask.subspan(first, count),
-                                          1.0f / static_cast<float>(data_.global_train),
-                                          grads.chunk(out, r))
-                   .loss;
-    }
-    OpContext context{.backend = backend_,
-                      .graph = &aggregation_,
-                      .training = true,
-                      .epoch = epoch,
-                      .comm = &world_};
-    const std::span<float> workspace = st.workspace.span();
-    for (std::size_t k = st.nodes.size(); k-- > 0;) {
-        Node& node = graph_.node(st.nodes[k]);
-        const std::vector<GradMode>& modes = st.modes[k];
-        std::vector<ConstMatrixView> x;
-        std::vector<MatrixView> dx;
-        if (node.op->row_local()) {
-            for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-                x.push_back(values.chunk(node.inputs[i], r));
-                dx.push_back(modes[i] == GradMode::skip ? MatrixView{}
-                                                        : grads.chunk(node.inputs[i], r));
-            }
-            context.row_ids = data_.row_ids.subspan(static_cast<std::size_t>(r.first),
-                                                    static_cast<std::size_t>(r.count));
-            node.op->backward(context, BackwardArgs{.x = x,
-                                                    .y = values.chunk(node.output, r),
-                                                    .dy = grads.chunk(node.output, r),
-                                                    .dx = dx,
-                                                    .modes = modes,
-                                                    .rows = {0, r.count},
-                                                    .workspace = workspace});
-        } else {
-            // The pull dx[rows] = (Âᵀ dy)[rows] reads the output gradient's whole-graph buffer;
-            // dx is the chunk's rows (scratch) or a whole-graph buffer.
-            for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-                const TensorId t = node.inputs[i];
-                x.push_back(values.whole(t));
-                if (modes[i] == GradMode::skip) {
-                    dx.push_back(MatrixView{});
-                } else if (st.grad[static_cast<std::size_t>(t)].place == Place::kept) {
-                    dx.push_back(grads.whole(t));
-                } else {
-                    dx.push_back(grads.chunk(t, r));
+    for (std::size_t k = static_cast<std::size_t>(st.schedule.boundary);
+         k < st.schedule.steps.size(); ++k) {
+        const PlanStep& s = st.schedule.steps[k];
+        switch (s.kind) {
+            case StepKind::forward:
+            case StepKind::recompute:
+                run_forward(graph_, s, views, recompute, untimed);
+                break;
+            case StepKind::loss:
+                loss = run_loss(backend_, s, views, data_, untimed);
+                break;
+            case StepKind::backward:
+                // The pull dx[rows] = (Âᵀ dy)[rows] reads every row of dy: the other ways'
+                // fresh rows first.
+                if (options_.ways > 1 && !graph_.node(s.node).op->row_local()) {
+                    exchange_mirrors(views.all(s.dy), step, /*forward=*/false);
                 }
-            }
-            if (options_.ways > 1) {
-                exchange_mirrors(grads.whole(node.output), step, /*forward=*/false);
-            }
-            context.row_ids = data_.row_ids;
-            node.op->backward(context, BackwardArgs{.x = x,
-                                                    .y = values.whole(node.output),
-                                                    .dy = grads.whole(node.output),
-                                                    .dx = dx,
-                                                    .modes = modes,
-                                                    .rows = r,
-                                                    .workspace = workspace});
+                run_backward(graph_, s, views, context, untimed);
+                break;
         }
     }
     if (options_.grad_zero_scale) {  // T2: processed chunks (every way's) count twice
         for (const TensorId t : st.kept_grads) {
             for (const int c : step) {
-                const MatrixView g = grads.chunk(t, range(c));
+                const MatrixView g = buffers_->grad(t).rows_of(range(c));
                 backend_.axpby(0.0f, g, 2.0f, g);
             }
         }
@@ -527,17 +327,19 @@ ExchangePattern one_way(int peer, index_t send_rows, index_t recv_rows) {
 }  // namespace
 
 double PipelineExecutor::train_step(std::int64_t epoch) {
-    Storage& st = *storage_;
+    WaveState& st = *wave_;
     const int s = stage();
     const int num_stages = options_.stages;
     const Stage& stage_ = layout_.stages[static_cast<std::size_t>(s)];
     const int ways = options_.ways;
     const int previous = (s - 1) * ways + way();
     const int next = (s + 1) * ways + way();
-    const index_t n_rows = aggregation_.num_rows();
-    const Views values{st.value, st.kept.data(), st.scratch.data(), data_, n_rows};
-    const Views grads{st.grad, st.kept_grad.data(), st.scratch.data(), data_, n_rows};
     const auto key = static_cast<std::uint64_t>(epoch);
+    const Schedule& schedule = buffers_->storage().schedule;
+    const auto value_slot = [&](TensorId t) {
+        return schedule.values[static_cast<std::size_t>(t)];
+    };
+    const auto grad_slot = [&](TensorId t) { return schedule.grads[static_cast<std::size_t>(t)]; };
     st.stage_bytes = 0;
     st.way_bytes = 0;
     st.wait_s = 0.0;
@@ -546,12 +348,7 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
 
     // T3: historical embeddings come from the snapshot, except right after it was taken.
     if (snapshot_period_ > 0 && have_snapshot_ && (epoch - 1) % snapshot_period_ != 0) {
-        std::size_t offset = 0;
-        for (const TensorId t : st.snapshot) {
-            const MatrixView v = values.whole(t);
-            backend_.copy(v.data, st.backup.data() + offset, v.size() * sizeof(float));
-            offset += aligned_floats(v.size());
-        }
+        buffers_->copy_snapshot(/*take=*/false);
     }
 
     auto receive = [&](MatrixView into, int peer, bool first) {
@@ -590,16 +387,16 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     // Forward wave.
     for (std::size_t k = 0; k < num_steps; ++k) {
         const std::vector<int> step = step_of(k);
-        const RowRange r = range(step[static_cast<std::size_t>(way())]);
+        const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
         if (s > 0) {
             for (const TensorId t : stage_.incoming) {
-                receive(values.chunk(t, r), previous, k == 0);
+                receive(views.rows(value_slot(t)), previous, k == 0);
             }
         }
-        forward_chunk(step, key, /*recompute_only=*/false);
+        forward_chunk(step, key);
         if (s + 1 < num_stages) {
             for (const TensorId t : stage_.outgoing) {
-                send(values.chunk(t, r), next, st.sends);
+                send(views.rows(value_slot(t)), next, st.sends);
             }
         }
     }
@@ -607,17 +404,17 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     double loss = 0.0;
     for (std::size_t k = num_steps; k-- > 0;) {
         const std::vector<int> step = step_of(k);
-        const RowRange r = range(step[static_cast<std::size_t>(way())]);
+        const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
         st.grad_sends.clear();  // the scratch gradients are about to be rewritten
         if (s + 1 < num_stages) {
             for (const TensorId t : stage_.outgoing) {
-                receive(grads.chunk(t, r), next, k + 1 == num_steps);
+                receive(views.rows(grad_slot(t)), next, k + 1 == num_steps);
             }
         }
         loss += backward_chunk(step, key);
         if (s > 0) {
             for (const TensorId t : stage_.incoming) {
-                send(grads.chunk(t, r), previous, st.grad_sends);
+                send(views.rows(grad_slot(t)), previous, st.grad_sends);
             }
         }
     }
@@ -625,17 +422,12 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     st.sends.clear();
 
     if (options_.grad_zero_scale) {  // T2: no historical gradient survives the epoch
-        for (const TensorId t : st.kept_grads) {
-            backend_.fill(grads.whole(t), 0.0f);
+        for (const TensorId t : buffers_->storage().kept_grads) {
+            backend_.fill(buffers_->grad(t), 0.0f);
         }
     }
     if (snapshot_period_ > 0 && epoch % snapshot_period_ == 0) {  // T3: take the snapshot
-        std::size_t offset = 0;
-        for (const TensorId t : st.snapshot) {
-            const MatrixView v = values.whole(t);
-            backend_.copy(st.backup.data() + offset, v.data, v.size() * sizeof(float));
-            offset += aligned_floats(v.size());
-        }
+        buffers_->copy_snapshot(/*take=*/true);
         have_snapshot_ = true;
     }
     if (world_.size() > 1) {
@@ -667,13 +459,14 @@ Evaluation PipelineExecutor::evaluate() {
 }
 
 std::vector<MemoryLine> PipelineExecutor::memory_plan() const {
-    const Storage& st = *storage_;
+    const WaveState& st = *wave_;
+    const StageStorage& planned = buffers_->storage();
     return stage_memory_lines(StageMemory{
         .stage = stage(),
-        .kept_floats = st.kept_floats,
-        .kept_grad_floats = st.kept_grad_floats,
-        .scratch_floats = st.scratch.size() + st.workspace.size(),
-        .snapshot_floats = st.backup.size(),
+        .kept_floats = planned.kept_floats,
+        .kept_grad_floats = planned.kept_grad_floats,
+        .scratch_floats = buffers_->scratch_floats(),
+        .snapshot_floats = buffers_->snapshot_floats(),
         .mirror_bytes = static_cast<std::int64_t>((st.mirror_send.size() + st.mirror_recv.size()) *
                                                       sizeof(float) +
                                                   st.mirror_rows.size() * sizeof(index_t)),

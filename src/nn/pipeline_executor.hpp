@@ -11,9 +11,17 @@
 // the others; the backward pull reads out-neighbours' gradients likewise. With one chunk nothing
 // is stale and the run equals the exact executor (tests/layers/test_pipeline_executor.cpp).
 //
-// Memory per stage: whole-graph buffers only where whole-graph rows are read — aggregation
-// inputs and outputs, tensors crossing a cut, aggregation outputs' gradients — and chunk-sized
-// scratch for everything else, which backward recomputes chunk by chunk (row-local ops only).
+// What is the pipeline's own: the waves, the chunks, the stage-to-stage transfers, the hybrid's
+// mirror exchange and the history. What each chunk computes is the stage's memory plan
+// (plan_stage_schedule, execution_plan.hpp) run through the node runner (node_runner.hpp), the
+// same code as the full-graph executor: steps [0, boundary) when the chunk goes forward, the
+// rest (recomputations, the loss, backward) when it comes back. Memory per stage
+// (stage_storage.hpp): whole-graph buffers where whole-graph rows are read — aggregation inputs
+// and outputs, tensors crossing a cut, aggregation outputs' gradients — and for the values
+// `recompute` keeps from a chunk's forward to its backward; chunk-sized scratch for the rest,
+// which backward recomputes chunk by chunk (row-local ops only: `all` keeps layer inputs,
+// `none` and `aggregation` keep every value backward reads, since the pipeline never
+// recomputes an aggregation). Every mode gives the same bits.
 // Evaluation is exact and full-graph: rank 0 runs the model's evaluation schedule alone
 // (FullGraphExecutor, whole graph, replicated weights) and broadcasts the figures.
 #pragma once
@@ -28,6 +36,7 @@
 #include "src/nn/executor.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/model_parameters.hpp"
+#include "src/nn/pipeline_history.hpp"
 #include "src/nn/stage_layout.hpp"
 #include "src/nn/way_mirrors.hpp"
 
@@ -51,6 +60,8 @@ struct PipelineOptions {
                                   ///< P epochs (0: last epoch's)
     std::uint64_t seed = 0;       ///< chunk order
     std::int64_t nnz = 0;         ///< entries of the aggregation operator (stage cost model)
+    /// What backward recomputes chunk by chunk instead of keeping whole-graph rows (above).
+    Recompute recompute = Recompute::none;
 };
 
 /// What an accuracy guard may turn down (training/accuracy_guard.hpp).
@@ -69,13 +80,16 @@ public:
     virtual void reset_history() = 0;
 };
 
+class StageBuffers;
+
 class PipelineExecutor final : public Executor, public StalenessControl {
 public:
     /// `world`: S x W ranks (stage = rank / W, way = rank % W). `self`: a one-rank communicator for
     /// rank 0's evaluation. `aggregation`: Â over the whole graph (no halo peers), rows in chunk
-    /// order, as `data`. Everything must outlive the executor. Throws strata::Error on a layout
-    /// that does not fit (stages vs ranks or layers, offsets vs rows) or a model with an op that is
-    /// neither row-local nor an aggregation (attention, batch norm).
+    /// order, as `data`. Everything must outlive the executor. Throws strata::OptionError naming
+    /// the option ("ways = 0: must be at least 1") on a layout that does not fit (stages vs ranks
+    /// or layers, chunks vs ways) or a model with an op that is neither row-local nor an
+    /// aggregation (attention, batch norm); strata::Error on offsets that do not cover the rows.
     PipelineExecutor(Backend& backend, Communicator& world, Communicator& self, ModelGraph& graph,
                      ModelParameters& parameters, GraphOperator& aggregation, TrainingData data,
                      const PipelineOptions& options);
@@ -91,14 +105,15 @@ public:
         return last_;
     }
 
-    /// What a resumed run needs to continue this one exactly, as host floats: the settings in
-    /// force (chunks, snapshot period, whether a snapshot exists) and this rank's historical
-    /// rows (aggregation inputs, the snapshot, and aggregation-output gradients unless T2 zeroes
-    /// them). Differs per rank.
-    [[nodiscard]] std::vector<float> history() const;
-    /// The inverse of history(), on the same rank of the same layout. Throws strata::Error if
-    /// the size does not fit this layout.
-    void restore_history(std::span<const float> history);
+    /// What a resumed run needs to continue this one exactly: the settings in force (chunks,
+    /// snapshot period, whether a snapshot exists) and this rank's historical rows (aggregation
+    /// inputs, the snapshot, and aggregation-output gradients unless T2 zeroes them), tensor by
+    /// tensor. Differs per rank; does not depend on `recompute`.
+    [[nodiscard]] PipelineHistory history() const;
+    /// The inverse of history(), on the same rank of the same layout (a format-4 history's
+    /// untyped rows are split by this layout). Throws strata::Error naming the first tensor,
+    /// size or setting that does not fit.
+    void restore_history(const PipelineHistory& history);
 
     [[nodiscard]] const StageLayout& layout() const { return layout_; }
     [[nodiscard]] int stage() const { return world_.rank() / options_.ways; }
@@ -110,14 +125,17 @@ public:
     void reset_history() override;
 
 private:
-    struct Storage;
-    /// `step`: the chunk each way processes now (hybrid), this way's is step[way()].
-    void forward_chunk(std::span<const int> step, std::uint64_t epoch, bool recompute_only);
+    struct WaveState;
+    /// One chunk's forward steps; `step`: the chunk each way processes now (hybrid), this
+    /// way's is step[way()].
+    void forward_chunk(std::span<const int> step, std::uint64_t epoch);
+    /// One chunk's backward steps (recomputations and the loss included); returns its loss.
     double backward_chunk(std::span<const int> step, std::uint64_t epoch);
     [[nodiscard]] RowRange range(int chunk) const;
+    /// What a chunk's op calls get (a training call; `recompute`: a forward re-run in backward).
+    [[nodiscard]] OpContext chunk_context(std::uint64_t epoch, bool recompute);
     /// Hybrid: the mirror rows of the chunks the ways process now, into `buffer` (whole graph).
     void exchange_mirrors(MatrixView buffer, std::span<const int> step, bool forward);
-    void allocate_scratch();
 
     Backend& backend_;
     Communicator& world_;
@@ -127,12 +145,12 @@ private:
     TrainingData data_;
     PipelineOptions options_;
     StageLayout layout_;
-    WayMirrors mirrors_;
     std::vector<index_t> base_offsets_;
     std::vector<index_t> offsets_;
     std::vector<std::size_t> chunk_base_;  ///< per chunk, its first initial chunk (C + 1)
     int snapshot_period_ = 0;
-    std::unique_ptr<Storage> storage_;
+    std::unique_ptr<StageBuffers> buffers_;  ///< the stage's memory (stage_buffers.hpp)
+    std::unique_ptr<WaveState> wave_;        ///< messages in flight, mirror buffers, figures
     std::unique_ptr<FullGraphExecutor> evaluation_;  ///< rank 0 only
     std::optional<PipelineEpochStats> last_;
     bool have_snapshot_ = false;

@@ -4,18 +4,9 @@
 #include <algorithm>
 
 namespace strata::plan_detail {
-namespace {
-
-constexpr std::size_t alignment_floats = 16;  // 64 bytes
-
-std::size_t aligned(std::size_t floats) {
-    return (floats + alignment_floats - 1) / alignment_floats * alignment_floats;
-}
-
-}  // namespace
 
 int ScheduleBuilder::add(std::size_t floats, index_t cols, int first, std::string label) {
-    instances_.push_back({floats, cols, first, first, -1, std::move(label)});
+    instances_.push_back({floats, cols, first, first, -1, false, std::move(label)});
     return static_cast<int>(instances_.size()) - 1;
 }
 
@@ -39,6 +30,24 @@ void ScheduleBuilder::use_at(int ref, int position) {
     }
 }
 
+void ScheduleBuilder::set_whole(int ref) {
+    if (ref >= 0) {
+        at(ref).whole = true;
+    }
+}
+
+bool ScheduleBuilder::is_whole(int ref) {
+    return ref >= 0 && at(ref).whole;
+}
+
+void ScheduleBuilder::set_whole_across(int position) {
+    for (Instance& i : instances_) {
+        if (i.parent < 0 && i.first < position && i.last >= position) {
+            i.whole = true;
+        }
+    }
+}
+
 void ScheduleBuilder::alias(int into, int from) {
     const int r = root(into);
     const int f = root(from);
@@ -48,24 +57,33 @@ void ScheduleBuilder::alias(int into, int from) {
     Instance& target = instances_[static_cast<std::size_t>(r)];
     const Instance& source = instances_[static_cast<std::size_t>(f)];
     target.last = std::max(target.last, source.last);
+    target.whole = target.whole || source.whole;
     target.label += " = " + source.label;
     instances_[static_cast<std::size_t>(f)].parent = r;
 }
 
-Schedule ScheduleBuilder::finish(int loss_step) {
+Schedule ScheduleBuilder::finish(int loss_step, int boundary) {
+    const auto aligned = [&](std::size_t floats) {
+        return (floats + alignment_ - 1) / alignment_ * alignment_;
+    };
     Schedule schedule;
+    schedule.boundary = boundary;
     const auto& inputs = graph_.inputs();
     for (std::size_t k = 0; k < inputs.size(); ++k) {
         schedule.slots.push_back({static_cast<int>(k), 0, 0, graph_.tensor(inputs[k]).cols,
                                   "input " + graph_.tensor(inputs[k]).name});
     }
     std::vector<int> roots;
+    std::vector<int> order;  // the arena's buffers
     for (int i = 0; i < static_cast<int>(instances_.size()); ++i) {
-        if (instances_[static_cast<std::size_t>(i)].parent < 0) {
+        const Instance& me = instances_[static_cast<std::size_t>(i)];
+        if (me.parent < 0) {
             roots.push_back(i);
+            if (!me.whole) {
+                order.push_back(i);
+            }
         }
     }
-    std::vector<int> order = roots;
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
         const Instance& x = instances_[static_cast<std::size_t>(a)];
         const Instance& y = instances_[static_cast<std::size_t>(b)];
@@ -100,9 +118,14 @@ Schedule ScheduleBuilder::finish(int loss_step) {
     for (const int i : roots) {
         const Instance& me = instances_[static_cast<std::size_t>(i)];
         slot_of[static_cast<std::size_t>(i)] = static_cast<int>(schedule.slots.size());
-        schedule.slots.push_back(
-            {-1, offset[static_cast<std::size_t>(i)], me.floats, me.cols, me.label});
-        if (loss_step >= 0 && me.first < begin_of(loss_step) && me.last > end_of(loss_step)) {
+        schedule.slots.push_back({.input = -1,
+                                  .offset = offset[static_cast<std::size_t>(i)],
+                                  .floats = me.floats,
+                                  .cols = me.cols,
+                                  .label = me.label,
+                                  .whole = me.whole});
+        if (loss_step >= 0 && !me.whole && me.first < begin_of(loss_step) &&
+            me.last > end_of(loss_step)) {
             schedule.kept_floats += me.floats;
         }
     }
@@ -128,6 +151,12 @@ Schedule ScheduleBuilder::finish(int loss_step) {
         step.folded_grad = slot(step.folded_grad);
     }
     schedule.steps = std::move(steps);
+    for (const int r : values) {
+        schedule.values.push_back(slot(r));
+    }
+    for (const int r : grads) {
+        schedule.grads.push_back(slot(r));
+    }
     return schedule;
 }
 

@@ -1,6 +1,8 @@
-// ScheduleBuilder: the bookkeeping under the planner — buffers ("instances") with lifetimes in
-// step positions, in-place aliases, and their layout in one arena (greedy by size). Internal to
-// src/nn (execution_plan.cpp); tests see its result through ExecutionPlan.
+// ScheduleBuilder: the bookkeeping under the memory plan — buffers ("instances") with lifetimes
+// in step positions, in-place aliases, and their layout in one arena (greedy by size); a layer-
+// pipeline stage's whole-graph buffers are marked and left out of the arena (stage_storage.hpp
+// places them). Internal to src/nn (execution_plan.cpp); tests see its result through
+// ExecutionPlan and StageStorage.
 #pragma once
 
 #include <cstddef>
@@ -37,13 +39,17 @@ struct Instance {
     int first = 0;
     int last = 0;
     int parent = -1;
+    bool whole = false;  ///< a pipeline stage's whole-graph buffer (not in the arena)
     std::string label;
 };
 
 /// Instances and steps of one schedule, and its conversion into slots.
 class ScheduleBuilder {
 public:
-    explicit ScheduleBuilder(const ModelGraph& graph) : graph_(graph) {}
+    /// `alignment`: floats each arena buffer is rounded up to (16: 64 bytes; 1 for a stage's
+    /// per-row layout).
+    explicit ScheduleBuilder(const ModelGraph& graph, std::size_t alignment = 16)
+        : graph_(graph), alignment_(alignment) {}
 
     /// A buffer written from position `first` on.
     int add(std::size_t floats, index_t cols, int first, std::string label);
@@ -56,18 +62,27 @@ public:
     /// `from` (which starts where `into` ends) shares into's memory from now on.
     void alias(int into, int from);
     [[nodiscard]] int last_use(int ref) { return at(ref).last; }
+    /// The reference's buffer holds every row (a pipeline stage's whole-graph buffer).
+    void set_whole(int ref);
+    [[nodiscard]] bool is_whole(int ref);
+    /// Marks whole every buffer written before `position` and read at or after it.
+    void set_whole_across(int position);
 
     std::vector<PlanStep> steps;
+    std::vector<int> values;  ///< per tensor: the reference of its value as forward wrote it
+    std::vector<int> grads;   ///< per tensor: the reference of its gradient
 
     /// Offsets (greedy by size), slots, and references turned into slot indices. Values alive
-    /// across `loss_step` (>= 0) are counted as kept for backward.
-    Schedule finish(int loss_step);
+    /// across `loss_step` (>= 0) are counted as kept for backward; `boundary` is the schedule's
+    /// first step after the forward ones.
+    Schedule finish(int loss_step, int boundary);
 
 private:
     int root(int i);
     Instance& at(int ref) { return instances_[static_cast<std::size_t>(root(ref))]; }
 
     const ModelGraph& graph_;
+    std::size_t alignment_;
     std::vector<Instance> instances_;
 };
 

@@ -76,15 +76,15 @@ int max_stages(const ModelGraph& graph) {
 
 StageLayout plan_stages(const ModelGraph& graph, int stages, const StageCostInputs& inputs) {
     const int n = graph.num_nodes();
-    STRATA_CHECK(stages >= 1, "--stages ", stages, ": must be at least 1");
+    STRATA_CHECK_OPTION(stages >= 1, "stages", stages, "must be at least 1");
     StageLayout layout;
     for (int i = 0; i < n; ++i) {
         layout.node_cost.push_back(3.0 * node_cost(graph, i, inputs));  // forward + 2x backward
     }
     const std::vector<int> bounds = stage_bounds(graph);
     const int m = static_cast<int>(bounds.size()) - 1;  // segments between candidates
-    STRATA_CHECK(stages <= m, "--stages ", stages, ": the model has ", m - 1,
-                 " layer boundaries, so at most ", m, " stages");
+    STRATA_CHECK_OPTION(stages <= m, "stages", stages, "the model has ", m - 1,
+                        " layer boundaries, so at most ", m, " stages");
     std::vector<double> prefix(static_cast<std::size_t>(n) + 1, 0.0);
     for (int i = 0; i < n; ++i) {
         prefix[static_cast<std::size_t>(i) + 1] =

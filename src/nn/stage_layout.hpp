@@ -46,8 +46,8 @@ struct StageLayout {
 [[nodiscard]] int max_stages(const ModelGraph& graph);
 
 /// Splits the nodes into `stages` consecutive stages at layer boundaries, minimizing the largest
-/// stage cost (exact, by dynamic programming over the boundaries). Throws strata::Error
-/// "--stages 9: the model has 4 layer boundaries, so at most 5 stages" when it cannot.
+/// stage cost (exact, by dynamic programming over the boundaries). Throws strata::OptionError
+/// "stages = 9: the model has 4 layer boundaries, so at most 5 stages" when it cannot.
 [[nodiscard]] StageLayout plan_stages(const ModelGraph& graph, int stages,
                                       const StageCostInputs& inputs);
 

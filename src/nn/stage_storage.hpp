@@ -1,9 +1,13 @@
 // StageStorage: where each tensor of one pipeline stage lives and how many floats each region
-// takes — the layout PipelineExecutor allocates and the planner (planner/pipeline_model.hpp)
-// prices, from one function so the two cannot disagree:
-//   kept        whole-graph rows x cols: aggregation inputs/outputs, cut tensors, layer inputs
+// takes — the memory plan of a stage (plan_stage_schedule, execution_plan.hpp) placed in the
+// executor's regions. PipelineExecutor allocates it and the planner (planner/pipeline_model.hpp)
+// prices it, from one function so the two cannot disagree:
+//   kept        whole-graph rows x cols: what other chunks read or what crosses the stage's cuts
+//               (aggregation inputs and outputs, cut tensors), and the values the recompute
+//               mode keeps from a chunk's forward to its backward
 //   kept grads  whole-graph rows x cols: aggregation outputs' gradients
-//   scratch     chunk rows x Σ cols of every other value and gradient (recomputed in backward)
+//   scratch     the chunk arena: per chunk row, the schedule's other buffers, shared by lifetime
+//               (what backward recomputes lives here)
 //   snapshot    whole-graph rows x cols of the aggregation inputs (T3's historical embeddings)
 //   workspace   the largest op workspace at chunk rows (whole-graph rows for an aggregation)
 // Every whole-graph region is 64-byte aligned (16 floats).
@@ -14,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "src/nn/execution_plan.hpp"
 #include "src/nn/executor.hpp"
 #include "src/nn/graph_operator.hpp"
 #include "src/nn/model_graph.hpp"
@@ -22,39 +27,42 @@
 
 namespace strata {
 
-enum class Place { none, input, kept, scratch };
+enum class Place { none, input, kept, kept_grad, scratch };
 
-/// Where a tensor's value (or gradient) lives on a stage.
+/// Where a slot of the stage's schedule lives.
 struct Location {
     Place place = Place::none;
     int input = -1;          ///< Place::input: index into the data's inputs
-    std::size_t offset = 0;  ///< Place::kept / scratch: floats into that buffer
+    std::size_t offset = 0;  ///< kept / kept_grad: floats into that buffer; scratch: per row
     index_t cols = 0;
 };
 
 struct StageStorage {
-    std::vector<Location> value;               ///< per tensor
-    std::vector<Location> grad;                ///< per tensor
-    std::vector<int> nodes;                    ///< this stage's nodes, in order
-    std::vector<int> recompute;                ///< row-local nodes whose outputs are chunk scratch
-    std::vector<std::vector<GradMode>> modes;  ///< per stage node, per input
-    std::vector<TensorId> snapshot;            ///< kept aggregation inputs (historical rows)
-    std::vector<TensorId> kept_grads;          ///< aggregation outputs' gradients
+    Schedule schedule;                 ///< the stage's steps; slot sizes per row
+    std::vector<Location> slots;       ///< per slot of `schedule`
+    std::vector<int> recompute;        ///< nodes backward recomputes, in schedule order
+    std::vector<TensorId> snapshot;    ///< aggregation inputs (historical rows), stage order
+    std::vector<TensorId> kept_grads;  ///< aggregation outputs' gradients, stage order
     std::size_t kept_floats = 0;
     std::size_t kept_grad_floats = 0;
     std::size_t scratch_per_row = 0;  ///< floats of chunk scratch per chunk row
     std::size_t snapshot_floats = 0;
+
+    /// Where tensor t's value (as forward wrote it) or gradient lives.
+    [[nodiscard]] const Location& value(TensorId t) const;
+    [[nodiscard]] const Location& grad(TensorId t) const;
 };
 
 /// Floats rounded up to a 64-byte aligned region.
 [[nodiscard]] std::uint64_t aligned_floats(std::uint64_t floats);
 
-/// The storage of stage `stage` of `layout` over `rows` whole-graph rows.
+/// The storage of stage `stage` of `layout` over `rows` whole-graph rows, keeping for backward
+/// what `recompute` says (a chunk's aggregations are never recomputed: see plan_stage_schedule).
 [[nodiscard]] StageStorage plan_stage_storage(const ModelGraph& graph, const StageLayout& layout,
-                                              int stage, index_t rows);
+                                              int stage, index_t rows, Recompute recompute);
 
-/// The largest forward or backward workspace of the stage's ops: row-local ops at `chunk_rows`,
-/// aggregations at the operator's rows.
+/// The largest forward or backward workspace of the stage's steps: row-local ops at
+/// `chunk_rows`, aggregations at the operator's rows.
 [[nodiscard]] std::size_t stage_workspace_floats(const ModelGraph& graph,
                                                  const StageStorage& storage, index_t chunk_rows,
                                                  const GraphOperator& aggregation);

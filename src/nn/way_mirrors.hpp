@@ -30,9 +30,23 @@ struct WayMirrors {
     }
 };
 
+/// Every list in one array for the exchange, way-major so that the lists of consecutive chunks
+/// (a merged chunk) for one way are contiguous: forward list (c, w) is
+/// rows[forward_offsets[w C + c] ..), backward lists after the forward ones likewise.
+struct MirrorLists {
+    std::vector<index_t> rows{};
+    std::vector<std::size_t> forward_offsets{};   ///< W C + 1
+    std::vector<std::size_t> backward_offsets{};  ///< W C + 1
+    std::size_t send_rows = 0;  ///< the most rows a way sends in one exchange (all its chunks)
+    std::size_t recv_rows = 0;  ///< the most rows a way receives from one other way
+};
+
+[[nodiscard]] MirrorLists pack_mirror_lists(const WayMirrors& mirrors);
+
 /// From the operator's structure `a` (rows = destinations, columns = sources; any matrix with
 /// Â's off-diagonal pattern, e.g. the raw adjacency) and chunk offsets (C + 1, C a multiple of
-/// `ways`). O(nnz). Throws strata::Error if C is not a multiple of `ways`.
+/// `ways`). O(nnz). Throws strata::OptionError ("chunks = 3: ...") if C is not a multiple of
+/// `ways`.
 [[nodiscard]] WayMirrors way_mirrors(const HostCsr& a, std::span<const index_t> chunk_offsets,
                                      int ways);
 

@@ -2,9 +2,10 @@
 # `strata train --parallel pipeline --checkpoint-dir/--resume` on 2 ranks (2 stages): a run
 # interrupted after epoch 6 and resumed ends exactly as an uninterrupted one (metrics, guard
 # actions and final checkpoint, bit for bit) — stopped at the end of a shorter run, and stopped by
-# SIGTERM after an accuracy-guard rollback (which changed the chunks and the snapshot period);
-# a pipeline checkpoint is refused by a graph-parallel run and one without its /pipeline section
-# is refused; a graph-parallel checkpoint has no /pipeline section.
+# SIGTERM after an accuracy-guard rollback (which changed the chunks and the snapshot period and
+# put the best tracker back); the typed /pipeline section of format 5; a pipeline checkpoint is
+# refused by a graph-parallel run and one without its /pipeline section is refused; a
+# graph-parallel checkpoint has no /pipeline section.
 # Usage: check_resume_pipeline.sh MPIEXEC STRATA_TESTING DATA_DIR (the test build)
 mpiexec=$1
 strata=$(realpath "$2")
@@ -57,21 +58,34 @@ if /usr/bin/python3 -c "
 import h5py, sys
 f = h5py.File('ckpt6.h5', 'r')
 p = f['pipeline']
-assert f.attrs['strata_format_version'] == 4 and p.attrs['ranks'] == 2
-assert all(k in p for k in ('history_rank_00000', 'history_rank_00001', 'guard_figures',
-                            'guard_parameters', 'guard_optimizer'))
-assert all(p[k].attrs['checksum'].decode().startswith('fnv1a64:') for k in p)
+assert f.attrs['strata_format_version'] == 5 and p.attrs['ranks'] == 2
+assert sorted(p) == ['guard', 'rank_00000', 'rank_00001'], sorted(p)
+for r in ('rank_00000', 'rank_00001'):  # settings as integers: chunks, period, has-snapshot
+    assert p[r]['settings'].dtype == 'int64' and list(p[r]['settings'][:]) == [4, 3, 1]
+h = p['rank_00001']  # stage 1 holds the aggregations: each tensor a matrix, named
+assert h.attrs['embeddings'] == 4 and h.attrs['snapshot'] == 4 and h.attrs['gradients'] == 4
+assert h['embeddings_0000'].shape == (2708, 64) and h['embeddings_0000'].attrs['tensor']
+g = p['guard']
+assert g.attrs['select_by'] == b'val_loss' and g.attrs['triggers'] == 0
+assert g['parameters'].dtype == 'float32' and g.attrs['good_epoch'] == 6
+assert g.attrs['tracker_pending'] == 1  # epoch 6 was good: its best is taken at the next review
+datasets = []
+p.visititems(lambda name, o: datasets.append(o) if isinstance(o, h5py.Dataset) else None)
+assert all(d.attrs['checksum'].decode().startswith('fnv1a64:') for d in datasets)
 "; then
-  ok "the checkpoint holds both ranks' histories and the guard state, with checksums"
+  ok "the checkpoint holds both ranks' histories (typed) and the guard state, with checksums"
 else
   fail "/pipeline section"
 fi
 
-# 2. A higher learning rate: the guard rolls back after epoch 5 (chunks 4 -> 2, snapshot period
-#    3 -> 1); SIGTERM on rank 1 after epoch 6 stops both (every rank hands in its history);
-#    the resumed run rolls back again at the same epochs as the uninterrupted one.
-train full2 full2.jsonl 12 --lr 0.03 --guard-window 0 >full2.out 2>&1 || fail "uninterrupted run (lr 0.03) exited $?"
-STRATA_INJECT_SIGNAL=1:6 train part2 part2.jsonl 12 --lr 0.03 --guard-window 0 >stop2.out 2>&1
+# 2. A higher learning rate, judged (and selected) by validation accuracy: the guard rolls back
+#    after epoch 5 (chunks 4 -> 2, snapshot period 3 -> 1, the best tracker as of epoch 4);
+#    SIGTERM on rank 1 after epoch 6 stops both (every rank hands in its history); the resumed
+#    run rolls back again at the same epochs as the uninterrupted one.
+train full2 full2.jsonl 12 --lr 0.03 --guard-window 0 --select-by val_acc >full2.out 2>&1 ||
+  fail "uninterrupted run (lr 0.03) exited $?"
+STRATA_INJECT_SIGNAL=1:6 train part2 part2.jsonl 12 --lr 0.03 --guard-window 0 --select-by val_acc \
+  >stop2.out 2>&1
 rc=$?
 if [ "$rc" -eq 0 ] && grep -q "guard after epoch 5: rollback 1" stop2.out &&
   grep -q "stopped by SIGTERM after epoch 6 of 12: checkpoint part2/ckpt-000006.h5 written" stop2.out; then
@@ -80,9 +94,11 @@ else
   fail "stop after a rollback: exit $rc"
   cat stop2.out
 fi
-train part2 part2.jsonl 12 --lr 0.03 --guard-window 0 --resume >resume2.out 2>&1 || fail "resumed run (lr 0.03) exited $?"
+train part2 part2.jsonl 12 --lr 0.03 --guard-window 0 --select-by val_acc --resume >resume2.out 2>&1 ||
+  fail "resumed run (lr 0.03) exited $?"
 if grep -q "guard after epoch 7: rollback 2" resume2.out && same_metrics full2.jsonl part2.jsonl &&
-  cmp -s full2/ckpt-000012.h5 part2/ckpt-000012.h5; then
+  cmp -s full2/ckpt-000012.h5 part2/ckpt-000012.h5 &&
+  [ "$(grep "^best epoch" full2.out)" = "$(grep "^best epoch" resume2.out)" ]; then
   ok "stopped + resumed after a guard rollback = uninterrupted (guard state and settings restored)"
 else
   fail "resumed run after a rollback differs from the uninterrupted one"
@@ -104,13 +120,13 @@ rc=$?
 is_error "$rc" && grep -q "cannot continue this run exactly" stripped.out &&
   ok "a pipeline run refuses a checkpoint without pipeline state" || { fail "stripped: exit $rc"; cat stripped.out; }
 
-# 4. Graph parallelism writes no /pipeline section (format 3's datasets, version 4).
+# 4. Graph parallelism writes no /pipeline section (version 5).
 timeout 120 "$mpiexec" -n 2 "$strata" train --data "$data/cora.h5" --epochs 2 --threads 1 \
   --checkpoint-dir graph >graph2.out 2>&1 || fail "graph-parallel run exited $?"
 /usr/bin/python3 -c "
 import h5py
 f = h5py.File('graph/ckpt-000002.h5', 'r')
-assert f.attrs['strata_format_version'] == 4 and 'pipeline' not in f
+assert f.attrs['strata_format_version'] == 5 and 'pipeline' not in f
 assert sorted(f) == ['best', 'model', 'optimizer', 'progress']
 " && ok "a graph-parallel checkpoint has no /pipeline section" || fail "graph-parallel checkpoint layout"
 

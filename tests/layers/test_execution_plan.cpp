@@ -1,6 +1,9 @@
 // The memory plan: no buffer is overwritten while a later step still reads it (simulated over
 // every schedule), what each --recompute mode keeps, folds and recomputes, memory linear in
-// depth, the executor allocating exactly the plan, and every mode giving the same losses.
+// depth, the executor allocating exactly the plan, and every mode giving the same losses. A
+// layer-pipeline stage's schedule (plan_stage_schedule) replays chunk by chunk: its chunk
+// scratch never carries a value from a chunk's forward to its backward (other chunks run in
+// between); whole-graph buffers do.
 #include <map>
 
 #include <catch2/catch.hpp>
@@ -12,6 +15,7 @@
 #include "layers/linear_op.hpp"
 #include "layers/model_zoo.hpp"
 #include "src/nn/optimizer.hpp"
+#include "src/nn/stage_layout.hpp"
 #include "tests/layers/layer_harness.hpp"
 
 using namespace strata;
@@ -136,6 +140,35 @@ std::string replay(const Schedule& schedule) {
                 return e;
             }
         }
+    }
+    return "";
+}
+
+/// A pipeline stage's schedule as the pipeline runs it: a chunk's forward steps, then (after the
+/// other chunks' forward, which rewrite every chunk buffer) its backward steps, which start
+/// with the next stage's gradients received. Whole-graph slots hold every row: never rewritten.
+std::string replay_stage(Schedule schedule, const Stage& stage) {
+    for (Slot& slot : schedule.slots) {
+        if (slot.whole) {
+            slot.input = 1000;  // replay() leaves inputs alone
+        }
+    }
+    Schedule forward = schedule;
+    forward.steps.resize(static_cast<std::size_t>(schedule.boundary));
+    Schedule backward = schedule;
+    backward.steps.erase(backward.steps.begin(), backward.steps.begin() + schedule.boundary);
+    // The receive of each outgoing tensor's gradient: a step that writes it first.
+    for (const TensorId t : stage.outgoing) {
+        PlanStep receive;
+        receive.kind = StepKind::forward;
+        receive.y = schedule.grads[static_cast<std::size_t>(t)];
+        backward.steps.insert(backward.steps.begin(), receive);
+    }
+    if (std::string e = replay(forward); !e.empty()) {
+        return "forward: " + e;
+    }
+    if (std::string e = replay(backward); !e.empty()) {
+        return "backward: " + e;
     }
     return "";
 }
@@ -316,4 +349,118 @@ TEST_CASE("every model of the zoo has a plan that replays", "[plan][models]") {
             CHECK(replay(plan.evaluation()) == "");
         }
     }
+}
+
+TEST_CASE("a pipeline stage's schedule replays chunk by chunk, in every recompute mode",
+          "[plan][models]") {
+    for (const ModelInfo& info : model_zoo()) {
+        ModelSpec spec = info.recipe.spec;
+        spec.layers = std::min(spec.layers, 4);
+        spec.hops = 4;
+        const BuiltModel model = build_model(spec, 50, 5);
+        bool chunkable = true;
+        for (const Node& node : model.graph.nodes()) {
+            chunkable = chunkable && (node.op->row_local() || node.op->kind() == OpKind::aggregate);
+        }
+        if (!chunkable) {
+            continue;  // attention, batch norm: the pipeline refuses them
+        }
+        for (int stages = 1; stages <= std::min(3, max_stages(model.graph)); ++stages) {
+            const StageLayout layout = plan_stages(model.graph, stages, {.rows = 300, .nnz = 3000});
+            for (std::size_t s = 0; s < layout.stages.size(); ++s) {
+                const Stage& stage = layout.stages[s];
+                std::vector<Schedule> modes;
+                for (const Recompute mode :
+                     {Recompute::none, Recompute::aggregation, Recompute::all}) {
+                    INFO(describe(spec) << ", stage " << s << " of " << stages << ", recompute "
+                                        << to_string(mode));
+                    const Schedule schedule = plan_stage_schedule(model.graph,
+                                                                  {.first = stage.first,
+                                                                   .end = stage.end,
+                                                                   .incoming = stage.incoming,
+                                                                   .outgoing = stage.outgoing},
+                                                                  mode);
+                    CHECK(replay_stage(schedule, stage) == "");
+                    // Aggregations read and write every row: their inputs, outputs and output
+                    // gradients are whole-graph buffers, and never recomputed.
+                    for (int n = stage.first; n < stage.end; ++n) {
+                        const Node& node = model.graph.node(n);
+                        if (node.op->kind() != OpKind::aggregate) {
+                            continue;
+                        }
+                        const auto whole = [&](int slot) {
+                            return slot >= 0 &&
+                                   (schedule.slots[static_cast<std::size_t>(slot)].whole ||
+                                    schedule.slots[static_cast<std::size_t>(slot)].input >= 0);
+                        };
+                        CHECK(whole(schedule.values[static_cast<std::size_t>(node.output)]));
+                        const int grad = schedule.grads[static_cast<std::size_t>(node.output)];
+                        CHECK((grad < 0 || whole(grad)));  // none: no backward (raw features)
+                        for (const TensorId t : node.inputs) {
+                            CHECK(whole(schedule.values[static_cast<std::size_t>(t)]));
+                        }
+                    }
+                    for (const PlanStep& step : schedule.steps) {
+                        CHECK((step.kind != StepKind::recompute ||
+                               model.graph.node(step.node).op->row_local()));
+                        CHECK(step.folded < 0);
+                    }
+                    modes.push_back(schedule);
+                }
+                const auto recomputes = [](const Schedule& schedule) {
+                    return std::count_if(
+                        schedule.steps.begin(), schedule.steps.end(),
+                        [](const PlanStep& step) { return step.kind == StepKind::recompute; });
+                };
+                CHECK(recomputes(modes[0]) == 0);  // none keeps every value backward reads
+                CHECK(recomputes(modes[1]) == 0);  // aggregation: nothing the pipeline may
+            }
+        }
+    }
+}
+
+TEST_CASE("a GCNII stage: all keeps the layer inputs and recomputes the rest", "[plan]") {
+    ModelSpec spec = find_model("gcnii").recipe.spec;
+    spec.layers = 2;
+    spec.hidden = 8;
+    const BuiltModel model = build_model(spec, 50, 5);
+    const StageLayout layout = plan_stages(model.graph, 1, {.rows = 300, .nnz = 3000});
+    const Stage& stage = layout.stages[0];
+    const StageScope scope{.first = stage.first, .end = stage.end};
+    // The whole-graph value buffers, each with the tensors it holds (in-place ops share one).
+    const auto whole_values = [&](const Schedule& schedule) {
+        std::vector<std::string> slots(schedule.slots.size());
+        for (std::size_t t = 0; t < schedule.values.size(); ++t) {
+            const int slot = schedule.values[t];
+            if (slot >= 0 && schedule.slots[static_cast<std::size_t>(slot)].whole) {
+                std::string& names = slots[static_cast<std::size_t>(slot)];
+                names +=
+                    (names.empty() ? "" : "=") + model.graph.tensor(static_cast<TensorId>(t)).name;
+            }
+        }
+        slots.erase(std::remove(slots.begin(), slots.end(), std::string()), slots.end());
+        return slots;
+    };
+    // all: h0 and each layer's h (layer inputs, read by ReLU's backward and the next layers),
+    // written in place over their layer's linear output; the aggregations' inputs (dropout
+    // outputs) and outputs. The residual sums, the logits and the input dropout (read by the
+    // first linear's weight gradient) are recomputed chunk by chunk.
+    const Schedule all = plan_stage_schedule(model.graph, scope, Recompute::all);
+    CHECK(whole_values(all) ==
+          std::vector<std::string>{"fc_in.linear=fc_in.act", "conv1.dropout", "conv1.aggregate",
+                                   "conv1.linear=conv1.identity=conv1.act", "conv2.dropout",
+                                   "conv2.aggregate", "conv2.linear=conv2.identity=conv2.act"});
+    std::vector<std::string> recomputed;
+    for (const PlanStep& step : all.steps) {
+        if (step.kind == StepKind::recompute) {
+            recomputed.push_back(model.graph.node(step.node).name);
+        }
+    }
+    CHECK(recomputed == std::vector<std::string>{"fc_out.dropout", "fc_out.linear", "fc_out.bias",
+                                                 "conv2.residual", "conv1.residual",
+                                                 "fc_in.dropout"});
+    // none: every value a backward reads besides.
+    const Schedule none = plan_stage_schedule(model.graph, scope, Recompute::none);
+    CHECK(whole_values(none).size() > whole_values(all).size());
+    CHECK(none.arena_floats <= all.arena_floats + 1000);  // per row: not a whole-graph cost
 }

@@ -3,7 +3,10 @@
 //   one rank, every epoch (losses within 1e-5 relative, accuracies within one vertex);
 // - with C chunks, the stage-to-stage payload per epoch is exactly 2 x |V| x Σ cut widths x 4;
 // - staleness is real (C chunks differ from exact) yet training still converges;
-// - layouts that cannot run get one clear error line.
+// - every recompute mode trains the same bits (recomputation is deterministic), `all` keeping
+//   the fewest whole-graph rows;
+// - a run continued from its history (in another recompute mode) equals the uninterrupted run;
+// - layouts that cannot run get one clear error line naming the option.
 // On a DIRECTED graph, so a swapped transpose in the chunked pull backward would show.
 #include <mpi.h>
 
@@ -90,6 +93,7 @@ struct PipelineRun {
     std::vector<EpochResult> epochs;
     StageLayout layout;
     index_t rows = 0;
+    std::vector<MemoryLine> memory;
 };
 
 PipelineRun train_pipeline(const GraphDataset& g, Communicator& world, Communicator& self,
@@ -112,6 +116,7 @@ PipelineRun train_pipeline(const GraphDataset& g, Communicator& world, Communica
     PipelineRun run;
     run.layout = executor.layout();
     run.rows = part.graph.num_owned;
+    run.memory = executor.memory_plan();
     for (int e = 1; e <= epochs; ++e) {
         EpochResult r;
         r.loss = executor.train_step(e);
@@ -121,6 +126,22 @@ PipelineRun train_pipeline(const GraphDataset& g, Communicator& world, Communica
         run.epochs.push_back(r);
     }
     return run;
+}
+
+/// Every epoch's loss and evaluation, bit for bit.
+bool same_bits(const std::vector<EpochResult>& a, const std::vector<EpochResult>& b) {
+    bool ok = a.size() == b.size();
+    for (std::size_t e = 0; ok && e < a.size(); ++e) {
+        const Evaluation& x = a[e].eval;
+        const Evaluation& y = b[e].eval;
+        ok = a[e].loss == b[e].loss && x.train_acc == y.train_acc && x.val_acc == y.val_acc &&
+             x.test_acc == y.test_acc && x.train_loss == y.train_loss && x.val_loss == y.val_loss &&
+             x.test_loss == y.test_loss;
+        if (!ok) {
+            UNSCOPED_INFO("epoch " << e + 1 << ": loss " << a[e].loss << " vs " << b[e].loss);
+        }
+    }
+    return ok;
 }
 
 /// Whether the pipeline can run the model (row-local ops and aggregations only).
@@ -307,28 +328,177 @@ TEST_CASE("pipeline layouts that cannot run get one clear line", "[pipeline][mpi
         try {
             PipelineExecutor executor(*backend, world, self, model.graph, parameters,
                                       *inputs.aggregation, inputs.inputs->data(), options);
+        } catch (const OptionError& e) {  // a run option: named as the configuration spells it
+            return e.message();
         } catch (const Error& e) {
-            return e.what();
+            return "not an option error: " + e.message();
         }
         return "";
     };
-    CHECK_THAT(message(small("gcnii", 4), world.size() + 1),
-               Catch::StartsWith("--stages " + std::to_string(world.size() + 1) + " x --ways 1 = " +
-                                 std::to_string(world.size() + 1) + " ranks, but the job has"));
+    const std::string k = std::to_string(world.size());
+    const std::string k1 = std::to_string(world.size() + 1);
+    CHECK(message(small("gcnii", 4), world.size() + 1) ==
+          "stages = " + k1 + ": with ways = 1 the pipeline runs " + k1 +
+              " ranks (one per stage and way), but the job has " + k);
+    CHECK(message(small("gcnii", 4), world.size(), 0) == "ways = 0: must be at least 1");
     if (world.size() >= 2) {
         const int w = world.size();
-        CHECK_THAT(message(small("gcnii", 4), 1, w, w + 1),
-                   Catch::StartsWith("--chunks " + std::to_string(w + 1) + " with --ways " +
-                                     std::to_string(w) +
-                                     ": every way needs the same number of chunks (a multiple "
-                                     "of " +
-                                     std::to_string(w) + ")"));
+        CHECK(message(small("gcnii", 4), 1, w, w + 1) ==
+              "chunks = " + std::to_string(w + 1) +
+                  ": every way needs the same number of chunks (a multiple of ways = " +
+                  std::to_string(w) + ")");
     }
     CHECK_THAT(message(small("gat", 4), world.size()),
-               Catch::Contains("is neither row-local nor an aggregation"));
+               Catch::StartsWith("parallel = pipeline: op '") &&
+                   Catch::Contains("is neither row-local nor an aggregation"));
     if (world.size() >= 3) {
-        CHECK_THAT(message(small("gcn", 2), world.size()),
-                   Catch::StartsWith("--stages " + std::to_string(world.size()) +
-                                     ": the model has 1 layer boundaries, so at most 2 stages"));
+        CHECK(message(small("gcn", 2), world.size()) ==
+              "stages = " + k + ": the model has 1 layer boundaries, so at most 2 stages");
     }
+}
+
+TEST_CASE("every recompute mode trains the same bits with stale chunks; all keeps the least",
+          "[pipeline][mpi]") {
+    // Recomputation is deterministic and the pipeline never recomputes an aggregation (it would
+    // read fresher rows than the chunk's forward did), so none, aggregation and all give the
+    // same bits: only what is kept whole-graph differs.
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    const GraphDataset g = test::directed_graph(240, 4, 6, 12, 37);
+    for (const std::string name : {"gcnii", "resgcn+", "sage", "appnp", "gin", "gcn"}) {
+        const ModelSpec spec = small(name, 6);
+        if (!chunkable(spec)) {
+            continue;
+        }
+        for (int ways = 1; ways <= std::min(2, world.size()); ++ways) {
+            if (world.size() % ways != 0) {
+                continue;
+            }
+            INFO(describe(spec) << ", " << world.size() / ways << " stages x " << ways
+                                << " ways, 4 chunks");
+            std::vector<PipelineRun> runs;
+            for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
+                PipelineOptions options;
+                options.snapshot_period = 2;
+                options.grad_zero_scale = name != "gcnii";  // T2 off too: kept gradients
+                options.recompute = mode;
+                runs.push_back(train_pipeline(g, world, self, spec, 5, options, 4, ways));
+            }
+            CHECK(all_ranks(same_bits(runs[0].epochs, runs[1].epochs) &&
+                            same_bits(runs[0].epochs, runs[2].epochs)));
+            // Line 0: the stage's whole-graph activations. `aggregation` keeps what `none`
+            // keeps (no aggregation is recomputed); `all` at most that.
+            CHECK(runs[1].memory[0].bytes == runs[0].memory[0].bytes);
+            CHECK(runs[2].memory[0].bytes <= runs[0].memory[0].bytes);
+            if (name == "gcnii" && ways == 1) {
+                // Every stage holds GCNII layers (the input projection is the first stage's
+                // with one stage): `all` recomputes their linear and residual outputs.
+                std::array<std::int64_t, 1> saved{runs[0].memory[0].bytes -
+                                                  runs[2].memory[0].bytes};
+                world.allreduce_max(saved);
+                CHECK(saved[0] > 0);
+            }
+        }
+    }
+}
+
+namespace {
+
+/// One rank's pipeline, trained an epoch at a time (for history round trips).
+struct Rig {
+    std::unique_ptr<Backend> backend = make_cpu_backend(1);
+    LocalPart part;
+    BuiltModel model;
+    std::unique_ptr<ModelInputs> inputs;
+    std::unique_ptr<ModelParameters> parameters;
+    std::unique_ptr<PipelineExecutor> executor;
+    std::unique_ptr<Adam> adam;
+
+    Rig(const GraphDataset& g, Communicator& world, Communicator& self, const ModelSpec& spec,
+        PipelineOptions options, int chunks)
+        : part(whole_part(g)),
+          model(build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes))) {
+        inputs = std::make_unique<ModelInputs>(*backend, self, part, model.graph);
+        parameters = std::make_unique<ModelParameters>(*backend, model.graph, 17);
+        options.stages = world.size();
+        options.chunk_offsets = blocks(part.graph.num_owned, chunks);
+        options.nnz = part.graph.inner.nnz();
+        executor = std::make_unique<PipelineExecutor>(*backend, world, self, model.graph,
+                                                      *parameters, *inputs->aggregation,
+                                                      inputs->inputs->data(), options);
+        adam = std::make_unique<Adam>(*backend, parameters->size(), AdamOptions{.lr = 0.01f});
+    }
+    std::vector<EpochResult> train(int from, int to) {
+        std::vector<EpochResult> out;
+        for (int e = from; e <= to; ++e) {
+            EpochResult r;
+            r.loss = executor->train_step(e);
+            adam->step(parameters->all());
+            r.eval = executor->evaluate();
+            out.push_back(r);
+        }
+        return out;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a pipeline run continued from its history equals the uninterrupted run",
+          "[pipeline][mpi]") {
+    // T2 off (historical gradients are history too), a snapshot every 2 epochs, 4 stale
+    // chunks; the continuation runs in another recompute mode (the history does not depend on
+    // it) and after the settings were lowered (a guard's rollback), which history carries.
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    const GraphDataset g = test::directed_graph(200, 4, 6, 12, 41);
+    const ModelSpec spec = small("gcnii", 6);
+    PipelineOptions options;
+    options.snapshot_period = 2;
+    options.grad_zero_scale = false;
+    options.recompute = Recompute::none;
+    Rig whole(g, world, self, spec, options, 4);
+    std::vector<EpochResult> want = whole.train(1, 3);
+    whole.executor->set_staleness(2, 1);
+    const std::vector<EpochResult> rest = whole.train(4, 8);
+    want.insert(want.end(), rest.begin(), rest.end());
+
+    Rig first(g, world, self, spec, options, 4);
+    std::vector<EpochResult> got = first.train(1, 3);
+    first.executor->set_staleness(2, 1);
+    const std::vector<EpochResult> more = first.train(4, 5);
+    got.insert(got.end(), more.begin(), more.end());
+    const PipelineHistory h = first.executor->history();
+    CHECK(h.chunks == 2);
+    CHECK(h.snapshot_period == 1);
+    CHECK(h.has_snapshot);
+
+    options.recompute = Recompute::all;
+    Rig resumed(g, world, self, spec, options, 4);
+    resumed.parameters->upload(first.parameters->download());
+    resumed.adam->set_state(first.adam->state());
+    resumed.executor->restore_history(h);
+    CHECK(resumed.executor->chunks() == 2);
+    const std::vector<EpochResult> tail = resumed.train(6, 8);
+    got.insert(got.end(), tail.begin(), tail.end());
+    CHECK(all_ranks(same_bits(got, want)));
+    const PipelineHistory again = resumed.executor->history();
+    const PipelineHistory end = whole.executor->history();
+    bool same = again.embeddings.size() == end.embeddings.size();
+    for (std::size_t i = 0; same && i < end.embeddings.size(); ++i) {
+        same = again.embeddings[i].name == end.embeddings[i].name &&
+               again.embeddings[i].values == end.embeddings[i].values;
+    }
+    CHECK(all_ranks(same));
+
+    // Another layout's history is refused, naming what does not fit.
+    PipelineHistory wrong = h;
+    if (!wrong.embeddings.empty()) {
+        wrong.embeddings[0].cols += 1;
+        CHECK_THROWS_WITH(resumed.executor->restore_history(wrong),
+                          Catch::StartsWith("pipeline history: embedding '"));
+    }
+    wrong = h;
+    wrong.chunks = 5;
+    CHECK_THROWS_WITH(resumed.executor->restore_history(wrong),
+                      Catch::StartsWith("pipeline: 5 chunks (a multiple of 1 up to 4)"));
 }

@@ -405,7 +405,8 @@ TEST_CASE("pipeline wave: the GPipe bubble by hand", "[planner]") {
                                          std::vector<double>{0.0, 0.0, 0.0}, 2) == Approx(10.0));
 }
 
-TEST_CASE("pipeline layouts planned: S = K, one way, C in 4, 8, 16 per stage", "[planner]") {
+TEST_CASE("pipeline layouts planned: S = K, one way, C in 4, 8, 16 per stage, recompute all",
+          "[planner]") {
     ModelSpec spec = find_model("gcnii").recipe.spec;
     spec.layers = 4;
     const BuiltModel model = build_model(spec, 20, 4);
@@ -416,12 +417,15 @@ TEST_CASE("pipeline layouts planned: S = K, one way, C in 4, 8, 16 per stage", "
     CHECK(two[0].ways == 1);
     CHECK(two[0].chunks == 8);
     CHECK(two[2].chunks == 32);
+    CHECK(two[0].recompute == Recompute::all);  // the least memory: what --plan runs
     CHECK(planner::pipeline_layouts(model.graph, 2, 20).size() == 2);  // C <= |V|
     CHECK(planner::pipeline_layouts(model.graph, max_stages(model.graph) + 1, 300).empty());
 }
 
-TEST_CASE("pipeline: predicted split, stage bytes and memory plan equal the executor's",
-          "[planner][mpi]") {
+TEST_CASE(
+    "pipeline: predicted split, stage bytes and memory plan equal the executor's, in every "
+    "recompute mode",
+    "[planner][mpi]") {
     MpiCommunicator world;
     MpiCommunicator self(MPI_COMM_SELF);
     CpuBackend backend(1);
@@ -447,34 +451,43 @@ TEST_CASE("pipeline: predicted split, stage bytes and memory plan equal the exec
             largest = std::max(largest, offsets.back() - offsets[offsets.size() - 2]);
         }
     }
-    PipelineExecutor executor(
-        backend, world, self, model.graph, parameters, *inputs.aggregation, inputs.inputs->data(),
-        PipelineOptions{
-            .stages = world.size(), .chunk_offsets = offsets, .nnz = part.graph.inner.nnz()});
-    (void)executor.train_step(1);
-    (void)executor.evaluate();
-    const planner::MachineModel m = flat_machine();
-    const planner::PipelineLayout layout{.stages = world.size(), .ways = 1, .chunks = chunks};
-    const planner::PipelinePrediction p = planner::predict_pipeline_epoch(
-        model.graph, s, layout, {.machine = &m, .network = m.shared_memory, .threads = 1});
-    CHECK(p.split == executor.layout().describe(model.graph));
-    REQUIRE(executor.pipeline_epoch().has_value());
-    CHECK(p.stage_bytes == executor.pipeline_epoch()->stage_bytes);
-    if (world.size() > 1) {
-        CHECK(p.stage_bytes > 0);
+    // Every recompute mode: the stage storage the executor allocates is the one priced.
+    for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
+        INFO("recompute " << to_string(mode));
+        PipelineExecutor executor(backend, world, self, model.graph, parameters,
+                                  *inputs.aggregation, inputs.inputs->data(),
+                                  PipelineOptions{.stages = world.size(),
+                                                  .chunk_offsets = offsets,
+                                                  .nnz = part.graph.inner.nnz(),
+                                                  .recompute = mode});
+        (void)executor.train_step(1);
+        (void)executor.evaluate();
+        const planner::MachineModel m = flat_machine();
+        const planner::PipelineLayout layout{
+            .stages = world.size(), .ways = 1, .chunks = chunks, .recompute = mode};
+        const planner::PipelinePrediction p = planner::predict_pipeline_epoch(
+            model.graph, s, layout, {.machine = &m, .network = m.shared_memory, .threads = 1});
+        CHECK(p.split == executor.layout().describe(model.graph));
+        REQUIRE(executor.pipeline_epoch().has_value());
+        CHECK(p.stage_bytes == executor.pipeline_epoch()->stage_bytes);
+        if (world.size() > 1) {
+            CHECK(p.stage_bytes > 0);
+        }
+        // The largest rank's memory plan (strata train's per-rank lines), with the chunk size
+        // known.
+        std::array<std::int64_t, 1> planned{
+            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size()))};
+        world.allreduce_max(planned);
+        const planner::MemoryPrediction mem =
+            planner::predict_pipeline_memory(model.graph, s, layout, m, true, largest);
+        CHECK(mem.planned_bytes == planned[0]);
+        // Without it (|V| / C x 1.03 rows of scratch): within the scratch's share.
+        const planner::MemoryPrediction estimated =
+            planner::predict_pipeline_memory(model.graph, s, layout, m, true);
+        CHECK(std::abs(estimated.planned_bytes - planned[0]) < planned[0] / 20);
+        REQUIRE(test::all_ranks(p.stage_bytes == executor.pipeline_epoch()->stage_bytes &&
+                                mem.planned_bytes == planned[0]));
     }
-    // The largest rank's memory plan (strata train's per-rank lines), with the chunk size known.
-    std::array<std::int64_t, 1> planned{
-        total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size()))};
-    world.allreduce_max(planned);
-    const planner::MemoryPrediction mem =
-        planner::predict_pipeline_memory(model.graph, s, layout, m, true, largest);
-    CHECK(mem.planned_bytes == planned[0]);
-    // Without it (|V| / C x 1.03 rows of scratch): within the scratch's share.
-    const planner::MemoryPrediction estimated =
-        planner::predict_pipeline_memory(model.graph, s, layout, m, true);
-    CHECK(std::abs(estimated.planned_bytes - planned[0]) < planned[0] / 20);
-    REQUIRE(test::all_ranks(p.stage_bytes == executor.pipeline_epoch()->stage_bytes));
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
-// Checkpoints: file round trip (last state, best weights, history), format 1 refused with what
-// to do, formats 2 and 3 still read, the format-4 pipeline section (per-rank histories, guard
-// state: round trip, checksums, gathered by the Checkpointer, each rank's own after the
-// broadcast), keeping the newest two, detecting corrupt and truncated files (falling back to the
-// previous one), refusing another model/dataset/partition/parallelism, broadcasting, and a run
-// stopped and resumed through fit ≡ an uninterrupted run, bit for bit (same K).
+// Checkpoints: file round trip (last state, best weights, history, the run configuration),
+// format 1 refused with what to do, formats 2, 3 and 4 still read (committed files, made as
+// checkpoints/make_old_checkpoints.sh says), the format-5 pipeline section (typed per-rank
+// histories and guard state: round trip, checksums, gathered by the Checkpointer, each rank's
+// own after the broadcast), keeping the newest two, detecting corrupt and truncated files
+// (falling back to the previous one), refusing another model/dataset/partition/parallelism,
+// broadcasting, and a run stopped and resumed through fit ≡ an uninterrupted run, bit for bit
+// (same K).
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +20,7 @@
 #include "datasets/graph_io.hpp"
 #include "datasets/h5_file.hpp"
 #include "layers/gcn_model.hpp"
+#include "layers/model_inputs.hpp"
 #include "layers/model_zoo.hpp"
 #include "layers/pipelined_aggregation.hpp"
 #include "layers/training_inputs.hpp"
@@ -28,6 +32,7 @@
 #include "src/comm/mpi_communicator.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/optimizer.hpp"
+#include "src/nn/pipeline_executor.hpp"
 #include "tests/datasets/graph_fixtures.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
@@ -64,6 +69,7 @@ Checkpoint sample_checkpoint(std::int64_t epoch) {
     c.row_normalize = true;
     c.partition_method = "random";
     c.dataset_path = "data/g.h5";
+    c.config = R"({"data": "data/g.h5", "epochs": 200, "parallel": "graph"})";
     c.epoch = epoch;
     c.early_stopped = epoch % 2 == 0;
     // A recognisable byte pattern (found again in the file by the corruption test).
@@ -78,6 +84,10 @@ Checkpoint sample_checkpoint(std::int64_t epoch) {
     best.val_acc = 0.8;
     best.test_acc = 0.7;
     best.val_loss = 1.0 / 3.0;
+    best.eval_train_loss = 0.125;
+    best.binary = true;
+    best.val_auc = 0.875;
+    best.test_auc = 0.8125;
     best.evaluated = true;
     c.best = best;
     c.history = {{1, 2.0, 0.5}, {3, 1.5, 0.75}, {epoch - 1, 1.0 / 3.0, 0.8}};
@@ -125,6 +135,7 @@ TEST_CASE("a checkpoint file reads back exactly what was written", "[training][c
     CHECK(r.row_normalize);
     CHECK(r.partition_method == "random");
     CHECK(r.dataset_path == "data/g.h5");
+    CHECK(r.config == c.config);
     CHECK(r.epoch == 6);
     CHECK(r.early_stopped);
     CHECK(same_bits(r.params, c.params));  // -0.0f and 3e-8f included
@@ -136,6 +147,10 @@ TEST_CASE("a checkpoint file reads back exactly what was written", "[training][c
     CHECK(r.best->loss == 0.6931471805599453);
     CHECK(r.best->val_acc == 0.8);
     CHECK(r.best->val_loss == 1.0 / 3.0);
+    CHECK(r.best->eval_train_loss == 0.125);  // format 5: the whole record, ROC-AUC included
+    CHECK(r.best->binary);
+    CHECK(r.best->val_auc == 0.875);
+    CHECK(r.best->test_auc == 0.8125);
     REQUIRE(r.history.size() == 3);
     CHECK(r.history[1].epoch == 3);
     CHECK(r.history[1].val_loss == 1.5);
@@ -174,31 +189,70 @@ TEST_CASE("any model's spec round-trips through a checkpoint", "[training][check
     CHECK(r.model.seed == 77);
 }
 
-TEST_CASE("a format 2 checkpoint (GCN options as attributes) is still read",
+TEST_CASE("checkpoints of formats 2, 3 and 4 (committed files) are still read",
           "[training][checkpoint]") {
-    TempDir dir("v2");
-    const Checkpoint c = sample_checkpoint(4);
-    write_checkpoint(dir.path / "c.h5", c);
-    // Rewritten as format 2 wrote it (h5py: fixed-length strings as strata writes them).
-    const std::string script =
-        "import h5py, numpy as np, sys\n"
-        "f = h5py.File(sys.argv[1], 'r+'); a = f.attrs\n"
-        "a['strata_format_version'] = np.int64(2); del a['model_spec']\n"
-        "a['model_type'] = np.bytes_(b'gcn'); a['gcn_layers'] = np.int64(3)\n"
-        "a['gcn_hidden'] = np.int64(5); a['gcn_dropout'] = np.float64(0.25)\n"
-        "a['gcn_weight_decay'] = np.float64(np.float32(1e-3))\n"
-        "a['gcn_decay_all_layers'] = np.int64(1); a['gcn_bias'] = np.int64(0)\n";
-    const std::string command =
-        "/usr/bin/python3 -c \"" + script + "\" " + (dir.path / "c.h5").string();
-    REQUIRE(std::system(command.c_str()) == 0);
+    const fs::path files = STRATA_CHECKPOINT_FILES;
+    // The same graph-parallel checkpoint in formats 2 (GCN options as attributes), 3 and 4.
+    std::vector<Checkpoint> graph;
+    for (const char* name : {"v2.h5", "v3.h5", "v4-graph.h5"}) {
+        INFO(name);
+        const Checkpoint r = read_checkpoint(files / name);
+        CHECK(r.epoch == 3);
+        CHECK(describe(r.model) ==
+              "gcn, 2 layers, hidden 4, dropout 0.5, weight decay 0.0005 (first layer), bias");
+        CHECK(r.params.size() == 43);
+        CHECK(r.optimizer_state.size() == 87);
+        CHECK(r.selection == Selection::val_loss);
+        REQUIRE(r.best.has_value());
+        CHECK(r.best->epoch == 3);
+        CHECK(r.best->val_auc == 0.0);  // not kept before format 5
+        CHECK(r.history.size() == 3);
+        CHECK(r.config.empty());  // not kept before format 5
+        CHECK(r.pipeline_history.empty());
+        CHECK_FALSE(r.guard.has_value());
+        graph.push_back(r);
+    }
+    CHECK(same_bits(graph[0].params, graph[2].params));
+    CHECK(same_bits(graph[1].best_params, graph[2].best_params));
+    CHECK(graph[0].best->val_loss == graph[2].best->val_loss);
 
+    // A layer-pipeline run's (2 ranks, guard on, a snapshot, T2 off): each rank's history comes
+    // back untyped (split by the executor's layout on restore), the guard as judged by
+    // validation accuracy with no best-tracker state.
+    const Checkpoint p = read_checkpoint(files / "v4-pipeline.h5");
+    CHECK(describe(p.model).rfind("gcnii, 2 layers, hidden 4", 0) == 0);
+    REQUIRE(p.pipeline_history.size() == 2);
+    for (const PipelineHistory& h : p.pipeline_history) {
+        CHECK(h.from_format4);
+        CHECK(h.chunks == 4);
+        CHECK(h.snapshot_period == 2);
+        CHECK(h.has_snapshot);
+        CHECK(h.embeddings.empty());
+        CHECK(h.format4_rows.size() == 3 * 40 * 4);  // rows, snapshot, gradients of 40 x 4
+    }
+    REQUIRE(p.guard.has_value());
+    CHECK(p.guard->criterion == Selection::val_acc);
+    CHECK(p.guard->triggers == 0);
+    CHECK(p.guard->best_figure == 0.625);
+    REQUIRE(p.guard->min_train_loss.has_value());
+    CHECK(*p.guard->min_train_loss == Approx(1.05735261));
+    CHECK(p.guard->good_epoch == 3);
+    CHECK(p.guard->parameters.size() == 75);
+    CHECK(p.guard->optimizer.size() == 151);
+    CHECK(p.guard->tracker_pending);
+
+    // Written again, it is format 5 (typed), except the untyped histories, which no run writes
+    // back (a resumed run writes its executor's).
+    TempDir dir("old");
+    Checkpoint again = p;
+    again.pipeline_history.clear();
+    write_checkpoint(dir.path / "c.h5", again);
     const Checkpoint r = read_checkpoint(dir.path / "c.h5");
-
-    CHECK(spec_to_json(r.model) == spec_to_json(c.model));
-    CHECK(r.model.seed == c.model.seed);
-    CHECK(describe(r.model) ==
-          "gcn, 3 layers, hidden 5, dropout 0.25, weight decay 0.001 (all "
-          "layers), no bias");
+    REQUIRE(r.guard.has_value());
+    CHECK(r.guard->best_figure == 0.625);
+    CHECK(same_bits(r.guard->parameters, p.guard->parameters));
+    CHECK_THROWS_WITH(write_checkpoint(dir.path / "d.h5", p),
+                      Contains("read from a format-4 checkpoint (untyped)"));
 }
 
 TEST_CASE("a checkpoint's bad select_by or format-2 option is refused naming the file",
@@ -223,6 +277,7 @@ TEST_CASE("a checkpoint's bad select_by or format-2 option is refused naming the
         // /progress/best with epoch 1e300 and a valid checksum (fuzz_checkpoint's UBSan
         // finding: the cast to an integer was undefined).
         "f = h5py.File(sys.argv[3], 'r+'); v = np.array([1e300, 1, 1, 1, 1, 1], '<f8')\n"
+        "f.attrs['strata_format_version'] = np.int64(4)\n"
         "h = 0xcbf29ce484222325\n"
         "for x in v.tobytes(): h = ((h ^ x) * 0x100000001b3) % 2**64\n"
         "del f['/progress/best']; f['/progress/best'] = v\n"
@@ -231,8 +286,9 @@ TEST_CASE("a checkpoint's bad select_by or format-2 option is refused naming the
                                 dropout.string() + " " + best.string();
     REQUIRE(std::system(command.c_str()) == 0);
 
-    CHECK_THROWS_WITH(read_checkpoint(select),
-                      Contains("select.h5: select_by is 'val_f1', expected val_acc, val_loss or val_auc"));
+    CHECK_THROWS_WITH(
+        read_checkpoint(select),
+        Contains("select.h5: select_by is 'val_f1', expected val_acc, val_loss or val_auc"));
     CHECK_THROWS_WITH(read_checkpoint(best),
                       Contains("best.h5: /progress/best: epoch 1e+300 is not a whole number"));
     CHECK_THROWS_WITH(read_checkpoint(dropout),
@@ -241,19 +297,86 @@ TEST_CASE("a checkpoint's bad select_by or format-2 option is refused naming the
 
 namespace {
 
-/// Rank r's pipeline history in the samples: the settings, then 5 + 3 r recognisable values.
-std::vector<float> sample_history(int rank) {
-    std::vector<float> h{4.0f, 3.0f, 1.0f};
-    for (int i = 0; i < 5 + 3 * rank; ++i) {
-        h.push_back(0.25f * static_cast<float>(i) - 100.0f * static_cast<float>(rank + 1));
+/// `rows` x `cols` recognisable values.
+HistoryTensor sample_tensor(const std::string& name, std::int64_t rows, std::int64_t cols,
+                            float base) {
+    HistoryTensor t{.name = name, .rows = rows, .cols = cols};
+    for (std::int64_t i = 0; i < rows * cols; ++i) {
+        t.values.push_back(base + 0.25f * static_cast<float>(i));
     }
-    return h;
+    return t;
 }
 
-GuardCheckpoint sample_guard() {
-    return {.figures = {1.0, 0.0, 0.5400000000000001, 1.9123456789, 1.0, 3.0},
+/// Rank r's pipeline history in the samples: 5 + 3 r rows, two aggregation inputs, their
+/// snapshot, one aggregation output's gradients.
+PipelineHistory sample_history(int rank) {
+    const std::int64_t rows = 5 + 3 * rank;
+    const float base = -100.0f * static_cast<float>(rank + 1);
+    return PipelineHistory{.chunks = 4,
+                           .snapshot_period = 3,
+                           .has_snapshot = true,
+                           .embeddings = {sample_tensor("conv1.dropout", rows, 3, base),
+                                          sample_tensor("conv2.dropout", rows, 2, base + 10.0f)},
+                           .snapshot = {sample_tensor("conv1.dropout", rows, 3, base + 20.0f),
+                                        sample_tensor("conv2.dropout", rows, 2, base + 30.0f)},
+                           .gradients = {sample_tensor("conv1.aggregate", rows, 3, base + 40.0f)}};
+}
+
+bool same_tensors(const std::vector<HistoryTensor>& a, const std::vector<HistoryTensor>& b) {
+    if (a.size() != b.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i].name != b[i].name || a[i].rows != b[i].rows || a[i].cols != b[i].cols ||
+            !same_bits(a[i].values, b[i].values)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool same_history(const PipelineHistory& a, const PipelineHistory& b) {
+    return a.chunks == b.chunks && a.snapshot_period == b.snapshot_period &&
+           a.has_snapshot == b.has_snapshot && same_tensors(a.embeddings, b.embeddings) &&
+           same_tensors(a.snapshot, b.snapshot) && same_tensors(a.gradients, b.gradients) &&
+           a.from_format4 == b.from_format4 && same_bits(a.format4_rows, b.format4_rows);
+}
+
+GuardState sample_guard() {
+    EpochStats best;
+    best.epoch = 2;
+    best.evaluated = true;
+    best.loss = 0.75;
+    best.val_acc = 0.5;
+    best.val_loss = 1.25;
+    best.val_auc = 0.625;
+    best.binary = true;
+    return {.criterion = Selection::val_loss,
+            .triggers = 1,
+            .below = 1,
+            .below_since = 5,
+            .best_figure = 0.5400000000000001,
+            .min_train_loss = 1.9123456789,
+            .good_epoch = 3,
             .parameters = {0.5f, -1.5f, 2.5e-7f, 8.0f},
-            .optimizer = {0.125f, -0.0f, 3.0f}};
+            .optimizer = {0.125f, -0.0f, 3.0f},
+            .tracker_pending = false,
+            .tracker_best = best,
+            .tracker_parameters = {7.5f, -6.5f, 5.5e-7f, 4.0f}};
+}
+
+bool same_guard(const GuardState& a, const GuardState& b) {
+    return a.criterion == b.criterion && a.triggers == b.triggers && a.below == b.below &&
+           a.below_since == b.below_since && a.best_figure == b.best_figure &&
+           a.min_train_loss == b.min_train_loss && a.good_epoch == b.good_epoch &&
+           same_bits(a.parameters, b.parameters) && same_bits(a.optimizer, b.optimizer) &&
+           a.tracker_pending == b.tracker_pending &&
+           a.tracker_best.has_value() == b.tracker_best.has_value() &&
+           (!a.tracker_best || (a.tracker_best->epoch == b.tracker_best->epoch &&
+                                a.tracker_best->val_loss == b.tracker_best->val_loss &&
+                                a.tracker_best->val_auc == b.tracker_best->val_auc &&
+                                a.tracker_best->binary == b.tracker_best->binary)) &&
+           same_bits(a.tracker_parameters, b.tracker_parameters);
 }
 
 /// Rewrites a file's strata_format_version (h5py).
@@ -268,39 +391,60 @@ void set_version(const fs::path& file, int version) {
 
 }  // namespace
 
-TEST_CASE("a pipeline checkpoint (format 4) reads back every rank's history and the guard state",
+TEST_CASE("a pipeline checkpoint (format 5) reads back every rank's history and the guard state",
           "[training][checkpoint]") {
     TempDir dir("pipeline");
     Checkpoint c = sample_checkpoint(6);
     c.pipeline_history = {sample_history(0), sample_history(1)};  // different sizes
+    c.pipeline_history[1].has_snapshot = false;
+    c.pipeline_history[1].snapshot.clear();
     c.guard = sample_guard();
     const fs::path file = dir.path / "c.h5";
     write_checkpoint(file, c);
 
-    SECTION("round trip, bit for bit") {
+    SECTION("round trip, bit for bit, typed") {
         const Checkpoint r = read_checkpoint(file);
         REQUIRE(r.pipeline_history.size() == 2);
-        CHECK(same_bits(r.pipeline_history[0], sample_history(0)));
-        CHECK(same_bits(r.pipeline_history[1], sample_history(1)));
+        CHECK(same_history(r.pipeline_history[0], c.pipeline_history[0]));
+        CHECK(same_history(r.pipeline_history[1], c.pipeline_history[1]));
         REQUIRE(r.guard.has_value());
-        CHECK(r.guard->figures == sample_guard().figures);
-        CHECK(same_bits(r.guard->parameters, sample_guard().parameters));
-        CHECK(same_bits(r.guard->optimizer, sample_guard().optimizer));
+        CHECK(same_guard(*r.guard, sample_guard()));
         CHECK(same_bits(r.params, c.params));
         const H5File h5 = H5File::open(file.string());
-        CHECK(h5.read_int_attribute("/", "strata_format_version") == 4);
+        CHECK(h5.read_int_attribute("/", "strata_format_version") == 5);
         CHECK(h5.read_int_attribute("/pipeline", "ranks") == 2);
+        // Integers as integers, each tensor a matrix named by its model tensor.
+        CHECK(h5.read<std::int64_t>("/pipeline/rank_00001/settings") ==
+              std::vector<std::int64_t>{4, 3, 0});
+        CHECK(h5.shape("/pipeline/rank_00001/embeddings_0001") == H5Shape{8, 2});
+        CHECK(h5.read_string_attribute("/pipeline/rank_00001/embeddings_0001", "tensor") ==
+              "conv2.dropout");
+        CHECK(h5.read_int_attribute("/pipeline/rank_00001", "snapshot") == 0);
+        CHECK(h5.read_int_attribute("/pipeline/guard", "triggers") == 1);
+        CHECK(h5.read_string_attribute("/pipeline/guard", "select_by") == "val_loss");
+    }
+    SECTION("a guard without a best figure yet, its tracker state pending") {
+        GuardState fresh = sample_guard();
+        fresh.best_figure.reset();
+        fresh.min_train_loss.reset();
+        fresh.tracker_pending = true;
+        fresh.tracker_best.reset();
+        fresh.tracker_parameters.clear();
+        c.guard = fresh;
+        write_checkpoint(file, c);
+        const Checkpoint r = read_checkpoint(file);
+        REQUIRE(r.guard.has_value());
+        CHECK(same_guard(*r.guard, fresh));
     }
     SECTION("one flipped byte in rank 1's history fails its checksum") {
-        const std::vector<float> h = sample_history(1);
-        corrupt_bytes(file, std::vector<float>(h.begin() + 3, h.end()));
+        corrupt_bytes(file, c.pipeline_history[1].embeddings[0].values);
         CHECK_THROWS_WITH(read_checkpoint(file),
-                          Contains("/pipeline/history_rank_00001: checksum mismatch"));
+                          Contains("/pipeline/rank_00001/embeddings_0000: checksum mismatch"));
     }
     SECTION("one flipped byte in the guard's weights fails their checksum") {
         corrupt_bytes(file, sample_guard().parameters);
         CHECK_THROWS_WITH(read_checkpoint(file),
-                          Contains("/pipeline/guard_parameters: checksum mismatch"));
+                          Contains("/pipeline/guard/parameters: checksum mismatch"));
     }
 }
 
@@ -313,23 +457,14 @@ TEST_CASE("a graph-parallel checkpoint has no pipeline section", "[training][che
     CHECK_FALSE(r.guard.has_value());
 }
 
-TEST_CASE("a format 3 checkpoint is still read; a newer format is refused",
-          "[training][checkpoint]") {
-    TempDir dir("v3");
+TEST_CASE("a newer format is refused", "[training][checkpoint]") {
+    TempDir dir("v6");
     const fs::path file = dir.path / "c.h5";
-    write_checkpoint(file, sample_checkpoint(5));  // format 3's layout: no /pipeline
-    set_version(file, 3);
-    const Checkpoint r = read_checkpoint(file);
-    CHECK(r.epoch == 5);
-    CHECK(same_bits(r.params, sample_checkpoint(5).params));
-    CHECK(r.history.size() == 3);
-    CHECK(r.pipeline_history.empty());
-    CHECK_FALSE(r.guard.has_value());
-
-    set_version(file, 5);
+    write_checkpoint(file, sample_checkpoint(5));
+    set_version(file, 6);
     CHECK_THROWS_WITH(read_checkpoint(file),
-                      Contains("strata_format_version 5 is not supported (this strata reads "
-                               "versions 2 to 4; it was written by a newer strata)"));
+                      Contains("strata_format_version 6 is not supported (this strata reads "
+                               "versions 2 to 5; it was written by a newer strata)"));
 }
 
 TEST_CASE("a checkpoint directory keeps the newest two, ordered by epoch",
@@ -519,7 +654,8 @@ TEST_CASE("broadcast_checkpoint gives every rank rank 0's state", "[training][ch
     const Checkpoint want = sample_checkpoint(8);
     const bool ok =
         c.epoch == 8 && c.early_stopped && same_bits(c.params, want.params) &&
-        same_bits(c.optimizer_state, want.optimizer_state) &&
+        c.config == want.config && c.best->val_auc == 0.875 && c.best->binary &&
+        c.best->eval_train_loss == 0.125 && same_bits(c.optimizer_state, want.optimizer_state) &&
         same_bits(c.best_params, want.best_params) && c.selection == Selection::val_loss &&
         c.history.size() == 3 && c.history[2].val_loss == 1.0 / 3.0 &&
         c.identity.model == want.identity.model && c.identity.training == want.identity.training &&
@@ -543,13 +679,12 @@ TEST_CASE("broadcast_checkpoint hands every rank its own pipeline history and th
     }
     broadcast_checkpoint(c, comm, 0);
     bool ok = c.pipeline_history.size() == static_cast<std::size_t>(comm.size()) &&
-              c.guard.has_value() && c.guard->figures == sample_guard().figures &&
-              same_bits(c.guard->parameters, sample_guard().parameters) &&
-              same_bits(c.guard->optimizer, sample_guard().optimizer) && c.epoch == 8;
+              c.guard.has_value() && same_guard(*c.guard, sample_guard()) && c.epoch == 8;
     for (int r = 0; ok && r < comm.size(); ++r) {
         const auto& h = c.pipeline_history[static_cast<std::size_t>(r)];
         // Its own on every rank; the others' only on the root.
-        ok = r == comm.rank() || comm.rank() == 0 ? same_bits(h, sample_history(r)) : h.empty();
+        ok = r == comm.rank() || comm.rank() == 0 ? same_history(h, sample_history(r))
+                                                  : h.embeddings.empty() && h.chunks == 0;
     }
     CHECK(all_ranks(ok));
 }
@@ -713,12 +848,68 @@ TEST_CASE("the checkpointer gathers every rank's pipeline state to rank 0 at eac
     if (comm.rank() == 0) {
         const Checkpoint r = read_checkpoint(CheckpointDir(dir.path).path_for(3));
         ok = ok && r.pipeline_history.size() == static_cast<std::size_t>(comm.size()) &&
-             r.guard.has_value() && r.guard->figures == sample_guard().figures;
+             r.guard.has_value() && same_guard(*r.guard, sample_guard());
         for (int rank = 0; ok && rank < comm.size(); ++rank) {
-            ok =
-                same_bits(r.pipeline_history[static_cast<std::size_t>(rank)], sample_history(rank));
+            ok = same_history(r.pipeline_history[static_cast<std::size_t>(rank)],
+                              sample_history(rank));
         }
         ok = ok && CheckpointDir(dir.path).list().size() == 2;
     }
     CHECK(all_ranks(ok));
+}
+
+TEST_CASE("a format-4 pipeline history restores into the executor of its layout",
+          "[training][checkpoint][mpi]") {
+    // v4-pipeline.h5: GCNII-2 x 4 on tiny.h5 over 2 stages, 4 chunks, snapshot period 2, T2 off
+    // (make_old_checkpoints.sh). Each rank's untyped rows are split by the stage's layout and
+    // come back typed, tensor by tensor; training goes on from them.
+    MpiCommunicator world;
+    if (world.size() != 2) {
+        return;  // the checkpoint's 2 stages
+    }
+    MpiCommunicator self(MPI_COMM_SELF);
+    const fs::path files = STRATA_CHECKPOINT_FILES;
+    const Checkpoint c = read_checkpoint(files / "v4-pipeline.h5");
+    const GraphDataset g = read_graph((files / "tiny.h5").string());
+    Partition one;
+    one.num_parts = 1;
+    one.owner.assign(static_cast<std::size_t>(g.num_vertices()), 0);
+    const LocalPart part = build_local_part(g, adjacency_matrix(g), one, 0);
+    auto backend = make_cpu_backend(1);
+    BuiltModel model =
+        build_model(c.model, part.features.cols, static_cast<index_t>(part.num_classes));
+    const ModelInputs inputs(*backend, self, part, model.graph);
+    ModelParameters parameters(*backend, model.graph, 1);
+    parameters.upload(c.params);
+    std::vector<index_t> offsets;
+    for (int k = 0; k <= 4; ++k) {
+        offsets.push_back(static_cast<index_t>(part.graph.num_owned * k / 4));
+    }
+    PipelineExecutor executor(*backend, world, self, model.graph, parameters, *inputs.aggregation,
+                              inputs.inputs->data(),
+                              PipelineOptions{.stages = 2,
+                                              .chunk_offsets = offsets,
+                                              .grad_zero_scale = false,
+                                              .snapshot_period = 2,
+                                              .nnz = part.graph.inner.nnz()});
+    const PipelineHistory& old = c.pipeline_history[static_cast<std::size_t>(world.rank())];
+    executor.restore_history(old);
+    const PipelineHistory h = executor.history();
+    std::vector<float> rows;
+    for (const auto* part_of : {&h.embeddings, &h.snapshot, &h.gradients}) {
+        for (const HistoryTensor& t : *part_of) {
+            rows.insert(rows.end(), t.values.begin(), t.values.end());
+        }
+    }
+    bool ok = !h.from_format4 && h.chunks == 4 && h.snapshot_period == 2 && h.has_snapshot &&
+              h.embeddings.size() == 1 && h.embeddings[0].rows == 40 && h.embeddings[0].cols == 4 &&
+              same_bits(rows, old.format4_rows);
+    ok = ok && std::isfinite(executor.train_step(4));
+    CHECK(all_ranks(ok));
+
+    // Rows that do not fit the layout are refused.
+    PipelineHistory short_rows = old;
+    short_rows.format4_rows.pop_back();
+    CHECK_THROWS_WITH(executor.restore_history(short_rows),
+                      Contains("pipeline history: 479 values"));
 }

@@ -1,0 +1,110 @@
+// The node runner: views in, op call out.
+#include "src/nn/node_runner.hpp"
+
+#include <array>
+#include <vector>
+
+namespace strata {
+namespace {
+
+/// The call's rows of every slot, for a row-local op; every row of whole slots otherwise.
+MatrixView operand(const StepViews& views, int slot, bool local) {
+    return local || !views.whole(slot) ? views.rows(slot) : views.all(slot);
+}
+
+std::span<const global_id> call_ids(std::span<const global_id> ids, RowRange range, bool local) {
+    return local ? ids.subspan(static_cast<std::size_t>(range.first),
+                               static_cast<std::size_t>(range.count))
+                 : ids;
+}
+
+}  // namespace
+
+void run_forward(const ModelGraph& graph, const PlanStep& step, const StepViews& views,
+                 OpContext context, PhaseClock& clock) {
+    Op& op = *graph.node(step.node).op;
+    const bool local = op.row_local();
+    const RowRange range = views.range();
+    std::vector<ConstMatrixView> x;
+    for (const int slot : step.x) {
+        x.push_back(local ? views.rows(slot) : views.all(slot));
+    }
+    context.row_ids = call_ids(context.row_ids, range, local);
+    const ForwardArgs args{.x = x,
+                           .y = operand(views, step.y, local),
+                           .rows = local ? RowRange{0, range.count} : range,
+                           .workspace = views.workspace(step)};
+    clock.time(PhaseClock::slot(op.kind()), [&] { op.forward(context, args); });
+}
+
+void run_backward(const ModelGraph& graph, const PlanStep& step, const StepViews& views,
+                  OpContext context, PhaseClock& clock) {
+    Op& op = *graph.node(step.node).op;
+    const bool local = op.row_local();
+    const RowRange range = views.range();
+    const std::span<float> workspace = views.workspace(step);
+    std::vector<ConstMatrixView> x;
+    for (const int slot : step.x) {
+        x.push_back(local ? views.rows(slot) : views.all(slot));
+    }
+    std::vector<MatrixView> dx;
+    for (const int slot : step.dx) {
+        dx.push_back(operand(views, slot, local));
+    }
+    if (step.folded < 0) {
+        context.row_ids = call_ids(context.row_ids, range, local);
+        const BackwardArgs args{.x = x,
+                                .y = operand(views, step.y, local),
+                                .dy = local ? views.rows(step.dy) : views.all(step.dy),
+                                .dx = dx,
+                                .modes = step.modes,
+                                .rows = local ? RowRange{0, range.count} : range,
+                                .workspace = workspace};
+        clock.time(PhaseClock::slot(op.kind()), [&] { op.backward(context, args); });
+        return;
+    }
+    // Commuted: G = Âᵀ dy at the output width (the aggregation reads every row of dy), then
+    // the linear's backward from x and G.
+    const MatrixView g = views.rows(step.folded_grad);
+    const std::array<MatrixView, 1> g_out{g};
+    const std::array<GradMode, 1> overwrite{GradMode::overwrite};
+    Op& folded = *graph.node(step.folded).op;
+    clock.time(PhaseClock::slot(folded.kind()), [&] {
+        folded.backward(context, BackwardArgs{.x = {},
+                                              .y = {},
+                                              .dy = views.all(step.dy),
+                                              .dx = g_out,
+                                              .modes = overwrite,
+                                              .rows = range,
+                                              .workspace = workspace});
+    });
+    context.row_ids = call_ids(context.row_ids, range, local);
+    clock.time(PhaseClock::slot(op.kind()), [&] {
+        op.backward(context, BackwardArgs{.x = x,
+                                          .y = {},
+                                          .dy = g,
+                                          .dx = dx,
+                                          .modes = step.modes,
+                                          .rows = local ? RowRange{0, range.count} : range,
+                                          .workspace = workspace});
+    });
+}
+
+double run_loss(Backend& backend, const PlanStep& step, const StepViews& views,
+                const TrainingData& data, PhaseClock& clock) {
+    const RowRange range = views.range();
+    const auto first = static_cast<std::size_t>(range.first);
+    const auto count = static_cast<std::size_t>(range.count);
+    const float scale = 1.0f / static_cast<float>(data.global_train);
+    double loss = 0.0;
+    clock.time(&PhaseTimes::loss, [&] {
+        loss = backend
+                   .softmax_cross_entropy(views.rows(step.y), data.labels.subspan(first, count),
+                                          data.train_mask.subspan(first, count), scale,
+                                          views.rows(step.dy))
+                   .loss;
+    });
+    return loss;
+}
+
+}  // namespace strata
