@@ -36,7 +36,7 @@ ChosenLayout choose(const RunConfig& config, int ranks, const MachineFile& machi
 
 ResolvedPlan resolve_plan(const RunConfig& config, Communicator& comm,
                           const std::string& cache_dir) {
-    ResolvedPlan resolved{config, {}};
+    ResolvedPlan resolved{config, {}, {}};
     if (config.plan.empty()) {
         return resolved;
     }

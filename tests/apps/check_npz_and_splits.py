@@ -399,7 +399,7 @@ for ranks in (1, 2):
           all("val_auc" in x and "test_auc" in x for x in records), str(records[0]))
     check(f"binary ({ranks}): the epoch lines and the final lines show the AUC",
           "  auc val " in r.stdout and
-          f"best epoch {best['epoch']}: val_auc={best['val_auc']:.4f} test_auc="
+          f"best epoch {best['epoch']} (by val_acc): val_auc={best['val_auc']:.4f} test_auc="
           f"{best['test_auc']:.4f}" in r.stdout, r.stdout[-400:])
     pred = os.path.join(tmp, f"bp{ranks}.h5")
     expect_ok(f"binary ({ranks}): predict with the best weights", "predict", "--data", binary,
@@ -413,6 +413,22 @@ for ranks in (1, 2):
             want = auc(score[m], y[m] == 1)
             check(f"binary ({ranks}): {name} of the best epoch = numpy's AUC of predict's "
                   f"logits", abs(best[name] - want) < 2e-3, f"{best[name]} vs {want}")
+# --select-by val_auc: the best epoch is the first of the highest validation ROC-AUC.
+metrics = os.path.join(tmp, "auc.jsonl")
+r = expect_ok("binary task selects by val_auc", "train", "--data", binary, "--epochs", "12",
+              "--threads", "1", "--select-by", "val_auc", "--metrics", metrics)
+records = [json.loads(line) for line in open(metrics)]
+best = records[0]
+for rec in records:
+    if rec["val_auc"] is not None and (best["val_auc"] is None or rec["val_auc"] > best["val_auc"]):
+        best = rec
+check("select-by val_auc: the best epoch is the first of the highest val_auc",
+      f"best epoch {best['epoch']} (by val_auc): val_accuracy={best['val_acc']:.4f}" in r.stdout,
+      r.stdout[-400:])
+expect_error("select-by val_auc on a 7-class task",
+             f"select_by = 'val_auc': needs a two-class task, but {CORA} has 7 classes (use "
+             "val_acc or val_loss) (--select-by)", "train", "--data", CORA, "--epochs", "1",
+             "--select-by", "val_auc")
 r = expect_ok("no AUC for a 7-class task", "train", "--data", CORA, "--epochs", "1")
 check("no AUC for a 7-class task (output)", " auc " not in r.stdout and "val_auc" not in r.stdout,
       r.stdout)

@@ -44,7 +44,7 @@ PY
 import json, sys
 for path, mode in zip(sys.argv[1:], ("on", "off")):
     for r in (json.loads(l) for l in open(path)):
-        assert r["schema_version"] == 6 and r["overlap"] == mode and r["threads"] == 1, r
+        assert r["schema_version"] == 7 and r["overlap"] == mode and r["threads"] == 1, r
         parts = (r["compute_s"], r["wait_s"], r["eval_s"])
         assert all(p >= 0.0 for p in parts), (path, r)
         total = r["epoch_s"]
@@ -98,7 +98,7 @@ assert all("phases" not in y for y in b)
 PY
 "$strata" train --data "$data/cora.h5" --parallel pipeline --profile >"$tmp/pp.out" 2>&1
 rc=$?
-is_error "$rc" && grep -q "profile times graph parallelism's training step" "$tmp/pp.out" &&
+is_error "$rc" && grep -q "profile = true: times graph parallelism's training step" "$tmp/pp.out" &&
   ok "--profile with the pipeline is refused, saying why" ||
   { cat "$tmp/pp.out"; fail "pipeline --profile: exit $rc"; }
 

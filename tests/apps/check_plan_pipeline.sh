@@ -30,7 +30,7 @@ PY
 timeout 240 "$mpiexec" -n 2 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
   --epochs 3 --threads 1 --plan "$tmp/pipe.json" --metrics "$tmp/m.jsonl" >"$tmp/train.out" 2>&1 &&
   ok "train --plan FILE runs the pipeline" || { cat "$tmp/train.out"; fail "train --plan FILE"; }
-grep -q -- "--parallel pipeline --stages 2 --ways 1 --chunks 8 for 2 ranks" "$tmp/train.out" &&
+grep -q -- "): parallel = pipeline, stages = 2, ways = 1, chunks = 8, for 2 ranks" "$tmp/train.out" &&
   ok "the plan's layout applied" || fail "layout not reported"
 /usr/bin/python3 - "$tmp/pipe.json" "$tmp/m.jsonl" "$tmp/train.out" <<'PY' && ok "stage bytes exact, memory within 2 %" || fail "stage bytes or memory differ"
 import json, re, sys
@@ -50,7 +50,7 @@ PY
 # train's own default is ptscotch.
 timeout 240 "$mpiexec" -n 2 --oversubscribe "$strata" train --data "$data/cora.h5" --plan auto \
   --epochs 1 --threads 1 >"$tmp/planned.out" 2>&1 || { cat "$tmp/planned.out"; fail "train --plan auto"; }
-grep -q -- "--parallel graph --recompute [a-z]* --partition-method metis for 2 ranks" \
+grep -q -- "planned here, machine .*: parallel = graph, recompute = [a-z]*, partition_method = metis, for 2 ranks" \
   "$tmp/planned.out" && ok "a planned run partitions with METIS" ||
-  { grep "plan:" "$tmp/planned.out"; fail "planned run: no --partition-method metis"; }
+  { grep "^plan" "$tmp/planned.out"; fail "planned run: no partition_method = metis"; }
 finish
