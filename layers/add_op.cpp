@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "src/base/error.hpp"
+#include "src/nn/op_catalogue.hpp"
 
 namespace strata {
 
@@ -66,5 +67,10 @@ void AddOp::backward(const OpContext& context, const BackwardArgs& args) {
     write(args.modes[1], b_, dx1);
     write(args.modes[0], a_, dx0);
 }
+
+// The op catalogue's row (src/nn/op_catalogue.hpp).
+STRATA_REGISTER_OP(AddOp, OpNeeds{}, [] {
+    return op_samples(op_sample(AddOp(), {4, 4}), op_sample(AddOp(0.5f, -2.0f), {4, 4}));
+});
 
 }  // namespace strata

@@ -2,6 +2,7 @@
 #include "layers/aggregate_op.hpp"
 
 #include "src/base/error.hpp"
+#include "src/nn/op_catalogue.hpp"
 
 namespace strata {
 namespace {
@@ -40,5 +41,9 @@ void AggregateOp::backward(const OpContext& context, const BackwardArgs& args) {
                                   args.modes[0] == GradMode::accumulate ? 1.0f : 0.0f,
                                   args.workspace);
 }
+
+// The op catalogue's row (src/nn/op_catalogue.hpp).
+STRATA_REGISTER_OP(AggregateOp, OpNeeds{.graph = true},
+                   [] { return op_samples(op_sample(AggregateOp(), {4})); });
 
 }  // namespace strata

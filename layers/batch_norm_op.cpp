@@ -9,6 +9,7 @@
 
 #include "src/base/error.hpp"
 #include "src/comm/communicator.hpp"
+#include "src/nn/op_catalogue.hpp"
 
 namespace strata {
 namespace {
@@ -150,5 +151,9 @@ void BatchNormOp::backward(const OpContext& context, const BackwardArgs& args) {
                                 sum_dy_xhat, n, args.dx[0],
                                 args.modes[0] == GradMode::accumulate ? 1.0f : 0.0f);
 }
+
+// The op catalogue's row (src/nn/op_catalogue.hpp).
+STRATA_REGISTER_OP(BatchNormOp, OpNeeds{.comm = true},
+                   [] { return op_samples(op_sample(BatchNormOp(4), {4})); });
 
 }  // namespace strata

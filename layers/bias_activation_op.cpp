@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "src/base/error.hpp"
+#include "src/nn/op_catalogue.hpp"
 
 namespace strata {
 
@@ -163,5 +164,22 @@ void BiasActivationOp::backward(const OpContext& context, const BackwardArgs& ar
         backend.axpby(1.0f, pre, 1.0f, args.dx[0].rows_of(args.rows));
     }
 }
+
+// The op catalogue's row (src/nn/op_catalogue.hpp).
+STRATA_REGISTER_OP(BiasActivationOp, OpNeeds{}, [] {
+    const auto sample = [](Activation act, bool bias, float dropout) {
+        return op_sample(BiasActivationOp(4, {.bias = bias,
+                                              .activation = act,
+                                              .negative_slope = 0.15f,
+                                              .dropout = dropout,
+                                              .seed = 2,
+                                              .dropout_id = 1}),
+                         {4});
+    };
+    return op_samples(sample(Activation::relu, true, 0.3f), sample(Activation::none, false, 0.3f),
+                      sample(Activation::elu, true, 0.3f),
+                      sample(Activation::leaky_relu, true, 0.3f),
+                      sample(Activation::gelu, true, 0.3f), sample(Activation::none, true, 0.0f));
+});
 
 }  // namespace strata

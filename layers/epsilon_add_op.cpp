@@ -4,6 +4,7 @@
 #include "layers/epsilon_add_op.hpp"
 
 #include "src/base/error.hpp"
+#include "src/nn/op_catalogue.hpp"
 
 namespace strata {
 
@@ -62,5 +63,10 @@ void EpsilonAddOp::backward(const OpContext& context, const BackwardArgs& args) 
         backend.axpby_scalar(1.0f, eps, dy, beta(args.modes[0]), dx0);
     }
 }
+
+// The op catalogue's row (src/nn/op_catalogue.hpp).
+STRATA_REGISTER_OP(EpsilonAddOp, OpNeeds{}, [] {
+    return op_samples(op_sample(EpsilonAddOp(), {4, 4}));
+});
 
 }  // namespace strata

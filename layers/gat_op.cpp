@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "src/base/error.hpp"
+#include "src/nn/op_catalogue.hpp"
 #include "src/tensor/csr_matrix.hpp"
 
 namespace strata {
@@ -292,5 +293,12 @@ void GatOp::backward(const OpContext& context, const BackwardArgs& args) {
                             1.0f);
     }
 }
+
+// The op catalogue's row (src/nn/op_catalogue.hpp).
+STRATA_REGISTER_OP(GatOp, OpNeeds{.halo = true}, [] {
+    return op_samples(
+        op_sample(GatOp(4, 2, 3, {.attention_dropout = 0.3f, .seed = 7, .dropout_id = 1}), {4}),
+        op_sample(GatOp(4, 2, 3, {.concat = false, .bias = false}), {4}));
+});
 
 }  // namespace strata

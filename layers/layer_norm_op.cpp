@@ -2,6 +2,7 @@
 #include "layers/layer_norm_op.hpp"
 
 #include "src/base/error.hpp"
+#include "src/nn/op_catalogue.hpp"
 
 namespace strata {
 
@@ -45,5 +46,9 @@ void LayerNormOp::backward(const OpContext& context, const BackwardArgs& args) {
         args.x[0].rows_of(args.rows), args.dy.rows_of(args.rows), {weight_.value.data, n}, eps_, dx,
         mode == GradMode::accumulate ? 1.0f : 0.0f, {weight_.grad.data, n}, {bias_.grad.data, n});
 }
+
+// The op catalogue's row (src/nn/op_catalogue.hpp).
+STRATA_REGISTER_OP(LayerNormOp, OpNeeds{},
+                   [] { return op_samples(op_sample(LayerNormOp(4), {4})); });
 
 }  // namespace strata

@@ -2,6 +2,7 @@
 #include "layers/linear_op.hpp"
 
 #include "src/base/error.hpp"
+#include "src/nn/op_catalogue.hpp"
 
 namespace strata {
 
@@ -45,5 +46,9 @@ void LinearOp::backward(const OpContext& context, const BackwardArgs& args) {
                      args.dx[0].rows_of(args.rows), 1.0f, beta);
     }
 }
+
+// The op catalogue's row (src/nn/op_catalogue.hpp).
+STRATA_REGISTER_OP(LinearOp, OpNeeds{},
+                   [] { return op_samples(op_sample(LinearOp(4, 3, 0.0f), {4})); });
 
 }  // namespace strata

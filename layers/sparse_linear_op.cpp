@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "src/base/error.hpp"
+#include "src/nn/op_catalogue.hpp"
 
 namespace strata {
 namespace {
@@ -88,5 +89,10 @@ void SparseLinearOp::backward(const OpContext& context, const BackwardArgs& args
                         {xtd.mutable_values(), xtd.nnz(), 1});
     backend.spmm(xtd, args.dy, weight_.grad, 1.0f);
 }
+
+// The op catalogue's row (src/nn/op_catalogue.hpp).
+STRATA_REGISTER_OP(SparseLinearOp, OpNeeds{.sparse_input = true}, [] {
+    return op_samples(op_sample(SparseLinearOp(4, 3, 0.0f, {.dropout = 0.3f, .seed = 5}), {4}));
+});
 
 }  // namespace strata

@@ -1,4 +1,5 @@
-// The argument checks of every Backend operation (operand_checks.hpp).
+// The argument checks of every Backend operation (operand_checks.hpp): one check_name per
+// operation, with the operation's parameters (those it does not check are left unnamed).
 #include "src/device/operand_checks.hpp"
 
 #include "src/base/error.hpp"
@@ -12,7 +13,8 @@ void check_same_shape(const char* op, const char* name_a, index_t rows_a, index_
                  cols_a, " but ", name_b, " is ", rows_b, " x ", cols_b);
 }
 
-void check_spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y) {
+void check_spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
+                float /*beta*/) {
     STRATA_CHECK(rows.first >= 0 && rows.count >= 0 && rows.first <= a.rows() - rows.count,
                  "spmm: rows [", rows.first, ", ", rows.end(), ") are not inside A's ", a.rows(),
                  " rows");
@@ -33,21 +35,25 @@ void check_spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows, C
     STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()), "spmm_scatter_add: y overlaps x");
 }
 
-GemmShape check_gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
-                     MatrixView c) {
+GemmShape gemm_shape(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb) {
     GemmShape s;
     s.trans_a = ta == Transpose::yes;
     s.trans_b = tb == Transpose::yes;
     s.m = s.trans_a ? a.cols : a.rows;
     s.k = s.trans_a ? a.rows : a.cols;
-    const index_t kb = s.trans_b ? b.cols : b.rows;
     s.n = s.trans_b ? b.rows : b.cols;
+    return s;
+}
+
+void check_gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb, MatrixView c,
+                float /*alpha*/, float /*beta*/) {
+    const GemmShape s = gemm_shape(a, ta, b, tb);
+    const index_t kb = s.trans_b ? b.cols : b.rows;
     STRATA_CHECK(s.k == kb, "gemm: op(a) is ", s.m, " x ", s.k, " but op(b) is ", kb, " x ", s.n);
     check_same_shape("gemm", "c", c.rows, c.cols, "op(a) op(b)", s.m, s.n);
     STRATA_CHECK(!overlaps(a.data, a.size(), c.data, c.size()) &&
                      !overlaps(b.data, b.size(), c.data, c.size()),
                  "gemm: c overlaps an input");
-    return s;
 }
 
 void check_gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
@@ -55,22 +61,43 @@ void check_gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixV
                      static_cast<index_t>(rows.size()), x.cols);
 }
 
-void check_scatter_rows(const char* op, ConstMatrixView x, std::span<const index_t> rows,
-                        MatrixView out) {
+namespace {
+
+/// scatter_add_rows and scatter_rows (`op`): x is rows.size() x out.cols.
+void check_scatter(const char* op, ConstMatrixView x, std::span<const index_t> rows,
+                   MatrixView out) {
     check_same_shape(op, "x", x.rows, x.cols, "rows.size() x out.cols",
                      static_cast<index_t>(rows.size()), out.cols);
 }
 
-void check_axpby(ConstMatrixView x, MatrixView y) {
+}  // namespace
+
+void check_scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
+    check_scatter("scatter_add_rows", x, rows, out);
+}
+
+void check_scatter_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
+    check_scatter("scatter_rows", x, rows, out);
+}
+
+void check_fill(MatrixView /*y*/, float /*value*/) {}  // any view
+
+void check_axpby(float /*alpha*/, ConstMatrixView x, float /*beta*/, MatrixView y) {
     check_same_shape("axpby", "x", x.rows, x.cols, "y", y.rows, y.cols);
 }
 
-void check_column_sums(ConstMatrixView x, std::span<const float> out) {
+void check_column_sums(ConstMatrixView x, std::span<float> out, float /*beta*/) {
     STRATA_CHECK(out.size() == static_cast<std::size_t>(x.cols), "column_sums: out has ",
                  out.size(), " entries but x has ", x.cols, " columns");
 }
 
 namespace {
+
+/// A finite leaky_relu slope >= 0 (backward reads the sign of v from y).
+void check_activation(const char* op, ActivationSpec act) {
+    STRATA_CHECK(act.kind != Activation::leaky_relu || act.negative_slope >= 0.0f, op,
+                 ": leaky_relu negative slope ", act.negative_slope, " must be >= 0");
+}
 
 /// `needs_ids`: the call computes a mask (forward, or backward without relu).
 void check_dropout_key(const char* op, const DropoutKey& key, std::span<const global_id> row_ids,
@@ -94,14 +121,10 @@ void check_bias_activation(ConstMatrixView x, std::span<const float> bias, Activ
     check_dropout_key("bias_activation", key, row_ids, x.rows, true);
 }
 
-void check_activation(const char* op, ActivationSpec act) {
-    STRATA_CHECK(act.kind != Activation::leaky_relu || act.negative_slope >= 0.0f, op,
-                 ": leaky_relu negative slope ", act.negative_slope, " must be >= 0");
-}
-
 void check_bias_activation_backward(ConstMatrixView saved, std::span<const float> bias,
                                     ConstMatrixView dy, ActivationSpec act, const DropoutKey& key,
-                                    std::span<const global_id> row_ids, MatrixView dx) {
+                                    std::span<const global_id> row_ids, MatrixView dx,
+                                    float /*beta*/) {
     check_activation("bias_activation_backward", act);
     if (act.kind != Activation::none) {
         check_same_shape("bias_activation_backward", act.kind == Activation::gelu ? "x" : "y",
@@ -116,12 +139,13 @@ void check_bias_activation_backward(ConstMatrixView saved, std::span<const float
                       act.kind != Activation::relu);
 }
 
-void check_axpby_scalar(std::span<const float> s, ConstMatrixView x, MatrixView y) {
+void check_axpby_scalar(float /*shift*/, std::span<const float> s, ConstMatrixView x,
+                        float /*beta*/, MatrixView y) {
     STRATA_CHECK(s.size() == 1, "axpby_scalar: the scale has ", s.size(), " entries, expected 1");
     check_same_shape("axpby_scalar", "x", x.rows, x.cols, "y", y.rows, y.cols);
 }
 
-void check_dot(ConstMatrixView a, ConstMatrixView b, std::span<const float> out) {
+void check_dot(ConstMatrixView a, ConstMatrixView b, std::span<float> out, float /*beta*/) {
     check_same_shape("dot", "a", a.rows, a.cols, "b", b.rows, b.cols);
     STRATA_CHECK(out.size() == 1, "dot: out has ", out.size(), " entries, expected 1");
 }
@@ -149,8 +173,8 @@ void check_layer_norm(ConstMatrixView x, std::span<const float> gamma, std::span
 }
 
 void check_layer_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<const float> gamma,
-                               float eps, MatrixView dx, std::span<const float> dgamma,
-                               std::span<const float> dbeta) {
+                               float eps, MatrixView dx, float /*beta*/, std::span<float> dgamma,
+                               std::span<float> dbeta) {
     check_same_shape("layer_norm_backward", "x", x.rows, x.cols, "dy", dy.rows, dy.cols);
     if (dx.data != nullptr) {
         check_same_shape("layer_norm_backward", "dx", dx.rows, dx.cols, "dy", dy.rows, dy.cols);
@@ -166,8 +190,8 @@ void check_layer_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<
 }
 
 void check_centered_column_sums(ConstMatrixView x, std::span<const float> mean,
-                                std::span<const float> var, ConstMatrixView w,
-                                std::span<const float> out) {
+                                std::span<const float> var, float /*eps*/, ConstMatrixView w,
+                                std::span<float> out, float /*beta*/) {
     check_columns("centered_column_sums", "mean", mean, x.cols);
     if (!var.empty()) {
         check_columns("centered_column_sums", "var", var, x.cols);
@@ -192,7 +216,7 @@ void check_batch_norm(ConstMatrixView x, std::span<const float> mean, std::span<
 void check_batch_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<const float> mean,
                                std::span<const float> var, float eps, std::span<const float> gamma,
                                std::span<const float> sum_dy, std::span<const float> sum_dy_xhat,
-                               MatrixView dx) {
+                               double /*count*/, MatrixView dx, float /*beta*/) {
     check_same_shape("batch_norm_backward", "x", x.rows, x.cols, "dy", dy.rows, dy.cols);
     check_same_shape("batch_norm_backward", "dx", dx.rows, dx.cols, "dy", dy.rows, dy.cols);
     check_columns("batch_norm_backward", "mean", mean, x.cols);
@@ -204,7 +228,8 @@ void check_batch_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<
 }
 
 void check_softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
-                                 std::span<const std::uint8_t> mask, MatrixView dlogits) {
+                                 std::span<const std::uint8_t> mask, float /*grad_scale*/,
+                                 MatrixView dlogits) {
     const auto rows = static_cast<std::size_t>(logits.rows);
     STRATA_CHECK(labels.size() == rows && mask.size() == rows,
                  "softmax_cross_entropy: ", labels.size(), " labels and ", mask.size(),
@@ -228,7 +253,7 @@ void check_edge_values(const char* op, const char* name, const CsrMatrix& a, ind
 }  // namespace
 
 void check_edge_scores(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
-                       MatrixView e) {
+                       float /*negative_slope*/, MatrixView e) {
     check_edge_values("edge_scores", "e", a, e.rows, e.cols);
     check_same_shape("edge_scores", "s_dst", s_dst.rows, s_dst.cols, "A.rows x H", a.rows(),
                      e.cols);
@@ -242,7 +267,7 @@ void check_edge_softmax(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha)
 }
 
 void check_edge_softmax_backward(const CsrMatrix& a, ConstMatrixView alpha, ConstMatrixView dalpha,
-                                 ConstMatrixView e, MatrixView dz) {
+                                 ConstMatrixView e, float /*negative_slope*/, MatrixView dz) {
     check_edge_values("edge_softmax_backward", "alpha", a, alpha.rows, alpha.cols);
     check_same_shape("edge_softmax_backward", "alpha", alpha.rows, alpha.cols, "dalpha",
                      dalpha.rows, dalpha.cols);
@@ -267,7 +292,7 @@ void check_edge_dropout(const CsrMatrix& a, const DropoutKey& key,
 }
 
 void check_edge_spmm(const CsrMatrix& a, std::span<const index_t> edge_ids, ConstMatrixView alpha,
-                     ConstMatrixView x, MatrixView y) {
+                     ConstMatrixView x, MatrixView y, float /*beta*/) {
     const index_t heads = alpha.cols;
     STRATA_CHECK(heads > 0, "edge_spmm: alpha has no head columns");
     STRATA_CHECK(edge_ids.empty() ? alpha.rows == a.nnz()
@@ -298,8 +323,8 @@ void check_edge_dots(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z, M
                  "edge_dots: out overlaps x or z");
 }
 
-void check_adam(std::span<const float> params, std::span<const float> grads,
-                std::span<const float> m, std::span<const float> v, const AdamStep& step) {
+void check_adam(std::span<float> params, std::span<const float> grads, std::span<float> m,
+                std::span<float> v, const AdamStep& step) {
     STRATA_CHECK(
         grads.size() == params.size() && m.size() == params.size() && v.size() == params.size(),
         "adam: sizes differ: params ", params.size(), ", grads ", grads.size(), ", m ", m.size(),

@@ -1,6 +1,7 @@
 // Op: one operation of a model graph (src/nn/model_graph.hpp). A call gets everything it needs
 // as arguments, including the tensors backward reads, so an op object holds only its
-// configuration and parameter views: the same op can run on several row chunks.
+// configuration and parameter views: the same op can run on several row chunks. Every Op
+// subclass registers in the op catalogue (src/nn/op_catalogue.hpp) where it is defined.
 #pragma once
 
 #include <cstddef>
@@ -125,5 +126,12 @@ public:
     virtual void forward(const OpContext& context, const ForwardArgs& args) = 0;
     virtual void backward(const OpContext& context, const BackwardArgs& args) = 0;
 };
+
+/// Whether forward and backward run over any row range (a chunk of the rows; the layer
+/// pipeline's chunked execution): row-local ops, and aggregations (a chunk of Â x "pulls" the
+/// rows it needs). Any other op may refuse a partial range.
+[[nodiscard]] inline bool runs_on_row_chunks(const Op& op) {
+    return op.row_local() || op.kind() == OpKind::aggregate;
+}
 
 }  // namespace strata

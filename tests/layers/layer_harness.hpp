@@ -113,10 +113,12 @@ struct OpRun {
 
 /// y = op(x); dx = J_op(x)ᵀ dy (mode overwrite, or accumulate onto `dx_start` when given);
 /// parameter gradients from zero. `chunks` > 1 runs forward and backward over that many row
-/// ranges in turn.
+/// ranges in turn. Without `input_gradients` every input's mode is skip (an op reading the
+/// model's sparse features, OpNeeds::sparse_input) and `dx` stays empty.
 inline OpRun run_op(Op& op, OneRankGraph& g, const std::vector<HostMatrix>& x,
                     const HostMatrix& dy_host, bool training, int chunks = 1,
-                    const std::vector<HostMatrix>* dx_start = nullptr, std::uint64_t seed = 11) {
+                    const std::vector<HostMatrix>* dx_start = nullptr, std::uint64_t seed = 11,
+                    bool input_gradients = true) {
     Backend& backend = *g.backend;
     const index_t rows = static_cast<index_t>(x[0].rows);
     std::vector<index_t> cols;
@@ -132,13 +134,17 @@ inline OpRun run_op(Op& op, OneRankGraph& g, const std::vector<HostMatrix>& x,
     std::vector<DenseMatrix> dx;
     std::vector<MatrixView> dxv;
     std::vector<GradMode> modes;
-    for (std::size_t i = 0; i < x.size(); ++i) {
+    for (std::size_t i = 0; i < x.size() && input_gradients; ++i) {
         dx.push_back(dx_start != nullptr ? DenseMatrix::upload(backend, (*dx_start)[i])
                                          : DenseMatrix(backend, rows, x[i].cols));
         modes.push_back(dx_start != nullptr ? GradMode::accumulate : GradMode::overwrite);
     }
     for (auto& m : dx) {
         dxv.push_back(m.view());
+    }
+    if (!input_gradients) {
+        modes.assign(x.size(), GradMode::skip);
+        dxv.assign(x.size(), MatrixView{});
     }
     const WorkspaceQuery fq{.rows = rows,
                             .input_cols = cols,
@@ -187,17 +193,20 @@ struct GradientCheck {
     int checked = 0;
 };
 
-/// L(x, θ) = Σ r ⊙ op(x): checks dL/dx for every input and dL/dθ for every parameter.
+/// L(x, θ) = Σ r ⊙ op(x): checks dL/dx for every input (unless `input_gradients` is false:
+/// run_op's) and dL/dθ for every parameter.
 inline GradientCheck check_op_gradients(Op& op, OneRankGraph& g, std::vector<HostMatrix> x,
-                                        bool training, float eps = 1e-2f) {
+                                        bool training, float eps = 1e-2f,
+                                        bool input_gradients = true) {
     std::vector<index_t> cols;
     for (const auto& m : x) {
         cols.push_back(m.cols);
     }
     const HostMatrix r = random_matrix(static_cast<index_t>(x[0].rows), op.output_cols(cols), 99);
-    const OpRun analytic = run_op(op, g, x, r, training);
+    const OpRun analytic = run_op(op, g, x, r, training, 1, nullptr, 11, input_gradients);
     auto loss = [&](const std::vector<HostMatrix>& inputs, std::uint64_t seed) {
-        const HostMatrix y = run_op(op, g, inputs, r, training, 1, nullptr, seed).y[0];
+        const HostMatrix y =
+            run_op(op, g, inputs, r, training, 1, nullptr, seed, input_gradients).y[0];
         double sum = 0.0;
         for (std::size_t i = 0; i < y.values.size(); ++i) {
             sum += static_cast<double>(y.values[i]) * r.values[i];
@@ -210,7 +219,7 @@ inline GradientCheck check_op_gradients(Op& op, OneRankGraph& g, std::vector<Hos
             std::max(result.worst_error, std::abs(a - numeric) / std::max(1.0, std::abs(numeric)));
         ++result.checked;
     };
-    for (std::size_t i = 0; i < x.size(); ++i) {
+    for (std::size_t i = 0; i < x.size() && input_gradients; ++i) {
         for (std::size_t k = 0; k < x[i].values.size(); ++k) {
             const float saved = x[i].values[k];
             x[i].values[k] = saved + eps;

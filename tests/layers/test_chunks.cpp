@@ -1,16 +1,21 @@
-// Chunked execution: every op run over row chunks (forward, then backward with parameter
-// gradients accumulated chunk by chunk) equals the whole-rows run — what a layer-pipelined
-// executor relies on.
+// Chunked execution: every op of the catalogue (src/nn/op_catalogue.hpp) that runs on row chunks
+// (runs_on_row_chunks: forward, then backward with parameter gradients accumulated chunk by
+// chunk) equals the whole-rows run — what a layer-pipelined executor relies on — and every other
+// op refuses a partial row range.
+#include <set>
+#include <string>
+
 #include <catch2/catch.hpp>
 
-#include "layers/add_op.hpp"
-#include "layers/aggregate_op.hpp"
-#include "layers/bias_activation_op.hpp"
-#include "layers/linear_op.hpp"
+#include "src/base/error.hpp"
 #include "tests/layers/layer_harness.hpp"
+#include "tests/layers/op_catalogue_harness.hpp"
 
 using namespace strata;
-using strata::test::OneRankGraph;
+using strata::test::catalogue_cases;
+using strata::test::CatalogueCase;
+using strata::test::graph_for;
+using strata::test::inputs_for;
 using strata::test::OpRun;
 using strata::test::random_matrix;
 using strata::test::run_op;
@@ -39,33 +44,50 @@ double worst_difference(const OpRun& a, const OpRun& b) {
 }  // namespace
 
 TEST_CASE("every op run over row chunks equals the whole-rows run", "[layers]") {
-    OneRankGraph g(37, 6, /*directed=*/true);  // 37 rows: chunks of unequal size
-    LinearOp linear(6, 5, 0.0f);
-    AggregateOp aggregate;
-    BiasActivationOp act(6, BiasActivationOptions{.bias = true,
-                                                  .activation = Activation::relu,
-                                                  .dropout = 0.5f,
-                                                  .seed = 3,
-                                                  .dropout_id = 1});
-    BiasActivationOp drop(6, BiasActivationOptions{.dropout = 0.5f, .seed = 3});
-    AddOp add;
-    const std::vector<std::pair<Op*, int>> ops{
-        {&linear, 1}, {&aggregate, 1}, {&act, 1}, {&drop, 1}, {&add, 2}};
-    for (const auto& [op, inputs] : ops) {
-        std::vector<HostMatrix> x;
-        for (int i = 0; i < inputs; ++i) {
-            x.push_back(random_matrix(37, 6, 50 + static_cast<std::uint64_t>(i)));
+    std::set<std::string> tested;
+    std::set<std::string> applicable;
+    for (CatalogueCase& c : catalogue_cases()) {
+        if (!runs_on_row_chunks(c.op())) {
+            continue;  // refuses a partial row range (the next test)
         }
-        const HostMatrix dy = random_matrix(
-            37, op->output_cols(std::vector<index_t>(static_cast<std::size_t>(inputs), 6)), 60);
-        const OpRun whole = run_op(*op, g, x, dy, /*training=*/true);
+        applicable.insert(c.entry->name);
+        const auto g = graph_for(c, 37);  // 37 rows: chunks of unequal size
+        const std::vector<HostMatrix> x = inputs_for(c, 37, 50);
+        const HostMatrix dy = random_matrix(37, c.output_cols(), 60);
+        const OpRun whole = run_op(c.op(), *g, x, dy, /*training=*/true);
         for (const int chunks : {2, 3, 5, 37}) {
-            INFO(op->describe() << ", " << chunks << " chunks");
+            INFO(c.label() << ", " << chunks << " chunks");
 
-            const OpRun chunked = run_op(*op, g, x, dy, /*training=*/true, chunks);
+            const OpRun chunked = run_op(c.op(), *g, x, dy, /*training=*/true, chunks);
 
             CHECK(chunked.y[0].values == whole.y[0].values);  // row-local or per-row sums: exact
             CHECK(worst_difference(chunked, whole) < 1e-6);
         }
+        tested.insert(c.entry->name);
     }
+    REQUIRE_FALSE(tested.empty());  // an empty loop fails
+    CHECK(tested == applicable);
+}
+
+TEST_CASE("every op that does not run on row chunks refuses a partial row range", "[layers]") {
+    // An error, never a result computed from part of what the op reads.
+    std::set<std::string> tested;
+    std::set<std::string> applicable;
+    for (CatalogueCase& c : catalogue_cases()) {
+        if (runs_on_row_chunks(c.op())) {
+            continue;
+        }
+        applicable.insert(c.entry->name);
+        INFO(c.label());
+        const auto g = graph_for(c, 37);
+        const std::vector<HostMatrix> x = inputs_for(c, 37, 50);
+        const HostMatrix dy = random_matrix(37, c.output_cols(), 60);
+
+        CHECK_THROWS_AS(
+            run_op(c.op(), *g, x, dy, /*training=*/true, 2, nullptr, 11, c.input_gradients()),
+            Error);
+        tested.insert(c.entry->name);
+    }
+    REQUIRE_FALSE(tested.empty());
+    CHECK(tested == applicable);
 }

@@ -1,7 +1,11 @@
-// Finite-difference checks of every op's backward against its forward (on a directed graph
-// where the aggregation's transpose matters), of `+=` gradient accumulation, and of whole
-// models — a GCN in every --recompute mode, and a residual model whose tensors have two
-// consumers — through the FullGraphExecutor.
+// Finite-difference checks of every op of the catalogue (src/nn/op_catalogue.hpp) on a directed
+// graph where the aggregation's transpose matters, and of `+=` gradient accumulation by every
+// op; an activation sweep beyond the catalogue's samples; whole models — a GCN in every
+// --recompute mode, and a residual model whose tensors have two consumers — through the
+// FullGraphExecutor.
+#include <set>
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "layers/add_op.hpp"
@@ -10,10 +14,16 @@
 #include "layers/gcn_model.hpp"
 #include "layers/linear_op.hpp"
 #include "tests/layers/layer_harness.hpp"
+#include "tests/layers/op_catalogue_harness.hpp"
 
 using namespace strata;
+using strata::test::away_from_zero;
+using strata::test::catalogue_cases;
+using strata::test::CatalogueCase;
 using strata::test::check_model_gradients;
 using strata::test::check_op_gradients;
+using strata::test::graph_for;
+using strata::test::inputs_for;
 using strata::test::OneRankGraph;
 using strata::test::OneRankModel;
 using strata::test::random_matrix;
@@ -21,35 +31,38 @@ using strata::test::run_op;
 
 namespace {
 
-/// Entries moved away from 0 so that a ±eps probe never crosses the ReLU kink.
-HostMatrix away_from_zero(HostMatrix m) {
-    for (auto& v : m.values) {
-        v += v >= 0.0f ? 0.1f : -0.1f;
+/// What check_op_gradients probes: every input entry (when the input gets a gradient) and every
+/// parameter.
+int probed(const CatalogueCase& c, const std::vector<HostMatrix>& x) {
+    std::size_t n = 0;
+    for (const HostMatrix& m : x) {
+        n += c.input_gradients() ? m.values.size() : 0;
     }
-    return m;
+    for (const ParameterSpec& spec : c.op().parameter_specs(c.sample.input_cols)) {
+        n += static_cast<std::size_t>(spec.rows) * static_cast<std::size_t>(spec.cols);
+    }
+    return static_cast<int>(n);
 }
 
 }  // namespace
 
-TEST_CASE("linear gradients match finite differences", "[layers]") {
-    OneRankGraph g(12, 5);
-    LinearOp op(5, 3, 0.0f);
+TEST_CASE("every op's gradients match finite differences on a directed graph", "[layers]") {
+    std::set<std::string> tested;
+    for (CatalogueCase& c : catalogue_cases()) {
+        INFO(c.label());
+        const auto g = graph_for(c, 14);
+        REQUIRE_FALSE(g->inputs->blocks.inner_symmetric());
+        const std::vector<HostMatrix> x = inputs_for(c, 14, 5);
 
-    const auto check = check_op_gradients(op, g, {random_matrix(12, 5, 1)}, true);
+        const auto check =
+            check_op_gradients(c.op(), *g, x, /*training=*/true, 1e-3f, c.input_gradients());
 
-    CHECK(check.checked == 12 * 5 + 5 * 3);
-    CHECK(check.worst_error < 2e-3);
-}
-
-TEST_CASE("aggregation gradients match finite differences on a directed graph", "[layers]") {
-    OneRankGraph g(14, 4, /*directed=*/true);
-    REQUIRE_FALSE(g.inputs->blocks.inner_symmetric());
-    AggregateOp op;
-
-    const auto check = check_op_gradients(op, g, {random_matrix(14, 4, 2)}, true);
-
-    CHECK(check.checked == 14 * 4);
-    CHECK(check.worst_error < 2e-3);
+        CHECK(check.checked == probed(c, x));
+        CHECK(check.worst_error < 2e-3);
+        tested.insert(c.entry->name);
+    }
+    REQUIRE_FALSE(tested.empty());                  // an empty loop fails
+    CHECK(tested.size() == op_catalogue().size());  // every row, each with a sample
 }
 
 TEST_CASE("aggregation on a symmetric graph stores its inner block once", "[layers]") {
@@ -150,20 +163,6 @@ TEST_CASE("a bare dropout is the identity in evaluation and skipped by its plan"
     CHECK(run.y[0].values == x.values);
 }
 
-TEST_CASE("add gradients match finite differences, with and without coefficients", "[layers]") {
-    OneRankGraph g(12, 5);
-    for (const auto& [a, b] : {std::pair{1.0f, 1.0f}, std::pair{0.3f, -1.7f}}) {
-        AddOp op(a, b);
-        INFO(op.describe());
-
-        const auto check =
-            check_op_gradients(op, g, {random_matrix(12, 4, 7), random_matrix(12, 4, 8)}, true);
-
-        CHECK(check.checked == 2 * 12 * 4);
-        CHECK(check.worst_error < 2e-3);
-    }
-}
-
 TEST_CASE("add with coefficients in place, with one tensor as both inputs", "[layers]") {
     // The plan's aliases: y over x0 (= x1), dx0 over dy and dx1 = dx0 (accumulated).
     OneRankGraph g(6, 3);
@@ -196,42 +195,24 @@ TEST_CASE("add with coefficients in place, with one tensor as both inputs", "[la
 }
 
 TEST_CASE("every op's backward adds onto an existing gradient with +=", "[layers]") {
-    OneRankGraph g(12, 5, /*directed=*/true);
-    LinearOp linear(4, 3, 0.0f);
-    AggregateOp aggregate;
-    BiasActivationOp act(4, BiasActivationOptions{.bias = true,
-                                                  .activation = Activation::relu,
-                                                  .dropout = 0.3f,
-                                                  .seed = 2,
-                                                  .dropout_id = 1});
-    BiasActivationOp drop(4, BiasActivationOptions{.dropout = 0.3f, .seed = 2});
-    BiasActivationOp elu(4, BiasActivationOptions{.bias = true,
-                                                  .activation = Activation::elu,
-                                                  .dropout = 0.3f,
-                                                  .seed = 2,
-                                                  .dropout_id = 1});
-    BiasActivationOp gelu(4, BiasActivationOptions{.bias = true,
-                                                   .activation = Activation::gelu,
-                                                   .dropout = 0.3f,
-                                                   .seed = 2,
-                                                   .dropout_id = 1});
-    AddOp add;
-    AddOp weighted(0.5f, -2.0f);
-    const std::vector<std::pair<Op*, int>> ops{{&linear, 1}, {&aggregate, 1}, {&act, 1},
-                                               {&elu, 1},    {&gelu, 1},      {&drop, 1},
-                                               {&add, 2},    {&weighted, 2}};
-    for (const auto& [op, inputs] : ops) {
-        std::vector<HostMatrix> x;
-        std::vector<HostMatrix> start;
-        for (int i = 0; i < inputs; ++i) {
-            x.push_back(away_from_zero(random_matrix(12, 4, 20 + static_cast<std::uint64_t>(i))));
-            start.push_back(random_matrix(12, 4, 30 + static_cast<std::uint64_t>(i)));
+    std::set<std::string> tested;
+    std::set<std::string> applicable;
+    for (CatalogueCase& c : catalogue_cases()) {
+        if (!c.input_gradients()) {
+            continue;  // its input is a model input: no gradient to add onto
         }
-        const HostMatrix dy = random_matrix(
-            12, op->output_cols(std::vector<index_t>(static_cast<std::size_t>(inputs), 4)), 40);
+        applicable.insert(c.entry->name);
+        INFO(c.label());
+        const auto g = graph_for(c, 12);
+        const std::vector<HostMatrix> x = inputs_for(c, 12, 20);
+        std::vector<HostMatrix> start;
+        for (const HostMatrix& m : x) {
+            start.push_back(random_matrix(12, m.cols, 30 + start.size()));
+        }
+        const HostMatrix dy = random_matrix(12, c.output_cols(), 40);
 
-        const auto fresh = run_op(*op, g, x, dy, true);
-        const auto added = run_op(*op, g, x, dy, true, 1, &start);
+        const auto fresh = run_op(c.op(), *g, x, dy, true);
+        const auto added = run_op(c.op(), *g, x, dy, true, 1, &start);
 
         double worst = 0.0;
         for (std::size_t i = 0; i < x.size(); ++i) {
@@ -241,10 +222,12 @@ TEST_CASE("every op's backward adds onto an existing gradient with +=", "[layers
                     std::abs(added.dx[i].values[k] - (start[i].values[k] + fresh.dx[i].values[k])));
             }
         }
-        INFO(op->describe());
         CHECK(worst < 1e-6);
         CHECK(added.dparams == fresh.dparams);
+        tested.insert(c.entry->name);
     }
+    REQUIRE_FALSE(tested.empty());  // an empty loop fails
+    CHECK(tested == applicable);
 }
 
 TEST_CASE("the training loss gradient of a GCN matches finite differences in every mode",

@@ -1,5 +1,7 @@
-// CpuBackend: host memory (aligned, huge pages for big blocks), shape checks, dispatch to the
-// plain kernels, and the cached SpMM row partition.
+// CpuBackend: host memory (aligned, huge pages for big blocks), the operations' implementations
+// (dispatch to the plain kernels; the arguments were checked by Backend's entry points, the row
+// ids and labels they point to are checked here, where they are read), and the cached SpMM row
+// partition.
 #include "src/device/cpu/cpu_backend.hpp"
 
 #include <algorithm>
@@ -59,7 +61,9 @@ void parallel_memcpy(void* dst, const void* src, std::size_t bytes, int threads)
     }
 }
 
-void check_row_ids(const char* op, std::span<const index_t> rows, index_t limit) {
+/// The row ids of a gather or scatter, read here in host memory before the kernel uses them (the
+/// CUDA kernels flag a bad id instead): each in [0, limit).
+void row_ids_below(const char* op, std::span<const index_t> rows, index_t limit) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
         STRATA_CHECK(rows[i] >= 0 && rows[i] < limit, op, ": row id ", rows[i], " at index ", i,
                      " out of range [0, ", limit, ")");
@@ -160,9 +164,10 @@ const index_t* CpuBackend::cached_bounds(const CsrMatrix& a) const {
     return plan->bounds();
 }
 
-void CpuBackend::spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
-                      float beta) {
-    check_spmm(a, rows, x, y);
+// All rows use a row partition cached in the matrix's plan slot (recomputed if threads differ); a
+// smaller row range is partitioned on the fly.
+void CpuBackend::spmm_impl(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
+                           float beta) {
     if (y.size() == 0) {
         return;
     }
@@ -177,9 +182,10 @@ void CpuBackend::spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, Matr
                   cached_bounds(a), threads_);
 }
 
-void CpuBackend::spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows,
-                                  ConstMatrixView x, MatrixView y) {
-    check_spmm_scatter_add(a, rows, x, y);
+// Threads split A's rows as spmm does (the same cached partition); row ids must be distinct (no
+// two threads write one row).
+void CpuBackend::spmm_scatter_add_impl(const CsrMatrix& a, std::span<const index_t> rows,
+                                       ConstMatrixView x, MatrixView y) {
     if (a.rows() == 0 || x.cols == 0) {
         return;
     }
@@ -187,115 +193,106 @@ void CpuBackend::spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> r
                   cached_bounds(a), threads_, rows.data());
 }
 
-void CpuBackend::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
-                      MatrixView c, float alpha, float beta) {
-    const auto [m, n, k, trans_a, trans_b] = check_gemm(a, ta, b, tb, c);
+void CpuBackend::gemm_impl(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
+                           MatrixView c, float alpha, float beta) {
+    const auto [m, n, k, trans_a, trans_b] = gemm_shape(a, ta, b, tb);
     cpu::gemm(a.data, a.cols, trans_a, b.data, b.cols, trans_b, c.data, m, n, k, alpha, beta,
               threads_);
 }
 
-void CpuBackend::gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
-    check_gather_rows(x, rows, out);
-    check_row_ids("gather_rows", rows, x.rows);
+void CpuBackend::gather_rows_impl(ConstMatrixView x, std::span<const index_t> rows,
+                                  MatrixView out) {
+    row_ids_below("gather_rows", rows, x.rows);
     cpu::gather_rows(x.data, x.cols, rows.data(), rows.size(), out.data, threads_);
 }
 
-void CpuBackend::scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
-                                  MatrixView out) {
-    check_scatter_rows("scatter_add_rows", x, rows, out);
-    check_row_ids("scatter_add_rows", rows, out.rows);
+void CpuBackend::scatter_add_rows_impl(ConstMatrixView x, std::span<const index_t> rows,
+                                       MatrixView out) {
+    row_ids_below("scatter_add_rows", rows, out.rows);
     cpu::scatter_add_rows(x.data, x.cols, rows.data(), rows.size(), out.data, threads_);
 }
 
-void CpuBackend::scatter_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
-    check_scatter_rows("scatter_rows", x, rows, out);
-    check_row_ids("scatter_rows", rows, out.rows);
+void CpuBackend::scatter_rows_impl(ConstMatrixView x, std::span<const index_t> rows,
+                                   MatrixView out) {
+    row_ids_below("scatter_rows", rows, out.rows);
     cpu::scatter_rows(x.data, x.cols, rows.data(), rows.size(), out.data, threads_);
 }
 
-void CpuBackend::fill(MatrixView y, float value) {
+void CpuBackend::fill_impl(MatrixView y, float value) {
     cpu::fill(y.data, y.size(), value, threads_);
 }
 
-void CpuBackend::axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) {
-    check_axpby(x, y);
+void CpuBackend::axpby_impl(float alpha, ConstMatrixView x, float beta, MatrixView y) {
     cpu::axpby(alpha, x.data, beta, y.data, x.size(), threads_);
 }
 
-void CpuBackend::column_sums(ConstMatrixView x, std::span<float> out, float beta) {
-    check_column_sums(x, out);
+void CpuBackend::column_sums_impl(ConstMatrixView x, std::span<float> out, float beta) {
     cpu::column_sums(x.data, x.rows, x.cols, out.data(), beta, threads_);
 }
 
-void CpuBackend::bias_activation(ConstMatrixView x, std::span<const float> bias, ActivationSpec act,
-                                 const DropoutKey& key, std::span<const global_id> row_ids,
-                                 MatrixView y) {
-    check_bias_activation(x, bias, act, key, row_ids, y);
+void CpuBackend::bias_activation_impl(ConstMatrixView x, std::span<const float> bias,
+                                      ActivationSpec act, const DropoutKey& key,
+                                      std::span<const global_id> row_ids, MatrixView y) {
     cpu::bias_activation(x.data, bias.empty() ? nullptr : bias.data(), x.rows, x.cols, act, key,
                          row_ids.data(), y.data, threads_);
 }
 
-void CpuBackend::bias_activation_backward(ConstMatrixView saved, std::span<const float> bias,
-                                          ConstMatrixView dy, ActivationSpec act,
-                                          const DropoutKey& key, std::span<const global_id> row_ids,
-                                          MatrixView dx, float beta) {
-    check_bias_activation_backward(saved, bias, dy, act, key, row_ids, dx);
+void CpuBackend::bias_activation_backward_impl(ConstMatrixView saved, std::span<const float> bias,
+                                               ConstMatrixView dy, ActivationSpec act,
+                                               const DropoutKey& key,
+                                               std::span<const global_id> row_ids, MatrixView dx,
+                                               float beta) {
     cpu::bias_activation_backward(saved.data, bias.empty() ? nullptr : bias.data(), dy.data,
                                   dy.rows, dy.cols, act, key, row_ids.data(), dx.data, beta,
                                   threads_);
 }
 
-void CpuBackend::axpby_scalar(float shift, std::span<const float> s, ConstMatrixView x, float beta,
-                              MatrixView y) {
-    check_axpby_scalar(s, x, y);
+void CpuBackend::axpby_scalar_impl(float shift, std::span<const float> s, ConstMatrixView x,
+                                   float beta, MatrixView y) {
     cpu::axpby_scalar(shift, s.data(), x.data, beta, y.data, x.size(), threads_);
 }
 
-void CpuBackend::dot(ConstMatrixView a, ConstMatrixView b, std::span<float> out, float beta) {
-    check_dot(a, b, out);
+void CpuBackend::dot_impl(ConstMatrixView a, ConstMatrixView b, std::span<float> out, float beta) {
     const auto sum = static_cast<float>(cpu::dot(a.data, b.data, a.size(), threads_));
     out[0] = beta == 0.0f ? sum : sum + beta * out[0];
 }
 
-void CpuBackend::layer_norm(ConstMatrixView x, std::span<const float> gamma,
-                            std::span<const float> beta, float eps, MatrixView y) {
-    check_layer_norm(x, gamma, beta, eps, y);
+void CpuBackend::layer_norm_impl(ConstMatrixView x, std::span<const float> gamma,
+                                 std::span<const float> beta, float eps, MatrixView y) {
     cpu::layer_norm(x.data, x.rows, x.cols, gamma.data(), beta.data(), eps, y.data, threads_);
 }
 
-void CpuBackend::layer_norm_backward(ConstMatrixView x, ConstMatrixView dy,
-                                     std::span<const float> gamma, float eps, MatrixView dx,
-                                     float beta, std::span<float> dgamma, std::span<float> dbeta) {
-    check_layer_norm_backward(x, dy, gamma, eps, dx, dgamma, dbeta);
+void CpuBackend::layer_norm_backward_impl(ConstMatrixView x, ConstMatrixView dy,
+                                          std::span<const float> gamma, float eps, MatrixView dx,
+                                          float beta, std::span<float> dgamma,
+                                          std::span<float> dbeta) {
     cpu::layer_norm_backward(x.data, dy.data, x.rows, x.cols, gamma.data(), eps, dx.data, beta,
                              dgamma.empty() ? nullptr : dgamma.data(),
                              dbeta.empty() ? nullptr : dbeta.data(), threads_);
 }
 
-void CpuBackend::centered_column_sums(ConstMatrixView x, std::span<const float> mean,
-                                      std::span<const float> var, float eps, ConstMatrixView w,
-                                      std::span<float> out, float beta) {
-    check_centered_column_sums(x, mean, var, w, out);
+void CpuBackend::centered_column_sums_impl(ConstMatrixView x, std::span<const float> mean,
+                                           std::span<const float> var, float eps, ConstMatrixView w,
+                                           std::span<float> out, float beta) {
     cpu::centered_column_sums(x.data, x.rows, x.cols, mean.data(),
                               var.empty() ? nullptr : var.data(), eps, w.data, out.data(), beta,
                               threads_);
 }
 
-void CpuBackend::batch_norm(ConstMatrixView x, std::span<const float> mean,
-                            std::span<const float> var, float eps, std::span<const float> gamma,
-                            std::span<const float> beta, MatrixView y) {
-    check_batch_norm(x, mean, var, eps, gamma, beta, y);
+void CpuBackend::batch_norm_impl(ConstMatrixView x, std::span<const float> mean,
+                                 std::span<const float> var, float eps,
+                                 std::span<const float> gamma, std::span<const float> beta,
+                                 MatrixView y) {
     cpu::batch_norm(x.data, x.rows, x.cols, mean.data(), var.data(), eps, gamma.data(), beta.data(),
                     y.data, threads_);
 }
 
-void CpuBackend::batch_norm_backward(ConstMatrixView x, ConstMatrixView dy,
-                                     std::span<const float> mean, std::span<const float> var,
-                                     float eps, std::span<const float> gamma,
-                                     std::span<const float> sum_dy,
-                                     std::span<const float> sum_dy_xhat, double count,
-                                     MatrixView dx, float beta) {
-    check_batch_norm_backward(x, dy, mean, var, eps, gamma, sum_dy, sum_dy_xhat, dx);
+void CpuBackend::batch_norm_backward_impl(ConstMatrixView x, ConstMatrixView dy,
+                                          std::span<const float> mean, std::span<const float> var,
+                                          float eps, std::span<const float> gamma,
+                                          std::span<const float> sum_dy,
+                                          std::span<const float> sum_dy_xhat, double count,
+                                          MatrixView dx, float beta) {
     cpu::batch_norm_backward(x.data, dy.data, x.rows, x.cols, mean.data(), var.data(), eps,
                              gamma.data(), sum_dy.data(), sum_dy_xhat.data(), count, dx.data, beta,
                              threads_);
@@ -309,51 +306,46 @@ cpu::EdgeStructure structure(const CsrMatrix& a, index_t heads) {
 
 }  // namespace
 
-void CpuBackend::edge_scores(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
-                             float negative_slope, MatrixView e) {
-    check_edge_scores(a, s_dst, s_src, e);
+void CpuBackend::edge_scores_impl(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
+                                  float negative_slope, MatrixView e) {
     cpu::edge_scores(structure(a, e.cols), s_dst.data, s_src.data, negative_slope, e.data,
                      threads_);
 }
 
-void CpuBackend::edge_softmax(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha) {
-    check_edge_softmax(a, e, alpha);
+void CpuBackend::edge_softmax_impl(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha) {
     cpu::edge_softmax(structure(a, e.cols), e.data, alpha.data, threads_);
 }
 
-void CpuBackend::edge_softmax_backward(const CsrMatrix& a, ConstMatrixView alpha,
-                                       ConstMatrixView dalpha, ConstMatrixView e,
-                                       float negative_slope, MatrixView dz) {
-    check_edge_softmax_backward(a, alpha, dalpha, e, dz);
+void CpuBackend::edge_softmax_backward_impl(const CsrMatrix& a, ConstMatrixView alpha,
+                                            ConstMatrixView dalpha, ConstMatrixView e,
+                                            float negative_slope, MatrixView dz) {
     cpu::edge_softmax_backward(structure(a, alpha.cols), alpha.data, dalpha.data, e.data,
                                negative_slope, dz.data, threads_);
 }
 
-void CpuBackend::edge_dropout(const CsrMatrix& a, const DropoutKey& key,
-                              std::span<const global_id> row_ids,
-                              std::span<const global_id> col_ids, MatrixView values) {
-    check_edge_dropout(a, key, row_ids, col_ids, values);
+void CpuBackend::edge_dropout_impl(const CsrMatrix& a, const DropoutKey& key,
+                                   std::span<const global_id> row_ids,
+                                   std::span<const global_id> col_ids, MatrixView values) {
     cpu::edge_dropout(structure(a, values.cols), key, row_ids.data(), col_ids.data(), values.data,
                       threads_);
 }
 
-void CpuBackend::edge_spmm(const CsrMatrix& a, std::span<const index_t> edge_ids,
-                           ConstMatrixView alpha, ConstMatrixView x, MatrixView y, float beta) {
-    check_edge_spmm(a, edge_ids, alpha, x, y);
+void CpuBackend::edge_spmm_impl(const CsrMatrix& a, std::span<const index_t> edge_ids,
+                                ConstMatrixView alpha, ConstMatrixView x, MatrixView y,
+                                float beta) {
     cpu::edge_spmm(structure(a, alpha.cols), edge_ids.empty() ? nullptr : edge_ids.data(),
                    alpha.data, x.data, x.cols, y.data, y.cols, beta, threads_);
 }
 
-void CpuBackend::edge_dots(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z,
-                           MatrixView out) {
-    check_edge_dots(a, x, z, out);
+void CpuBackend::edge_dots_impl(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z,
+                                MatrixView out) {
     cpu::edge_dots(structure(a, out.cols), x.data, x.cols, z.data, z.cols, out.data, threads_);
 }
 
-LossSums CpuBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
-                                           std::span<const std::uint8_t> mask, float grad_scale,
-                                           MatrixView dlogits) {
-    check_softmax_cross_entropy(logits, labels, mask, dlogits);
+LossSums CpuBackend::softmax_cross_entropy_impl(ConstMatrixView logits,
+                                                std::span<const index_t> labels,
+                                                std::span<const std::uint8_t> mask,
+                                                float grad_scale, MatrixView dlogits) {
     const auto rows = static_cast<std::size_t>(logits.rows);
     for (std::size_t i = 0; i < rows; ++i) {
         STRATA_CHECK(mask[i] == 0 || labels[i] < logits.cols, "softmax_cross_entropy: label ",
@@ -363,9 +355,10 @@ LossSums CpuBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<con
                                       mask.data(), grad_scale, dlogits.data, threads_);
 }
 
-void CpuBackend::adam(std::span<float> params, std::span<const float> grads, std::span<float> m,
-                      std::span<float> v, const AdamStep& step) {
-    check_adam(params, grads, m, v, step);
+// L2 mode adds wd·p to the gradient; decoupled mode (AdamW) first does p -= lr·wd·p. Bias
+// corrections 1 - beta^step are applied to both moments.
+void CpuBackend::adam_impl(std::span<float> params, std::span<const float> grads,
+                           std::span<float> m, std::span<float> v, const AdamStep& step) {
     cpu::adam(params.data(), grads.data(), m.data(), v.data(), params.size(), step, threads_);
 }
 

@@ -1,5 +1,5 @@
-// CpuBackend: the OpenMP + OpenBLAS reference backend. Memory is plain host memory; this class
-// checks shapes and dispatches to the plain kernels of cpu_kernels.hpp.
+// CpuBackend: the OpenMP + OpenBLAS reference backend. Memory is plain host memory; its
+// operations (checked by Backend's entry points) dispatch to the plain kernels of cpu_kernels.hpp.
 #pragma once
 
 #include <cstddef>
@@ -41,75 +41,14 @@ public:
     void copy(void* device_dst, const void* device_src, std::size_t bytes) override;
     void synchronize() override {}
 
-    /// Uses a row partition cached in the matrix's plan slot (recomputed if threads differ) for
-    /// all rows; a smaller row range is partitioned on the fly.
-    using Backend::spmm;
-    void spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
-              float beta) override;
-    /// Threads split A's rows as spmm does (the same cached partition); row ids must be
-    /// distinct (no two threads write one row).
-    void spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows, ConstMatrixView x,
-                          MatrixView y) override;
-    void gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb, MatrixView c,
-              float alpha, float beta) override;
-    void gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) override;
-    void scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
-                          MatrixView out) override;
-    void scatter_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) override;
-
-    void fill(MatrixView y, float value) override;
-    void axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) override;
-    void column_sums(ConstMatrixView x, std::span<float> out, float beta) override;
-    /// Throws strata::Error unless 0 <= rate < 1 (and a leaky_relu slope >= 0).
-    void bias_activation(ConstMatrixView x, std::span<const float> bias, ActivationSpec act,
-                         const DropoutKey& key, std::span<const global_id> row_ids,
-                         MatrixView y) override;
-    void bias_activation_backward(ConstMatrixView saved, std::span<const float> bias,
-                                  ConstMatrixView dy, ActivationSpec act, const DropoutKey& key,
-                                  std::span<const global_id> row_ids, MatrixView dx,
-                                  float beta) override;
-    void axpby_scalar(float shift, std::span<const float> s, ConstMatrixView x, float beta,
-                      MatrixView y) override;
-    void dot(ConstMatrixView a, ConstMatrixView b, std::span<float> out, float beta) override;
-
-    void layer_norm(ConstMatrixView x, std::span<const float> gamma, std::span<const float> beta,
-                    float eps, MatrixView y) override;
-    void layer_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<const float> gamma,
-                             float eps, MatrixView dx, float beta, std::span<float> dgamma,
-                             std::span<float> dbeta) override;
-    void centered_column_sums(ConstMatrixView x, std::span<const float> mean,
-                              std::span<const float> var, float eps, ConstMatrixView w,
-                              std::span<float> out, float beta) override;
-    void batch_norm(ConstMatrixView x, std::span<const float> mean, std::span<const float> var,
-                    float eps, std::span<const float> gamma, std::span<const float> beta,
-                    MatrixView y) override;
-    void batch_norm_backward(ConstMatrixView x, ConstMatrixView dy, std::span<const float> mean,
-                             std::span<const float> var, float eps, std::span<const float> gamma,
-                             std::span<const float> sum_dy, std::span<const float> sum_dy_xhat,
-                             double count, MatrixView dx, float beta) override;
-
-    void edge_scores(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
-                     float negative_slope, MatrixView e) override;
-    void edge_softmax(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha) override;
-    void edge_softmax_backward(const CsrMatrix& a, ConstMatrixView alpha, ConstMatrixView dalpha,
-                               ConstMatrixView e, float negative_slope, MatrixView dz) override;
-    void edge_dropout(const CsrMatrix& a, const DropoutKey& key, std::span<const global_id> row_ids,
-                      std::span<const global_id> col_ids, MatrixView values) override;
-    void edge_spmm(const CsrMatrix& a, std::span<const index_t> edge_ids, ConstMatrixView alpha,
-                   ConstMatrixView x, MatrixView y, float beta) override;
-    void edge_dots(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z,
-                   MatrixView out) override;
-
-    /// Throws strata::Error if a selected label is >= classes.
-    LossSums softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
-                                   std::span<const std::uint8_t> mask, float grad_scale,
-                                   MatrixView dlogits) override;
-    /// L2 mode adds wd·p to the gradient; decoupled mode (AdamW) first does p -= lr·wd·p.
-    /// Bias corrections 1 - beta^step are applied to both moments.
-    void adam(std::span<float> params, std::span<const float> grads, std::span<float> m,
-              std::span<float> v, const AdamStep& step) override;
-
 private:
+    // The operations (backend_operations.hpp; checked by Backend's entry points), in
+    // cpu_backend.cpp.
+#define STRATA_BACKEND_OPERATION(result, name, parameters, arguments) \
+    result name##_impl parameters override;
+#include "src/device/backend_operations.hpp"
+#undef STRATA_BACKEND_OPERATION
+
     /// The row partition of all A's rows over threads_, cached in A's plan slot.
     [[nodiscard]] const index_t* cached_bounds(const CsrMatrix& a) const;
 

@@ -1,5 +1,6 @@
-// CudaBackend: device memory, streams and handles, shape checks (the CPU backend's), dispatch to
-// the plain kernels of cuda_kernels.hpp, cuBLAS GEMM, and make_cuda_backend. SpMM: cuda_spmm.cpp.
+// CudaBackend: device memory, streams and handles, the operations' implementations (dispatch to
+// the plain kernels of cuda_kernels.hpp, cuBLAS GEMM; arguments checked by Backend's entry
+// points), and make_cuda_backend. SpMM: cuda_spmm.cpp.
 #include "src/device/cuda/cuda_backend.hpp"
 
 #include <algorithm>
@@ -214,9 +215,10 @@ void CudaBackend::check_status() {
 
 // --- dense linear algebra ----------------------------------------------------------------------
 
-void CudaBackend::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
-                       MatrixView c, float alpha, float beta) {
-    const auto [m, n, k, trans_a, trans_b] = check_gemm(a, ta, b, tb, c);
+// cuBLAS SGEMM on the row-major matrices (computed as cᵀ = op(b)ᵀ op(a)ᵀ, column-major).
+void CudaBackend::gemm_impl(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
+                            MatrixView c, float alpha, float beta) {
+    const auto [m, n, k, trans_a, trans_b] = gemm_shape(a, ta, b, tb);
     if (m == 0 || n == 0) {
         return;
     }
@@ -236,23 +238,23 @@ void CudaBackend::gemm(ConstMatrixView a, Transpose ta, ConstMatrixView b, Trans
                                   a.cols, &beta, c.data, n));
 }
 
-void CudaBackend::gather_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
-    check_gather_rows(x, rows, out);
+void CudaBackend::gather_rows_impl(ConstMatrixView x, std::span<const index_t> rows,
+                                   MatrixView out) {
     STRATA_CUDA_CHECK(cuda::kernels::gather_rows(x.data, x.rows, x.cols, rows.data(),
                                                  static_cast<std::int64_t>(rows.size()), out.data,
                                                  status_bits(), compute_.get()));
 }
 
-void CudaBackend::scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows,
-                                   MatrixView out) {
-    check_scatter_rows("scatter_add_rows", x, rows, out);
+// atomicAdd: repeated row ids are summed in no fixed order (equal to rounding).
+void CudaBackend::scatter_add_rows_impl(ConstMatrixView x, std::span<const index_t> rows,
+                                        MatrixView out) {
     STRATA_CUDA_CHECK(cuda::kernels::scatter_add_rows(
         x.data, x.cols, rows.data(), static_cast<std::int64_t>(rows.size()), out.data, out.rows,
         status_bits(), compute_.get()));
 }
 
-void CudaBackend::scatter_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
-    check_scatter_rows("scatter_rows", x, rows, out);
+void CudaBackend::scatter_rows_impl(ConstMatrixView x, std::span<const index_t> rows,
+                                    MatrixView out) {
     STRATA_CUDA_CHECK(cuda::kernels::scatter_rows(x.data, x.cols, rows.data(),
                                                   static_cast<std::int64_t>(rows.size()), out.data,
                                                   out.rows, status_bits(), compute_.get()));
@@ -260,38 +262,38 @@ void CudaBackend::scatter_rows(ConstMatrixView x, std::span<const index_t> rows,
 
 // --- elementwise -----------------------------------------------------------------------------
 
-void CudaBackend::fill(MatrixView y, float value) {
+void CudaBackend::fill_impl(MatrixView y, float value) {
     STRATA_CUDA_CHECK(cuda::kernels::fill(y.data, y.size(), value, compute_.get()));
 }
 
-void CudaBackend::axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) {
-    check_axpby(x, y);
+// Bit-identical to the CPU.
+void CudaBackend::axpby_impl(float alpha, ConstMatrixView x, float beta, MatrixView y) {
     STRATA_CUDA_CHECK(cuda::kernels::axpby(alpha, x.data, beta, y.data, x.size(), compute_.get()));
 }
 
-void CudaBackend::column_sums(ConstMatrixView x, std::span<float> out, float beta) {
-    check_column_sums(x, out);
+// Deterministic; bit-identical to the CPU.
+void CudaBackend::column_sums_impl(ConstMatrixView x, std::span<float> out, float beta) {
     void* scratch = workspace(cuda::kernels::column_sums_workspace_bytes(x.rows, x.cols));
     STRATA_CUDA_CHECK(cuda::kernels::column_sums(x.data, x.rows, x.cols, out.data(), beta, scratch,
                                                  compute_.get()));
 }
 
-void CudaBackend::bias_activation(ConstMatrixView x, std::span<const float> bias,
-                                  ActivationSpec act, const DropoutKey& key,
-                                  std::span<const global_id> row_ids, MatrixView y) {
-    check_bias_activation(x, bias, act, key, row_ids, y);
+// Bit-identical to the CPU (same dropout mask) except elu and gelu (expf/erff rounding).
+void CudaBackend::bias_activation_impl(ConstMatrixView x, std::span<const float> bias,
+                                       ActivationSpec act, const DropoutKey& key,
+                                       std::span<const global_id> row_ids, MatrixView y) {
     const cuda::kernels::DropoutMask mask = dropout_mask(key);
     STRATA_CUDA_CHECK(cuda::kernels::bias_activation(
         x.data, bias.empty() ? nullptr : bias.data(), x.rows, x.cols, static_cast<int>(act.kind),
         act.negative_slope, mask, mask.drop ? row_ids.data() : nullptr, y.data, compute_.get()));
 }
 
-void CudaBackend::bias_activation_backward(ConstMatrixView saved, std::span<const float> bias,
-                                           ConstMatrixView dy, ActivationSpec act,
-                                           const DropoutKey& key,
-                                           std::span<const global_id> row_ids, MatrixView dx,
-                                           float beta) {
-    check_bias_activation_backward(saved, bias, dy, act, key, row_ids, dx);
+// Bit-identical to the CPU except gelu.
+void CudaBackend::bias_activation_backward_impl(ConstMatrixView saved, std::span<const float> bias,
+                                                ConstMatrixView dy, ActivationSpec act,
+                                                const DropoutKey& key,
+                                                std::span<const global_id> row_ids, MatrixView dx,
+                                                float beta) {
     const bool relu = act.kind == Activation::relu;
     // With relu, y > 0 already says "kept": the mask is regenerated only without relu.
     const cuda::kernels::DropoutMask mask = dropout_mask(key);
@@ -303,6 +305,8 @@ void CudaBackend::bias_activation_backward(ConstMatrixView saved, std::span<cons
 }
 
 // --- graph attention ---------------------------------------------------------------------------
+// Plain kernels, one thread per CSR row (per output element for edge_spmm), the CPU's formulas
+// and order (src/device/edge_rows.hpp); exp may differ from the CPU's in the last bit.
 
 namespace {
 
@@ -312,79 +316,75 @@ cuda::kernels::EdgeCsr edge_csr(const CsrMatrix& a, index_t heads) {
 
 }  // namespace
 
-void CudaBackend::edge_scores(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
-                              float negative_slope, MatrixView e) {
-    check_edge_scores(a, s_dst, s_src, e);
+void CudaBackend::edge_scores_impl(const CsrMatrix& a, ConstMatrixView s_dst, ConstMatrixView s_src,
+                                   float negative_slope, MatrixView e) {
     STRATA_CUDA_CHECK(cuda::kernels::edge_scores(edge_csr(a, e.cols), s_dst.data, s_src.data,
                                                  negative_slope, e.data, compute_.get()));
 }
 
-void CudaBackend::edge_softmax(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha) {
-    check_edge_softmax(a, e, alpha);
+void CudaBackend::edge_softmax_impl(const CsrMatrix& a, ConstMatrixView e, MatrixView alpha) {
     STRATA_CUDA_CHECK(
         cuda::kernels::edge_softmax(edge_csr(a, e.cols), e.data, alpha.data, compute_.get()));
 }
 
-void CudaBackend::edge_softmax_backward(const CsrMatrix& a, ConstMatrixView alpha,
-                                        ConstMatrixView dalpha, ConstMatrixView e,
-                                        float negative_slope, MatrixView dz) {
-    check_edge_softmax_backward(a, alpha, dalpha, e, dz);
+void CudaBackend::edge_softmax_backward_impl(const CsrMatrix& a, ConstMatrixView alpha,
+                                             ConstMatrixView dalpha, ConstMatrixView e,
+                                             float negative_slope, MatrixView dz) {
     STRATA_CUDA_CHECK(cuda::kernels::edge_softmax_backward(edge_csr(a, alpha.cols), alpha.data,
                                                            dalpha.data, e.data, negative_slope,
                                                            dz.data, compute_.get()));
 }
 
-void CudaBackend::edge_dropout(const CsrMatrix& a, const DropoutKey& key,
-                               std::span<const global_id> row_ids,
-                               std::span<const global_id> col_ids, MatrixView values) {
-    check_edge_dropout(a, key, row_ids, col_ids, values);
+void CudaBackend::edge_dropout_impl(const CsrMatrix& a, const DropoutKey& key,
+                                    std::span<const global_id> row_ids,
+                                    std::span<const global_id> col_ids, MatrixView values) {
     STRATA_CUDA_CHECK(cuda::kernels::edge_dropout(edge_csr(a, values.cols), dropout_mask(key),
                                                   row_ids.data(), col_ids.data(), values.data,
                                                   compute_.get()));
 }
 
-void CudaBackend::edge_spmm(const CsrMatrix& a, std::span<const index_t> edge_ids,
-                            ConstMatrixView alpha, ConstMatrixView x, MatrixView y, float beta) {
-    check_edge_spmm(a, edge_ids, alpha, x, y);
+void CudaBackend::edge_spmm_impl(const CsrMatrix& a, std::span<const index_t> edge_ids,
+                                 ConstMatrixView alpha, ConstMatrixView x, MatrixView y,
+                                 float beta) {
     STRATA_CUDA_CHECK(cuda::kernels::edge_spmm(
         edge_csr(a, alpha.cols), edge_ids.empty() ? nullptr : edge_ids.data(), alpha.data, x.data,
         x.cols, y.data, y.cols, beta, compute_.get()));
 }
 
-void CudaBackend::edge_dots(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z,
-                            MatrixView out) {
-    check_edge_dots(a, x, z, out);
+void CudaBackend::edge_dots_impl(const CsrMatrix& a, ConstMatrixView x, ConstMatrixView z,
+                                 MatrixView out) {
     STRATA_CUDA_CHECK(cuda::kernels::edge_dots(edge_csr(a, out.cols), x.data, x.cols, z.data,
                                                z.cols, out.data, compute_.get()));
 }
 
-void CudaBackend::axpby_scalar(float shift, std::span<const float> s, ConstMatrixView x, float beta,
-                               MatrixView y) {
-    check_axpby_scalar(s, x, y);
+// Bit-identical to the CPU.
+void CudaBackend::axpby_scalar_impl(float shift, std::span<const float> s, ConstMatrixView x,
+                                    float beta, MatrixView y) {
     STRATA_CUDA_CHECK(cuda::kernels::axpby_scalar(shift, s.data(), x.data, beta, y.data, x.size(),
                                                   compute_.get()));
 }
 
-void CudaBackend::dot(ConstMatrixView a, ConstMatrixView b, std::span<float> out, float beta) {
-    check_dot(a, b, out);
+// Deterministic (fixed grid); equal to the CPU to rounding.
+void CudaBackend::dot_impl(ConstMatrixView a, ConstMatrixView b, std::span<float> out, float beta) {
     void* scratch = workspace(cuda::kernels::dot_workspace_bytes(a.size()));
     STRATA_CUDA_CHECK(
         cuda::kernels::dot(a.data, b.data, a.size(), out.data(), beta, scratch, compute_.get()));
 }
 
 // --- normalisation -------------------------------------------------------------------------
+// The kernels of norm.cu: deterministic; equal to the CPU to rounding (batch_norm and
+// batch_norm_backward bit for bit).
 
-void CudaBackend::layer_norm(ConstMatrixView x, std::span<const float> gamma,
-                             std::span<const float> beta, float eps, MatrixView y) {
-    check_layer_norm(x, gamma, beta, eps, y);
+void CudaBackend::layer_norm_impl(ConstMatrixView x, std::span<const float> gamma,
+                                  std::span<const float> beta, float eps, MatrixView y) {
     STRATA_CUDA_CHECK(cuda::kernels::layer_norm(x.data, x.rows, x.cols, gamma.data(), beta.data(),
                                                 eps, y.data, compute_.get()));
 }
 
-void CudaBackend::layer_norm_backward(ConstMatrixView x, ConstMatrixView dy,
-                                      std::span<const float> gamma, float eps, MatrixView dx,
-                                      float beta, std::span<float> dgamma, std::span<float> dbeta) {
-    check_layer_norm_backward(x, dy, gamma, eps, dx, dgamma, dbeta);
+void CudaBackend::layer_norm_backward_impl(ConstMatrixView x, ConstMatrixView dy,
+                                           std::span<const float> gamma, float eps, MatrixView dx,
+                                           float beta, std::span<float> dgamma,
+                                           std::span<float> dbeta) {
     void* scratch = workspace(cuda::kernels::layer_norm_backward_workspace_bytes(x.rows, x.cols));
     STRATA_CUDA_CHECK(cuda::kernels::layer_norm_backward(
         x.data, dy.data, x.rows, x.cols, gamma.data(), eps, dx.data, beta,
@@ -392,32 +392,30 @@ void CudaBackend::layer_norm_backward(ConstMatrixView x, ConstMatrixView dy,
         compute_.get()));
 }
 
-void CudaBackend::centered_column_sums(ConstMatrixView x, std::span<const float> mean,
-                                       std::span<const float> var, float eps, ConstMatrixView w,
-                                       std::span<float> out, float beta) {
-    check_centered_column_sums(x, mean, var, w, out);
+void CudaBackend::centered_column_sums_impl(ConstMatrixView x, std::span<const float> mean,
+                                            std::span<const float> var, float eps,
+                                            ConstMatrixView w, std::span<float> out, float beta) {
     void* scratch = workspace(cuda::kernels::centered_column_sums_workspace_bytes(x.rows, x.cols));
     STRATA_CUDA_CHECK(cuda::kernels::centered_column_sums(
         x.data, x.rows, x.cols, mean.data(), var.empty() ? nullptr : var.data(), eps, w.data,
         out.data(), beta, scratch, compute_.get()));
 }
 
-void CudaBackend::batch_norm(ConstMatrixView x, std::span<const float> mean,
-                             std::span<const float> var, float eps, std::span<const float> gamma,
-                             std::span<const float> beta, MatrixView y) {
-    check_batch_norm(x, mean, var, eps, gamma, beta, y);
+void CudaBackend::batch_norm_impl(ConstMatrixView x, std::span<const float> mean,
+                                  std::span<const float> var, float eps,
+                                  std::span<const float> gamma, std::span<const float> beta,
+                                  MatrixView y) {
     STRATA_CUDA_CHECK(cuda::kernels::batch_norm(x.data, x.rows, x.cols, mean.data(), var.data(),
                                                 eps, gamma.data(), beta.data(), y.data,
                                                 compute_.get()));
 }
 
-void CudaBackend::batch_norm_backward(ConstMatrixView x, ConstMatrixView dy,
-                                      std::span<const float> mean, std::span<const float> var,
-                                      float eps, std::span<const float> gamma,
-                                      std::span<const float> sum_dy,
-                                      std::span<const float> sum_dy_xhat, double count,
-                                      MatrixView dx, float beta) {
-    check_batch_norm_backward(x, dy, mean, var, eps, gamma, sum_dy, sum_dy_xhat, dx);
+void CudaBackend::batch_norm_backward_impl(ConstMatrixView x, ConstMatrixView dy,
+                                           std::span<const float> mean, std::span<const float> var,
+                                           float eps, std::span<const float> gamma,
+                                           std::span<const float> sum_dy,
+                                           std::span<const float> sum_dy_xhat, double count,
+                                           MatrixView dx, float beta) {
     STRATA_CUDA_CHECK(cuda::kernels::batch_norm_backward(
         x.data, dy.data, x.rows, x.cols, mean.data(), var.data(), eps, gamma.data(), sum_dy.data(),
         sum_dy_xhat.data(), count, dx.data, beta, compute_.get()));
@@ -425,10 +423,11 @@ void CudaBackend::batch_norm_backward(ConstMatrixView x, ConstMatrixView dy,
 
 // --- loss and optimizer ------------------------------------------------------------------------
 
-LossSums CudaBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<const index_t> labels,
-                                            std::span<const std::uint8_t> mask, float grad_scale,
-                                            MatrixView dlogits) {
-    check_softmax_cross_entropy(logits, labels, mask, dlogits);
+// Waits for the result; a selected label >= classes, found by the kernel, throws here.
+LossSums CudaBackend::softmax_cross_entropy_impl(ConstMatrixView logits,
+                                                 std::span<const index_t> labels,
+                                                 std::span<const std::uint8_t> mask,
+                                                 float grad_scale, MatrixView dlogits) {
     void* scratch = workspace(cuda::kernels::softmax_cross_entropy_workspace_bytes(logits.rows));
     auto* device_status = static_cast<DeviceStatus*>(status_.get());
     STRATA_CUDA_CHECK(cuda::kernels::softmax_cross_entropy(
@@ -453,9 +452,8 @@ LossSums CudaBackend::softmax_cross_entropy(ConstMatrixView logits, std::span<co
     return sums;
 }
 
-void CudaBackend::adam(std::span<float> params, std::span<const float> grads, std::span<float> m,
-                       std::span<float> v, const AdamStep& step) {
-    check_adam(params, grads, m, v, step);
+void CudaBackend::adam_impl(std::span<float> params, std::span<const float> grads,
+                            std::span<float> m, std::span<float> v, const AdamStep& step) {
     // Bias corrections exactly as src/device/cpu/cpu_adam.cpp: in double, then rounded to float.
     const auto t = static_cast<double>(step.step);
     cuda::kernels::AdamScalars s{};

@@ -1,4 +1,4 @@
-// CudaBackend::spmm, y = A[rows] x + beta y (A: m x n CSR, 32-bit indices; x: n x f, y:
+// CudaBackend::spmm_impl, y = A[rows] x + beta y (A: m x n CSR, 32-bit indices; x: n x f, y:
 // rows.count x f, row-major). All rows go through cuSPARSE's generic SpMM; the matrix's plan slot
 // holds a CudaSpmmPlan: the sparse descriptor, a grow-only workspace and one entry per width f
 // (dense descriptors of x and y, re-pointed with cusparseDnMatSetValues, and the algorithm).
@@ -27,7 +27,6 @@
 #include "src/device/cuda/cuda_kernels.hpp"
 #include "src/device/cuda/spmm_algorithms.hpp"
 #include "src/device/cuda/spmm_tuning.hpp"
-#include "src/device/operand_checks.hpp"
 #include "src/tensor/csr_matrix.hpp"
 
 namespace strata {
@@ -157,17 +156,19 @@ private:
 
 }  // namespace
 
-void CudaBackend::spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows,
-                                   ConstMatrixView x, MatrixView y) {
-    check_spmm_scatter_add(a, rows, x, y);
+// The plain kernel of spmm_rows.cu (entry order, no cuSPARSE); row ids are not checked.
+void CudaBackend::spmm_scatter_add_impl(const CsrMatrix& a, std::span<const index_t> rows,
+                                        ConstMatrixView x, MatrixView y) {
     STRATA_CUDA_CHECK(cuda::kernels::spmm_csr_scatter_add(a.row_ptr(), a.col_idx(), a.values(),
                                                           rows.data(), a.rows(), x.data, x.cols,
                                                           y.data, compute_.get()));
 }
 
-void CudaBackend::spmm(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
-                       float beta) {
-    check_spmm(a, rows, x, y);
+// All rows: cuSPARSE SpMM (CSR, 32-bit indices, row-major dense). Descriptors, the algorithm and
+// the workspace are created on the first call and cached in the matrix's plan slot. A smaller row
+// range (chunked execution) runs a plain kernel instead (see the top comment).
+void CudaBackend::spmm_impl(const CsrMatrix& a, RowRange rows, ConstMatrixView x, MatrixView y,
+                            float beta) {
     if (y.size() == 0) {
         return;
     }

@@ -156,7 +156,7 @@ std::vector<SpmmAlgorithmTime> time_cusparse_spmm_algorithms(Backend& backend, c
                                                              ConstMatrixView x, MatrixView y,
                                                              int repetitions) {
     CudaBackend& device = cuda_backend(backend, "time_cusparse_spmm_algorithms");
-    check_spmm(a, RowRange{0, a.rows()}, x, y);
+    check_spmm(a, RowRange{0, a.rows()}, x, y, 0.0f);  // Backend::spmm's check
     STRATA_CHECK(a.nnz() > 0 && y.size() > 0, "time_cusparse_spmm_algorithms: nothing to time (A ",
                  a.rows(), " x ", a.cols(), ", nnz ", a.nnz(), ", f ", x.cols, ")");
     cusparseHandle_t raw_handle = nullptr;
