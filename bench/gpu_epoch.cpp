@@ -211,7 +211,7 @@ int run(const Options& o) {
         report["prepare_s"] = watch.seconds();
         return p;
     }();
-    const CsrMatrix& a_hat = prepared.inputs->inputs->blocks.inner();  // one rank: all of Â
+    const CsrMatrix& a_hat = prepared.inputs->uploaded->blocks.inner();  // one rank: all of Â
     report["device"] = backend.describe();
     report["graph"]["a_hat_nnz"] = a_hat.nnz();
     note("Â (nnz " + std::to_string(a_hat.nnz()) + ") built and uploaded to " + backend.describe() +

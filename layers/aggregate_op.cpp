@@ -15,7 +15,7 @@ GraphOperator& operator_of(const OpContext& context) {
 }  // namespace
 
 std::string AggregateOp::describe() const {
-    return "aggregate gcn (D^-1/2 (A+I) D^-1/2)";
+    return "aggregate (the model's graph operator)";
 }
 
 std::size_t AggregateOp::forward_workspace(const WorkspaceQuery& query) const {

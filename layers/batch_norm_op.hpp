@@ -18,7 +18,7 @@ class BatchNormOp final : public Op {
 public:
     explicit BatchNormOp(index_t cols, float eps = 1e-5f, float momentum = 0.1f);
 
-    /// Row-local only in evaluation (see above); the planner treats it like any pointwise op.
+    /// Row-local only in evaluation (see above); the memory plan treats it like any pointwise op.
     [[nodiscard]] OpKind kind() const override { return OpKind::pointwise; }
     /// Its statistics span all rows (of all ranks).
     [[nodiscard]] bool row_local() const override { return false; }

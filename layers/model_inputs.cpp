@@ -18,13 +18,14 @@ ModelInputs::ModelInputs(Backend& backend, Communicator& comm, const LocalPart& 
                          const ModelGraph& model, AggregationOptions aggregation_options,
                          FeatureStorage features) {
     TrainingInputs::Plan plan = TrainingInputs::plan(part, model.normalization(), features);
-    inputs = std::make_unique<TrainingInputs>(backend, part, plan);
+    uploaded = std::make_unique<TrainingInputs>(backend, part, plan);
     lines = std::move(plan.lines);
-    aggregation = std::make_unique<PipelinedAggregation>(inputs->blocks, comm, aggregation_options);
+    aggregation =
+        std::make_unique<OverlappedAggregation>(uploaded->blocks, comm, aggregation_options);
     if (has_attention(model)) {  // attention runs over the pattern of A + I
         const LocalGraph structure = normalized(part.graph, Normalization::symmetric);
         lines.push_back(GraphHaloExchange::plan_line(structure));
-        halo = std::make_unique<GraphHaloExchange>(inputs->blocks, structure, comm);
+        halo = std::make_unique<GraphHaloExchange>(uploaded->blocks, structure, comm);
     }
 }
 

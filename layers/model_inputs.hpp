@@ -1,5 +1,5 @@
 // ModelInputs: what one rank uploads for a model — its TrainingInputs with the model's
-// operator (ModelGraph::normalization), the pipelined aggregation over them, and, when the model
+// operator (ModelGraph::normalization), the overlapped aggregation over them, and, when the model
 // has attention ops, the halo exchange they read — with their memory-plan lines.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "layers/graph_halo_exchange.hpp"
-#include "layers/pipelined_aggregation.hpp"
+#include "layers/overlapped_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/model_graph.hpp"
@@ -16,7 +16,7 @@ namespace strata {
 
 struct ModelInputs {
     /// Uploads `part` for `model`; `part` may be released afterwards. `comm` must outlive it.
-    /// `aggregation_options` configure the pipelined aggregation (--overlap); `features` how
+    /// `aggregation_options` configure the overlapped aggregation (--overlap); `features` how
     /// the features are stored (sparse needs a model made by with_sparse_input).
     ModelInputs(Backend& backend, Communicator& comm, const LocalPart& part,
                 const ModelGraph& model, AggregationOptions aggregation_options = {},
@@ -28,8 +28,8 @@ struct ModelInputs {
         return options;
     }
 
-    std::unique_ptr<TrainingInputs> inputs;
-    std::unique_ptr<PipelinedAggregation> aggregation;
+    std::unique_ptr<TrainingInputs> uploaded;  ///< graph blocks, features, labels, masks
+    std::unique_ptr<OverlappedAggregation> aggregation;
     std::unique_ptr<GraphHaloExchange> halo;  ///< null without attention ops
     std::vector<MemoryLine> lines;            ///< what the upload allocated (planned first)
 };

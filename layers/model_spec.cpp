@@ -12,6 +12,7 @@
 
 #include "layers/gcn_model.hpp"
 #include "layers/model_zoo.hpp"
+#include "src/base/decimal.hpp"
 #include "src/base/error.hpp"
 
 namespace strata {
@@ -48,7 +49,14 @@ std::string number_text(double v) {
 template <class T>
 Field number(const char* key, T ModelSpec::*member, std::optional<OptionRange> range) {
     const ModelOption option{key, range, std::is_integral_v<T> && !std::is_same_v<T, bool>};
-    return {option, [member](const ModelSpec& s) { return json(s.*member); },
+    return {option,
+            [member](const ModelSpec& s) {
+                if constexpr (std::is_same_v<T, float>) {
+                    return json(shortest_decimal(s.*member));  // 0.0005, not its binary value
+                } else {
+                    return json(s.*member);
+                }
+            },
             [key, member](ModelSpec& s, const json& v, const std::string& what) {
                 if constexpr (std::is_same_v<T, bool>) {
                     STRATA_CHECK(v.is_boolean(), what, ": '", key, "' must be true or false, got ",

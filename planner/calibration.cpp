@@ -327,7 +327,7 @@ TimedRun timed_run(int threads, std::int64_t vertices, double degree, index_t fe
     ExecutorOptions options;
     options.profile = true;
     FullGraphExecutor executor(backend, *self, model, parameters, *inputs.aggregation,
-                               inputs.inputs->data(), inputs.executor_options(options));
+                               inputs.uploaded->data(), inputs.executor_options(options));
     Adam adam(backend, parameters.size(), AdamOptions{});
     std::vector<double> epochs;
     std::vector<double> aggregation;

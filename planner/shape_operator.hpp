@@ -1,6 +1,6 @@
 // ShapeOperator: a GraphOperator that only knows its sizes (owned rows, rows sent and received
 // per exchange), so that plan_execution lays out a rank's arena exactly as the full-graph
-// executor does (workspace_floats: the pipelined aggregation's formula) without a graph.
+// executor does (workspace_floats: the overlapped aggregation's formula) without a graph.
 #pragma once
 
 #include "src/base/error.hpp"
@@ -13,7 +13,7 @@ public:
     ShapeOperator(index_t rows, std::int64_t send_rows, std::int64_t recv_rows)
         : rows_(rows), send_(send_rows), recv_(recv_rows) {}
     [[nodiscard]] index_t num_rows() const override { return rows_; }
-    /// (send + receive rows) x width: PipelinedAggregation::workspace_floats.
+    /// (send + receive rows) x width: OverlappedAggregation::workspace_floats.
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override {
         return exchange_workspace_floats(send_, recv_, width);
     }

@@ -223,30 +223,37 @@ void check_identity(const Checkpoint& checkpoint, const CheckpointIdentity& curr
     // The training identity of a layer-pipeline run names its layout ("parallel pipeline,
     // stages S, ..."): say plainly when a run of the other kind would resume it.
     const auto parallel = [](const std::string& training) {
-        return training.find("parallel pipeline") == std::string::npos ? "--parallel graph"
-                                                                       : "--parallel pipeline";
+        return training.find("parallel pipeline") == std::string::npos ? "parallel = graph"
+                                                                       : "parallel = pipeline";
     };
     const std::string stored = parallel(checkpoint.identity.training);
     const std::string now = parallel(current.training);
     STRATA_CHECK(which == IdentityCheck::model_and_dataset || stored == now, what,
-                 ": this checkpoint was written by a ", stored, " run but this run is ", now,
-                 " (resume with the same --parallel and layout, or use another --checkpoint-dir)");
+                 ": this checkpoint was written by a ", stored, " run but this run has ", now,
+                 " (resume with the same layout, or use another checkpoint_dir)");
+    // The dataset first: another dataset explains any other difference (its widths change the
+    // parameters' shapes).
+    STRATA_CHECK(checkpoint.identity.dataset == current.dataset, what,
+                 ": this checkpoint was trained on another dataset ('", checkpoint.identity.dataset,
+                 "'; this run's data is '", current.dataset,
+                 "'): use the data it was trained on, or another checkpoint_dir");
     struct Field {
-        const char* name;
+        const char* what;  ///< "belongs to a different model"
         const std::string& stored;
         const std::string& now;
         bool always;
     };
-    const std::array<Field, 5> fields{{
-        {"model", checkpoint.identity.model, current.model, true},
-        {"parameters", checkpoint.identity.parameters, current.parameters, true},
-        {"dataset", checkpoint.identity.dataset, current.dataset, true},
-        {"partition", checkpoint.identity.partition, current.partition, false},
-        {"training options", checkpoint.identity.training, current.training, false},
+    const std::array<Field, 4> fields{{
+        {"belongs to a different model", checkpoint.identity.model, current.model, true},
+        {"has other parameters", checkpoint.identity.parameters, current.parameters, true},
+        {"belongs to a different partition", checkpoint.identity.partition, current.partition,
+         false},
+        {"was written with other training options", checkpoint.identity.training, current.training,
+         false},
     }};
     // Graph parallelism: the weights and optimizer state are replicated and dropout is keyed
     // by original vertex ids, so the state does not depend on the split (elastic resume).
-    const bool elastic = stored == "--parallel graph";
+    const bool elastic = stored == "parallel = graph";
     for (const Field& f : fields) {
         if (!f.always && which == IdentityCheck::model_and_dataset) {
             continue;
@@ -254,13 +261,12 @@ void check_identity(const Checkpoint& checkpoint, const CheckpointIdentity& curr
         if (elastic && &f.stored == &checkpoint.identity.partition) {
             continue;
         }
-        STRATA_CHECK(f.stored == f.now, what, ": this checkpoint belongs to a different ", f.name,
+        STRATA_CHECK(f.stored == f.now, what, ": this checkpoint ", f.what,
                      ": it was written for '", f.stored, "' but this run has '", f.now, "' (",
                      &f.stored == &checkpoint.identity.partition
-                         ? "a --parallel pipeline run keeps each stage's state on its ranks: "
-                           "resume it with the same ranks and partition, or use another "
-                           "--checkpoint-dir"
-                         : "use the same options and data, or another --checkpoint-dir",
+                         ? "a layer-pipeline run keeps each stage's state on its ranks: resume it "
+                           "with the same ranks and partition, or use another checkpoint_dir"
+                         : "use the same options and data, or another checkpoint_dir",
                      ")");
     }
 }

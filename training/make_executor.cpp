@@ -15,7 +15,7 @@ MadeExecutor make_executor(const RunConfig& config, Prepared& prepared, Backend&
     if (config.parallel == "pipeline" && request.training) {
         auto pipeline = std::make_unique<PipelineExecutor>(
             backend, comm, *prepared.self, graph, parameters, *inputs.aggregation,
-            inputs.inputs->data(),
+            inputs.uploaded->data(),
             PipelineOptions{.stages = config.stages,
                             .ways = config.ways,
                             .structure = prepared.structure ? &*prepared.structure : nullptr,
@@ -34,7 +34,7 @@ MadeExecutor make_executor(const RunConfig& config, Prepared& prepared, Backend&
     STRATA_CHECK(config.parallel != "pipeline",
                  "make_executor: the layer pipeline's data cannot be evaluated apart from it");
     made.executor = std::make_unique<FullGraphExecutor>(
-        backend, comm, graph, parameters, *inputs.aggregation, inputs.inputs->data(),
+        backend, comm, graph, parameters, *inputs.aggregation, inputs.uploaded->data(),
         inputs.executor_options({.recompute = *parse_recompute(config.recompute),
                                  .evaluation_outputs = request.evaluation_outputs,
                                  .training = request.training,

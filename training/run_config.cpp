@@ -15,6 +15,7 @@
 
 #include "layers/model_zoo.hpp"
 #include "partition/local_part.hpp"
+#include "src/base/decimal.hpp"
 #include "src/base/error.hpp"
 
 namespace strata {
@@ -65,23 +66,10 @@ T from_json_value(const json& v, const std::string& key, const std::string& what
     }
 }
 
-/// A float as the shortest decimal that reads back as the same float (0.01f is 0.01, not
-/// 0.009999999776482582).
-json number(float value) {
-    std::array<char, 32> text{};
-    for (int digits = 6; digits <= 9; ++digits) {
-        std::snprintf(text.data(), text.size(), "%.*g", digits, static_cast<double>(value));
-        if (static_cast<float>(std::strtod(text.data(), nullptr)) == value) {
-            break;
-        }
-    }
-    return json(std::strtod(text.data(), nullptr));
-}
-
 template <class T>
 json to_json_value(const T& value) {
     if constexpr (std::is_same_v<T, float>) {
-        return number(value);
+        return json(shortest_decimal(value));
     } else {
         return json(value);
     }
@@ -352,6 +340,23 @@ RunConfig resolve_layout(RunConfig c, int ranks) {
                         "stages x ways = ", c.stages, " x ", c.ways, " = ", c.stages * c.ways,
                         " ranks, but the job has ", ranks, " (run it on ", c.stages * c.ways,
                         " ranks)");
+    return c;
+}
+
+RunConfig run_definition(RunConfig c) {
+    const RunConfig defaults;
+    c.metrics = defaults.metrics;
+    c.overwrite = defaults.overwrite;
+    c.checkpoint_dir = defaults.checkpoint_dir;
+    c.checkpoint_every = defaults.checkpoint_every;
+    c.resume = defaults.resume;
+    c.device = defaults.device;
+    c.comm = defaults.comm;
+    c.threads = defaults.threads;
+    c.comm_timeout = defaults.comm_timeout;
+    c.profile = defaults.profile;
+    c.plan = defaults.plan;
+    c.machine = defaults.machine;
     return c;
 }
 

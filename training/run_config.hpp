@@ -18,10 +18,11 @@ struct RunConfig {
     // --- The data
     std::string data;  ///< graph .h5 or partition directory (empty: the session's in-memory graph)
     int split_index = 0;  ///< which of the dataset's splits
-    std::string partition_method =
-        "ptscotch";                        ///< a .h5 on K > 1 ranks: ptscotch|metis|random|block
-    std::string local_order = "rcm";       ///< vertex order inside a part: none|rcm|metis
-    std::string sparse_features = "auto";  ///< input features as CSR: auto|on|off
+    /// How the ranks partition a .h5 (K > 1): auto (ptscotch; metis under a plan, what the
+    /// planner measured) | ptscotch | metis | random | block.
+    std::string partition_method = "auto";
+    std::string local_order = "rcm";             ///< vertex order inside a part: none|rcm|metis
+    std::string sparse_features = "auto";        ///< input features as CSR: auto|on|off
     std::optional<bool> row_normalize_features;  ///< divide each feature row by its sum (recipe)
 
     // --- The model (model.seed is the run's seed)
@@ -99,6 +100,12 @@ void validate(const RunConfig& config);
 /// 4 x stages x ways, then checks stages x ways = ranks and chunks a multiple of ways. Throws
 /// strata::OptionError.
 [[nodiscard]] RunConfig resolve_layout(RunConfig config, int ranks);
+
+/// `config` without what only one invocation of it chooses — the outputs (metrics, overwrite,
+/// checkpoint_dir, checkpoint_every, resume), the runtime (device, comm, threads, comm_timeout),
+/// profile, a resolved plan's plan and machine — set to their defaults: the run as checkpoints
+/// store it, the same for a run stopped and resumed as for the uninterrupted one.
+[[nodiscard]] RunConfig run_definition(RunConfig config);
 
 /// The training trajectory's identity for checkpoints: the options besides the model that change
 /// the results ("adam lr 0.01, seed 1, ..."; the layer pipeline's settings appended). A resumed

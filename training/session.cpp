@@ -197,7 +197,7 @@ Checkpoint Session::Parts::checkpoint_base() const {
     base.partition_method = c.partition_method;
     base.dataset_path = c.data;
     base.selection = best->selection();
-    base.config = config_to_json(c);
+    base.config = config_to_json(run_definition(c));
     if (root()) {
         base.identity = {
             .model = model_identity(c.model, *c.row_normalize_features),

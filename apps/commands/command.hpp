@@ -20,7 +20,8 @@ struct Command {
 using AddCommand = std::function<Command(CLI::App& root)>;
 
 /// main() of a strata program with these subcommands: MPI session, parsing, dispatch, and an
-/// escaped error turned into one line (and MPI_Abort with several ranks). apps/strata.cpp.
+/// escaped error turned into one line, printed once for the whole job (end_job, which ends every
+/// rank). apps/strata_main.cpp.
 int strata_main(int argc, char** argv, const std::vector<AddCommand>& commands);
 
 /// What a test build adds to `strata train` (tests/apps/strata_testing.cpp): hooks that run

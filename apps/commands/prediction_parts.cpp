@@ -114,12 +114,15 @@ void write_prediction_parts(Communicator& comm, std::unique_ptr<AtomicOutput>& o
         if (root) {
             out.reset();
         }
-        comm.barrier();
-        STRATA_CHECK(error.empty(), error);
-        STRATA_CHECK(failures[0] == 0, out_path, ": rank ", failed_rank[0],
-                     failures[0] > 1 ? " and " + std::to_string(failures[0] - 1) + " other(s)"
-                                     : std::string(),
-                     " failed writing its part of the predictions; nothing was written");
+        // Every rank throws the failing rank's own reason: whichever rank reports the job's one
+        // error line (end_job), it names the part that could not be written and why.
+        std::string reason = error;
+        broadcast_string(comm, reason, static_cast<int>(failed_rank[0]));
+        STRATA_FAIL(out_path, ": rank ", failed_rank[0],
+                    failures[0] > 1 ? " and " + std::to_string(failures[0] - 1) + " other(s)"
+                                    : std::string(),
+                    " failed writing its part of the predictions (", reason,
+                    "); nothing was written");
     }
 
     const std::int64_t mine = static_cast<std::int64_t>(rows.ids->size());

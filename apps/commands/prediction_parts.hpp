@@ -42,11 +42,11 @@ struct PredictionRows {
 /// Collective. Rank 0 holds `out` (created before any work, so that an existing --out fails
 /// early) and creates its temporary directory; every rank writes "part-<rank>.h5" with its own
 /// rows into it (the ranks must share the file system of `out_path`); if any rank fails, rank
-/// 0 destroys `out` (removing the temporary) and every rank throws: the failing rank its own
-/// error, the others "<out_path>: rank R failed writing its part of the predictions; nothing
-/// was written". Then rank 0 gathers the row counts (one integer per rank), checks that they
-/// sum to `num_vertices`, writes index.json (the completion marker, last) and commits the
-/// directory. No rank holds or sends more than its own rows.
+/// 0 destroys `out` (removing the temporary) and every rank throws the same line with the
+/// failing rank's reason: "<out_path>: rank R failed writing its part of the predictions
+/// (<its error>); nothing was written". Then rank 0 gathers the row counts (one integer per rank),
+/// checks that they sum to `num_vertices`, writes index.json (the completion marker, last) and
+/// commits the directory. No rank holds or sends more than its own rows.
 void write_prediction_parts(Communicator& comm, std::unique_ptr<AtomicOutput>& out,
                             const std::string& out_path, const PredictionsMeta& meta,
                             const PredictionRows& rows, global_id num_vertices);

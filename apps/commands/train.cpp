@@ -84,13 +84,12 @@ int run_train(const TrainFlags& t, const TrainExtensions& extensions) {
     const bool root = comm.rank() == 0;
     RunReport report(root, t.quiet);
     if (!config.plan.empty()) {
-        const planner::ResolvedPlan plan =
-            planner::resolve_plan(config, comm,
-                                  {.machine = load_machine(config.machine),
-                                   .machine_source = machine_source(config.machine),
-                                   .cache_dir = default_plan_cache()});
+        const planner::ResolvedPlan plan = planner::resolve_plan(config, comm);
         config = plan.config;
         report.note(plan.line, false);
+        if (!plan.warning.empty()) {
+            report.warning(plan.warning);
+        }
     }
     std::vector<std::unique_ptr<FitHook>> owned_hooks;
     if (extensions.hooks) {

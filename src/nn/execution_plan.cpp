@@ -126,11 +126,11 @@ void alias_in_place(const ModelGraph& graph, ScheduleBuilder& b) {
     }
 }
 
-class TrainingPlanner {
+class MemoryPlanner {
 public:
     /// `stage`: plan one pipeline stage (plan_stage_schedule) instead of the whole model.
-    TrainingPlanner(const ModelGraph& graph, const PlanOptions& options,
-                    const StageScope* stage = nullptr)
+    MemoryPlanner(const ModelGraph& graph, const PlanOptions& options,
+                  const StageScope* stage = nullptr)
         : graph_(graph),
           options_(options),
           stage_(stage),
@@ -566,8 +566,8 @@ ExecutionPlan plan_execution(const ModelGraph& graph, const PlanOptions& options
     std::vector<std::string> recomputed;
     Schedule training;
     if (options.training) {
-        TrainingPlanner planner(graph, options);
-        training = planner.plan(pairs, recomputed);
+        MemoryPlanner memory_plan(graph, options);
+        training = memory_plan.plan(pairs, recomputed);
     }
     Schedule evaluation = plan_evaluation(graph, options);
     return ExecutionPlan(std::move(training), std::move(evaluation), std::move(pairs),
@@ -584,8 +584,8 @@ Schedule plan_stage_schedule(const ModelGraph& graph, const StageScope& stage,
     options.recompute = recompute;
     std::vector<PairChoice> pairs;
     std::vector<std::string> recomputed;
-    TrainingPlanner planner(graph, options, &stage);
-    return planner.plan(pairs, recomputed);
+    MemoryPlanner memory_plan(graph, options, &stage);
+    return memory_plan.plan(pairs, recomputed);
 }
 
 }  // namespace strata

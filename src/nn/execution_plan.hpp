@@ -2,9 +2,10 @@
 // and where every tensor lives — planned once from the ModelGraph (plan once, execute many).
 // Forward values live from their producer to their last reader (backward included when kept),
 // gradients from their first writer to their producer's backward, scratch for one step; buffers
-// whose lifetimes do not overlap share memory in one arena (greedy by size, as TFLite's
-// planner). Both executors run such schedules (node_runner.hpp): the full-graph executor the
-// model's, the layer pipeline one per stage (plan_stage_schedule, stage_storage.hpp).
+// whose lifetimes do not overlap share memory in one arena (greedy by size, as TFLite's arena
+// planner does; "planner" alone names strata plan's layout planner, planner/). Both executors run
+// such schedules (node_runner.hpp): the full-graph executor the model's, the layer pipeline one per
+// stage (plan_stage_schedule, stage_storage.hpp).
 #pragma once
 
 #include <cstddef>

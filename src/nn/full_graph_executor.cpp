@@ -12,12 +12,12 @@ namespace strata {
 
 namespace {
 
-PlanOptions plan_options(const ModelGraph& graph, const GraphOperator& gcn,
+PlanOptions plan_options(const ModelGraph& graph, const GraphOperator& graph_operator,
                          const ExecutorOptions& options) {
     PlanOptions plan;
-    plan.rows = gcn.num_rows();
+    plan.rows = graph_operator.num_rows();
     plan.recompute = options.recompute;
-    plan.graph = &gcn;
+    plan.graph = &graph_operator;
     plan.halo = options.halo;
     plan.training = options.training;
     for (const std::string& name : options.evaluation_outputs) {
@@ -31,20 +31,20 @@ PlanOptions plan_options(const ModelGraph& graph, const GraphOperator& gcn,
 }  // namespace
 
 FullGraphExecutor::FullGraphExecutor(Backend& backend, Communicator& comm, ModelGraph& graph,
-                                     ModelParameters& parameters, GraphOperator& gcn,
+                                     ModelParameters& parameters, GraphOperator& graph_operator,
                                      TrainingData data, const ExecutorOptions& options)
     : backend_(backend),
       comm_(comm),
       graph_(graph),
       parameters_(parameters),
-      gcn_(gcn),
+      graph_operator_(graph_operator),
       halo_(options.halo),
       progress_(options.progress && comm.needs_progress()),
       profile_(options.profile),
       data_(std::move(data)),
-      plan_(plan_execution(graph, plan_options(graph, gcn, options))),
+      plan_(plan_execution(graph, plan_options(graph, graph_operator, options))),
       arena_(backend, plan_.arena_floats()) {
-    const index_t rows = gcn.num_rows();
+    const index_t rows = graph_operator.num_rows();
     STRATA_CHECK(data_.inputs.size() == graph.inputs().size(), "executor: ", data_.inputs.size(),
                  " data inputs for a model with ", graph.inputs().size());
     for (std::size_t k = 0; k < data_.inputs.size(); ++k) {
@@ -106,7 +106,7 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
     STRATA_CHECK(!plan_.training().steps.empty(), "executor: built for inference only");
     parameters_.zero_grads();
     const OpContext context{.backend = backend_,
-                            .graph = &gcn_,
+                            .graph = &graph_operator_,
                             .halo = halo_,
                             .row_ids = data_.row_ids,
                             .training = true,
@@ -162,7 +162,7 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
 
 Evaluation FullGraphExecutor::evaluate() {
     const OpContext context{.backend = backend_,
-                            .graph = &gcn_,
+                            .graph = &graph_operator_,
                             .halo = halo_,
                             .row_ids = data_.row_ids,
                             .training = false,
@@ -208,7 +208,7 @@ Evaluation FullGraphExecutor::evaluate() {
 }
 
 HaloBytes FullGraphExecutor::halo_bytes() const {
-    HaloBytes bytes = gcn_.bytes_sent();
+    HaloBytes bytes = graph_operator_.bytes_sent();
     if (halo_ != nullptr) {
         const HaloBytes attention = halo_->bytes_sent();
         bytes.forward += attention.forward;

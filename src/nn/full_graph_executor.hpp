@@ -40,11 +40,11 @@ struct ExecutorOptions {
 
 class FullGraphExecutor final : public Executor {
 public:
-    /// Plans and allocates the arena once. `graph`, `parameters`, `gcn` and the data's owner
-    /// must outlive the executor. Throws strata::Error if the data does not fit the graph
+    /// Plans and allocates the arena once. `graph`, `parameters`, `graph_operator` and the data's
+    /// owner must outlive the executor. Throws strata::Error if the data does not fit the graph
     /// (input count or widths, row counts) or, when training, the training set is empty.
     FullGraphExecutor(Backend& backend, Communicator& comm, ModelGraph& graph,
-                      ModelParameters& parameters, GraphOperator& gcn, TrainingData data,
+                      ModelParameters& parameters, GraphOperator& graph_operator, TrainingData data,
                       const ExecutorOptions& options);
 
     double train_step(std::int64_t epoch) override;
@@ -69,7 +69,7 @@ private:
     Communicator& comm_;
     ModelGraph& graph_;
     ModelParameters& parameters_;
-    GraphOperator& gcn_;
+    GraphOperator& graph_operator_;
     HaloExchange* halo_;
     bool progress_;
     bool profile_;

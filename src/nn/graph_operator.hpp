@@ -1,6 +1,6 @@
 // GraphOperator: Z = Â H for this rank's rows (Â: the model's Normalization of A), the aggregation
 // service an executor lends to the ops of a model. The full-graph executor's implementation
-// overlaps the halo exchange with the SpMMs (layers/pipelined_aggregation.hpp); ops never see
+// overlaps the halo exchange with the SpMMs (layers/overlapped_aggregation.hpp); ops never see
 // partitions or messages.
 #pragma once
 

@@ -1,6 +1,6 @@
 // ModelGraph: a model as a small graph of operations — a list of nodes in topological order,
 // each naming its input tensors and producing one output tensor. No general autograd: the
-// planner (execution_plan.hpp) derives the backward schedule and every buffer from this list.
+// memory plan (execution_plan.hpp) derives the backward schedule and every buffer from this list.
 #pragma once
 
 #include <memory>

@@ -25,7 +25,7 @@ class Communicator;
 /// (first writer) or `+=` (the tensor has another consumer whose gradient is already there).
 enum class GradMode { skip, overwrite, accumulate };
 
-/// What the planner needs to know about an op beyond its shapes.
+/// What the memory plan (execution_plan.hpp) needs to know about an op beyond its shapes.
 enum class OpKind {
     linear,     ///< y = x W: row-local, and commutes with an aggregation (Â (x W) = (Â x) W)
     aggregate,  ///< y = Â x through a GraphOperator: reads every row of x
@@ -91,7 +91,8 @@ class Op {
 public:
     virtual ~Op() = default;
     [[nodiscard]] virtual OpKind kind() const = 0;
-    /// "linear 1433 -> 16", "aggregate gcn", "bias+relu+dropout 0.5" (reports, identities).
+    /// "linear 1433 -> 16", "aggregate (the model's graph operator)", "bias+relu+dropout 0.5"
+    /// (reports, messages).
     [[nodiscard]] virtual std::string describe() const = 0;
     [[nodiscard]] virtual int num_inputs() const = 0;
     /// Throws strata::Error if the input widths do not fit the op.

@@ -101,7 +101,8 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
                             "chunk");
     }
     layout_ = plan_stages(graph, options.stages, StageCostInputs{.rows = rows, .nnz = options.nnz});
-    // Where every tensor of this stage lives (stage_storage.hpp, shared with the planner).
+    // Where every tensor of this stage lives (stage_storage.hpp, shared with strata plan's layout
+    // planner).
     buffers_ = std::make_unique<StageBuffers>(
         backend, graph, plan_stage_storage(graph, layout_, this->stage(), rows, options.recompute),
         aggregation, data_, snapshot_period_ > 0);

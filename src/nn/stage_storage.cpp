@@ -1,5 +1,6 @@
 // plan_stage_storage: a pipeline stage's memory plan placed in the executor's regions (shared
-// with the planner, so that it sizes stages with the same code).
+// with strata plan's layout planner, planner/pipeline_model.hpp, so that it sizes stages with the
+// same code).
 #include "src/nn/stage_storage.hpp"
 
 #include <algorithm>
@@ -75,7 +76,11 @@ StageStorage plan_stage_storage(const ModelGraph& graph, const StageLayout& layo
         if (node.op->kind() != OpKind::aggregate) {
             continue;
         }
-        st.kept_grads.push_back(node.output);
+        // An aggregation of the raw features needs no backward: its output has no gradient.
+        const bool has_grad = schedule.grads.at(static_cast<std::size_t>(node.output)) >= 0;
+        if (has_grad) {
+            st.kept_grads.push_back(node.output);
+        }
         for (const TensorId t : node.inputs) {
             if (graph.tensor(t).producer >= 0 &&
                 std::find(st.snapshot.begin(), st.snapshot.end(), t) == st.snapshot.end()) {
@@ -85,7 +90,7 @@ StageStorage plan_stage_storage(const ModelGraph& graph, const StageLayout& layo
             }
         }
         STRATA_ASSERT(st.value(node.output).place == Place::kept &&
-                      st.grad(node.output).place == Place::kept_grad);
+                      (!has_grad || st.grad(node.output).place == Place::kept_grad));
     }
     return st;
 }

@@ -93,7 +93,7 @@ must rm -rf ckx
 must cp -r stop ckx
 train 1 other.h5 ckx x.jsonl --resume >other.out 2>&1
 rc=$?
-is_error "$rc" && grep -q "this checkpoint belongs to a different dataset" other.out &&
+is_error "$rc" && grep -q "this checkpoint was trained on another dataset" other.out &&
   [ "$(grep -c error other.out)" -eq 1 ] && ok "another dataset is still refused (one line)" ||
   { fail "another dataset: exit $rc"; cat other.out; }
 
@@ -107,7 +107,7 @@ pipe() {  # pipe K DIR [extra...]
 pipe 2 pk >pk.out 2>&1 || { fail "pipeline K=2 run exited $?"; cat pk.out; }
 pipe 1 pk --resume >pk1.out 2>&1
 rc=$?
-is_error "$rc" && grep -q "a --parallel pipeline run keeps each stage's state on its ranks" pk1.out &&
+is_error "$rc" && grep -q "a layer-pipeline run keeps each stage's state on its ranks" pk1.out &&
   ok "a pipeline checkpoint resumed on another layout is refused, saying why" ||
   { fail "pipeline K=2 -> K=1: exit $rc"; cat pk1.out; }
 

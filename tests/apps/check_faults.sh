@@ -73,7 +73,7 @@ only() {
 "$strata" partition --data "$data/cora.h5" --parts 2 --out "$mnt/cora.2" >/dev/null 2>&1 ||
   fail "partition into the test directory"
 must cp -r "$mnt/cora.2" before.2
-full 1024 "$strata" partition --data "$data/cora.h5" --parts 2 --seed 1 --out "$mnt/cora.2" --force
+full 200 "$strata" partition --data "$data/cora.h5" --parts 2 --seed 1 --out "$mnt/cora.2" --force
 rc=$?
 if is_error "$rc" && one_error "cora.2.tmp.[0-9]*/part-0000[01].h5: .*$(reason))" &&
   diff -r before.2 "$mnt/cora.2" >/dev/null && only "cora.2 "; then

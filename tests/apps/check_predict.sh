@@ -80,12 +80,20 @@ EOF
 line=$(grep test_accuracy= train.out) && grep -qF -- "$line" p2.out &&
   ok "predict prints training's test_accuracy" || { fail "printed accuracy"; cat p2.out train.out; }
 
-# A checkpoint is refused for another dataset (here: other features, hence other shapes).
+# A checkpoint is refused for another dataset: the same widths, and other widths (whose
+# parameters differ too: the dataset is still what is named).
 must run "$strata" generate --nodes 300 --avg-degree 4 --features 1433 --classes 7 --out other.h5 >/dev/null
 run "$strata" predict --data other.h5 --checkpoint ck --out bad.h5 >bad.out 2>&1
 rc=$?
-is_error "$rc" && grep -q "belongs to a different dataset" bad.out && [ ! -e bad.h5 ] &&
+is_error "$rc" && grep -q "this checkpoint was trained on another dataset" bad.out && [ ! -e bad.h5 ] &&
   ok "another dataset is refused" || { fail "other dataset: exit $rc"; cat bad.out; }
+must run "$strata" generate --nodes 300 --avg-degree 4 --features 50 --classes 3 --out narrow.h5 >/dev/null
+run "$strata" predict --data narrow.h5 --checkpoint ck --out bad.h5 >bad.out 2>&1
+rc=$?
+is_error "$rc" && grep -q "this checkpoint was trained on another dataset" bad.out &&
+  ! grep -q "different parameters" bad.out && [ ! -e bad.h5 ] &&
+  ok "another dataset of other widths is named as another dataset" ||
+  { fail "other widths: exit $rc"; cat bad.out; }
 run "$strata" predict --data "$data/cora.h5" --checkpoint ck --out p1.h5 >exists.out 2>&1
 rc=$?
 is_error "$rc" && ok "an existing --out needs --force" ||

@@ -110,7 +110,7 @@ timeout 120 "$mpiexec" -n 2 "$strata" train --data "$data/cora.h5" --epochs 12 -
   --model gcnii --layers 4 --checkpoint-dir part --resume >graph.out 2>&1
 rc=$?
 is_error "$rc" &&
-  grep -q "this checkpoint was written by a --parallel pipeline run but this run is --parallel graph" graph.out &&
+  grep -q "this checkpoint was written by a parallel = pipeline run but this run has parallel = graph" graph.out &&
   ok "a graph-parallel run refuses a pipeline checkpoint" || { fail "graph on pipeline: exit $rc"; cat graph.out; }
 must mkdir stripped
 must cp ckpt6.h5 stripped/ckpt-000006.h5

@@ -465,7 +465,7 @@ TEST_CASE("CUDA gather_rows and scatter_add_rows match the CPU with repeated ids
 
 TEST_CASE("CUDA scatter_add_rows with distinct ids per call is the CPU's sum, bit for bit",
           "[gpu]") {
-    // What reproducible callers do (GraphHaloExchange::scatter_add, the pipelined aggregation):
+    // What reproducible callers do (GraphHaloExchange::scatter_add, the overlapped aggregation):
     // one call per peer, each with distinct ids, so no two atomics meet on one element and the
     // sums happen in call order, as on the CPU.
     test::Backends b;

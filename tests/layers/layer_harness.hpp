@@ -18,7 +18,7 @@
 #include "layers/graph_blocks.hpp"
 #include "layers/graph_halo_exchange.hpp"
 #include "layers/linear_op.hpp"
-#include "layers/pipelined_aggregation.hpp"
+#include "layers/overlapped_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/local_normalize.hpp"
 #include "partition/local_part.hpp"
@@ -39,7 +39,7 @@ struct OneRankGraph {
     Normalization normalization;  ///< of the operator uploaded
     LocalPart part;
     std::unique_ptr<TrainingInputs> inputs;
-    std::unique_ptr<PipelinedAggregation> aggregation;
+    std::unique_ptr<OverlappedAggregation> aggregation;
     std::unique_ptr<GraphHaloExchange> halo;
 
     /// `storage` sparse uploads the features as CSR (a model then needs with_sparse_input).
@@ -51,7 +51,7 @@ struct OneRankGraph {
         part = build_local_part(graph, adjacency_matrix(graph), partition_block(n, 1), 0);
         inputs = std::make_unique<TrainingInputs>(
             *backend, part, TrainingInputs::plan(part, normalization, storage));
-        aggregation = std::make_unique<PipelinedAggregation>(inputs->blocks, comm);
+        aggregation = std::make_unique<OverlappedAggregation>(inputs->blocks, comm);
         halo = std::make_unique<GraphHaloExchange>(
             inputs->blocks, normalized(part.graph, Normalization::symmetric), comm);
     }

@@ -12,7 +12,7 @@
 #include "datasets/graph_io.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/gcn_model.hpp"
-#include "layers/pipelined_aggregation.hpp"
+#include "layers/overlapped_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/local_part.hpp"
 #include "partition/partition.hpp"
@@ -38,7 +38,7 @@ double cora_test_accuracy(const GraphDataset& g, const GlobalCsr& adjacency, std
         .layers = 2, .hidden = 16, .dropout = 0.5f, .weight_decay = 5e-4f, .seed = seed};
     ModelGraph graph = build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
     const TrainingInputs inputs(*backend, part, graph.normalization());
-    PipelinedAggregation aggregation(inputs.blocks, self);
+    OverlappedAggregation aggregation(inputs.blocks, self);
     ModelParameters parameters(*backend, graph, seed);
     FullGraphExecutor executor(*backend, self, graph, parameters, aggregation, inputs.data(),
                                ExecutorOptions{});

@@ -52,7 +52,7 @@ std::vector<EpochResult> train(const GraphDataset& g, Communicator& comm, const 
     const ModelInputs inputs(*backend, comm, part, model.graph);
     ModelParameters parameters(*backend, model.graph, 17);
     FullGraphExecutor executor(*backend, comm, model.graph, parameters, *inputs.aggregation,
-                               inputs.inputs->data(), inputs.executor_options({}));
+                               inputs.uploaded->data(), inputs.executor_options({}));
     Adam adam(*backend, parameters.size(), AdamOptions{.lr = 0.01f});
     std::vector<EpochResult> results;
     for (int e = 1; e <= epochs; ++e) {

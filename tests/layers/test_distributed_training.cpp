@@ -1,4 +1,4 @@
-// K ranks ≡ 1 rank: the pipelined aggregation against the global Â H and Âᵀ G on a directed
+// K ranks ≡ 1 rank: the overlapped aggregation against the global Â H and Âᵀ G on a directed
 // graph, and whole training runs (losses and accuracies at every epoch, in every --recompute
 // mode) against a one-rank run made in the same process (MPI_COMM_SELF).
 #include <algorithm>
@@ -17,7 +17,7 @@
 #include "datasets/graph_io.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/gcn_model.hpp"
-#include "layers/pipelined_aggregation.hpp"
+#include "layers/overlapped_aggregation.hpp"
 #include "layers/sparse_input_graph.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/local_normalize.hpp"
@@ -92,7 +92,7 @@ std::vector<EpochResult> train_on(Backend& backend, const GraphDataset& g, Commu
         layout.features == FeatureStorage::sparse ? with_sparse_input(built) : std::move(built);
     const TrainingInputs inputs(backend, part,
                                 TrainingInputs::plan(part, graph.normalization(), layout.features));
-    PipelinedAggregation aggregation(inputs.blocks, comm);
+    OverlappedAggregation aggregation(inputs.blocks, comm);
     ModelParameters parameters(backend, graph, 17);
     FullGraphExecutor executor(backend, comm, graph, parameters, aggregation, inputs.data(),
                                ExecutorOptions{.recompute = recompute});
@@ -183,7 +183,7 @@ TEST_CASE("the same seed gives the same bits whatever order the peers' rows arri
     REQUIRE(all_ranks(same));
 }
 
-TEST_CASE("pipelined aggregation equals the global Â H and Âᵀ G rows on a directed graph",
+TEST_CASE("overlapped aggregation equals the global Â H and Âᵀ G rows on a directed graph",
           "[layers][mpi]") {
     MpiCommunicator comm;
     const GraphDataset g = test::directed_graph(90, 4, 4, 3, 21);
@@ -194,7 +194,7 @@ TEST_CASE("pipelined aggregation equals the global Â H and Âᵀ G rows on a di
         normalized(build_local_graph(adjacency, p, comm.rank()), Normalization::symmetric);
     auto backend = make_cpu_backend(1);
     const GraphBlocks blocks(*backend, local);
-    PipelinedAggregation aggregation(blocks, comm);
+    OverlappedAggregation aggregation(blocks, comm);
     Buffer<float> workspace(*backend, std::max<std::size_t>(1, aggregation.workspace_floats(7)));
     const HostMatrix h_global = test::random_matrix(90, 7, 5);  // same on every rank
     HostMatrix h_local(local.num_owned, 7);

@@ -17,7 +17,7 @@
 #include "layers/bias_activation_op.hpp"
 #include "layers/gat_op.hpp"
 #include "layers/graph_halo_exchange.hpp"
-#include "layers/pipelined_aggregation.hpp"
+#include "layers/overlapped_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/local_normalize.hpp"
 #include "partition/local_part.hpp"
@@ -113,7 +113,7 @@ std::vector<EpochResult> train(const GraphDataset& g, Communicator& comm, int ep
     const LocalPart part =
         build_local_part(g, adjacency_matrix(g), agreed_partition(g, comm), comm.rank());
     const TrainingInputs inputs(*backend, part, Normalization::symmetric);
-    PipelinedAggregation aggregation(inputs.blocks, comm);
+    OverlappedAggregation aggregation(inputs.blocks, comm);
     GraphHaloExchange halo(inputs.blocks, normalized(part.graph, Normalization::symmetric), comm);
     ModelGraph graph =
         gat_model(part.features.cols, static_cast<index_t>(part.num_classes), dropout);

@@ -1,5 +1,5 @@
 // K ranks ≡ 1 rank for every graph operator: each rank builds the operator from its raw part
-// (normalized(), using the halo vertices' degrees) and the pipelined aggregation computes
+// (normalized(), using the halo vertices' degrees) and the overlapped aggregation computes
 // Z = M H and Mᵀ G on a directed weighted graph with self loops, duplicate edges and vertices
 // without in-edges; the K-rank rows must equal a one-rank run (MPI_COMM_SELF) and a dense loop.
 #include <algorithm>
@@ -13,7 +13,7 @@
 
 #include "datasets/adjacency.hpp"
 #include "layers/graph_blocks.hpp"
-#include "layers/pipelined_aggregation.hpp"
+#include "layers/overlapped_aggregation.hpp"
 #include "partition/local_graph.hpp"
 #include "partition/local_normalize.hpp"
 #include "partition/partition.hpp"
@@ -44,7 +44,7 @@ Aggregated aggregate(const GlobalCsr& a, const Partition& p, Communicator& comm,
     const GraphBlocks blocks(*backend, local);
     // The memory plan's bytes (compressed halo blocks, transposes, ids) are what was allocated.
     CHECK(backend->memory_stats().bytes_in_use == GraphBlocks::plan(local).bytes);
-    PipelinedAggregation aggregation(blocks, comm);
+    OverlappedAggregation aggregation(blocks, comm);
     Buffer<float> workspace(*backend,
                             std::max<std::size_t>(1, aggregation.workspace_floats(width)));
     HostMatrix h_local(local.num_owned, width);

@@ -1,4 +1,4 @@
-// --overlap: the row-block rule of the inner SpMM, the progress calls the pipelined aggregation
+// --overlap: the row-block rule of the inner SpMM, the progress calls the overlapped aggregation
 // makes between blocks (a counting communicator over MPI), and the same bits with and without.
 #include <algorithm>
 #include <memory>
@@ -10,7 +10,7 @@
 #include "datasets/normalize.hpp"
 #include "layers/gcn_model.hpp"
 #include "layers/graph_blocks.hpp"
-#include "layers/pipelined_aggregation.hpp"
+#include "layers/overlapped_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/local_normalize.hpp"
 #include "partition/local_part.hpp"
@@ -89,7 +89,7 @@ TEST_CASE("overlap on calls progress once per inner block and gives the same bit
 
     auto run = [&](bool overlap, bool needs) {
         CountingProgress comm(world, needs);
-        PipelinedAggregation aggregation(blocks, comm, {.overlap = overlap});
+        OverlappedAggregation aggregation(blocks, comm, {.overlap = overlap});
         Buffer<float> workspace(*backend,
                                 std::max<std::size_t>(1, aggregation.workspace_floats(width)));
         DenseMatrix z(*backend, local.num_owned, width);
@@ -140,7 +140,7 @@ TEST_CASE("the executor calls progress between steps while gradient all-reduces 
         ModelGraph graph =
             build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
         const TrainingInputs inputs(*backend, part, graph.normalization());
-        PipelinedAggregation aggregation(inputs.blocks, comm, {.overlap = false});
+        OverlappedAggregation aggregation(inputs.blocks, comm, {.overlap = false});
         ModelParameters parameters(*backend, graph, 17);
         FullGraphExecutor executor(*backend, comm, graph, parameters, aggregation, inputs.data(),
                                    ExecutorOptions{.progress = progress});

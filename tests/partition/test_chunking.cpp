@@ -382,9 +382,8 @@ TEST_CASE("a partition directory with a chunk map: the pipeline loads it on ever
     CHECK(load_chunked_part(dir / "cora.2", comm, ChunkOptions{.chunks = 4}, 0).chunk_offsets ==
           chunked.chunk_offsets);
 
-    CHECK_THROWS_WITH(
-        load_chunked_part(dir / "cora.2", comm, ChunkOptions{.chunks = 8}, 0),
-        Contains("chunks = 8: " + (dir / "cora.2") + " has 4 chunks (2 per part)"));
+    CHECK_THROWS_WITH(load_chunked_part(dir / "cora.2", comm, ChunkOptions{.chunks = 8}, 0),
+                      Contains("chunks = 8: " + (dir / "cora.2") + " has 4 chunks (2 per part)"));
     CHECK_THROWS_WITH(
         load_chunked_part(dir / "plain.2", comm, ChunkOptions{.chunks = 0}, 0),
         Contains("plain.2: no chunk map for the layer pipeline (parallel = pipeline): make one "

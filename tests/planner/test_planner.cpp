@@ -364,7 +364,7 @@ TEST_CASE("predicted halo bytes and memory plan equal the executor's", "[planner
         ModelParameters parameters(backend, model.graph, 1);
         CHECK(parameters.size() == ModelParameters::count(model.graph));
         FullGraphExecutor executor(backend, world, model.graph, parameters, *inputs.aggregation,
-                                   inputs.inputs->data(),
+                                   inputs.uploaded->data(),
                                    inputs.executor_options({.recompute = mode}));
         const HaloBytes before = executor.halo_bytes();
         (void)executor.train_step(1);
@@ -455,7 +455,7 @@ TEST_CASE(
     for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
         INFO("recompute " << to_string(mode));
         PipelineExecutor executor(backend, world, self, model.graph, parameters,
-                                  *inputs.aggregation, inputs.inputs->data(),
+                                  *inputs.aggregation, inputs.uploaded->data(),
                                   PipelineOptions{.stages = world.size(),
                                                   .chunk_offsets = offsets,
                                                   .nnz = part.graph.inner.nnz(),

@@ -22,7 +22,7 @@
 #include "layers/gcn_model.hpp"
 #include "layers/model_inputs.hpp"
 #include "layers/model_zoo.hpp"
-#include "layers/pipelined_aggregation.hpp"
+#include "layers/overlapped_aggregation.hpp"
 #include "layers/training_inputs.hpp"
 #include "partition/local_part.hpp"
 #include "partition/partition.hpp"
@@ -544,7 +544,17 @@ TEST_CASE(
     other = c.identity;
     other.dataset = "crc32:12345678";
     CHECK_THROWS_WITH(check_identity(c, other, IdentityCheck::model_and_dataset, "c.h5"),
-                      Contains("different dataset"));
+                      Contains("c.h5: this checkpoint was trained on another dataset ('") &&
+                          Contains("this run's data is 'crc32:12345678'"));
+    // Another dataset whose widths change the parameters is named as another dataset too (the
+    // dataset is compared first), not as "other parameters".
+    other.parameters = "gcn0.linear.weight 500x4";
+    CHECK_THROWS_WITH(check_identity(c, other, IdentityCheck::model_and_dataset, "c.h5"),
+                      Contains("trained on another dataset"));
+    other = c.identity;
+    other.parameters = "gcn0.linear.weight 500x4";
+    CHECK_THROWS_WITH(check_identity(c, other, IdentityCheck::model_and_dataset, "c.h5"),
+                      Contains("c.h5: this checkpoint has other parameters: it was written for"));
     other = c.identity;
     other.partition = "in memory, metis, seed 0, 2 parts";
     // A graph-parallel checkpoint resumes on any partition (elastic resume), and predict may
@@ -562,21 +572,21 @@ TEST_CASE(
     other = c.identity;
     other.training = "adam lr 0.02, seed 7";
     CHECK_THROWS_WITH(check_identity(c, other, IdentityCheck::all, "c.h5"),
-                      Contains("different training options"));
+                      Contains("was written with other training options"));
 
     // Graph parallelism and the layer pipeline: said plainly, both ways.
     Checkpoint pipelined = c;
     pipelined.identity.training = c.identity.training + ", parallel pipeline, stages 2, ways 1";
     CHECK_THROWS_WITH(check_identity(pipelined, c.identity, IdentityCheck::all, "c.h5"),
-                      Contains("c.h5: this checkpoint was written by a --parallel pipeline run but "
-                               "this run is --parallel graph"));
+                      Contains("c.h5: this checkpoint was written by a parallel = pipeline run but "
+                               "this run has parallel = graph"));
     CHECK_THROWS_WITH(check_identity(c, pipelined.identity, IdentityCheck::all, "c.h5"),
-                      Contains("written by a --parallel graph run but this run is --parallel "
+                      Contains("written by a parallel = graph run but this run has parallel = "
                                "pipeline"));
     other = pipelined.identity;
     other.training = c.identity.training + ", parallel pipeline, stages 1, ways 2";
     CHECK_THROWS_WITH(check_identity(pipelined, other, IdentityCheck::all, "c.h5"),
-                      Contains("different training options") && Contains("stages 2, ways 1"));
+                      Contains("other training options") && Contains("stages 2, ways 1"));
     // predict serves either (one forward pass, no training state).
     CHECK_NOTHROW(check_identity(pipelined, c.identity, IdentityCheck::model_and_dataset, "c.h5"));
 }
@@ -640,7 +650,7 @@ TEST_CASE("a version 1 or 2 graph file falls back to the crc32 of the file",
     CheckpointIdentity current = c.identity;
     current.dataset = data_identity(v3);
     CHECK_THROWS_WITH(check_identity(c, current, IdentityCheck::all, "c.h5"),
-                      Contains("c.h5: this checkpoint belongs to a different dataset") &&
+                      Contains("c.h5: this checkpoint was trained on another dataset") &&
                           Contains(c.identity.dataset) && Contains(current.dataset));
 }
 
@@ -740,7 +750,7 @@ private:
     std::unique_ptr<Backend> backend_;
     LocalPart part_;
     TrainingInputs inputs_;
-    PipelinedAggregation aggregation_;
+    OverlappedAggregation aggregation_;
     ModelGraph graph_;
     ModelParameters parameters_;
     FullGraphExecutor executor_;
@@ -886,7 +896,7 @@ TEST_CASE("a format-4 pipeline history restores into the executor of its layout"
         offsets.push_back(static_cast<index_t>(part.graph.num_owned * k / 4));
     }
     PipelineExecutor executor(*backend, world, self, model.graph, parameters, *inputs.aggregation,
-                              inputs.inputs->data(),
+                              inputs.uploaded->data(),
                               PipelineOptions{.stages = 2,
                                               .chunk_offsets = offsets,
                                               .grad_zero_scale = false,

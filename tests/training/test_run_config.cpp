@@ -72,13 +72,11 @@ TEST_CASE("run configuration: unknown keys and wrong types are named", "[run_con
 }
 
 TEST_CASE("run configuration: every check names the option and its value", "[run_config]") {
-    const auto message = [](RunConfig c) {
-        return option_error([&] { validate(c); });
-    };
+    const auto message = [](RunConfig c) { return option_error([&] { validate(c); }); };
     RunConfig c;
     c.eval_every = 0;
-    CHECK(message(c) == std::pair<std::string, std::string>{
-                            "eval_every", "eval_every = 0: must be at least 1"});
+    CHECK(message(c) ==
+          std::pair<std::string, std::string>{"eval_every", "eval_every = 0: must be at least 1"});
     c = {};
     c.recompute = "some";
     CHECK(message(c).second == "recompute = 'some': expected none, aggregation or all");
@@ -165,4 +163,21 @@ TEST_CASE("run configuration: the training identity is the one checkpoints store
           "adam lr 0.00999999978, seed 1, early-stop 0, patience 0, eval-every 1, select-by "
           "val_acc, row-normalize-features 0, split 2, parallel pipeline, stages 2, ways 1, "
           "chunks 8, chunk shuffle on, grad zero+scale on, snapshot period 23, guard on");
+}
+
+TEST_CASE("run configuration: a checkpoint keeps the run, not the invocation", "[run_config]") {
+    RunConfig full;
+    full.metrics = "full.jsonl";
+    full.checkpoint_dir = "full";
+    full.threads = 2;
+    RunConfig resumed = full;
+    resumed.metrics = "part.jsonl";
+    resumed.checkpoint_dir = "part";
+    resumed.resume = true;
+    resumed.checkpoint_every = 4;
+    resumed.threads = 1;
+    resumed.comm_timeout = 60;
+    CHECK(config_to_json(run_definition(full)) == config_to_json(run_definition(resumed)));
+    resumed.seed = 2;  // the trajectory changes: so does the definition
+    CHECK(config_to_json(run_definition(full)) != config_to_json(run_definition(resumed)));
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <mpi.h>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -17,7 +19,6 @@
 #include "training/metrics_writer.hpp"
 #include "training/session.hpp"
 
-#include <mpi.h>
 #include <unistd.h>
 
 using namespace strata;
@@ -35,8 +36,8 @@ struct SharedDir {
     explicit SharedDir(const std::string& tag) {
         int pid = static_cast<int>(getpid());
         MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        path = fs::temp_directory_path() /
-               ("strata-test-session-" + tag + "-" + std::to_string(pid));
+        path =
+            fs::temp_directory_path() / ("strata-test-session-" + tag + "-" + std::to_string(pid));
         int rank = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0) {
@@ -146,8 +147,9 @@ TEST_CASE("session: hooks run in order; one rank's stop stops every rank", "[ses
     Session session(c, runtime, {.observer = &recorder, .hooks = {&stop}});
     const RunResult result = session.run();
     CHECK(all_ranks(result.epoch == 3));
-    const std::string reason =
-        ranks == 1 ? "asked by the test" : "asked by the test (rank " + std::to_string(ranks - 1) + ")";
+    const std::string reason = ranks == 1
+                                   ? "asked by the test"
+                                   : "asked by the test (rank " + std::to_string(ranks - 1) + ")";
     CHECK(all_ranks(result.stop_reason == reason));
     CHECK(log == std::vector<std::string>{"hook begin 1", "hook end 1", "hook begin 2",
                                           "hook end 2", "hook begin 3", "hook end 3"});

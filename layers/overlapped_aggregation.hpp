@@ -1,4 +1,4 @@
-// PipelinedAggregation: the full-graph executor's GraphOperator. Z = Â H for this rank's rows,
+// OverlappedAggregation: the full-graph executor's GraphOperator. Z = Â H for this rank's rows,
 // overlapping the halo exchange with the inner SpMM (and the reverse for backward). The
 // schedule lives here, apart from the ops; its exchange buffers are the caller's scratch.
 #pragma once
@@ -22,11 +22,11 @@ struct AggregationOptions {
     bool overlap = true;
 };
 
-class PipelinedAggregation final : public GraphOperator {
+class OverlappedAggregation final : public GraphOperator {
 public:
     /// `blocks` and `comm` must outlive it.
-    PipelinedAggregation(const GraphBlocks& blocks, Communicator& comm,
-                         AggregationOptions options = {});
+    OverlappedAggregation(const GraphBlocks& blocks, Communicator& comm,
+                          AggregationOptions options = {});
 
     [[nodiscard]] index_t num_rows() const override { return blocks_.num_owned(); }
     /// (send rows + received rows) x width: the packed boundary rows and the peers' rows.

@@ -1,8 +1,8 @@
-// The layer-level pipelined aggregation (heFFTe p2p_plined): the inner product overlaps the
+// The layer-level overlapped aggregation (heFFTe p2p_plined): the inner product overlaps the
 // exchange, and each peer's rows are consumed as they arrive, in peer order (InPeerOrder), so
 // that a row's sum over peers is the same in every run. The inner product runs in row blocks
 // with a progress call between them: over TCP, MPI moves bytes only inside MPI calls.
-#include "layers/pipelined_aggregation.hpp"
+#include "layers/overlapped_aggregation.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -25,12 +25,12 @@ index_t overlap_block_rows(index_t rows, index_t width) {
     return static_cast<index_t>((n + blocks - 1) / blocks);
 }
 
-PipelinedAggregation::PipelinedAggregation(const GraphBlocks& blocks, Communicator& comm,
-                                           AggregationOptions options)
+OverlappedAggregation::OverlappedAggregation(const GraphBlocks& blocks, Communicator& comm,
+                                             AggregationOptions options)
     : blocks_(blocks), comm_(comm), options_(options) {}
 
-void PipelinedAggregation::inner_spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y,
-                                      float beta) {
+void OverlappedAggregation::inner_spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y,
+                                       float beta) {
     Backend& backend = blocks_.backend();
     if (!options_.overlap || !comm_.needs_progress() || blocks_.pattern().peers.empty()) {
         backend.spmm(a, x, y, beta);
@@ -46,12 +46,12 @@ void PipelinedAggregation::inner_spmm(const CsrMatrix& a, ConstMatrixView x, Mat
     }
 }
 
-std::size_t PipelinedAggregation::workspace_floats(index_t width) const {
+std::size_t OverlappedAggregation::workspace_floats(index_t width) const {
     const ExchangePattern& pattern = blocks_.pattern();
     return exchange_workspace_floats(pattern.num_send_rows(), pattern.num_recv_rows(), width);
 }
 
-MatrixView PipelinedAggregation::rows_of(MatrixView y, RowRange rows) const {
+MatrixView OverlappedAggregation::rows_of(MatrixView y, RowRange rows) const {
     if (y.rows == blocks_.num_owned()) {
         return y.rows_of(rows);
     }
@@ -61,7 +61,7 @@ MatrixView PipelinedAggregation::rows_of(MatrixView y, RowRange rows) const {
     return y;
 }
 
-bool PipelinedAggregation::whole(RowRange rows) const {
+bool OverlappedAggregation::whole(RowRange rows) const {
     if (rows.first == 0 && rows.count == blocks_.num_owned()) {
         return true;
     }
@@ -71,8 +71,8 @@ bool PipelinedAggregation::whole(RowRange rows) const {
     return false;
 }
 
-void PipelinedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange rows,
-                                   std::span<float> workspace, ExchangePurpose purpose) {
+void OverlappedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange rows,
+                                    std::span<float> workspace, ExchangePurpose purpose) {
     STRATA_ASSERT(h.rows == blocks_.num_owned() && z.cols == h.cols);
     Backend& backend = blocks_.backend();
     if (!whole(rows)) {
@@ -102,8 +102,8 @@ void PipelinedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange row
     exchange->wait_all();
 }
 
-void PipelinedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
-                                    std::span<float> workspace) {
+void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
+                                     std::span<float> workspace) {
     STRATA_ASSERT(dz.rows == blocks_.num_owned() && dh.cols == dz.cols);
     Backend& backend = blocks_.backend();
     if (!whole(rows)) {
