@@ -136,13 +136,17 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                            "AdamW"));
     option(*t, "seed",
            cmd->add_option("--seed", f.seed, "Seed of initialization, dropout and partitioning"));
+    CLI::Option* normalize =
+        option(*t, "row_normalize_features",
+               cmd->add_flag_callback(
+                   "--row-normalize-features", [t] { t->flags.row_normalize_features = true; },
+                   "Divide each feature row by its sum (rows summing to 0 unchanged); default: the "
+                   "model's recipe - on for every model but gcn (docs/models.md)"));
     option(*t, "row_normalize_features",
-           cmd->add_flag("--row-normalize-features,!--no-row-normalize-features",
-                         f.row_normalize_features,
-                         "Divide each feature row by its sum (rows summing to 0 unchanged); "
-                         "default: the model's recipe - on for every model but gcn "
-                         "(docs/models.md)")
-               ->default_str("recipe"));
+           cmd->add_flag_callback(
+                  "--no-row-normalize-features", [t] { t->flags.row_normalize_features = false; },
+                  "Keep the features as stored (the recipe of gcn)")
+               ->excludes(normalize));
     option(*t, "recompute",
            cmd->add_option("--recompute", f.recompute,
                            "What backward recomputes instead of keeping: none (fastest), "
