@@ -246,8 +246,8 @@ TEST_CASE("an aggregation of the raw features (no gradient) runs in every recomp
     MpiCommunicator world;
     MpiCommunicator self(MPI_COMM_SELF);
     const GraphDataset g = test::directed_graph(300, 4, 6, 12, 23);
-    ModelSpec spec = small("gcn", 3);
-    spec.hidden = 32;  // > 12 features
+    ModelSpec spec = small("gcn", 4);  // up to 4 stages (one per rank of np4)
+    spec.hidden = 32;                  // > 12 features
     const auto one = train_exact(g, self, spec, 6);
     for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
         INFO(to_string(mode));
