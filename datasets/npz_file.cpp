@@ -131,30 +131,30 @@ std::vector<std::int64_t> parse_shape(std::string_view header, const std::string
 template <std::size_t Item>
 void fortran_to_c(const unsigned char* in, unsigned char* out,
                   const std::vector<std::int64_t>& shape, std::size_t count) {
-    std::vector<std::size_t> extent;
+    struct Dim {
+        std::size_t extent;  // elements along this dimension
+        std::size_t stride;  // Fortran stride, in elements
+        std::size_t index;   // the odometer's position along it
+    };
+    std::vector<Dim> dims;
+    std::size_t s = 1;
     for (const std::int64_t d : shape) {
         if (d != 1) {
-            extent.push_back(static_cast<std::size_t>(d));
+            const auto extent = static_cast<std::size_t>(d);
+            dims.push_back({extent, s, 0});
+            s *= extent;
         }
     }
-    const std::size_t rank = extent.size();
-    std::vector<std::size_t> stride(rank);  // Fortran stride of each dimension, in elements
-    std::size_t s = 1;
-    for (std::size_t d = 0; d < rank; ++d) {
-        stride[d] = s;
-        s *= extent[d];
-    }
-    std::vector<std::size_t> index(rank, 0);
     std::size_t from = 0;
     for (std::size_t to = 0; to < count; ++to) {
         std::memcpy(out + to * Item, in + from * Item, Item);
-        for (std::size_t d = rank; d-- > 0;) {  // the next C-order index, last dimension first
-            if (++index[d] < extent[d]) {
-                from += stride[d];
+        for (auto d = dims.rbegin(); d != dims.rend(); ++d) {  // the next C-order index, last first
+            if (++d->index < d->extent) {
+                from += d->stride;
                 break;
             }
-            from -= stride[d] * (extent[d] - 1);
-            index[d] = 0;
+            from -= d->stride * (d->extent - 1);
+            d->index = 0;
         }
     }
 }
