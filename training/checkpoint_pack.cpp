@@ -1,146 +1,132 @@
 // The codecs of a checkpoint's typed parts.
 #include "training/checkpoint_pack.hpp"
 
+#include <concepts>
+#include <optional>
+#include <type_traits>
+
 namespace strata {
 namespace {
 
-void put_value(Packer& p, double v) {
-    p.put(v);
+// Each typed part's fields in the order they travel: one list serves both directions, so a
+// field added to one side cannot be missed on the other.
+template <class A, class S>
+requires std::same_as<std::remove_const_t<S>, EpochStats>
+void fields_of(A& a, S& b) {
+    a(b.epoch, b.loss, b.train_acc, b.val_acc, b.test_acc, b.val_loss, b.eval_train_loss, b.binary,
+      b.val_auc, b.test_auc);
 }
-void put_value(Packer& p, const EpochStats& v) {
-    put(p, v);
+template <class A, class S>
+requires std::same_as<std::remove_const_t<S>, HistoryTensor>
+void fields_of(A& a, S& t) {
+    a(t.name, t.rows, t.cols, t.values);
 }
-void get_value(Unpacker& u, double& v) {
-    u.get(v);
+template <class A, class S>
+requires std::same_as<std::remove_const_t<S>, PipelineHistory>
+void fields_of(A& a, S& h) {
+    a(h.chunks, h.snapshot_period, h.has_snapshot, h.embeddings, h.snapshot, h.gradients,
+      h.from_format4, h.format4_rows);
 }
-void get_value(Unpacker& u, EpochStats& v) {
-    get(u, v);
+template <class A, class S>
+requires std::same_as<std::remove_const_t<S>, GuardState>
+void fields_of(A& a, S& g) {
+    a(g.criterion, g.triggers, g.below, g.below_since, g.best_figure, g.min_train_loss,
+      g.good_epoch, g.parameters, g.optimizer, g.tracker_pending, g.tracker_best,
+      g.tracker_parameters);
 }
 
 template <class T>
-void put_optional(Packer& p, const std::optional<T>& value) {
-    p.put(value.has_value());
-    if (value) {
-        put_value(p, *value);
-    }
-}
-
+constexpr bool is_optional = false;
 template <class T>
-void get_optional(Unpacker& u, std::optional<T>& value) {
-    bool has = false;
-    u.get(has);
-    value.reset();
-    if (has) {
-        T v{};
-        get_value(u, v);
-        value = v;
-    }
-}
+constexpr bool is_optional<std::optional<T>> = true;
+/// A vector the Packer cannot copy flat: its elements travel one by one.
+template <class T>
+constexpr bool is_vector_of_parts = false;
+template <class T>
+constexpr bool is_vector_of_parts<std::vector<T>> = !std::is_trivially_copyable_v<T>;
 
-void put_tensors(Packer& p, const std::vector<HistoryTensor>& tensors) {
-    p.put(tensors.size());
-    for (const HistoryTensor& t : tensors) {
-        p.put(t.name);
-        p.put(t.rows);
-        p.put(t.cols);
-        p.put(t.values);
+/// Optionals as a flag and the value, vectors of parts as a size and each part, parts as their
+/// fields, everything else as the Packer writes it.
+struct Put {
+    Packer& p;
+    template <class... T>
+    void operator()(const T&... values) {
+        (one(values), ...);
     }
-}
+    template <class T>
+    void one(const T& v) {
+        if constexpr (is_optional<T>) {
+            p.put(v.has_value());
+            if (v) {
+                one(*v);
+            }
+        } else if constexpr (is_vector_of_parts<T>) {
+            p.put(v.size());
+            for (const auto& e : v) {
+                one(e);
+            }
+        } else if constexpr (requires { fields_of(*this, v); }) {
+            fields_of(*this, v);
+        } else {
+            p.put(v);
+        }
+    }
+};
 
-void get_tensors(Unpacker& u, std::vector<HistoryTensor>& tensors) {
-    std::size_t n = 0;
-    u.get(n);
-    tensors.clear();
-    for (std::size_t i = 0; i < n; ++i) {
-        HistoryTensor t;
-        u.get(t.name);
-        u.get(t.rows);
-        u.get(t.cols);
-        u.get(t.values);
-        tensors.push_back(std::move(t));
+/// Put's inverse; an EpochStats read back is an evaluated one.
+struct Get {
+    Unpacker& u;
+    template <class... T>
+    void operator()(T&... values) {
+        (one(values), ...);
     }
-}
+    template <class T>
+    void one(T& v) {
+        if constexpr (is_optional<T>) {
+            bool has = false;
+            u.get(has);
+            v.reset();
+            if (has) {
+                one(v.emplace());
+            }
+        } else if constexpr (is_vector_of_parts<T>) {
+            std::size_t n = 0;
+            u.get(n);
+            v.clear();
+            for (std::size_t i = 0; i < n; ++i) {
+                one(v.emplace_back());
+            }
+        } else if constexpr (std::is_same_v<T, EpochStats>) {
+            v = EpochStats{};
+            v.evaluated = true;
+            fields_of(*this, v);
+        } else if constexpr (requires { fields_of(*this, v); }) {
+            fields_of(*this, v);
+        } else {
+            u.get(v);
+        }
+    }
+};
 
 }  // namespace
 
-void put(Packer& p, const EpochStats& b) {
-    p.put(b.epoch);
-    p.put(b.loss);
-    p.put(b.train_acc);
-    p.put(b.val_acc);
-    p.put(b.test_acc);
-    p.put(b.val_loss);
-    p.put(b.eval_train_loss);
-    p.put(b.binary);
-    p.put(b.val_auc);
-    p.put(b.test_auc);
+void put(Packer& p, const EpochStats& best) {
+    Put{p}(best);
 }
-
-void get(Unpacker& u, EpochStats& b) {
-    b = EpochStats{};
-    b.evaluated = true;
-    u.get(b.epoch);
-    u.get(b.loss);
-    u.get(b.train_acc);
-    u.get(b.val_acc);
-    u.get(b.test_acc);
-    u.get(b.val_loss);
-    u.get(b.eval_train_loss);
-    u.get(b.binary);
-    u.get(b.val_auc);
-    u.get(b.test_auc);
+void get(Unpacker& u, EpochStats& best) {
+    Get{u}(best);
 }
-
-void put(Packer& p, const PipelineHistory& h) {
-    p.put(h.chunks);
-    p.put(h.snapshot_period);
-    p.put(h.has_snapshot);
-    put_tensors(p, h.embeddings);
-    put_tensors(p, h.snapshot);
-    put_tensors(p, h.gradients);
-    p.put(h.from_format4);
-    p.put(h.format4_rows);
+void put(Packer& p, const PipelineHistory& history) {
+    Put{p}(history);
 }
-
-void get(Unpacker& u, PipelineHistory& h) {
-    u.get(h.chunks);
-    u.get(h.snapshot_period);
-    u.get(h.has_snapshot);
-    get_tensors(u, h.embeddings);
-    get_tensors(u, h.snapshot);
-    get_tensors(u, h.gradients);
-    u.get(h.from_format4);
-    u.get(h.format4_rows);
+void get(Unpacker& u, PipelineHistory& history) {
+    Get{u}(history);
 }
-
-void put(Packer& p, const GuardState& g) {
-    p.put(g.criterion);
-    p.put(g.triggers);
-    p.put(g.below);
-    p.put(g.below_since);
-    put_optional(p, g.best_figure);
-    put_optional(p, g.min_train_loss);
-    p.put(g.good_epoch);
-    p.put(g.parameters);
-    p.put(g.optimizer);
-    p.put(g.tracker_pending);
-    put_optional(p, g.tracker_best);
-    p.put(g.tracker_parameters);
+void put(Packer& p, const GuardState& guard) {
+    Put{p}(guard);
 }
-
-void get(Unpacker& u, GuardState& g) {
-    u.get(g.criterion);
-    u.get(g.triggers);
-    u.get(g.below);
-    u.get(g.below_since);
-    get_optional(u, g.best_figure);
-    get_optional(u, g.min_train_loss);
-    u.get(g.good_epoch);
-    u.get(g.parameters);
-    u.get(g.optimizer);
-    u.get(g.tracker_pending);
-    get_optional(u, g.tracker_best);
-    u.get(g.tracker_parameters);
+void get(Unpacker& u, GuardState& guard) {
+    Get{u}(guard);
 }
 
 }  // namespace strata
