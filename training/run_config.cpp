@@ -371,13 +371,15 @@ std::string training_identity(const RunConfig& c) {
                   c.split_index == 0 ? "" : (", split " + std::to_string(c.split_index)).c_str());
     std::string identity = text.data();
     if (c.parallel == "pipeline") {
+        // A named default, not RunConfig{}'s: GCC 12 at -O3 warns on the whole temporary.
+        static const int default_guard_window = RunConfig{}.guard_window;
         const auto on_off = [](bool on) { return on ? "on" : "off"; };
         identity += ", parallel pipeline, stages " + std::to_string(c.stages) + ", ways " +
                     std::to_string(c.ways) + ", chunks " + std::to_string(c.chunks) +
                     ", chunk shuffle " + on_off(c.chunk_shuffle) + ", grad zero+scale " +
                     on_off(c.grad_zero_scale) + ", snapshot period " +
                     std::to_string(c.snapshot_period) + ", guard " + on_off(c.guard) +
-                    (c.guard_window == RunConfig{}.guard_window
+                    (c.guard_window == default_guard_window
                          ? ""
                          : ", guard window " + std::to_string(c.guard_window));
     }
