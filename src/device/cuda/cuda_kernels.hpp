@@ -10,6 +10,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "src/device/cuda/global_ptr.hpp"
+
 namespace strata::cuda::kernels {
 
 /// Bits of the backend's device status word, set by kernels that met a bad index (the element
@@ -96,9 +98,10 @@ struct DropoutMask {
 // --- attention.cu -------------------------------------------------------------------------------
 
 /// The CSR structure of A (values unused) and the head count H of its edge values (nnz x H).
+/// (global_ptr: const std::int32_t* on the device, bounds-checked in the emulation.)
 struct EdgeCsr {
-    const std::int32_t* row_ptr;
-    const std::int32_t* col_idx;
+    global_ptr<const std::int32_t> row_ptr;
+    global_ptr<const std::int32_t> col_idx;
     std::int32_t rows;
     std::int32_t heads;
 };
