@@ -1,16 +1,21 @@
 // The emulated device: the allocator's registry, the fault of the running launch, and the
-// scheduler that runs a block's threads as fibers (ucontext) on the calling thread, switching at
-// __syncthreads() and warp exchanges only. Not thread-safe: one launch at a time per process.
+// scheduler that runs a block's threads as fibers on the calling thread, switching at
+// __syncthreads() and warp exchanges only. A fiber is made once (makecontext on its own stack)
+// and then switched to and from with _setjmp/_longjmp, which save no signal mask (no system
+// call per switch; glibc's fortified longjmp would refuse to change stacks, hence the #undef).
+// Not thread-safe: one launch at a time per process.
+#undef _FORTIFY_SOURCE
 #include "tests/emulation/emulator.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <vector>
 
+#include <setjmp.h>
 #include <ucontext.h>
 
 namespace strata::emu {
@@ -18,14 +23,15 @@ namespace {
 
 constexpr unsigned warp_size = 32;
 constexpr unsigned max_block_threads = 1024;
-constexpr std::size_t stack_bytes = std::size_t{256} << 10;
+constexpr std::size_t stack_bytes = std::size_t{128} << 10;
 constexpr int invalid_configuration = 9;  // cudaErrorInvalidConfiguration
 
 struct Fiber {
-    ucontext_t context{};
+    jmp_buf self{};  // where it was suspended
     std::unique_ptr<char[]> stack;
     uint3 idx;
     bool done = false;
+    bool fresh = true;  // waiting at the start of its loop (false while a body is under way)
 };
 
 struct Emulator {
@@ -36,8 +42,8 @@ struct Emulator {
     std::string fault;
     int last_error = 0;
     // The block being run.
-    ucontext_t scheduler{};
-    std::vector<Fiber> fibers;
+    jmp_buf scheduler{};
+    std::vector<std::unique_ptr<Fiber>> fibers;
     Fiber* current = nullptr;
     detail::Body body{};
     unsigned threads = 0;
@@ -75,7 +81,9 @@ unsigned linear_thread() {
 
 void yield() {
     Emulator& e = emulator();
-    swapcontext(&e.current->context, &e.scheduler);
+    if (_setjmp(e.current->self) == 0) {
+        _longjmp(e.scheduler, 1);
+    }
 }
 
 /// Waits until `arrived` reaches `count` for this generation (the last arrival releases all).
@@ -94,12 +102,43 @@ void barrier(unsigned& arrived, std::uint64_t& generation, unsigned count) {
     e.progress = true;
 }
 
+/// A fiber's life: made, it returns to the scheduler at once; then, each time the scheduler
+/// starts it for a thread of a block, it runs the kernel body to its end and yields.
 void fiber_main() {
     Emulator& e = emulator();
-    e.body.call(e.body.state);
-    e.current->done = true;
-    e.progress = true;
-}  // returns to e.scheduler (uc_link)
+    Fiber* f = e.current;
+    if (_setjmp(f->self) == 0) {
+        _longjmp(e.scheduler, 1);
+    }
+    for (;;) {
+        f->fresh = false;
+        e.body.call(e.body.state);
+        f->done = true;
+        f->fresh = true;
+        e.progress = true;
+        yield();
+    }
+}
+
+/// A fiber on its own stack, suspended at the start of its loop.
+std::unique_ptr<Fiber> make_fiber() {
+    Emulator& e = emulator();
+    auto f = std::make_unique<Fiber>();
+    f->stack = std::make_unique<char[]>(stack_bytes);
+    ucontext_t context{};
+    ucontext_t back{};
+    getcontext(&context);
+    context.uc_stack.ss_sp = f->stack.get();
+    context.uc_stack.ss_size = stack_bytes;
+    context.uc_link = nullptr;
+    makecontext(&context, fiber_main, 0);
+    e.current = f.get();
+    if (_setjmp(e.scheduler) == 0) {
+        swapcontext(&back, &context);  // fiber_main saves its start and jumps back here
+    }
+    e.current = nullptr;
+    return f;
+}
 
 bool valid(dim3 grid, dim3 block) {
     const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
@@ -107,19 +146,15 @@ bool valid(dim3 grid, dim3 block) {
            grid.y > 0 && grid.z > 0 && grid.x < (1u << 31) && grid.y <= 65535 && grid.z <= 65535;
 }
 
-/// Runs every thread of the current block to its end; false after a deadlock.
+/// Runs every thread of the current block to its end; false after a deadlock (its fibers,
+/// stopped in the middle of a body, are then replaced).
 bool run_block() {
     Emulator& e = emulator();
+    while (e.fibers.size() < e.threads) {
+        e.fibers.push_back(make_fiber());
+    }
     for (unsigned t = 0; t < e.threads; ++t) {
-        Fiber& f = e.fibers[t];
-        if (!f.stack) {
-            f.stack = std::make_unique<char[]>(stack_bytes);
-        }
-        getcontext(&f.context);
-        f.context.uc_stack.ss_sp = f.stack.get();
-        f.context.uc_stack.ss_size = stack_bytes;
-        f.context.uc_link = &e.scheduler;
-        makecontext(&f.context, fiber_main, 0);
+        Fiber& f = *e.fibers[t];
         f.done = false;
         f.idx = {t % detail::block_dim.x, (t / detail::block_dim.x) % detail::block_dim.y,
                  t / (detail::block_dim.x * detail::block_dim.y)};
@@ -133,13 +168,15 @@ bool run_block() {
         bool all_done = true;
         e.progress = false;
         for (unsigned t = 0; t < e.threads; ++t) {
-            Fiber& f = e.fibers[t];
+            Fiber& f = *e.fibers[t];
             if (f.done) {
                 continue;
             }
             e.current = &f;
             detail::thread_idx = f.idx;
-            swapcontext(&e.scheduler, &f.context);
+            if (_setjmp(e.scheduler) == 0) {
+                _longjmp(f.self, 1);
+            }
             all_done = all_done && f.done;
         }
         e.current = nullptr;
@@ -153,6 +190,11 @@ bool run_block() {
                 std::to_string(detail::block_idx.x) + "," + std::to_string(detail::block_idx.y) +
                 "," + std::to_string(detail::block_idx.z) +
                 " (a barrier in divergent code, or after a return)");
+            for (auto& f : e.fibers) {  // stopped in a body: start afresh
+                if (!f->fresh) {
+                    f = make_fiber();
+                }
+            }
             return false;
         }
     }
@@ -246,9 +288,6 @@ void run_grid(dim3 grid, dim3 block, Body body) {
     } else if (e.fault.empty()) {
         e.body = body;
         e.threads = block.x * block.y * block.z;
-        if (e.fibers.size() < e.threads) {
-            e.fibers.resize(e.threads);
-        }
         block_dim = block;
         grid_dim = grid;
         bool ok = true;
