@@ -211,9 +211,10 @@ struct LossResult {
 /// Device workspace bytes softmax_cross_entropy needs for `rows` rows.
 [[nodiscard]] std::size_t softmax_cross_entropy_workspace_bytes(std::int32_t rows);
 /// Row i is selected iff mask[i] != 0 and labels[i] >= 0 (and labels[i] < classes, else it is
-/// reported in first_bad_row). Per selected row, in double: loss_i = log Σ_j exp(l_ij - max) -
-/// (l_i,label - max); dlogits[i, :] = grad_scale · (softmax - onehot), 0 for other rows (skipped
-/// when dlogits is null). Loss partials over 256-row chunks are added in row order, like the CPU.
+/// reported in first_bad_row). Per selected row, as the CPU: e_j = exp(l_ij - max) in float;
+/// loss_i = log Σ_j e_j - (l_i,label - max) in double; dlogits[i, :] = e · float(grad_scale /
+/// Σ e) - grad_scale · onehot, 0 for other rows (skipped when dlogits is null). Loss partials
+/// over 256-row chunks are added in row order, like the CPU.
 /// logits, dlogits: rows x classes; labels, mask: rows; *result: device memory.
 [[nodiscard]] cudaError_t softmax_cross_entropy(const float* logits, std::int32_t rows,
                                                 std::int32_t classes, const std::int32_t* labels,

@@ -1,7 +1,9 @@
 // Softmax cross-entropy over the selected rows (mask[i] != 0 and labels[i] >= 0).
 //   logits, dlogits: rows x classes; labels, mask: rows.
-//   loss_i = log Σ_j exp(l_ij - max_i) - (l_i,label - max_i)   (in double)
-//   dlogits[i, :] = grad_scale · (softmax(l_i) - onehot(label_i)); 0 for unselected rows.
+//   loss_i = log Σ_j e_ij - (l_i,label - max_i),  e_ij = exp(l_ij - max_i) in float, the sum
+//            and the log in double
+//   dlogits[i, :] = e_i · float(grad_scale / Σ_j e_ij) - grad_scale · onehot(label_i); 0 for
+//            unselected rows.
 // Three kernels, deterministic and in the CPU's order (src/device/cpu/cpu_loss.cpp): one thread
 // per row (sequential over classes; argmax ties go to the lowest index), one thread per chunk of
 // 256 rows summing in row order, then one block adding the chunk partials in chunk order.
@@ -77,19 +79,26 @@ __global__ void row_kernel(global_ptr<const float> __restrict__ logits, std::int
                 best = j;
             }
         }
-        const double max = li[best];
+        // As the CPU: e_j = exp(l_j - max) once, in float (kept in the gradient row), summed in
+        // double; the log in double; then dlogits_j = e_j · float(grad_scale / Σ e).
+        const float max = li[best];
         double sum = 0.0;
         for (std::int32_t j = 0; j < classes; ++j) {
-            sum += exp(static_cast<double>(li[j]) - max);
+            const float e = expf(li[j] - max);
+            if (di != nullptr) {
+                di[j] = e;
+            }
+            sum += static_cast<double>(e);
         }
         const double log_sum = log(sum);
-        s.row_loss[r] = log_sum - (static_cast<double>(li[label]) - max);
+        s.row_loss[r] = log_sum - (static_cast<double>(li[label]) - static_cast<double>(max));
         s.row_state[r] = best == label ? selected_correct : selected;
         if (di != nullptr) {
+            const auto g = static_cast<float>(static_cast<double>(grad_scale) / sum);
             for (std::int32_t j = 0; j < classes; ++j) {
-                const double p = exp(static_cast<double>(li[j]) - max - log_sum);
-                di[j] = static_cast<float>(grad_scale * (p - (j == label ? 1.0 : 0.0)));
+                di[j] *= g;
             }
+            di[label] -= grad_scale;
         }
     }
 }
