@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -38,6 +39,8 @@ struct Emulator {
     std::map<std::uintptr_t, Allocation> buffers;  // by base address
     // The launch.
     const char* kernel = nullptr;
+    std::string file;  // the kernel's, base name
+    std::set<std::string> launched;
     bool launching = false;
     std::string fault;
     int last_error = 0;
@@ -64,13 +67,14 @@ Emulator& emulator() {
 std::string coordinates() {
     const Emulator& e = emulator();
     std::ostringstream s;
-    s << "kernel '" << (e.kernel != nullptr ? e.kernel : "?") << "'";
+    s << "kernel '" << (e.kernel != nullptr ? e.kernel : "?") << "' (" << e.file;
     if (e.current != nullptr) {
         const uint3 b = detail::block_idx;
         const uint3 t = e.current->idx;
-        s << " (block " << b.x << "," << b.y << "," << b.z << ", thread " << t.x << "," << t.y
-          << "," << t.z << ")";
+        s << ", block " << b.x << "," << b.y << "," << b.z << ", thread " << t.x << "," << t.y
+          << "," << t.z;
     }
+    s << ")";
     return s.str();
 }
 
@@ -240,6 +244,10 @@ const Allocation* require_allocation(const void* p) {
     return nullptr;
 }
 
+const std::set<std::string>& launched_kernels() {
+    return emulator().launched;
+}
+
 namespace detail {
 
 void fault(const std::string& what) {
@@ -273,9 +281,12 @@ void* scratch() {
     return emulator().scratch;
 }
 
-void begin_launch(const char* kernel) {
+void begin_launch(const char* kernel, const char* file) {
     Emulator& e = emulator();
     e.kernel = kernel;
+    e.file = file;
+    e.file.erase(0, e.file.find_last_of('/') + 1);
+    e.launched.insert(e.file + ":" + kernel);
     e.launching = true;
     e.fault.clear();
     e.last_error = 0;

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -69,9 +70,9 @@ struct Body {
     void* state;
 };
 
-/// Starts a launch of `kernel`: faults from here on name it (a pointer argument converted to a
-/// global_ptr is looked up now).
-void begin_launch(const char* kernel);
+/// Starts a launch of `kernel` (defined in `file`): faults from here on name it (a pointer
+/// argument converted to a global_ptr is looked up now).
+void begin_launch(const char* kernel, const char* file);
 /// Runs `body` for every thread of the grid (blocks in order, a fiber per thread of a block),
 /// unless the arguments already faulted, then throws the launch's first fault, if any. Invalid
 /// geometry runs nothing and leaves cudaErrorInvalidConfiguration for cudaGetLastError.
@@ -93,11 +94,15 @@ int take_last_error();
 
 }  // namespace detail
 
-/// Launches `kernel` over grid x block: the arguments are converted to the kernel's parameter
-/// types once (a raw device pointer becomes a checked global_ptr here, looked up in the
-/// allocator's registry), then every thread calls the kernel with a copy of them.
+/// "file.cu:kernel" of every kernel launched so far by this process (file: the base name).
+const std::set<std::string>& launched_kernels();
+
+/// Launches `kernel` (named `name`, defined in `file`) over grid x block: the arguments are
+/// converted to the kernel's parameter types once (a raw device pointer becomes a checked
+/// global_ptr here, looked up in the allocator's registry), then every thread calls the kernel with
+/// a copy of them.
 template <class... Params, class... Args>
-void launch(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block,
+void launch(const char* name, const char* file, void (*kernel)(Params...), dim3 grid, dim3 block,
             const void* /*stream*/, Args&&... args) {
     static_assert(sizeof...(Params) == sizeof...(Args), "wrong number of kernel arguments");
     static_assert((!std::is_pointer_v<std::decay_t<Params>> && ...),
@@ -107,7 +112,7 @@ void launch(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block,
         void (*kernel)(Params...);
         std::tuple<std::decay_t<Params>...> params;
     };
-    detail::begin_launch(name);
+    detail::begin_launch(name, file);
     State state{kernel, std::tuple<std::decay_t<Params>...>(std::forward<Args>(args)...)};
     const detail::Body body{[](void* s) {
                                 auto* st = static_cast<State*>(s);

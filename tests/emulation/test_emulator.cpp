@@ -127,11 +127,12 @@ TEST_CASE("emulation: an out-of-bounds read names the kernel, the buffer and the
     const DeviceVector<float> y("y", 100);
     REQUIRE_THROWS_WITH(
         STRATA_LAUNCH(off_by_one_kernel, 1, threads, stream, x.data(), std::int64_t{100}, y.data()),
-        "kernel 'off_by_one_kernel' (block 0,0,0, thread 35,0,0): buffer 'x' accessed at index "
-        "100 (4-byte elements), outside its 100 elements");
+        "kernel 'off_by_one_kernel' (test_emulator.cpp, block 0,0,0, thread 35,0,0): buffer 'x' "
+        "accessed at index 100 (4-byte elements), outside its 100 elements");
     REQUIRE_THROWS_WITH(STRATA_LAUNCH(before_start_kernel, 1, threads, stream, x.data(), y.data()),
-                        "kernel 'before_start_kernel' (block 0,0,0, thread 0,0,0): buffer 'x' "
-                        "accessed at index -1 (4-byte elements), outside its 100 elements");
+                        "kernel 'before_start_kernel' (test_emulator.cpp, block 0,0,0, thread "
+                        "0,0,0): buffer 'x' accessed at index -1 (4-byte elements), outside its "
+                        "100 elements");
     // The same kernels in bounds run clean.
     STRATA_LAUNCH(off_by_one_kernel, 1, threads, stream, x.data(), std::int64_t{99}, y.data());
     CHECK(y.download()[98] == 99.0f);
@@ -142,11 +143,11 @@ TEST_CASE("emulation: null and foreign pointers are faults", "[emulation]") {
     std::vector<float> host(4);
     REQUIRE_THROWS_WITH(STRATA_LAUNCH(off_by_one_kernel, 1, 1, stream, x.data(), std::int64_t{1},
                                       static_cast<float*>(nullptr)),
-                        "kernel 'off_by_one_kernel' (block 0,0,0, thread 0,0,0): dereferenced a "
-                        "null pointer");
+                        "kernel 'off_by_one_kernel' (test_emulator.cpp, block 0,0,0, thread "
+                        "0,0,0): dereferenced a null pointer");
     REQUIRE_THROWS_WITH(
         STRATA_LAUNCH(off_by_one_kernel, 1, 1, stream, x.data(), std::int64_t{1}, host.data()),
-        Contains("kernel 'off_by_one_kernel'") &&
+        Contains("kernel 'off_by_one_kernel' (test_emulator.cpp): pointer ") &&
             Contains("is not in any buffer of the emulated device memory"));
 }
 

@@ -16,7 +16,7 @@
 
 #if defined(STRATA_CUDA_EMULATION)
 #define STRATA_LAUNCH(kernel, grid, block, stream, ...) \
-    ::strata::emu::launch(#kernel, kernel, (grid), (block), (stream), __VA_ARGS__)
+    ::strata::emu::launch(#kernel, __FILE__, kernel, (grid), (block), (stream), __VA_ARGS__)
 #else
 #define STRATA_LAUNCH(kernel, grid, block, stream, ...) \
     kernel<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__)
