@@ -3,6 +3,7 @@
 // so (fill, axpby, axpby_scalar, column_sums, bias_activation with none/relu/leaky_relu), to
 // 1e-5 where it allows rounding (dot; elu and gelu, whose expf/erff differ on a GPU).
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -91,7 +92,9 @@ TEST_CASE("emulated axpby and axpby_scalar equal the CPU exactly, in place too",
 
 TEST_CASE("emulated dot equals the CPU to rounding, with beta 0 over NaN and beta 1",
           "[emulation]") {
-    for (const Shape s : shapes) {
+    std::vector<Shape> cases(std::begin(shapes), std::end(shapes));
+    cases.push_back({1100, 300});  // more than 1024 blocks of 256: the grid-stride loop
+    for (const Shape s : cases) {
         for (const float beta : {0.0f, 1.0f}) {
             INFO(s.rows << " x " << s.cols << ", beta " << beta);
             const std::vector<float> a = values_of(s, 41);
@@ -112,8 +115,11 @@ TEST_CASE("emulated dot equals the CPU to rounding, with beta 0 over NaN and bet
 }
 
 TEST_CASE("emulated column_sums equals the CPU bit for bit", "[emulation]") {
-    for (const index_t rows : {0, 1, 255, 257, 20000}) {
-        for (const index_t cols : {1, 37}) {
+    for (const index_t rows : {0, 1, 255, 257, 20000}) {  // 20000: 64 chunks of 313 rows
+        for (const index_t cols : {1, 37, 300}) {         // 300: two column blocks
+            if (rows * cols > 1000000) {
+                continue;  // 64 chunks take 20000 rows; 300 columns take 257
+            }
             for (const float beta : {0.0f, 0.5f}) {
                 INFO("rows " << rows << ", cols " << cols << ", beta " << beta);
                 const Shape s{rows, cols};

@@ -22,6 +22,8 @@ using test::no_stream;
 using test::Shape;
 
 const float nan = std::numeric_limits<float>::quiet_NaN();
+// tests/gpu's shapes and width 1 with rows not a multiple of a block; {700, 33}: three row
+// chunks of 256 (column partials), 88 blocks of 8 warps (a warp per row).
 const Shape shapes[] = {{0, 37}, {1, 37}, {1, 1}, {301, 45}, {700, 33}, {70, 300}, {257, 1}};
 constexpr double tolerance = 1e-5;
 constexpr float eps = 1e-5f;
