@@ -319,10 +319,11 @@ void run_grid(dim3 grid, dim3 block, Body body) {
     }
 }
 
-std::uint64_t warp_exchange(std::uint64_t value, unsigned src_lane) {
+std::uint64_t warp_exchange(std::uint64_t value, unsigned lane_mask) {
     Emulator& e = emulator();
     const unsigned t = linear_thread();
     const unsigned warp = t / warp_size;
+    const unsigned src_lane = (t % warp_size) ^ lane_mask;
     const unsigned lanes = std::min(warp_size, e.threads - warp * warp_size);
     std::uint64_t* slots = e.warp_slots.data() + static_cast<std::size_t>(warp) * warp_size;
     slots[t % warp_size] = value;

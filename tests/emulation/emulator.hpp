@@ -84,9 +84,10 @@ inline uint3 block_idx;
 inline dim3 block_dim;
 inline dim3 grid_dim;
 
-/// Exchanges `value` with the lanes of this thread's warp: returns the value lane `src` gave
-/// (every lane of the warp must call it; the emulated __shfl_*_sync).
-std::uint64_t warp_exchange(std::uint64_t value, unsigned src_lane);
+/// Exchanges `value` within this thread's warp (lanes: consecutive linear thread ids of the
+/// block): returns the value of lane (own lane ^ lane_mask), or `value` when that lane is past
+/// the block's end. Every lane of the warp must call it (the emulated __shfl_xor_sync).
+std::uint64_t warp_exchange(std::uint64_t value, unsigned lane_mask);
 /// __syncthreads(): waits for every thread of the block.
 void block_barrier();
 /// The error of the last launch (0 or cudaErrorInvalidConfiguration), reset to 0.

@@ -78,8 +78,7 @@ T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = warpSize) {
     }
     std::uint64_t bits = 0;
     std::memcpy(&bits, &value, sizeof(T));
-    const unsigned lane = threadIdx.x % warpSize;  // 1-D blocks (as every kernel has)
-    bits = strata::emu::detail::warp_exchange(bits, lane ^ static_cast<unsigned>(lane_mask));
+    bits = strata::emu::detail::warp_exchange(bits, static_cast<unsigned>(lane_mask) % warpSize);
     std::memcpy(&value, &bits, sizeof(T));
     return value;
 }
