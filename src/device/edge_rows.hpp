@@ -2,6 +2,9 @@
 // a time, shared by the CPU kernels (an OpenMP loop over rows) and the CUDA kernels (a thread
 // per row or element): both backends compute the same formulas in the same order.
 //   A: CSR structure (row_ptr, col_idx; values unused), H heads, edge values nnz x H row-major.
+// The pointer types are template parameters (Index: index_t ids, In: const float values, Out:
+// float values, Ids: global ids): raw pointers on the CPU and the GPU, the emulation's
+// bounds-checked pointers in the CUDA emulation (tests/emulation).
 #pragma once
 
 #include <cmath>
@@ -13,9 +16,9 @@
 namespace strata::edge {
 
 /// e[k, h] = LeakyReLU(s_dst[i, h] + s_src[c_k, h]) for the entries k of row i.
-STRATA_HOST_DEVICE inline void scores_row(const index_t* row_ptr, const index_t* col_idx, index_t i,
-                                          const float* s_dst, const float* s_src, index_t heads,
-                                          float slope, float* e) {
+template <class Index, class In, class Out>
+STRATA_HOST_DEVICE inline void scores_row(Index row_ptr, Index col_idx, index_t i, In s_dst,
+                                          In s_src, index_t heads, float slope, Out e) {
     const std::int64_t hs = heads;
     for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
         for (index_t h = 0; h < heads; ++h) {
@@ -26,8 +29,9 @@ STRATA_HOST_DEVICE inline void scores_row(const index_t* row_ptr, const index_t*
 }
 
 /// alpha[k, h] = exp(e[k, h] - max) / Σ exp(e[k', h] - max) over row i. alpha may alias e.
-STRATA_HOST_DEVICE inline void softmax_row(const index_t* row_ptr, index_t i, index_t heads,
-                                           const float* e, float* alpha) {
+template <class Index, class In, class Out>
+STRATA_HOST_DEVICE inline void softmax_row(Index row_ptr, index_t i, index_t heads, In e,
+                                           Out alpha) {
     const std::int64_t hs = heads;
     const index_t first = row_ptr[i];
     const index_t end = row_ptr[i + 1];
@@ -49,10 +53,10 @@ STRATA_HOST_DEVICE inline void softmax_row(const index_t* row_ptr, index_t i, in
 }
 
 /// dz[k, h] = alpha (dalpha - Σ_row alpha dalpha) · (e > 0 ? 1 : slope). dz may alias dalpha.
-STRATA_HOST_DEVICE inline void softmax_backward_row(const index_t* row_ptr, index_t i,
-                                                    index_t heads, const float* alpha,
-                                                    const float* dalpha, const float* e,
-                                                    float slope, float* dz) {
+template <class Index, class In, class Out>
+STRATA_HOST_DEVICE inline void softmax_backward_row(Index row_ptr, index_t i, index_t heads,
+                                                    In alpha, In dalpha, In e, float slope,
+                                                    Out dz) {
     const std::int64_t hs = heads;
     const index_t first = row_ptr[i];
     const index_t end = row_ptr[i + 1];
@@ -70,11 +74,10 @@ STRATA_HOST_DEVICE inline void softmax_backward_row(const index_t* row_ptr, inde
 }
 
 /// Inverted dropout of row i's edge values, keyed by the edge's global ids and the head.
-STRATA_HOST_DEVICE inline void dropout_row(const index_t* row_ptr, const index_t* col_idx,
-                                           index_t i, index_t heads, std::uint64_t stream,
-                                           std::uint32_t threshold, float scale,
-                                           const global_id* row_ids, const global_id* col_ids,
-                                           float* values) {
+template <class Index, class Ids, class Out>
+STRATA_HOST_DEVICE inline void dropout_row(Index row_ptr, Index col_idx, index_t i, index_t heads,
+                                           std::uint64_t stream, std::uint32_t threshold,
+                                           float scale, Ids row_ids, Ids col_ids, Out values) {
     const std::int64_t hs = heads;
     const std::uint64_t row_key = counter_row_key(stream, row_ids[i]);  // counter_u32, hoisted
     for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
@@ -89,9 +92,9 @@ STRATA_HOST_DEVICE inline void dropout_row(const index_t* row_ptr, const index_t
 /// (Σ over row i of the weighted x) at output column c of edge_spmm (without the beta term).
 /// x_cols == y_cols: per head; x_cols == H·y_cols: heads mean; y_cols == H·x_cols: its
 /// transpose (Backend::edge_spmm).
-STRATA_HOST_DEVICE inline float spmm_element(const index_t* row_ptr, const index_t* col_idx,
-                                             const index_t* edge_ids, index_t i, index_t c,
-                                             const float* alpha, index_t heads, const float* x,
+template <class Index, class In>
+STRATA_HOST_DEVICE inline float spmm_element(Index row_ptr, Index col_idx, Index edge_ids,
+                                             index_t i, index_t c, In alpha, index_t heads, In x,
                                              index_t x_cols, index_t y_cols) {
     const std::int64_t hs = heads;
     const std::int64_t xs = x_cols;
@@ -124,17 +127,18 @@ STRATA_HOST_DEVICE inline float spmm_element(const index_t* row_ptr, const index
 
 /// out[k, h] for the entries of row i: Σ_f x[i, hF + f] z[c_k, hF + f] (x_cols == z_cols) or
 /// 1/H Σ_f x[i, f] z[c_k, hF + f] (x_cols == F).
-STRATA_HOST_DEVICE inline void dots_row(const index_t* row_ptr, const index_t* col_idx, index_t i,
-                                        const float* x, index_t x_cols, const float* z,
-                                        index_t z_cols, index_t heads, float* out) {
+template <class Index, class In, class Out>
+STRATA_HOST_DEVICE inline void dots_row(Index row_ptr, Index col_idx, index_t i, In x,
+                                        index_t x_cols, In z, index_t z_cols, index_t heads,
+                                        Out out) {
     const std::int64_t hs = heads;
     const index_t f_count = z_cols / heads;
     const bool shared = x_cols != z_cols;
-    const float* xi = x + i * static_cast<std::int64_t>(x_cols);
+    const In xi = x + i * static_cast<std::int64_t>(x_cols);
     for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
-        const float* zk = z + col_idx[k] * static_cast<std::int64_t>(z_cols);
+        const In zk = z + col_idx[k] * static_cast<std::int64_t>(z_cols);
         for (index_t h = 0; h < heads; ++h) {
-            const float* xh = shared ? xi : xi + h * f_count;
+            const In xh = shared ? xi : xi + h * f_count;
             float sum = 0.0f;
             for (index_t f = 0; f < f_count; ++f) {
                 sum += xh[f] * zk[h * f_count + f];

@@ -1,6 +1,6 @@
-// CUDA backend against the CPU backend: softmax cross-entropy sums (equal to rounding; counts
-// exact; argmax ties to the lowest class), its gradient, the bad-label error, and Adam in both
-// weight-decay modes over several steps (equal to 1e-6).
+// CUDA backend against the CPU backend: softmax cross-entropy sums (equal to the rounding of
+// expf; counts exact; argmax ties to the lowest class), its gradient, the bad-label error, and Adam
+// in both weight-decay modes over several steps (equal to 1e-6).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -62,7 +62,10 @@ TEST_CASE("CUDA softmax cross-entropy sums equal the CPU to rounding", "[gpu]") 
             const LossRun got = run_loss(*b.gpu, logits, labels, mask, gradient);
             CHECK(got.sums.count == want.sums.count);
             CHECK(got.sums.correct == want.sums.correct);
-            CHECK(got.sums.loss == Approx(want.sums.loss).epsilon(1e-12));
+            // The exponentials are in float as on the CPU: CUDA's expf is within 2 ulp of the
+            // host's, so each row's log-sum within 2.4e-7 of the CPU's (the emulation, with the
+            // host's expf, agrees to 1e-12: tests/emulation).
+            CHECK(got.sums.loss == Approx(want.sums.loss).epsilon(1e-6));
             CHECK(want.sums.count > 500);
             if (gradient) {
                 CHECK(test::max_relative_difference(got.dlogits, want.dlogits, 1e-6) < 1e-5);

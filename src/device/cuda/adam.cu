@@ -9,9 +9,10 @@
 namespace strata::cuda::kernels {
 namespace {
 
-__global__ void adam_kernel(float* __restrict__ params, const float* __restrict__ grads,
-                            float* __restrict__ m, float* __restrict__ v, std::int64_t n,
-                            AdamScalars s) {
+__global__ void adam_kernel(global_ptr<float> __restrict__ params,
+                            global_ptr<const float> __restrict__ grads,
+                            global_ptr<float> __restrict__ m, global_ptr<float> __restrict__ v,
+                            std::int64_t n, AdamScalars s) {
     for (std::int64_t i = thread_index(); i < n; i += grid_stride()) {
         float p = params[i];
         float g = grads[i];
@@ -35,8 +36,8 @@ cudaError_t adam(float* params, const float* grads, float* m, float* v, std::siz
     if (n == 0) {
         return cudaSuccess;
     }
-    adam_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(params, grads, m, v,
-                                                              static_cast<std::int64_t>(n), s);
+    STRATA_LAUNCH(adam_kernel, grid_blocks(n), block_threads, stream, params, grads, m, v,
+                  static_cast<std::int64_t>(n), s);
     return cudaGetLastError();
 }
 

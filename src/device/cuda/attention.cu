@@ -9,23 +9,25 @@
 namespace strata::cuda::kernels {
 namespace {
 
-__global__ void edge_scores_kernel(EdgeCsr a, const float* __restrict__ s_dst,
-                                   const float* __restrict__ s_src, float slope, float* e) {
+__global__ void edge_scores_kernel(EdgeCsr a, global_ptr<const float> __restrict__ s_dst,
+                                   global_ptr<const float> __restrict__ s_src, float slope,
+                                   global_ptr<float> e) {
     for (std::int64_t i = thread_index(); i < a.rows; i += grid_stride()) {
         edge::scores_row(a.row_ptr, a.col_idx, static_cast<index_t>(i), s_dst, s_src, a.heads,
                          slope, e);
     }
 }
 
-__global__ void edge_softmax_kernel(EdgeCsr a, const float* e, float* alpha) {
+__global__ void edge_softmax_kernel(EdgeCsr a, global_ptr<const float> e, global_ptr<float> alpha) {
     for (std::int64_t i = thread_index(); i < a.rows; i += grid_stride()) {
         edge::softmax_row(a.row_ptr, static_cast<index_t>(i), a.heads, e, alpha);
     }
 }
 
-__global__ void edge_softmax_backward_kernel(EdgeCsr a, const float* __restrict__ alpha,
-                                             const float* dalpha, const float* __restrict__ e,
-                                             float slope, float* dz) {
+__global__ void edge_softmax_backward_kernel(EdgeCsr a, global_ptr<const float> __restrict__ alpha,
+                                             global_ptr<const float> dalpha,
+                                             global_ptr<const float> __restrict__ e, float slope,
+                                             global_ptr<float> dz) {
     for (std::int64_t i = thread_index(); i < a.rows; i += grid_stride()) {
         edge::softmax_backward_row(a.row_ptr, static_cast<index_t>(i), a.heads, alpha, dalpha, e,
                                    slope, dz);
@@ -33,18 +35,20 @@ __global__ void edge_softmax_backward_kernel(EdgeCsr a, const float* __restrict_
 }
 
 __global__ void edge_dropout_kernel(EdgeCsr a, DropoutMask mask,
-                                    const std::int64_t* __restrict__ row_ids,
-                                    const std::int64_t* __restrict__ col_ids, float* values) {
+                                    global_ptr<const std::int64_t> __restrict__ row_ids,
+                                    global_ptr<const std::int64_t> __restrict__ col_ids,
+                                    global_ptr<float> values) {
     for (std::int64_t i = thread_index(); i < a.rows; i += grid_stride()) {
         edge::dropout_row(a.row_ptr, a.col_idx, static_cast<index_t>(i), a.heads, mask.stream_key,
                           mask.threshold, mask.scale, row_ids, col_ids, values);
     }
 }
 
-__global__ void edge_spmm_kernel(EdgeCsr a, const std::int32_t* __restrict__ edge_ids,
-                                 const float* __restrict__ alpha, const float* __restrict__ x,
-                                 std::int32_t x_cols, float* __restrict__ y, std::int32_t y_cols,
-                                 float beta, std::int64_t n) {
+__global__ void edge_spmm_kernel(EdgeCsr a, global_ptr<const std::int32_t> __restrict__ edge_ids,
+                                 global_ptr<const float> __restrict__ alpha,
+                                 global_ptr<const float> __restrict__ x, std::int32_t x_cols,
+                                 global_ptr<float> __restrict__ y, std::int32_t y_cols, float beta,
+                                 std::int64_t n) {
     for (std::int64_t at = thread_index(); at < n; at += grid_stride()) {
         const auto i = static_cast<index_t>(at / y_cols);
         const auto c = static_cast<index_t>(at - static_cast<std::int64_t>(i) * y_cols);
@@ -54,9 +58,9 @@ __global__ void edge_spmm_kernel(EdgeCsr a, const std::int32_t* __restrict__ edg
     }
 }
 
-__global__ void edge_dots_kernel(EdgeCsr a, const float* __restrict__ x, std::int32_t x_cols,
-                                 const float* __restrict__ z, std::int32_t z_cols,
-                                 float* __restrict__ out) {
+__global__ void edge_dots_kernel(EdgeCsr a, global_ptr<const float> __restrict__ x,
+                                 std::int32_t x_cols, global_ptr<const float> __restrict__ z,
+                                 std::int32_t z_cols, global_ptr<float> __restrict__ out) {
     for (std::int64_t i = thread_index(); i < a.rows; i += grid_stride()) {
         edge::dots_row(a.row_ptr, a.col_idx, static_cast<index_t>(i), x, x_cols, z, z_cols, a.heads,
                        out);
@@ -70,8 +74,8 @@ cudaError_t edge_scores(const EdgeCsr& a, const float* s_dst, const float* s_src
     if (a.rows == 0) {
         return cudaSuccess;
     }
-    edge_scores_kernel<<<grid_blocks(static_cast<std::size_t>(a.rows)), block_threads, 0, stream>>>(
-        a, s_dst, s_src, slope, e);
+    STRATA_LAUNCH(edge_scores_kernel, grid_blocks(static_cast<std::size_t>(a.rows)), block_threads,
+                  stream, a, s_dst, s_src, slope, e);
     return cudaGetLastError();
 }
 
@@ -79,8 +83,8 @@ cudaError_t edge_softmax(const EdgeCsr& a, const float* e, float* alpha, cudaStr
     if (a.rows == 0) {
         return cudaSuccess;
     }
-    edge_softmax_kernel<<<grid_blocks(static_cast<std::size_t>(a.rows)), block_threads, 0,
-                          stream>>>(a, e, alpha);
+    STRATA_LAUNCH(edge_softmax_kernel, grid_blocks(static_cast<std::size_t>(a.rows)), block_threads,
+                  stream, a, e, alpha);
     return cudaGetLastError();
 }
 
@@ -89,8 +93,8 @@ cudaError_t edge_softmax_backward(const EdgeCsr& a, const float* alpha, const fl
     if (a.rows == 0) {
         return cudaSuccess;
     }
-    edge_softmax_backward_kernel<<<grid_blocks(static_cast<std::size_t>(a.rows)), block_threads, 0,
-                                   stream>>>(a, alpha, dalpha, e, slope, dz);
+    STRATA_LAUNCH(edge_softmax_backward_kernel, grid_blocks(static_cast<std::size_t>(a.rows)),
+                  block_threads, stream, a, alpha, dalpha, e, slope, dz);
     return cudaGetLastError();
 }
 
@@ -99,8 +103,8 @@ cudaError_t edge_dropout(const EdgeCsr& a, const DropoutMask& mask, const std::i
     if (a.rows == 0 || !mask.drop) {
         return cudaSuccess;
     }
-    edge_dropout_kernel<<<grid_blocks(static_cast<std::size_t>(a.rows)), block_threads, 0,
-                          stream>>>(a, mask, row_ids, col_ids, values);
+    STRATA_LAUNCH(edge_dropout_kernel, grid_blocks(static_cast<std::size_t>(a.rows)), block_threads,
+                  stream, a, mask, row_ids, col_ids, values);
     return cudaGetLastError();
 }
 
@@ -111,8 +115,8 @@ cudaError_t edge_spmm(const EdgeCsr& a, const std::int32_t* edge_ids, const floa
     if (n == 0) {
         return cudaSuccess;
     }
-    edge_spmm_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
-        a, edge_ids, alpha, x, x_cols, y, y_cols, beta, static_cast<std::int64_t>(n));
+    STRATA_LAUNCH(edge_spmm_kernel, grid_blocks(n), block_threads, stream, a, edge_ids, alpha, x,
+                  x_cols, y, y_cols, beta, static_cast<std::int64_t>(n));
     return cudaGetLastError();
 }
 
@@ -121,8 +125,8 @@ cudaError_t edge_dots(const EdgeCsr& a, const float* x, std::int32_t x_cols, con
     if (a.rows == 0) {
         return cudaSuccess;
     }
-    edge_dots_kernel<<<grid_blocks(static_cast<std::size_t>(a.rows)), block_threads, 0, stream>>>(
-        a, x, x_cols, z, z_cols, out);
+    STRATA_LAUNCH(edge_dots_kernel, grid_blocks(static_cast<std::size_t>(a.rows)), block_threads,
+                  stream, a, x, x_cols, z, z_cols, out);
     return cudaGetLastError();
 }
 

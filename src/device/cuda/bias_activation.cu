@@ -22,10 +22,11 @@
 namespace strata::cuda::kernels {
 namespace {
 
-__global__ void bias_activation_kernel(const float* x, const float* __restrict__ bias,
-                                       std::int64_t n, std::int32_t cols, int act, float slope,
-                                       DropoutMask mask, const std::int64_t* __restrict__ row_ids,
-                                       float* y) {
+__global__ void bias_activation_kernel(global_ptr<const float> x,
+                                       global_ptr<const float> __restrict__ bias, std::int64_t n,
+                                       std::int32_t cols, int act, float slope, DropoutMask mask,
+                                       global_ptr<const std::int64_t> __restrict__ row_ids,
+                                       global_ptr<float> y) {
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         const std::int64_t i = e / cols;
         const std::int64_t j = e - i * cols;
@@ -39,11 +40,13 @@ __global__ void bias_activation_kernel(const float* x, const float* __restrict__
     }
 }
 
-__global__ void bias_activation_backward_kernel(const float* saved, const float* __restrict__ bias,
-                                                const float* dy, std::int64_t n, std::int32_t cols,
-                                                int act, float slope, DropoutMask mask,
-                                                const std::int64_t* __restrict__ row_ids, float* dx,
-                                                float beta) {
+__global__ void bias_activation_backward_kernel(global_ptr<const float> saved,
+                                                global_ptr<const float> __restrict__ bias,
+                                                global_ptr<const float> dy, std::int64_t n,
+                                                std::int32_t cols, int act, float slope,
+                                                DropoutMask mask,
+                                                global_ptr<const std::int64_t> __restrict__ row_ids,
+                                                global_ptr<float> dx, float beta) {
     const bool drop = mask.drop;
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         float g = 0.0f;
@@ -76,8 +79,8 @@ cudaError_t bias_activation(const float* x, const float* bias, std::int32_t rows
     if (n == 0) {
         return cudaSuccess;
     }
-    bias_activation_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
-        x, bias, static_cast<std::int64_t>(n), cols, act, slope, mask, row_ids, y);
+    STRATA_LAUNCH(bias_activation_kernel, grid_blocks(n), block_threads, stream, x, bias,
+                  static_cast<std::int64_t>(n), cols, act, slope, mask, row_ids, y);
     return cudaGetLastError();
 }
 
@@ -89,8 +92,9 @@ cudaError_t bias_activation_backward(const float* saved, const float* bias, cons
     if (n == 0) {
         return cudaSuccess;
     }
-    bias_activation_backward_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
-        saved, bias, dy, static_cast<std::int64_t>(n), cols, act, slope, mask, row_ids, dx, beta);
+    STRATA_LAUNCH(bias_activation_backward_kernel, grid_blocks(n), block_threads, stream, saved,
+                  bias, dy, static_cast<std::int64_t>(n), cols, act, slope, mask, row_ids, dx,
+                  beta);
     return cudaGetLastError();
 }
 

@@ -24,8 +24,9 @@ std::int32_t chunks_for(std::int32_t rows) {
 }
 
 /// partial[c, j] = Σ_{i in chunk c} x[i, j] in double.   grid: (column blocks, chunks).
-__global__ void chunk_sums_kernel(const float* __restrict__ x, std::int32_t rows, std::int32_t cols,
-                                  std::int32_t chunk_rows, double* __restrict__ partial) {
+__global__ void chunk_sums_kernel(global_ptr<const float> __restrict__ x, std::int32_t rows,
+                                  std::int32_t cols, std::int32_t chunk_rows,
+                                  global_ptr<double> __restrict__ partial) {
     const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (j >= cols) {
         return;
@@ -41,8 +42,8 @@ __global__ void chunk_sums_kernel(const float* __restrict__ x, std::int32_t rows
 }
 
 /// out[j] = Σ_c partial[c, j] (chunk order) + beta out[j]; beta == 0 never reads out.
-__global__ void finish_kernel(const double* __restrict__ partial, std::int32_t chunks,
-                              std::int32_t cols, float* __restrict__ out, float beta) {
+__global__ void finish_kernel(global_ptr<const double> __restrict__ partial, std::int32_t chunks,
+                              std::int32_t cols, global_ptr<float> __restrict__ out, float beta) {
     const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (j >= cols) {
         return;
@@ -71,10 +72,11 @@ cudaError_t column_sums(const float* x, std::int32_t rows, std::int32_t cols, fl
     auto* partial = static_cast<double*>(workspace);
     const auto column_blocks = static_cast<unsigned>((cols + block_threads - 1) / block_threads);
     if (chunks > 0) {
-        chunk_sums_kernel<<<dim3(column_blocks, static_cast<unsigned>(chunks)), block_threads, 0,
-                            stream>>>(x, rows, cols, chunk_rows_for(rows), partial);
+        STRATA_LAUNCH(chunk_sums_kernel, dim3(column_blocks, static_cast<unsigned>(chunks)),
+                      block_threads, stream, x, rows, cols, chunk_rows_for(rows), partial);
     }
-    finish_kernel<<<column_blocks, block_threads, 0, stream>>>(partial, chunks, cols, out, beta);
+    STRATA_LAUNCH(finish_kernel, column_blocks, block_threads, stream, partial, chunks, cols, out,
+                  beta);
     return cudaGetLastError();
 }
 

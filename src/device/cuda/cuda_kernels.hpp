@@ -10,6 +10,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "src/device/cuda/global_ptr.hpp"
+
 namespace strata::cuda::kernels {
 
 /// Bits of the backend's device status word, set by kernels that met a bad index (the element
@@ -96,9 +98,10 @@ struct DropoutMask {
 // --- attention.cu -------------------------------------------------------------------------------
 
 /// The CSR structure of A (values unused) and the head count H of its edge values (nnz x H).
+/// (global_ptr: const std::int32_t* on the device, bounds-checked in the emulation.)
 struct EdgeCsr {
-    const std::int32_t* row_ptr;
-    const std::int32_t* col_idx;
+    global_ptr<const std::int32_t> row_ptr;
+    global_ptr<const std::int32_t> col_idx;
     std::int32_t rows;
     std::int32_t heads;
 };
@@ -208,9 +211,10 @@ struct LossResult {
 /// Device workspace bytes softmax_cross_entropy needs for `rows` rows.
 [[nodiscard]] std::size_t softmax_cross_entropy_workspace_bytes(std::int32_t rows);
 /// Row i is selected iff mask[i] != 0 and labels[i] >= 0 (and labels[i] < classes, else it is
-/// reported in first_bad_row). Per selected row, in double: loss_i = log Σ_j exp(l_ij - max) -
-/// (l_i,label - max); dlogits[i, :] = grad_scale · (softmax - onehot), 0 for other rows (skipped
-/// when dlogits is null). Loss partials over 256-row chunks are added in row order, like the CPU.
+/// reported in first_bad_row). Per selected row, as the CPU: e_j = exp(l_ij - max) in float;
+/// loss_i = log Σ_j e_j - (l_i,label - max) in double; dlogits[i, :] = e · float(grad_scale /
+/// Σ e) - grad_scale · onehot, 0 for other rows (skipped when dlogits is null). Loss partials
+/// over 256-row chunks are added in row order, like the CPU.
 /// logits, dlogits: rows x classes; labels, mask: rows; *result: device memory.
 [[nodiscard]] cudaError_t softmax_cross_entropy(const float* logits, std::int32_t rows,
                                                 std::int32_t classes, const std::int32_t* labels,

@@ -7,19 +7,20 @@
 namespace strata::cuda::kernels {
 namespace {
 
-__global__ void fill_kernel(float* y, std::int64_t n, float value) {
+__global__ void fill_kernel(global_ptr<float> y, std::int64_t n, float value) {
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         y[e] = value;
     }
 }
 
-__global__ void scale_kernel(float* y, std::int64_t n, float beta) {
+__global__ void scale_kernel(global_ptr<float> y, std::int64_t n, float beta) {
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         y[e] *= beta;
     }
 }
 
-__global__ void axpby_kernel(float alpha, const float* x, float beta, float* y, std::int64_t n) {
+__global__ void axpby_kernel(float alpha, global_ptr<const float> x, float beta,
+                             global_ptr<float> y, std::int64_t n) {
     if (beta == 0.0f) {  // never read y: it may hold NaN
         for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
             y[e] = alpha * x[e];
@@ -37,8 +38,8 @@ cudaError_t fill(float* y, std::size_t n, float value, cudaStream_t stream) {
     if (n == 0) {
         return cudaSuccess;
     }
-    fill_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(y, static_cast<std::int64_t>(n),
-                                                              value);
+    STRATA_LAUNCH(fill_kernel, grid_blocks(n), block_threads, stream, y,
+                  static_cast<std::int64_t>(n), value);
     return cudaGetLastError();
 }
 
@@ -46,8 +47,8 @@ cudaError_t scale(float* y, std::size_t n, float beta, cudaStream_t stream) {
     if (n == 0) {
         return cudaSuccess;
     }
-    scale_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(y, static_cast<std::int64_t>(n),
-                                                               beta);
+    STRATA_LAUNCH(scale_kernel, grid_blocks(n), block_threads, stream, y,
+                  static_cast<std::int64_t>(n), beta);
     return cudaGetLastError();
 }
 
@@ -56,8 +57,8 @@ cudaError_t axpby(float alpha, const float* x, float beta, float* y, std::size_t
     if (n == 0) {
         return cudaSuccess;
     }
-    axpby_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(alpha, x, beta, y,
-                                                               static_cast<std::int64_t>(n));
+    STRATA_LAUNCH(axpby_kernel, grid_blocks(n), block_threads, stream, alpha, x, beta, y,
+                  static_cast<std::int64_t>(n));
     return cudaGetLastError();
 }
 

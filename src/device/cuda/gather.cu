@@ -7,9 +7,10 @@
 namespace strata::cuda::kernels {
 namespace {
 
-__global__ void gather_rows_kernel(const float* __restrict__ x, std::int32_t x_rows, std::int32_t f,
-                                   const std::int32_t* __restrict__ rows, std::int64_t n,
-                                   float* __restrict__ out, unsigned* status) {
+__global__ void gather_rows_kernel(global_ptr<const float> __restrict__ x, std::int32_t x_rows,
+                                   std::int32_t f, global_ptr<const std::int32_t> __restrict__ rows,
+                                   std::int64_t n, global_ptr<float> __restrict__ out,
+                                   global_ptr<unsigned> status) {
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         const std::int64_t i = e / f;
         const std::int64_t j = e - i * f;
@@ -23,9 +24,10 @@ __global__ void gather_rows_kernel(const float* __restrict__ x, std::int32_t x_r
     }
 }
 
-__global__ void scatter_add_rows_kernel(const float* __restrict__ x, std::int32_t f,
-                                        const std::int32_t* __restrict__ rows, std::int64_t n,
-                                        float* out, std::int32_t out_rows, unsigned* status) {
+__global__ void scatter_add_rows_kernel(global_ptr<const float> __restrict__ x, std::int32_t f,
+                                        global_ptr<const std::int32_t> __restrict__ rows,
+                                        std::int64_t n, global_ptr<float> out,
+                                        std::int32_t out_rows, global_ptr<unsigned> status) {
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         const std::int64_t i = e / f;
         const std::int64_t j = e - i * f;
@@ -38,9 +40,10 @@ __global__ void scatter_add_rows_kernel(const float* __restrict__ x, std::int32_
     }
 }
 
-__global__ void scatter_rows_kernel(const float* __restrict__ x, std::int32_t f,
-                                    const std::int32_t* __restrict__ rows, std::int64_t n,
-                                    float* out, std::int32_t out_rows, unsigned* status) {
+__global__ void scatter_rows_kernel(global_ptr<const float> __restrict__ x, std::int32_t f,
+                                    global_ptr<const std::int32_t> __restrict__ rows,
+                                    std::int64_t n, global_ptr<float> out, std::int32_t out_rows,
+                                    global_ptr<unsigned> status) {
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         const std::int64_t i = e / f;
         const std::int64_t j = e - i * f;
@@ -62,8 +65,8 @@ cudaError_t gather_rows(const float* x, std::int32_t x_rows, std::int32_t f,
     if (n == 0) {
         return cudaSuccess;
     }
-    gather_rows_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
-        x, x_rows, f, rows, static_cast<std::int64_t>(n), out, status);
+    STRATA_LAUNCH(gather_rows_kernel, grid_blocks(n), block_threads, stream, x, x_rows, f, rows,
+                  static_cast<std::int64_t>(n), out, status);
     return cudaGetLastError();
 }
 
@@ -74,8 +77,8 @@ cudaError_t scatter_add_rows(const float* x, std::int32_t f, const std::int32_t*
     if (n == 0) {
         return cudaSuccess;
     }
-    scatter_add_rows_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
-        x, f, rows, static_cast<std::int64_t>(n), out, out_rows, status);
+    STRATA_LAUNCH(scatter_add_rows_kernel, grid_blocks(n), block_threads, stream, x, f, rows,
+                  static_cast<std::int64_t>(n), out, out_rows, status);
     return cudaGetLastError();
 }
 
@@ -86,8 +89,8 @@ cudaError_t scatter_rows(const float* x, std::int32_t f, const std::int32_t* row
     if (n == 0) {
         return cudaSuccess;
     }
-    scatter_rows_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
-        x, f, rows, static_cast<std::int64_t>(n), out, out_rows, status);
+    STRATA_LAUNCH(scatter_rows_kernel, grid_blocks(n), block_threads, stream, x, f, rows,
+                  static_cast<std::int64_t>(n), out, out_rows, status);
     return cudaGetLastError();
 }
 

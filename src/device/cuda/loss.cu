@@ -1,7 +1,9 @@
 // Softmax cross-entropy over the selected rows (mask[i] != 0 and labels[i] >= 0).
 //   logits, dlogits: rows x classes; labels, mask: rows.
-//   loss_i = log Σ_j exp(l_ij - max_i) - (l_i,label - max_i)   (in double)
-//   dlogits[i, :] = grad_scale · (softmax(l_i) - onehot(label_i)); 0 for unselected rows.
+//   loss_i = log Σ_j e_ij - (l_i,label - max_i),  e_ij = exp(l_ij - max_i) in float, the sum
+//            and the log in double
+//   dlogits[i, :] = e_i · float(grad_scale / Σ_j e_ij) - grad_scale · onehot(label_i); 0 for
+//            unselected rows.
 // Three kernels, deterministic and in the CPU's order (src/device/cpu/cpu_loss.cpp): one thread
 // per row (sequential over classes; argmax ties go to the lowest index), one thread per chunk of
 // 256 rows summing in row order, then one block adding the chunk partials in chunk order.
@@ -20,12 +22,12 @@ enum RowState : std::uint8_t { unselected = 0, selected = 1, selected_correct = 
 
 /// The kernels' scratch, carved out of one workspace block (8-byte aligned fields first).
 struct Scratch {
-    unsigned long long* bad;  ///< max over bad rows of (rows - row); 0 when none
-    double* chunk_loss;
-    long long* chunk_count;
-    long long* chunk_correct;
-    double* row_loss;
-    std::uint8_t* row_state;
+    global_ptr<unsigned long long> bad;  ///< max over bad rows of (rows - row); 0 when none
+    global_ptr<double> chunk_loss;
+    global_ptr<long long> chunk_count;
+    global_ptr<long long> chunk_correct;
+    global_ptr<double> row_loss;
+    global_ptr<std::uint8_t> row_state;
 };
 
 __host__ __device__ std::int32_t chunks_for(std::int32_t rows) {
@@ -50,13 +52,13 @@ Scratch carve(void* workspace, std::int32_t rows) {
     return s;
 }
 
-__global__ void row_kernel(const float* __restrict__ logits, std::int32_t rows,
-                           std::int32_t classes, const std::int32_t* __restrict__ labels,
-                           const std::uint8_t* __restrict__ mask, float grad_scale,
-                           float* __restrict__ dlogits, Scratch s) {
+__global__ void row_kernel(global_ptr<const float> __restrict__ logits, std::int32_t rows,
+                           std::int32_t classes, global_ptr<const std::int32_t> __restrict__ labels,
+                           global_ptr<const std::uint8_t> __restrict__ mask, float grad_scale,
+                           global_ptr<float> __restrict__ dlogits, Scratch s) {
     for (std::int64_t r = thread_index(); r < rows; r += grid_stride()) {
-        const float* li = logits + r * classes;
-        float* di = dlogits == nullptr ? nullptr : dlogits + r * classes;
+        global_ptr<const float> li = logits + r * classes;
+        global_ptr<float> di = dlogits == nullptr ? nullptr : dlogits + r * classes;
         const std::int32_t label = labels[r];
         s.row_loss[r] = 0.0;
         s.row_state[r] = unselected;
@@ -77,19 +79,26 @@ __global__ void row_kernel(const float* __restrict__ logits, std::int32_t rows,
                 best = j;
             }
         }
-        const double max = li[best];
+        // As the CPU: e_j = exp(l_j - max) once, in float (kept in the gradient row), summed in
+        // double; the log in double; then dlogits_j = e_j · float(grad_scale / Σ e).
+        const float max = li[best];
         double sum = 0.0;
         for (std::int32_t j = 0; j < classes; ++j) {
-            sum += exp(static_cast<double>(li[j]) - max);
+            const float e = expf(li[j] - max);
+            if (di != nullptr) {
+                di[j] = e;
+            }
+            sum += static_cast<double>(e);
         }
         const double log_sum = log(sum);
-        s.row_loss[r] = log_sum - (static_cast<double>(li[label]) - max);
+        s.row_loss[r] = log_sum - (static_cast<double>(li[label]) - static_cast<double>(max));
         s.row_state[r] = best == label ? selected_correct : selected;
         if (di != nullptr) {
+            const auto g = static_cast<float>(static_cast<double>(grad_scale) / sum);
             for (std::int32_t j = 0; j < classes; ++j) {
-                const double p = exp(static_cast<double>(li[j]) - max - log_sum);
-                di[j] = static_cast<float>(grad_scale * (p - (j == label ? 1.0 : 0.0)));
+                di[j] *= g;
             }
+            di[label] -= grad_scale;
         }
     }
 }
@@ -117,7 +126,7 @@ __global__ void chunk_kernel(std::int32_t rows, Scratch s) {
 }
 
 /// One block: tiles of partials are staged in shared memory, thread 0 adds them in order.
-__global__ void finish_kernel(std::int32_t rows, Scratch s, LossResult* result) {
+__global__ void finish_kernel(std::int32_t rows, Scratch s, global_ptr<LossResult> result) {
     __shared__ double tile[block_threads];
     const std::int32_t chunks = chunks_for(rows);
     double loss = 0.0;
@@ -167,12 +176,12 @@ cudaError_t softmax_cross_entropy(const float* logits, std::int32_t rows, std::i
     }
     if (rows > 0) {
         const auto n = static_cast<std::size_t>(rows);
-        row_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(logits, rows, classes, labels,
-                                                                 mask, grad_scale, dlogits, s);
+        STRATA_LAUNCH(row_kernel, grid_blocks(n), block_threads, stream, logits, rows, classes,
+                      labels, mask, grad_scale, dlogits, s);
         const auto chunks = static_cast<std::size_t>(chunks_for(rows));
-        chunk_kernel<<<grid_blocks(chunks), block_threads, 0, stream>>>(rows, s);
+        STRATA_LAUNCH(chunk_kernel, grid_blocks(chunks), block_threads, stream, rows, s);
     }
-    finish_kernel<<<1, block_threads, 0, stream>>>(rows, s, result);
+    STRATA_LAUNCH(finish_kernel, 1, block_threads, stream, rows, s, result);
     return cudaGetLastError();
 }
 

@@ -62,7 +62,8 @@ struct RowStats {
 };
 
 /// μ and 1/sqrt(σ² + eps) of row xi, computed by the whole warp (lane = its lane).
-__device__ RowStats warp_row_stats(const float* xi, std::int32_t cols, float eps, int lane) {
+__device__ RowStats warp_row_stats(global_ptr<const float> xi, std::int32_t cols, float eps,
+                                   int lane) {
     double sum = 0.0;
     for (std::int32_t j = lane; j < cols; j += warp) {
         sum += static_cast<double>(xi[j]);
@@ -88,13 +89,14 @@ __device__ std::int64_t warp_row_stride() {
     return static_cast<std::int64_t>(gridDim.x) * warps_per_block;
 }
 
-__global__ void layer_norm_kernel(const float* __restrict__ x, std::int32_t rows, std::int32_t cols,
-                                  const float* __restrict__ gamma, const float* __restrict__ beta,
-                                  float eps, float* __restrict__ y) {
+__global__ void layer_norm_kernel(global_ptr<const float> __restrict__ x, std::int32_t rows,
+                                  std::int32_t cols, global_ptr<const float> __restrict__ gamma,
+                                  global_ptr<const float> __restrict__ beta, float eps,
+                                  global_ptr<float> __restrict__ y) {
     const int lane = static_cast<int>(threadIdx.x % warp);
     for (std::int64_t i = warp_row(); i < rows; i += warp_row_stride()) {
-        const float* xi = x + i * cols;
-        float* yi = y + i * cols;
+        global_ptr<const float> xi = x + i * cols;
+        global_ptr<float> yi = y + i * cols;
         const RowStats s = warp_row_stats(xi, cols, eps, lane);
         for (std::int32_t j = lane; j < cols; j += warp) {
             yi[j] = (xi[j] - s.mean) * s.inv_std * gamma[j] + beta[j];
@@ -103,8 +105,9 @@ __global__ void layer_norm_kernel(const float* __restrict__ x, std::int32_t rows
 }
 
 /// stats[2 i] = μ_i, stats[2 i + 1] = r_i.
-__global__ void row_stats_kernel(const float* __restrict__ x, std::int32_t rows, std::int32_t cols,
-                                 float eps, float* __restrict__ stats) {
+__global__ void row_stats_kernel(global_ptr<const float> __restrict__ x, std::int32_t rows,
+                                 std::int32_t cols, float eps,
+                                 global_ptr<float> __restrict__ stats) {
     const int lane = static_cast<int>(threadIdx.x % warp);
     for (std::int64_t i = warp_row(); i < rows; i += warp_row_stride()) {
         const RowStats s = warp_row_stats(x + i * cols, cols, eps, lane);
@@ -116,11 +119,12 @@ __global__ void row_stats_kernel(const float* __restrict__ x, std::int32_t rows,
 }
 
 /// partial[c, 0, j] = Σ_{i in chunk c} dy x̂, partial[c, 1, j] = Σ dy (double).
-__global__ void layer_norm_param_partials_kernel(const float* __restrict__ x,
-                                                 const float* __restrict__ dy, std::int32_t rows,
-                                                 std::int32_t cols, std::int32_t chunk_rows,
-                                                 const float* __restrict__ stats,
-                                                 double* __restrict__ partial) {
+__global__ void layer_norm_param_partials_kernel(global_ptr<const float> __restrict__ x,
+                                                 global_ptr<const float> __restrict__ dy,
+                                                 std::int32_t rows, std::int32_t cols,
+                                                 std::int32_t chunk_rows,
+                                                 global_ptr<const float> __restrict__ stats,
+                                                 global_ptr<double> __restrict__ partial) {
     const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (j >= cols) {
         return;
@@ -140,10 +144,10 @@ __global__ void layer_norm_param_partials_kernel(const float* __restrict__ x,
     partial[(2 * static_cast<std::int64_t>(c) + 1) * cols + j] = pb;
 }
 
-__global__ void layer_norm_param_finish_kernel(const double* __restrict__ partial,
+__global__ void layer_norm_param_finish_kernel(global_ptr<const double> __restrict__ partial,
                                                std::int32_t chunks, std::int32_t cols,
-                                               float* __restrict__ dgamma,
-                                               float* __restrict__ dbeta) {
+                                               global_ptr<float> __restrict__ dgamma,
+                                               global_ptr<float> __restrict__ dbeta) {
     const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (j >= cols) {
         return;
@@ -162,15 +166,16 @@ __global__ void layer_norm_param_finish_kernel(const double* __restrict__ partia
     }
 }
 
-__global__ void layer_norm_dx_kernel(const float* __restrict__ x, const float* dy,
-                                     std::int32_t rows, std::int32_t cols,
-                                     const float* __restrict__ gamma,
-                                     const float* __restrict__ stats, float* dx, float beta) {
+__global__ void layer_norm_dx_kernel(global_ptr<const float> __restrict__ x,
+                                     global_ptr<const float> dy, std::int32_t rows,
+                                     std::int32_t cols, global_ptr<const float> __restrict__ gamma,
+                                     global_ptr<const float> __restrict__ stats,
+                                     global_ptr<float> dx, float beta) {
     const int lane = static_cast<int>(threadIdx.x % warp);
     for (std::int64_t i = warp_row(); i < rows; i += warp_row_stride()) {
-        const float* xi = x + i * cols;
-        const float* dyi = dy + i * cols;
-        float* dxi = dx + i * cols;
+        global_ptr<const float> xi = x + i * cols;
+        global_ptr<const float> dyi = dy + i * cols;
+        global_ptr<float> dxi = dx + i * cols;
         const float mean = stats[2 * i];
         const float r = stats[2 * i + 1];
         double a = 0.0;
@@ -193,12 +198,12 @@ __global__ void layer_norm_dx_kernel(const float* __restrict__ x, const float* d
     }
 }
 
-__global__ void centered_partials_kernel(const float* __restrict__ x, std::int32_t rows,
+__global__ void centered_partials_kernel(global_ptr<const float> __restrict__ x, std::int32_t rows,
                                          std::int32_t cols, std::int32_t chunk_rows,
-                                         const float* __restrict__ mean,
-                                         const float* __restrict__ var, float eps,
-                                         const float* __restrict__ w,
-                                         double* __restrict__ partial) {
+                                         global_ptr<const float> __restrict__ mean,
+                                         global_ptr<const float> __restrict__ var, float eps,
+                                         global_ptr<const float> __restrict__ w,
+                                         global_ptr<double> __restrict__ partial) {
     const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (j >= cols) {
         return;
@@ -216,8 +221,9 @@ __global__ void centered_partials_kernel(const float* __restrict__ x, std::int32
     partial[static_cast<std::int64_t>(c) * cols + j] = acc;
 }
 
-__global__ void centered_finish_kernel(const double* __restrict__ partial, std::int32_t chunks,
-                                       std::int32_t cols, float* __restrict__ out, float beta) {
+__global__ void centered_finish_kernel(global_ptr<const double> __restrict__ partial,
+                                       std::int32_t chunks, std::int32_t cols,
+                                       global_ptr<float> __restrict__ out, float beta) {
     const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (j >= cols) {
         return;
@@ -230,10 +236,11 @@ __global__ void centered_finish_kernel(const double* __restrict__ partial, std::
     out[j] = beta == 0.0f ? s : s + beta * out[j];
 }
 
-__global__ void batch_norm_kernel(const float* x, std::int64_t n, std::int32_t cols,
-                                  const float* __restrict__ mean, const float* __restrict__ var,
-                                  float eps, const float* __restrict__ gamma,
-                                  const float* __restrict__ beta, float* y) {
+__global__ void batch_norm_kernel(global_ptr<const float> x, std::int64_t n, std::int32_t cols,
+                                  global_ptr<const float> __restrict__ mean,
+                                  global_ptr<const float> __restrict__ var, float eps,
+                                  global_ptr<const float> __restrict__ gamma,
+                                  global_ptr<const float> __restrict__ beta, global_ptr<float> y) {
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         const std::int64_t j = e % cols;
         const float r = 1.0f / sqrtf(var[j] + eps);
@@ -242,10 +249,11 @@ __global__ void batch_norm_kernel(const float* x, std::int64_t n, std::int32_t c
 }
 
 __global__ void batch_norm_backward_kernel(
-    const float* __restrict__ x, const float* dy, std::int64_t n, std::int32_t cols,
-    const float* __restrict__ mean, const float* __restrict__ var, float eps,
-    const float* __restrict__ gamma, const float* __restrict__ sum_dy,
-    const float* __restrict__ sum_dy_xhat, double count, float* dx, float beta) {
+    global_ptr<const float> __restrict__ x, global_ptr<const float> dy, std::int64_t n,
+    std::int32_t cols, global_ptr<const float> __restrict__ mean,
+    global_ptr<const float> __restrict__ var, float eps, global_ptr<const float> __restrict__ gamma,
+    global_ptr<const float> __restrict__ sum_dy, global_ptr<const float> __restrict__ sum_dy_xhat,
+    double count, global_ptr<float> dx, float beta) {
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         const std::int64_t j = e % cols;
         const float r = 1.0f / sqrtf(var[j] + eps);
@@ -264,8 +272,8 @@ cudaError_t layer_norm(const float* x, std::int32_t rows, std::int32_t cols, con
     if (rows == 0 || cols == 0) {
         return cudaSuccess;
     }
-    layer_norm_kernel<<<row_blocks(rows), block_threads, 0, stream>>>(x, rows, cols, gamma, beta,
-                                                                      eps, y);
+    STRATA_LAUNCH(layer_norm_kernel, row_blocks(rows), block_threads, stream, x, rows, cols, gamma,
+                  beta, eps, y);
     return cudaGetLastError();
 }
 
@@ -286,17 +294,18 @@ cudaError_t layer_norm_backward(const float* x, const float* dy, std::int32_t ro
     auto* partial = static_cast<double*>(workspace);
     auto* stats = reinterpret_cast<float*>(partial + 2 * static_cast<std::size_t>(chunks) *
                                                          static_cast<std::size_t>(cols));
-    row_stats_kernel<<<row_blocks(rows), block_threads, 0, stream>>>(x, rows, cols, eps, stats);
+    STRATA_LAUNCH(row_stats_kernel, row_blocks(rows), block_threads, stream, x, rows, cols, eps,
+                  stats);
     if (dgamma != nullptr || dbeta != nullptr) {
-        layer_norm_param_partials_kernel<<<dim3(column_blocks(cols), static_cast<unsigned>(chunks)),
-                                           block_threads, 0, stream>>>(
-            x, dy, rows, cols, chunk_rows_for(rows), stats, partial);
-        layer_norm_param_finish_kernel<<<column_blocks(cols), block_threads, 0, stream>>>(
-            partial, chunks, cols, dgamma, dbeta);
+        STRATA_LAUNCH(layer_norm_param_partials_kernel,
+                      dim3(column_blocks(cols), static_cast<unsigned>(chunks)), block_threads,
+                      stream, x, dy, rows, cols, chunk_rows_for(rows), stats, partial);
+        STRATA_LAUNCH(layer_norm_param_finish_kernel, column_blocks(cols), block_threads, stream,
+                      partial, chunks, cols, dgamma, dbeta);
     }
     if (dx != nullptr) {
-        layer_norm_dx_kernel<<<row_blocks(rows), block_threads, 0, stream>>>(
-            x, dy, rows, cols, gamma, stats, dx, beta);
+        STRATA_LAUNCH(layer_norm_dx_kernel, row_blocks(rows), block_threads, stream, x, dy, rows,
+                      cols, gamma, stats, dx, beta);
     }
     return cudaGetLastError();
 }
@@ -315,12 +324,12 @@ cudaError_t centered_column_sums(const float* x, std::int32_t rows, std::int32_t
     const std::int32_t chunks = chunks_for(rows);
     auto* partial = static_cast<double*>(workspace);
     if (chunks > 0) {
-        centered_partials_kernel<<<dim3(column_blocks(cols), static_cast<unsigned>(chunks)),
-                                   block_threads, 0, stream>>>(x, rows, cols, chunk_rows_for(rows),
-                                                               mean, var, eps, w, partial);
+        STRATA_LAUNCH(centered_partials_kernel,
+                      dim3(column_blocks(cols), static_cast<unsigned>(chunks)), block_threads,
+                      stream, x, rows, cols, chunk_rows_for(rows), mean, var, eps, w, partial);
     }
-    centered_finish_kernel<<<column_blocks(cols), block_threads, 0, stream>>>(partial, chunks, cols,
-                                                                              out, beta);
+    STRATA_LAUNCH(centered_finish_kernel, column_blocks(cols), block_threads, stream, partial,
+                  chunks, cols, out, beta);
     return cudaGetLastError();
 }
 
@@ -331,8 +340,8 @@ cudaError_t batch_norm(const float* x, std::int32_t rows, std::int32_t cols, con
     if (n == 0) {
         return cudaSuccess;
     }
-    batch_norm_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
-        x, static_cast<std::int64_t>(n), cols, mean, var, eps, gamma, beta, y);
+    STRATA_LAUNCH(batch_norm_kernel, grid_blocks(n), block_threads, stream, x,
+                  static_cast<std::int64_t>(n), cols, mean, var, eps, gamma, beta, y);
     return cudaGetLastError();
 }
 
@@ -344,9 +353,9 @@ cudaError_t batch_norm_backward(const float* x, const float* dy, std::int32_t ro
     if (n == 0) {
         return cudaSuccess;
     }
-    batch_norm_backward_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
-        x, dy, static_cast<std::int64_t>(n), cols, mean, var, eps, gamma, sum_dy, sum_dy_xhat,
-        count, dx, beta);
+    STRATA_LAUNCH(batch_norm_backward_kernel, grid_blocks(n), block_threads, stream, x, dy,
+                  static_cast<std::int64_t>(n), cols, mean, var, eps, gamma, sum_dy, sum_dy_xhat,
+                  count, dx, beta);
     return cudaGetLastError();
 }
 

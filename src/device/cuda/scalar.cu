@@ -17,16 +17,18 @@ std::size_t dot_blocks(std::size_t n) {
     return std::min<std::size_t>(dot_max_blocks, (n + block_threads - 1) / block_threads);
 }
 
-__global__ void axpby_scalar_kernel(float shift, const float* __restrict__ s, const float* x,
-                                    float beta, float* y, std::int64_t n) {
+__global__ void axpby_scalar_kernel(float shift, global_ptr<const float> __restrict__ s,
+                                    global_ptr<const float> x, float beta, global_ptr<float> y,
+                                    std::int64_t n) {
     const float alpha = shift + s[0];
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         y[e] = beta == 0.0f ? alpha * x[e] : alpha * x[e] + beta * y[e];
     }
 }
 
-__global__ void dot_partial_kernel(const float* __restrict__ a, const float* __restrict__ b,
-                                   std::int64_t n, double* __restrict__ partial) {
+__global__ void dot_partial_kernel(global_ptr<const float> __restrict__ a,
+                                   global_ptr<const float> __restrict__ b, std::int64_t n,
+                                   global_ptr<double> __restrict__ partial) {
     __shared__ double acc[block_threads];
     double sum = 0.0;
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
@@ -45,8 +47,8 @@ __global__ void dot_partial_kernel(const float* __restrict__ a, const float* __r
     }
 }
 
-__global__ void dot_finish_kernel(const double* __restrict__ partial, unsigned blocks,
-                                  float* __restrict__ out, float beta) {
+__global__ void dot_finish_kernel(global_ptr<const double> __restrict__ partial, unsigned blocks,
+                                  global_ptr<float> __restrict__ out, float beta) {
     double sum = 0.0;
     for (unsigned k = 0; k < blocks; ++k) {
         sum += partial[k];
@@ -62,8 +64,8 @@ cudaError_t axpby_scalar(float shift, const float* s, const float* x, float beta
     if (n == 0) {
         return cudaSuccess;
     }
-    axpby_scalar_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(shift, s, x, beta, y,
-                                                                      static_cast<std::int64_t>(n));
+    STRATA_LAUNCH(axpby_scalar_kernel, grid_blocks(n), block_threads, stream, shift, s, x, beta, y,
+                  static_cast<std::int64_t>(n));
     return cudaGetLastError();
 }
 
@@ -76,10 +78,11 @@ cudaError_t dot(const float* a, const float* b, std::size_t n, float* out, float
     const std::size_t blocks = dot_blocks(n);
     auto* partial = static_cast<double*>(workspace);
     if (blocks > 0) {
-        dot_partial_kernel<<<static_cast<unsigned>(blocks), block_threads, 0, stream>>>(
-            a, b, static_cast<std::int64_t>(n), partial);
+        STRATA_LAUNCH(dot_partial_kernel, static_cast<unsigned>(blocks), block_threads, stream, a,
+                      b, static_cast<std::int64_t>(n), partial);
     }
-    dot_finish_kernel<<<1, 1, 0, stream>>>(partial, static_cast<unsigned>(blocks), out, beta);
+    STRATA_LAUNCH(dot_finish_kernel, 1, 1, stream, partial, static_cast<unsigned>(blocks), out,
+                  beta);
     return cudaGetLastError();
 }
 

@@ -15,11 +15,12 @@
 namespace strata::cuda::kernels {
 namespace {
 
-__global__ void spmm_csr_rows_kernel(const std::int32_t* __restrict__ row_ptr,
-                                     const std::int32_t* __restrict__ col_idx,
-                                     const float* __restrict__ values, std::int32_t first,
-                                     std::int64_t n, std::int32_t f, const float* __restrict__ x,
-                                     float* __restrict__ y, float beta) {
+__global__ void spmm_csr_rows_kernel(global_ptr<const std::int32_t> __restrict__ row_ptr,
+                                     global_ptr<const std::int32_t> __restrict__ col_idx,
+                                     global_ptr<const float> __restrict__ values,
+                                     std::int32_t first, std::int64_t n, std::int32_t f,
+                                     global_ptr<const float> __restrict__ x,
+                                     global_ptr<float> __restrict__ y, float beta) {
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         const std::int64_t r = e / f;
         const std::int64_t j = e - r * f;
@@ -41,12 +42,13 @@ __global__ void spmm_csr_rows_kernel(const std::int32_t* __restrict__ row_ptr,
     }
 }
 
-__global__ void spmm_csr_scatter_add_kernel(const std::int32_t* __restrict__ row_ptr,
-                                            const std::int32_t* __restrict__ col_idx,
-                                            const float* __restrict__ values,
-                                            const std::int32_t* __restrict__ out_rows,
+__global__ void spmm_csr_scatter_add_kernel(global_ptr<const std::int32_t> __restrict__ row_ptr,
+                                            global_ptr<const std::int32_t> __restrict__ col_idx,
+                                            global_ptr<const float> __restrict__ values,
+                                            global_ptr<const std::int32_t> __restrict__ out_rows,
                                             std::int64_t n, std::int32_t f,
-                                            const float* __restrict__ x, float* __restrict__ y) {
+                                            global_ptr<const float> __restrict__ x,
+                                            global_ptr<float> __restrict__ y) {
     for (std::int64_t e = thread_index(); e < n; e += grid_stride()) {
         const std::int64_t r = e / f;
         const std::int64_t j = e - r * f;
@@ -69,8 +71,8 @@ cudaError_t spmm_csr_scatter_add(const std::int32_t* row_ptr, const std::int32_t
     if (n == 0) {
         return cudaSuccess;
     }
-    spmm_csr_scatter_add_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
-        row_ptr, col_idx, values, out_rows, static_cast<std::int64_t>(n), f, x, y);
+    STRATA_LAUNCH(spmm_csr_scatter_add_kernel, grid_blocks(n), block_threads, stream, row_ptr,
+                  col_idx, values, out_rows, static_cast<std::int64_t>(n), f, x, y);
     return cudaGetLastError();
 }
 
@@ -82,8 +84,8 @@ cudaError_t spmm_csr_rows(const std::int32_t* row_ptr, const std::int32_t* col_i
     if (n == 0) {
         return cudaSuccess;
     }
-    spmm_csr_rows_kernel<<<grid_blocks(n), block_threads, 0, stream>>>(
-        row_ptr, col_idx, values, first, static_cast<std::int64_t>(n), f, x, y, beta);
+    STRATA_LAUNCH(spmm_csr_rows_kernel, grid_blocks(n), block_threads, stream, row_ptr, col_idx,
+                  values, first, static_cast<std::int64_t>(n), f, x, y, beta);
     return cudaGetLastError();
 }
 
