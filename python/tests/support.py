@@ -57,4 +57,4 @@ def same_config(a: dict, b: dict) -> None:
     skip = {"data", "metrics", "overwrite", "checkpoint_dir"}
     diff = {k: (a.get(k), b.get(k)) for k in set(a) | set(b)
             if k not in skip and a.get(k) != b.get(k)}
-    assert diff == {}
+    assert diff == {}, diff
