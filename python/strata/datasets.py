@@ -17,6 +17,11 @@ def _repo_data() -> str:
     raise FileNotFoundError("cora.h5 not found: set STRATA_DATA to the repository's data/")
 
 
+def path(name: str) -> str:
+    """The path of a bundled file ("cora.h5")."""
+    return os.path.join(_repo_data(), name)
+
+
 def cora() -> Graph:
     """The bundled Cora (2708 vertices, 10556 edges, 1433 features, 7 classes, Planetoid split):
     the repository's data/cora.h5, also installed with the package."""
