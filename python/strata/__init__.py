@@ -19,6 +19,20 @@ from . import callbacks, datasets
 __version__ = _strata.__version__
 
 
+def _launched_with_ranks() -> bool:
+    """Started by mpirun/srun with more than one rank (then MPI and the abort hook start now)."""
+    import os
+    for key in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
+        if int(os.environ.get(key, "1") or 1) > 1:
+            return True
+    return False
+
+
+if _launched_with_ranks():
+    from . import _mpi as _m
+    _m.ensure()
+
+
 def build_info() -> dict:
     """What this module was built with and runs under."""
     import os
