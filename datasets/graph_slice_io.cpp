@@ -222,7 +222,7 @@ void check_offsets(const std::string& what, global_id num_vertices,
 
 }  // namespace
 
-GraphSlice slice_of(const GraphDataset& graph, const std::vector<global_id>& vertex_offsets,
+GraphSlice slice_of(const GraphView& graph, const std::vector<global_id>& vertex_offsets,
                     int rank) {
     check_offsets(graph.name, graph.num_vertices(), vertex_offsets, rank);
     GraphSlice s;
@@ -255,7 +255,7 @@ GraphSlice slice_of(const GraphDataset& graph, const std::vector<global_id>& ver
     s.num_splits = graph.num_splits;
     const auto n = static_cast<std::size_t>(graph.num_vertices());
     for (int i = 0; i < 3; ++i) {
-        const std::vector<std::uint8_t>& whole =
+        const std::span<const std::uint8_t> whole =
             i == 0 ? graph.train_mask : (i == 1 ? graph.val_mask : graph.test_mask);
         std::vector<std::uint8_t>& part = *mask_of(s, i);
         for (std::size_t split = 0; split < static_cast<std::size_t>(graph.num_splits); ++split) {

@@ -51,7 +51,7 @@ struct SliceReadOptions {
 /// The same slice cut from a graph already in memory (the in-memory path and tests): equal to
 /// read_graph_slice of the file `graph` was read from. Throws as read_graph_slice does for bad
 /// offsets or rank.
-[[nodiscard]] GraphSlice slice_of(const GraphDataset& graph,
+[[nodiscard]] GraphSlice slice_of(const GraphView& graph,
                                   const std::vector<global_id>& vertex_offsets, int rank);
 
 }  // namespace strata

@@ -15,7 +15,7 @@
 
 namespace strata {
 
-LocalPart local_part_in_memory(const GraphDataset& graph, Communicator& comm,
+LocalPart local_part_in_memory(const GraphView& graph, Communicator& comm,
                                const InMemoryPartitionOptions& options, int split_index,
                                const std::string& what) {
     check_split_index(graph.num_splits, split_index, what);
@@ -60,7 +60,7 @@ LocalPart local_part_in_memory(const GraphDataset& graph, Communicator& comm,
     return part;
 }
 
-ChunkedPart chunked_part_in_memory(const GraphDataset& graph, Communicator& comm,
+ChunkedPart chunked_part_in_memory(const GraphView& graph, Communicator& comm,
                                    const ChunkOptions& options, int split_index,
                                    const std::string& what) {
     check_split_index(graph.num_splits, split_index, what);

@@ -21,16 +21,6 @@ namespace nb = nanobind;
 namespace strata::python {
 namespace {
 
-template <class T>
-using In1 = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-template <class T>
-using In2 = nb::ndarray<const T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-
-template <class T>
-std::vector<T> to_vector(const In1<T>& a) {
-    return std::vector<T>(a.data(), a.data() + a.shape(0));
-}
-
 /// A numpy view of `count` values at `data`, kept alive by `owner` (the Python Graph).
 template <class T>
 nb::object view(const T* data, std::size_t count, nb::handle owner) {
@@ -42,39 +32,49 @@ nb::object view2(const T* data, std::size_t rows, std::size_t cols, nb::handle o
     return nb::cast(nb::ndarray<nb::numpy, const T, nb::ndim<2>>(data, {rows, cols}, owner));
 }
 
-/// Masks given as [S, N] uint8 (the Python side transposes PyG's [N, S] and casts bool).
-std::vector<std::uint8_t> mask_of(const In2<std::uint8_t>& m, std::int64_t n, int splits,
-                                  const char* name) {
+/// Masks given as [S, N] uint8 (the Python side views PyG's bool [N] as uint8, and transposes
+/// [N, S] once).
+std::span<const std::uint8_t> mask_of(const In2<std::uint8_t>& m, std::int64_t n, int splits,
+                                      const char* name) {
     STRATA_CHECK(
         static_cast<std::int64_t>(m.shape(1)) == n && static_cast<int>(m.shape(0)) == splits,
         "Graph: ", name, " has shape [", m.shape(0), ", ", m.shape(1), "], expected [", splits,
         ", ", n, "]");
-    return std::vector<std::uint8_t>(m.data(), m.data() + m.size());
+    return {m.data(), m.size()};
 }
 
-PyGraph from_arrays(const In1<std::int64_t>& indptr, const In1<std::int64_t>& indices,
-                    const In2<float>& x, const In1<std::int64_t>& y,
-                    const In2<std::uint8_t>& train_mask, const In2<std::uint8_t>& val_mask,
-                    const In2<std::uint8_t>& test_mask, std::int64_t num_classes,
-                    const std::optional<In1<float>>& edge_weight, const std::string& name) {
+template <class T>
+std::span<const T> span_of(const In1<T>& a) {
+    return {a.data(), a.shape(0)};
+}
+
+/// A view of the caller's arrays: nothing is copied; the arrays are kept alive by the graph.
+PyGraph from_arrays(In1<std::int64_t> indptr, In1<std::int64_t> indices, In2<float> x,
+                    In1<std::int64_t> y, In2<std::uint8_t> train_mask, In2<std::uint8_t> val_mask,
+                    In2<std::uint8_t> test_mask, std::int64_t num_classes,
+                    std::optional<In1<float>> edge_weight, const std::string& name) {
     PyGraph out;
-    GraphDataset& g = *out.data;
+    GraphView& g = out.view;
     g.name = name;
-    g.indptr = to_vector(indptr);
-    g.indices = to_vector(indices);
+    g.num_classes = num_classes;
+    g.indptr = span_of(indptr);
+    g.indices = span_of(indices);
     if (edge_weight) {
-        g.edge_weight = to_vector(*edge_weight);
+        g.edge_weight = span_of(*edge_weight);
     }
-    g.features =
-        HostMatrix(static_cast<std::int64_t>(x.shape(0)), static_cast<index_t>(x.shape(1)));
-    std::memcpy(g.features.values.data(), x.data(), x.size() * sizeof(float));
-    g.labels = to_vector(y);
+    g.features = FeaturesView{.rows = static_cast<std::int64_t>(x.shape(0)),
+                              .cols = static_cast<index_t>(x.shape(1)),
+                              .values = {x.data(), x.size()}};
+    g.labels = span_of(y);
+    STRATA_CHECK(!g.indptr.empty(), "Graph: indptr is empty, expected N+1 >= 1");
     const auto n = static_cast<std::int64_t>(g.indptr.size()) - 1;
     g.num_splits = static_cast<int>(train_mask.shape(0));
     g.train_mask = mask_of(train_mask, n, g.num_splits, "train_mask");
     g.val_mask = mask_of(val_mask, n, g.num_splits, "val_mask");
     g.test_mask = mask_of(test_mask, n, g.num_splits, "test_mask");
-    g.num_classes = num_classes;
+    out.arrays = ArrayOwners{std::move(indptr),    std::move(indices),    std::move(x),
+                             std::move(y),         std::move(train_mask), std::move(val_mask),
+                             std::move(test_mask), std::move(edge_weight)};
     {
         nb::gil_scoped_release release;
         validate_graph(g, "Graph");
@@ -90,8 +90,11 @@ void bind_graph(nb::module_& m) {
             "load",
             [](const std::string& path) {
                 PyGraph g;
-                nb::gil_scoped_release release;
-                *g.data = read_graph(path);
+                {
+                    nb::gil_scoped_release release;
+                    g.owned = std::make_shared<GraphDataset>(read_graph(path));
+                }
+                g.view = g.owned->view();
                 return g;
             },
             nb::arg("path"))
@@ -129,17 +132,17 @@ void bind_graph(nb::module_& m) {
              })
         .def_prop_ro("indptr",
                      [](nb::handle self) {
-                         const GraphDataset& g = nb::cast<const PyGraph&>(self).graph();
+                         const GraphView& g = nb::cast<const PyGraph&>(self).graph();
                          return view(g.indptr.data(), g.indptr.size(), self);
                      })
         .def_prop_ro("indices",
                      [](nb::handle self) {
-                         const GraphDataset& g = nb::cast<const PyGraph&>(self).graph();
+                         const GraphView& g = nb::cast<const PyGraph&>(self).graph();
                          return view(g.indices.data(), g.indices.size(), self);
                      })
         .def_prop_ro("edge_weight",
                      [](nb::handle self) -> nb::object {
-                         const GraphDataset& g = nb::cast<const PyGraph&>(self).graph();
+                         const GraphView& g = nb::cast<const PyGraph&>(self).graph();
                          if (g.edge_weight.empty()) {
                              return nb::none();
                          }
@@ -147,23 +150,23 @@ void bind_graph(nb::module_& m) {
                      })
         .def_prop_ro("x",
                      [](nb::handle self) {
-                         const GraphDataset& g = nb::cast<const PyGraph&>(self).graph();
+                         const GraphView& g = nb::cast<const PyGraph&>(self).graph();
                          return view2(g.features.values.data(),
                                       static_cast<std::size_t>(g.features.rows),
                                       static_cast<std::size_t>(g.features.cols), self);
                      })
         .def_prop_ro("y",
                      [](nb::handle self) {
-                         const GraphDataset& g = nb::cast<const PyGraph&>(self).graph();
+                         const GraphView& g = nb::cast<const PyGraph&>(self).graph();
                          return view(g.labels.data(), g.labels.size(), self);
                      })
         .def(
             "_mask",
             [](nb::handle self, int which) {
-                const GraphDataset& g = nb::cast<const PyGraph&>(self).graph();
-                const std::vector<std::uint8_t>& mask = which == 0   ? g.train_mask
-                                                        : which == 1 ? g.val_mask
-                                                                     : g.test_mask;
+                const GraphView& g = nb::cast<const PyGraph&>(self).graph();
+                const std::span<const std::uint8_t> mask = which == 0   ? g.train_mask
+                                                           : which == 1 ? g.val_mask
+                                                                        : g.test_mask;
                 return view2(mask.data(), static_cast<std::size_t>(g.num_splits),
                              static_cast<std::size_t>(g.num_vertices()), self);
             },

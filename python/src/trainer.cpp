@@ -83,7 +83,7 @@ public:
     PyTrainer(const std::string& config_json, nb::object graph) : graph_ref_(std::move(graph)) {
         config_ = config_from_json(config_json, "Trainer");
         if (!graph_ref_.is_none()) {
-            input_.graph = &nb::cast<const PyGraph&>(graph_ref_).graph();
+            input_.view = &nb::cast<const PyGraph&>(graph_ref_).graph();
             STRATA_CHECK(config_.data.empty(), "Trainer: data = '", config_.data,
                          "' beside a Graph: give one of them");
         } else {
@@ -226,7 +226,7 @@ private:
             k.identity.model = model_identity(c.model, *c.row_normalize_features);
             k.identity.parameters = session_->parameters().summary();
             k.identity.dataset =
-                c.data.empty() ? graph_content_id(*input_.graph) : data_identity(c.data);
+                c.data.empty() ? graph_content_id(input_.in_memory()) : data_identity(c.data);
         }
         return k;
     }

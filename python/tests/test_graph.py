@@ -100,3 +100,25 @@ def test_pyg_masks_with_several_splits_are_transposed():
     assert g.num_splits == 2
     assert g.train_mask.tolist() == [[1, 0, 1, 0], [0, 1, 1, 0]]
     assert np.array_equal(g.to_pyg().train_mask.numpy(), masks.numpy())
+
+
+def test_arrays_of_the_right_dtype_are_viewed_not_copied(cora):
+    indptr, indices, x, y = (np.array(a) for a in (cora.indptr, cora.indices, cora.x, cora.y))
+    train = np.array(cora.train_mask[0]).astype(bool)  # PyG's [N] bool: viewed as uint8
+    g = strata.Graph.from_arrays(indptr, indices, x, y, train, num_classes=7)
+    assert g.copies == []
+    for mine, given in ((g.indptr, indptr), (g.indices, indices), (g.x, x), (g.y, y),
+                        (g.train_mask, train)):
+        assert mine.__array_interface__["data"][0] == given.ctypes.data
+    del indptr, indices, x, y  # the graph keeps the caller's arrays alive
+    assert g.content_id == strata.Graph.from_arrays(
+        cora.indptr, cora.indices, cora.x, cora.y, cora.train_mask, num_classes=7).content_id
+
+
+def test_from_pyg_views_x_and_y_and_copies_only_the_edges(cora):
+    pytest.importorskip("torch_geometric")
+    data = cora.to_pyg()
+    g = strata.Graph.from_pyg(data)
+    assert g.x.__array_interface__["data"][0] == data.x.data_ptr()
+    assert g.y.__array_interface__["data"][0] == data.y.data_ptr()
+    assert len(g.copies) == 1 and g.copies[0].startswith("edge_index: sorted by destination")
