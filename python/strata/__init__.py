@@ -15,6 +15,7 @@ from ._strata import Error, OptionError
 from .graph import Graph, load
 from .trainer import FitResult, Predictions, Trainer
 from . import callbacks, datasets
+from .tools import partition, plan
 
 __version__ = _strata.__version__
 
@@ -56,5 +57,5 @@ def cli_path() -> str:
 
 
 __all__ = ["Error", "OptionError", "Graph", "load", "Trainer", "FitResult", "Predictions",
-           "callbacks", "datasets", "rank", "world_size", "build_info", "cli_path",
+           "callbacks", "datasets", "partition", "plan", "rank", "world_size", "build_info", "cli_path",
            "__version__"]

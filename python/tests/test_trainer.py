@@ -130,3 +130,17 @@ def test_gcn_on_a_pyg_data_reaches_080(cora):
     t = strata.Trainer(strata.Graph.from_pyg(data), model="gcn", seed=1, threads=2,
                        row_normalize_features=True)  # README's command
     assert t.fit().test_acc >= 0.80
+
+
+def test_partition_then_train_on_the_directory(cora, tmp_path):
+    report = strata.partition(cora, 1, tmp_path / "cora.1")
+    assert report["num_parts"] == 1
+    t = strata.Trainer(str(tmp_path / "cora.1"), seed=1, threads=1, epochs=2)
+    assert t.fit().epoch == 2
+    with pytest.raises(strata.Error, match="exists"):
+        strata.partition(cora, 1, tmp_path / "cora.1")
+
+
+def test_plan_returns_the_planner_json(cora):
+    p = strata.plan(CORA, ranks=[1, 2], layers=2, hidden=16)
+    assert isinstance(p, dict) and p
