@@ -144,3 +144,12 @@ def test_partition_then_train_on_the_directory(cora, tmp_path):
 def test_plan_returns_the_planner_json(cora):
     p = strata.plan(CORA, ranks=[1, 2], layers=2, hidden=16)
     assert isinstance(p, dict) and p
+
+
+@pytest.mark.parametrize("model", ["gcn", "gcnii", "gcnii*", "resgcn+", "appnp", "sage", "gin",
+                                   "gat", "mlp"])
+def test_every_zoo_model_trains_with_its_recipe(cora, model):
+    t = strata.Trainer(cora, model=model, epochs=1, threads=1)
+    assert t.config["model"]["model"] == model
+    r = t.fit()
+    assert r.epoch == 1 and r.best is not None and np.isfinite(r.best["loss"])
