@@ -153,3 +153,35 @@ def test_every_zoo_model_trains_with_its_recipe(cora, model):
     assert t.config["model"]["model"] == model
     r = t.fit()
     assert r.epoch == 1 and r.best is not None and np.isfinite(r.best["loss"])
+
+
+def test_checkpoints_and_resume_continue_the_run_exactly(cora, tmp_path):
+    whole = strata.Trainer(cora, seed=1, threads=1, epochs=6).fit().history
+    first = strata.Trainer(cora, seed=1, threads=1, epochs=4, checkpoint_dir=str(tmp_path / "ck"),
+                           checkpoint_every=2).fit()
+    assert first.checkpoint.endswith(".h5")
+    rest = strata.Trainer(cora, seed=1, threads=1, epochs=6, checkpoint_dir=str(tmp_path / "ck"),
+                          resume=True).fit().history
+    assert [r["epoch"] for r in rest] == [5, 6]
+    assert [stable(r) for r in rest] == [stable(r) for r in whole[4:]]
+
+
+def test_fit_releases_the_gil(cora):
+    import threading
+    ticks = []
+    done = threading.Event()
+
+    def tick():
+        while not done.is_set():
+            ticks.append(1)
+            done.wait(0.001)
+
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=20)
+    thread = threading.Thread(target=tick)
+    thread.start()
+    start = len(ticks)
+    t.fit()  # no callback: Python runs only in the other thread
+    during = len(ticks) - start
+    done.set()
+    thread.join()
+    assert during > 20  # the other thread ran while fit() trained (about 1 ms per tick)
