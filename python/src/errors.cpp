@@ -12,10 +12,12 @@ namespace nb = nanobind;
 namespace strata::python {
 namespace {
 
-nb::object error_type;
-nb::object option_error_type;
+// Handles, not objects: the types live as long as the process (no reference count dropped after
+// the interpreter is finalised).
+nb::handle error_type;
+nb::handle option_error_type;
 
-void raise(const nb::object& type, const Error& e) {
+void raise(nb::handle type, const Error& e) {
     nb::object instance = type(e.message());
     nb::setattr(instance, "where", nb::str(e.where().c_str()));
     PyErr_SetObject(type.ptr(), instance.ptr());
@@ -24,13 +26,13 @@ void raise(const nb::object& type, const Error& e) {
 }  // namespace
 
 void bind_errors(nb::module_& m) {
-    error_type = nb::borrow(PyErr_NewExceptionWithDoc(
+    error_type = nb::handle(PyErr_NewExceptionWithDoc(
         "strata.Error",
         "A Strata error: the C++ message, one line naming the file, the field and the value "
         "(attribute `where`: the C++ source position).",
         PyExc_RuntimeError, nullptr));
-    nb::object bases = nb::make_tuple(error_type, nb::handle(PyExc_ValueError));
-    option_error_type = nb::borrow(PyErr_NewExceptionWithDoc(
+    const nb::object bases = nb::make_tuple(error_type, nb::handle(PyExc_ValueError));
+    option_error_type = nb::handle(PyErr_NewExceptionWithDoc(
         "strata.OptionError",
         "A run option with a value that cannot work: '<option> = <value>: <why>' (attribute "
         "`option`).",
