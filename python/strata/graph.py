@@ -107,7 +107,8 @@ class Graph:
                         name: str = "") -> "Graph":
         """PyG's edge_index [2, E] (row 0 the source, row 1 the destination of each edge, a
         message flowing source -> destination) as Strata's CSR by destination: one O(E) copy
-        (the edges sorted by destination, then source), listed in `copies`. As the C++
+        (the edges sorted by destination, then source: the sorted sources are kept, the sort's
+        temporaries freed), listed in `copies`. As the C++
         converters do: a duplicate edge is dropped (the first kept, with its weight), self loops
         are kept as given (Strata's operators add I themselves), no reverse edges are added."""
         copies: list[str] = []
@@ -175,7 +176,7 @@ class Graph:
     def to_pyg(self):
         """A PyTorch Geometric `Data` with edge_index [2, E] (sorted by destination), x, y,
         edge_weight (when stored), masks in PyG's layout ([N] bool for one split, else [N, S]).
-        x and indices are shared with this graph (torch.from_numpy), not copied."""
+        The tensors are copies (torch wants writable memory; this graph's arrays are read-only)."""
         import torch
         from torch_geometric.data import Data
         indptr = self.indptr
