@@ -85,7 +85,7 @@ void sort_unique_rows(std::vector<std::int64_t>& indptr, std::vector<std::int64_
     indices.resize(static_cast<std::size_t>(out));
 }
 
-GlobalCsr adjacency_matrix(const GraphDataset& g) {
+GlobalCsr adjacency_matrix(const GraphView& g) {
     return merged_rows(g.indptr, g.indices, g.edge_weight);
 }
 

@@ -14,7 +14,7 @@ namespace strata {
 /// u -> v (1 when the dataset has no edge_weight). Duplicate edges are summed (in double, then
 /// rounded to float once); a stored self loop stays as an entry, and no diagonal is added.
 /// Columns of each row are sorted ascending and unique. O(nnz log deg).
-[[nodiscard]] GlobalCsr adjacency_matrix(const GraphDataset& graph);
+[[nodiscard]] GlobalCsr adjacency_matrix(const GraphView& graph);
 
 /// Sorts every row of a CSR pattern (indptr, indices) ascending, drops repeated ids, and compacts
 /// the rows leftwards in place (OpenMP over rows). indices keeps its capacity (no second copy).

@@ -73,7 +73,7 @@ std::string ContentHash::id() const {
     return text.data();
 }
 
-std::string graph_content_id(const GraphDataset& g) {
+std::string graph_content_id(const GraphView& g) {
     ContentHash hash;
     const std::int64_t n = g.num_vertices();
     const std::int64_t e = g.num_edges();

@@ -41,6 +41,6 @@ private:
 /// every array (indptr, indices, edge_weight when present, features, labels, the three masks)
 /// with its dataset path and shape, in file order: everything the file holds but its format
 /// version and the id itself.
-[[nodiscard]] std::string graph_content_id(const GraphDataset& graph);
+[[nodiscard]] std::string graph_content_id(const GraphView& graph);
 
 }  // namespace strata

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "datasets/graph_view.hpp"
 #include "src/base/types.hpp"
 #include "src/tensor/host_matrix.hpp"
 
@@ -36,6 +37,23 @@ struct GraphDataset {
         return static_cast<std::int64_t>(indices.size());
     }
     [[nodiscard]] index_t num_features() const { return features.cols; }
+
+    /// This graph as a view (the read paths take GraphView; a GraphDataset converts to one).
+    [[nodiscard]] GraphView view() const {
+        return GraphView{
+            .name = name,
+            .num_classes = num_classes,
+            .indptr = indptr,
+            .indices = indices,
+            .edge_weight = edge_weight,
+            .features = {.rows = features.rows, .cols = features.cols, .values = features.values},
+            .labels = labels,
+            .num_splits = num_splits,
+            .train_mask = train_mask,
+            .val_mask = val_mask,
+            .test_mask = test_mask};
+    }
+    operator GraphView() const { return view(); }  // NOLINT: implicit, so callers keep compiling
 
     /// Split s of a mask: its N entries (mask is train_mask, val_mask or test_mask).
     [[nodiscard]] std::span<const std::uint8_t> split_of(const std::vector<std::uint8_t>& mask,

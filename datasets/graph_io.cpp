@@ -76,13 +76,13 @@ std::vector<std::uint8_t>* mask_of(GraphDataset& g, int i) {
     return i == 0 ? &g.train_mask : (i == 1 ? &g.val_mask : &g.test_mask);
 }
 
-const std::vector<std::uint8_t>& mask_of(const GraphDataset& g, int i) {
+std::span<const std::uint8_t> mask_of(const GraphView& g, int i) {
     return i == 0 ? g.train_mask : (i == 1 ? g.val_mask : g.test_mask);
 }
 
 }  // namespace
 
-void validate_graph(const GraphDataset& g, const std::string& what) {
+void validate_graph(const GraphView& g, const std::string& what) {
     STRATA_CHECK(g.num_classes >= 1, what, ": /: num_classes must be >= 1, found ", g.num_classes);
     STRATA_CHECK(!g.indptr.empty(), what, ": ", indptr_path, ": is empty, expected N+1 >= 1");
     const std::int64_t n = static_cast<std::int64_t>(g.indptr.size()) - 1;
@@ -195,7 +195,7 @@ GraphDataset read_graph(const std::string& path) {
     return g;
 }
 
-void write_graph(const GraphDataset& g, const std::string& path, bool overwrite) {
+void write_graph(const GraphView& g, const std::string& path, bool overwrite) {
     validate_graph(g, path);
     AtomicOutput output(path, overwrite);
     {

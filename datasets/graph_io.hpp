@@ -30,12 +30,12 @@ inline constexpr std::int64_t graph_format_version = 3;
 /// and finite; features [N, F] finite; labels [N] in [-1, num_classes);
 /// num_splits >= 1 and masks [num_splits * N] of 0/1; num_classes >= 1). Throws strata::Error whose
 /// message starts with `what` (a file name).
-void validate_graph(const GraphDataset& graph, const std::string& what);
+void validate_graph(const GraphView& graph, const std::string& what);
 
 /// Validates `graph`, then writes it to `path` through a temporary name renamed into place
 /// (no partial file is ever left at `path`). Features are chunked and deflate-compressed; the
 /// root attribute content_id is graph_content_id(graph).
 /// Throws if `path` exists and !overwrite, or on any validation or I/O failure.
-void write_graph(const GraphDataset& graph, const std::string& path, bool overwrite = false);
+void write_graph(const GraphView& graph, const std::string& path, bool overwrite = false);
 
 }  // namespace strata

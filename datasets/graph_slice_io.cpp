@@ -162,13 +162,12 @@ std::vector<global_id> slice_offsets(global_id num_vertices, int num_slices) {
     return offsets;
 }
 
-std::vector<global_id> slice_offsets(const std::string& path, int num_slices) {
-    STRATA_CHECK(num_slices >= 1, "slice_offsets: need at least one slice, got ", num_slices);
-    const H5File file = H5File::open(path);
-    (void)graph_layout::format_version(file);
-    const global_id n = length_of(file, indptr_path, 1) - 1;
-    STRATA_CHECK(n >= 0, path, ": ", indptr_path, ": is empty, expected N+1 >= 1");
-    const std::int64_t e = length_of(file, indices_path, 1);
+namespace {
+
+/// Boundary r: the first v with v + indptr(v) >= r * (N + E) / P (binary search).
+template <class IndptrAt>
+std::vector<global_id> balanced_offsets(global_id n, std::int64_t e, int num_slices,
+                                        const IndptrAt& indptr_of) {
     const double total = static_cast<double>(n) + static_cast<double>(e);
     std::vector<global_id> offsets(static_cast<std::size_t>(num_slices) + 1, 0);
     offsets.back() = n;
@@ -178,7 +177,7 @@ std::vector<global_id> slice_offsets(const std::string& path, int num_slices) {
         global_id hi = n;
         while (lo < hi) {  // first v in [lo, hi] with v + indptr[v] >= target
             const global_id mid = lo + (hi - lo) / 2;
-            if (static_cast<double>(mid) + static_cast<double>(indptr_at(file, mid)) >= target) {
+            if (static_cast<double>(mid) + static_cast<double>(indptr_of(mid)) >= target) {
                 hi = mid;
             } else {
                 lo = mid + 1;
@@ -187,6 +186,26 @@ std::vector<global_id> slice_offsets(const std::string& path, int num_slices) {
         offsets[static_cast<std::size_t>(r)] = lo;
     }
     return offsets;
+}
+
+}  // namespace
+
+std::vector<global_id> slice_offsets(const std::string& path, int num_slices) {
+    STRATA_CHECK(num_slices >= 1, "slice_offsets: need at least one slice, got ", num_slices);
+    const H5File file = H5File::open(path);
+    (void)graph_layout::format_version(file);
+    const global_id n = length_of(file, indptr_path, 1) - 1;
+    STRATA_CHECK(n >= 0, path, ": ", indptr_path, ": is empty, expected N+1 >= 1");
+    const std::int64_t e = length_of(file, indices_path, 1);
+    return balanced_offsets(n, e, num_slices, [&file](global_id v) { return indptr_at(file, v); });
+}
+
+std::vector<global_id> slice_offsets(std::span<const std::int64_t> indptr, int num_slices) {
+    STRATA_CHECK(num_slices >= 1, "slice_offsets: need at least one slice, got ", num_slices);
+    STRATA_CHECK(!indptr.empty(), "slice_offsets: indptr is empty, expected N+1 >= 1");
+    const auto n = static_cast<global_id>(indptr.size()) - 1;
+    return balanced_offsets(n, indptr.back(), num_slices,
+                            [indptr](global_id v) { return indptr[static_cast<std::size_t>(v)]; });
 }
 
 namespace {
@@ -203,7 +222,7 @@ void check_offsets(const std::string& what, global_id num_vertices,
 
 }  // namespace
 
-GraphSlice slice_of(const GraphDataset& graph, const std::vector<global_id>& vertex_offsets,
+GraphSlice slice_of(const GraphView& graph, const std::vector<global_id>& vertex_offsets,
                     int rank) {
     check_offsets(graph.name, graph.num_vertices(), vertex_offsets, rank);
     GraphSlice s;
@@ -236,7 +255,7 @@ GraphSlice slice_of(const GraphDataset& graph, const std::vector<global_id>& ver
     s.num_splits = graph.num_splits;
     const auto n = static_cast<std::size_t>(graph.num_vertices());
     for (int i = 0; i < 3; ++i) {
-        const std::vector<std::uint8_t>& whole =
+        const std::span<const std::uint8_t> whole =
             i == 0 ? graph.train_mask : (i == 1 ? graph.val_mask : graph.test_mask);
         std::vector<std::uint8_t>& part = *mask_of(s, i);
         for (std::size_t split = 0; split < static_cast<std::size_t>(graph.num_splits); ++split) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ namespace strata {
 /// Every rank computes the same offsets from the same file. Throws as read_graph_slice does for a
 /// file that is not a graph dataset, or unless P >= 1.
 [[nodiscard]] std::vector<global_id> slice_offsets(const std::string& path, int num_slices);
+/// The same offsets from an indptr in memory (a graph in memory is sliced as its file would be).
+[[nodiscard]] std::vector<global_id> slice_offsets(std::span<const std::int64_t> indptr,
+                                                   int num_slices);
 
 struct SliceReadOptions {
     /// false: only the adjacency (indptr, indices, edge_weight) and the sizes; features stay
@@ -47,7 +51,7 @@ struct SliceReadOptions {
 /// The same slice cut from a graph already in memory (the in-memory path and tests): equal to
 /// read_graph_slice of the file `graph` was read from. Throws as read_graph_slice does for bad
 /// offsets or rank.
-[[nodiscard]] GraphSlice slice_of(const GraphDataset& graph,
+[[nodiscard]] GraphSlice slice_of(const GraphView& graph,
                                   const std::vector<global_id>& vertex_offsets, int rank);
 
 }  // namespace strata

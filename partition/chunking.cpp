@@ -102,7 +102,7 @@ void check_chunk_options(const ChunkOptions& options, global_id num_vertices) {
                  ": must be at least 1");
 }
 
-Partition chunk_partition(const GraphDataset& graph, const ChunkOptions& options) {
+Partition chunk_partition(const GraphView& graph, const ChunkOptions& options) {
     check_chunk_options(options, graph.num_vertices());
     if (options.chunks == 1) {
         return partition_block(graph.num_vertices(), 1);
@@ -110,7 +110,7 @@ Partition chunk_partition(const GraphDataset& graph, const ChunkOptions& options
     return chunk_metis_graph(build_metis_graph(graph, MetisOptions{.seed = options.seed}), options);
 }
 
-Partition chunk_within_parts(const GraphDataset& graph, const Partition& parts,
+Partition chunk_within_parts(const GraphView& graph, const Partition& parts,
                              const ChunkOptions& options) {
     const global_id n = graph.num_vertices();
     validate_partition(parts, n, "chunks: parts");

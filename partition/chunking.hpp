@@ -32,7 +32,7 @@ void check_chunk_options(const ChunkOptions& options, global_id num_vertices);
 /// the last vertex of the largest chunk (lowest id on ties), in chunk order: deterministic, and
 /// always possible since C <= N. C == 1: every vertex in chunk 0, no METIS call. Same graph and
 /// options => same result. Throws strata::Error (check_chunk_options, or METIS's errors).
-[[nodiscard]] Partition chunk_partition(const GraphDataset& graph, const ChunkOptions& options);
+[[nodiscard]] Partition chunk_partition(const GraphView& graph, const ChunkOptions& options);
 
 /// Reorders a one-part LocalPart (graph.num_parts == 1, no halo) so that chunk c is rows
 /// [offsets[c], offsets[c+1]), rows keeping their current order inside a chunk (renumber: a
@@ -53,7 +53,7 @@ void check_chunk_options(const ChunkOptions& options, global_id num_vertices);
 /// part's size ("--chunks 9 with --parts 2: every part needs the same number of chunks (a
 /// multiple of 2)", "--chunks 64 with --parts 2: part 1 has 20 vertices, fewer than its 32
 /// chunks"). Throws strata::Error.
-[[nodiscard]] Partition chunk_within_parts(const GraphDataset& graph, const Partition& parts,
+[[nodiscard]] Partition chunk_within_parts(const GraphView& graph, const Partition& parts,
                                            const ChunkOptions& options);
 
 struct ChunkedPart {

@@ -15,7 +15,7 @@
 
 namespace strata {
 
-LocalPart local_part_in_memory(const GraphDataset& graph, Communicator& comm,
+LocalPart local_part_in_memory(const GraphView& graph, Communicator& comm,
                                const InMemoryPartitionOptions& options, int split_index,
                                const std::string& what) {
     check_split_index(graph.num_splits, split_index, what);
@@ -26,7 +26,9 @@ LocalPart local_part_in_memory(const GraphDataset& graph, Communicator& comm,
         part = build_local_part(graph, adjacency_matrix(graph), partition_block(n, 1), 0);
     } else {
         STRATA_CHECK(n >= size, what, ": ", n, " vertices cannot be split over ", size, " ranks");
-        const std::vector<global_id> offsets = slice_offsets(n, size);
+        // Rows + edges balanced, as a graph file is sliced (load_sliced): the same parts as the
+        // file.
+        const std::vector<global_id> offsets = slice_offsets(graph.indptr, size);
         const int rank = comm.rank();
         const global_id first = offsets[static_cast<std::size_t>(rank)];
         const global_id count = offsets[static_cast<std::size_t>(rank) + 1] - first;
@@ -58,7 +60,7 @@ LocalPart local_part_in_memory(const GraphDataset& graph, Communicator& comm,
     return part;
 }
 
-ChunkedPart chunked_part_in_memory(const GraphDataset& graph, Communicator& comm,
+ChunkedPart chunked_part_in_memory(const GraphView& graph, Communicator& comm,
                                    const ChunkOptions& options, int split_index,
                                    const std::string& what) {
     check_split_index(graph.num_splits, split_index, what);

@@ -14,13 +14,13 @@ namespace strata {
 /// rank 0, broadcast; random and block on every rank; ptscotch: on row slices of the graph, as
 /// load_local_part does with a file), then distribute_parts. Collective. Throws strata::Error as
 /// load_local_part does ("<what>: ...").
-[[nodiscard]] LocalPart local_part_in_memory(const GraphDataset& graph, Communicator& comm,
+[[nodiscard]] LocalPart local_part_in_memory(const GraphView& graph, Communicator& comm,
                                              const InMemoryPartitionOptions& options,
                                              int split_index, const std::string& what);
 
 /// load_chunked_part of a graph in memory: the whole graph on every rank, chunk_partition on
 /// rank 0 (broadcast), rows reordered into chunks, split selected locally. Collective.
-[[nodiscard]] ChunkedPart chunked_part_in_memory(const GraphDataset& graph, Communicator& comm,
+[[nodiscard]] ChunkedPart chunked_part_in_memory(const GraphView& graph, Communicator& comm,
                                                  const ChunkOptions& options, int split_index,
                                                  const std::string& what);
 

@@ -15,7 +15,7 @@ std::int64_t count_ones(std::span<const std::uint8_t> mask) {
 
 }  // namespace
 
-LocalPart attach_vertex_data(const GraphDataset& graph, LocalGraph graph_part, bool count_splits) {
+LocalPart attach_vertex_data(const GraphView& graph, LocalGraph graph_part, bool count_splits) {
     const global_id n = graph.num_vertices();
     const auto num = static_cast<std::size_t>(n);
     STRATA_CHECK(graph_part.num_global_vertices == n, "graph has ", n,
@@ -88,7 +88,7 @@ void select_split(LocalPart& part, int index, Communicator& comm, const std::str
     part.global_test = counts[2];
 }
 
-LocalPart build_local_part(const GraphDataset& graph, const GlobalCsr& adjacency,
+LocalPart build_local_part(const GraphView& graph, const GlobalCsr& adjacency,
                            const Partition& partition, int rank) {
     STRATA_CHECK(adjacency.num_rows() == graph.num_vertices(), "the adjacency has ",
                  adjacency.num_rows(), " rows but the graph has ", graph.num_vertices(),

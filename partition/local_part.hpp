@@ -60,13 +60,13 @@ void check_split_index(int num_splits, int index, const std::string& what);
 
 /// The part of `rank`: its raw LocalGraph (adjacency = adjacency_matrix(graph)) and its vertex
 /// data. O(nnz). Throws strata::Error if shapes disagree or the partition is invalid.
-[[nodiscard]] LocalPart build_local_part(const GraphDataset& graph, const GlobalCsr& adjacency,
+[[nodiscard]] LocalPart build_local_part(const GraphView& graph, const GlobalCsr& adjacency,
                                          const Partition& partition, int rank);
 
 /// The vertex data of `graph_part.rank` (features, labels, all splits' masks, split 0's
 /// counts) attached to an already built LocalGraph. `count_splits = false` leaves
 /// global_train/val/test at 0 (they take O(N); callers attaching many parts count once).
-[[nodiscard]] LocalPart attach_vertex_data(const GraphDataset& graph, LocalGraph graph_part,
+[[nodiscard]] LocalPart attach_vertex_data(const GraphView& graph, LocalGraph graph_part,
                                            bool count_splits = true);
 
 /// The current part file format (root attribute strata_format_version of part-NNNNN.h5, and

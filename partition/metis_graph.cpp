@@ -39,12 +39,11 @@ std::uint64_t mix(std::uint64_t z) {
 /// A symmetric graph sums to exactly 0; an asymmetric one sums to a non-empty signed sum of
 /// hashes, which is 0 with probability ~2^-64 over the per-run random salt. Either way the
 /// output is the same for a symmetric graph, so results stay deterministic.
-bool symmetrize_sorted_symmetric(const GraphDataset& graph, const std::string& what,
-                                 MetisGraph& out) {
+bool symmetrize_sorted_symmetric(const GraphView& graph, const std::string& what, MetisGraph& out) {
     const global_id n = graph.num_vertices();
     const auto num = static_cast<std::size_t>(n);
-    const std::vector<std::int64_t>& ptr = graph.indptr;
-    const std::vector<std::int64_t>& ids = graph.indices;
+    const std::span<const std::int64_t> ptr = graph.indptr;
+    const std::span<const std::int64_t> ids = graph.indices;
     const std::uint64_t salt =
         (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
     int ok = 1;
@@ -100,7 +99,7 @@ bool symmetrize_sorted_symmetric(const GraphDataset& graph, const std::string& w
 
 /// A + Aᵀ pattern without self loops or duplicates, for any graph: both directions of every
 /// stored edge, then sort and deduplicate each list. 2E int32 of scratch.
-void symmetrize_general(const GraphDataset& graph, const std::string& what, MetisGraph& out) {
+void symmetrize_general(const GraphView& graph, const std::string& what, MetisGraph& out) {
     const global_id n = graph.num_vertices();
     const auto num = static_cast<std::size_t>(n);
     // Both directions of every non-loop edge, duplicates included: u -> v adds u to v's list
@@ -184,7 +183,7 @@ void symmetrize_general(const GraphDataset& graph, const std::string& what, Meti
 
 }  // namespace
 
-MetisGraph build_metis_graph(const GraphDataset& graph, const MetisOptions& options,
+MetisGraph build_metis_graph(const GraphView& graph, const MetisOptions& options,
                              const std::string& what) {
     const global_id n = graph.num_vertices();
     STRATA_CHECK(options.balance_vertices || options.balance_edges || options.balance_train, what,
@@ -242,7 +241,7 @@ MetisGraph build_metis_graph(const GraphDataset& graph, const MetisOptions& opti
     return out;
 }
 
-Partition partition_metis(const GraphDataset& graph, int num_parts, const MetisOptions& options) {
+Partition partition_metis(const GraphView& graph, int num_parts, const MetisOptions& options) {
     const MetisGraph metis_graph = build_metis_graph(graph, options);
     return partition_metis(metis_graph, num_parts, options.seed);
 }

@@ -40,7 +40,7 @@ struct MetisGraph {
 /// Throws strata::Error (naming `what`) if the graph does not fit METIS's 32-bit idx_t:
 /// N >= 2^31, 2 * E >= 2^31 adjacency entries, or a weight total >= 2^31; or if no
 /// constraint is requested.
-[[nodiscard]] MetisGraph build_metis_graph(const GraphDataset& graph, const MetisOptions& options,
+[[nodiscard]] MetisGraph build_metis_graph(const GraphView& graph, const MetisOptions& options,
                                            const std::string& what = "graph");
 
 /// METIS_PartGraphKway(graph, num_parts) with METIS_OPTION_SEED = seed and METIS's defaults
@@ -51,7 +51,7 @@ struct MetisGraph {
                                         std::int64_t* edgecut = nullptr);
 
 /// build_metis_graph + partition_metis.
-[[nodiscard]] Partition partition_metis(const GraphDataset& graph, int num_parts,
+[[nodiscard]] Partition partition_metis(const GraphView& graph, int num_parts,
                                         const MetisOptions& options);
 
 /// Writes `graph` in the METIS graph file format (read by gpmetis): header "N M [fmt ncon]",

@@ -28,13 +28,13 @@ std::string source_name(const RunConfig& config) {
 LocalPart load(const RunConfig& config, Communicator& comm, const DataInput& input,
                Prepared& prepared) {
     const std::string what = source_name(config);
-    STRATA_CHECK(!config.data.empty() || input.graph != nullptr,
+    STRATA_CHECK(!config.data.empty() || !input.empty(),
                  "run configuration: data is empty and no graph was given in memory");
     if (config.parallel == "pipeline") {
         const ChunkOptions chunk_options{.chunks = config.chunks, .seed = config.seed};
         ChunkedPart chunked =
             config.data.empty()
-                ? chunked_part_in_memory(*input.graph, comm, chunk_options, config.split_index,
+                ? chunked_part_in_memory(input.in_memory(), comm, chunk_options, config.split_index,
                                          what)
                 : load_chunked_part(config.data, comm, chunk_options, config.split_index);
         prepared.chunk_offsets = std::move(chunked.chunk_offsets);
@@ -48,7 +48,7 @@ LocalPart load(const RunConfig& config, Communicator& comm, const DataInput& inp
                                              .seed = config.seed};
     LocalPart part =
         config.data.empty()
-            ? local_part_in_memory(*input.graph, comm, partition, config.split_index, what)
+            ? local_part_in_memory(input.in_memory(), comm, partition, config.split_index, what)
             : load_local_part(config.data, comm, partition, config.split_index);
     const Stopwatch ordering;
     apply_local_order(part, *parse_local_order(config.local_order));

@@ -23,9 +23,15 @@
 namespace strata {
 
 /// Where the data comes from when the configuration names no file (config.data empty): a whole
-/// graph in memory, owned by the caller, the same on every rank, alive during prepare().
+/// graph in memory, owned by the caller, the same on every rank, alive during prepare() — a
+/// GraphDataset, or a view of arrays the caller owns (the Python module's: no copy is made).
 struct DataInput {
     const GraphDataset* graph = nullptr;
+    const GraphView* view = nullptr;  ///< read instead of `graph` when set
+
+    [[nodiscard]] bool empty() const { return graph == nullptr && view == nullptr; }
+    /// The graph in memory (view, else graph as a view). Requires !empty().
+    [[nodiscard]] GraphView in_memory() const { return view != nullptr ? *view : graph->view(); }
 };
 
 /// Builds a model of one's own instead of config.model (examples/custom_layer): from the

@@ -202,8 +202,8 @@ Checkpoint Session::Parts::checkpoint_base() const {
         base.identity = {
             .model = model_identity(c.model, *c.row_normalize_features),
             .parameters = parameters->summary(),
-            .dataset =
-                c.data.empty() ? graph_content_id(*options.input.graph) : data_identity(c.data),
+            .dataset = c.data.empty() ? graph_content_id(options.input.in_memory())
+                                      : data_identity(c.data),
             .partition = partition_identity(c.data, comm().size(), c.partition_method, c.seed),
             .training = training_identity(c)};
     }
@@ -251,6 +251,21 @@ Session::Session(const RunConfig& config, Runtime& runtime, SessionOptions optio
 }
 
 Session::~Session() = default;
+
+MetricsContext Session::metrics_context() const {
+    const Parts& p = *p_;
+    const FeatureChoice& features = p.prepared.features;
+    return MetricsContext{
+        .planned_bytes = p.summary.memory.total_bytes,
+        .planned_bytes_per_vertex = p.summary.memory.bytes_per_vertex,
+        .baseline_rss_bytes = p.summary.memory.baseline_rss_bytes,
+        .split = p.prepared.split,
+        .threads = p.runtime.threads,
+        .overlap = p.config.overlap ? "on" : "off",
+        .features = features.storage == FeatureStorage::sparse ? "sparse" : "dense",
+        .features_density = features.density,
+        .config = config_to_json(p.config)};
+}
 
 const RunConfig& Session::config() const {
     return p_->config;
@@ -307,18 +322,7 @@ RunResult Session::run() {
             restore_pipeline);
     }
 
-    const FeatureChoice& features = p.prepared.features;
-    MetricsWriter metrics(
-        c.metrics, root, state.epoch,
-        MetricsContext{.planned_bytes = p.summary.memory.total_bytes,
-                       .planned_bytes_per_vertex = p.summary.memory.bytes_per_vertex,
-                       .baseline_rss_bytes = p.summary.memory.baseline_rss_bytes,
-                       .split = p.prepared.split,
-                       .threads = p.runtime.threads,
-                       .overlap = c.overlap ? "on" : "off",
-                       .features = features.storage == FeatureStorage::sparse ? "sparse" : "dense",
-                       .features_density = features.density,
-                       .config = config_to_json(c)});
+    MetricsWriter metrics(c.metrics, root, state.epoch, metrics_context());
     if (!c.metrics.empty() && state.epoch > 0 && metrics.kept() != state.epoch) {
         p.warn(c.metrics + ": kept " + std::to_string(metrics.kept()) +
                " metrics records of epochs <= " + std::to_string(state.epoch) + " (expected " +

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "training/fit.hpp"
+#include "training/metrics_writer.hpp"
 #include "training/prepare.hpp"
 #include "training/run_config.hpp"
 #include "training/run_observer.hpp"
@@ -42,6 +43,9 @@ public:
     /// The configuration run: recipe and layout resolved.
     [[nodiscard]] const RunConfig& config() const;
     [[nodiscard]] const RunSummary& summary() const;
+    /// The constant fields of this run's metrics records (metrics_record(stats, context)): what
+    /// the metrics file holds, for a front end that reports epochs in its own way.
+    [[nodiscard]] MetricsContext metrics_context() const;
 
     /// Collective: trains epochs (after resuming when config.resume) until the last epoch or a
     /// stop. Throws strata::Error when training diverges or an output cannot be written.

@@ -21,4 +21,14 @@ private:
     int size_ = 1;
 };
 
+/// For a front end that does not own main() (the Python module): MPI_Init_thread (funneled)
+/// unless MPI is already initialised (by mpi4py, or an earlier call). Returns true when this call
+/// initialised it: that caller finalises it (finalize_mpi), whoever initialised MPI finalises it.
+bool ensure_mpi();
+/// MPI_Finalize, when MPI is initialised and not yet finalised.
+void finalize_mpi();
+/// MPI_COMM_WORLD's rank and size (MPI must be initialised: ensure_mpi).
+[[nodiscard]] int mpi_world_rank();
+[[nodiscard]] int mpi_world_size();
+
 }  // namespace strata

@@ -1,0 +1,68 @@
+"""Run under `mpirun -np K .venv/bin/python -m pytest python/tests/mpi` (any K): every rank
+runs every test. mpi4py, imported first, initialises MPI; strata uses it and leaves it to
+mpi4py to finalise."""
+
+import numpy as np
+import pytest
+from mpi4py import MPI  # first: mpi4py initialises MPI
+
+import strata
+
+comm = MPI.COMM_WORLD
+
+
+@pytest.fixture(scope="module")
+def cora():
+    return strata.datasets.cora()
+
+
+def test_strata_sees_the_world_mpi4py_initialised():
+    assert (strata.rank(), strata.world_size()) == (comm.Get_rank(), comm.Get_size())
+
+
+def test_every_rank_sees_the_same_records_and_result(cora):
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=4, comm_timeout=60)
+    r = t.fit()
+    mine = [(x["epoch"], x["loss"], x.get("val_acc")) for x in r.history]
+    assert comm.allgather(mine) == [mine] * comm.Get_size()
+    assert t.summary["ranks"] == comm.Get_size()
+
+
+def test_each_rank_predicts_its_rows_and_gather_puts_them_in_vertex_order(cora):
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=3, comm_timeout=60)
+    t.fit()
+    p = t.predict(embeddings=True)
+    ids = comm.allgather(p.node_ids)
+    assert sorted(np.concatenate(ids).tolist()) == list(range(cora.num_nodes))
+    all_rows = p.gather(root=0)
+    if comm.Get_rank() == 0:
+        assert all_rows.node_ids.tolist() == list(range(cora.num_nodes))
+        assert all_rows.logits.shape == (cora.num_nodes, 7)
+        assert all_rows.embeddings.shape == (cora.num_nodes, 16)
+    else:
+        assert all_rows is None
+
+
+def test_a_stop_asked_on_the_last_rank_stops_every_rank(cora):
+    last = comm.Get_size() - 1
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=50, comm_timeout=60)
+    r = t.fit(callback=lambda x: "rank asked" if strata.rank() == last and x["epoch"] == 2
+              else None)
+    assert r.epoch == 2
+    assert r.stop_reason == ("rank asked" if last == 0 else f"rank asked (rank {last})")
+
+
+def test_sigint_on_one_rank_stops_every_rank_at_the_same_epoch(cora):
+    import os
+    import signal
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=50, comm_timeout=60)
+    last = comm.Get_size() - 1
+
+    def callback(x):
+        if strata.rank() == last and x["epoch"] == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        t.fit(callback=callback)
+    assert comm.allgather(t.result.epoch) == [t.result.epoch] * comm.Get_size()
+    assert t.result.epoch <= 3
