@@ -62,19 +62,27 @@ train reference reference.jsonl >reference.out 2>&1 ||
 # (EARLY non-empty: repair as soon as no rank is left, before the job has ended)
 watch() {
   local name=$1 mode=$2 ranks_bound=$3 job_bound=$4 break_cmd=$5 repair_cmd=$6 early=$7
-  local start ranks_ms="" elapsed_ms rc=124 left
+  local start ranks_ms="" elapsed_ms="" rc=124 left now_ms
   start=$(date +%s%N)
   eval "$break_cmd"
+  # Until the job has ended and its ranks are gone, or the ranks' bound has passed since the job
+  # ended first (mpirun may end before the far host's daemon has killed its rank).
   while [ $((($(date +%s%N) - start) / 1000000000)) -lt "$job_bound" ]; do
-    [ -z "$ranks_ms" ] && [ -z "$(ranks_left)" ] && ranks_ms=$((($(date +%s%N) - start) / 1000000))
+    now_ms=$((($(date +%s%N) - start) / 1000000))
+    [ -z "$ranks_ms" ] && [ -z "$(ranks_left)" ] && ranks_ms=$now_ms
     if [ -n "$early" ] && [ -n "$ranks_ms" ] && [ -z "$repaired" ]; then
       eval "$repair_cmd"
       repaired=1
     fi
-    kill -0 "$job" 2>/dev/null || break
+    if [ -z "$elapsed_ms" ] && ! kill -0 "$job" 2>/dev/null; then
+      elapsed_ms=$now_ms
+    fi
+    if [ -n "$elapsed_ms" ] && { [ -n "$ranks_ms" ] || [ "$now_ms" -gt $((ranks_bound * 1000)) ]; }; then
+      break
+    fi
     sleep 0.2
   done
-  elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+  [ -n "$elapsed_ms" ] || elapsed_ms=$((($(date +%s%N) - start) / 1000000))
   if ! kill -0 "$job" 2>/dev/null; then
     wait "$job"
     rc=$?
