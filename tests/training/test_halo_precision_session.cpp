@@ -1,14 +1,16 @@
 // Compressed halos in whole runs (Session over the bundled Cora, 2 ranks): bf16 and int8 train
-// GCN with losses near fp32's; bf16 sends exactly half of fp32's halo bytes; the precision guard
-// evaluates with fp32 halos beside each evaluation, and a margin the gap always exceeds switches
-// the run to fp32 after two evaluations, printed and recorded (and from then on the epochs send
-// fp32's bytes); the options the wire path cannot serve yet are refused by name.
+// GCN with losses near fp32's; bf16 sends exactly half of fp32's halo bytes (GAT's attention halo
+// exchange too); the precision guard evaluates with fp32 halos beside each evaluation, and a
+// margin the gap always exceeds switches the run to fp32 after two evaluations, printed and
+// recorded (and from then on the epochs send fp32's bytes); the options the wire path cannot
+// serve yet are refused by name.
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "layers/model_zoo.hpp"
 #include "src/base/error.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "training/session.hpp"
@@ -83,6 +85,25 @@ TEST_CASE("compressed halos: GCN on Cora trains near fp32; bf16 sends half the b
     }
     CHECK(a.back().loss != b.back().loss);  // the runs did differ
     REQUIRE(all_ranks(ok));
+}
+
+TEST_CASE("compressed halos: GAT's attention halo exchange sends them too",
+          "[session][halo_precision]") {
+    RunConfig exact_config = run_at("fp32", 3);
+    exact_config.model = find_model("gat").recipe.spec;
+    RunConfig bf16_config = exact_config;
+    bf16_config.halo_precision = "bf16";
+    Records exact;
+    Records bf16;
+    const std::vector<EpochStats> a = train(exact_config, exact);
+    const std::vector<EpochStats> b = train(bf16_config, bf16);
+    REQUIRE(a.size() == 3);
+    REQUIRE(b.size() == 3);
+    for (std::size_t e = 0; e < a.size(); ++e) {
+        CHECK(2 * b[e].halo_bytes == a[e].halo_bytes);  // gathers and scatter_adds alike
+        CHECK(std::fabs(b[e].loss - a[e].loss) <= 0.02 * a[e].loss);
+    }
+    CHECK(all_ranks(a.back().halo_bytes > 0));
 }
 
 TEST_CASE("precision guard: a gap above the margin twice in a row switches the run to fp32",
