@@ -1,9 +1,9 @@
 // Compressed halos in whole runs (Session over the bundled Cora, 2 ranks): bf16 and int8 train
-// GCN with losses near fp32's; bf16 sends exactly half of fp32's halo bytes (GAT's attention halo
-// exchange too); the precision guard evaluates with fp32 halos beside each evaluation, and a
-// margin the gap always exceeds switches the run to fp32 after two evaluations, printed and
-// recorded (and from then on the epochs send fp32's bytes); the options the wire path cannot
-// serve yet are refused by name.
+// GCN with losses near fp32's, the same bits under every recompute mode and overlap off; bf16 sends
+// exactly half of fp32's halo bytes (GAT's attention halo exchange too); the precision guard
+// evaluates with fp32 halos beside each evaluation, and a margin the gap always exceeds switches
+// the run to fp32 after two evaluations, printed and recorded (and from then on the epochs send
+// fp32's bytes); the options the wire path cannot serve yet are refused by name.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -85,6 +85,35 @@ TEST_CASE("compressed halos: GCN on Cora trains near fp32; bf16 sends half the b
     }
     CHECK(a.back().loss != b.back().loss);  // the runs did differ
     REQUIRE(all_ranks(ok));
+}
+
+TEST_CASE("compressed halos: the recompute modes and overlap off give the same bits",
+          "[session][halo_precision]") {
+    // Packing is deterministic, so a recomputed aggregation re-sends the same int8 rows.
+    Records none_records;
+    const std::vector<EpochStats> none = train(run_at("int8", 4), none_records);
+    REQUIRE(none.size() == 4);
+    for (const char* mode : {"aggregation", "all"}) {
+        RunConfig c = run_at("int8", 4);
+        c.recompute = mode;
+        Records records;
+        const std::vector<EpochStats> again = train(c, records);
+        REQUIRE(again.size() == 4);
+        for (std::size_t e = 0; e < none.size(); ++e) {
+            INFO(mode << ", epoch " << e + 1);
+            CHECK(again[e].loss == none[e].loss);
+            CHECK(again[e].val_acc == none[e].val_acc);
+            CHECK(again[e].halo_bytes == none[e].halo_bytes);
+        }
+    }
+    RunConfig off = run_at("int8", 4);
+    off.overlap = false;
+    Records off_records;
+    const std::vector<EpochStats> serial = train(off, off_records);
+    REQUIRE(serial.size() == 4);
+    for (std::size_t e = 0; e < none.size(); ++e) {
+        CHECK(serial[e].loss == none[e].loss);
+    }
 }
 
 TEST_CASE("compressed halos: GAT's attention halo exchange sends them too",
