@@ -22,7 +22,7 @@ namespace strata {
 namespace {
 
 // Purposes of the random streams derived from the seed.
-enum Stream : std::uint64_t { weights = 1, edges = 2, centroids = 3, noise = 4 };
+enum Stream : std::uint64_t { weights = 1, edges = 2, centroids = 3, noise = 4, labels = 5 };
 
 std::uint64_t stream_key(std::uint64_t seed, Stream s) {
     return mix64(mix64(seed) ^ (static_cast<std::uint64_t>(s) * 0xd1b54a32d192ed03ULL));
@@ -112,6 +112,8 @@ void check_options(const GenerateOptions& o) {
                  "generate: --degree-exponent ", o.degree_exponent, " must be > 2");
     STRATA_CHECK(o.feature_noise >= 0.0 && std::isfinite(o.feature_noise),
                  "generate: --feature-noise ", o.feature_noise, " must be >= 0");
+    STRATA_CHECK(o.label_noise >= 0.0 && o.label_noise <= 1.0, "generate: --label-noise ",
+                 o.label_noise, " out of range [0, 1]");
     for (double f : {o.train_fraction, o.val_fraction, o.test_fraction}) {
         STRATA_CHECK(f >= 0.0 && f <= 1.0, "generate: split fraction ", f, " out of range [0, 1]");
     }
@@ -286,6 +288,17 @@ GraphDataset generate_graph(const GenerateOptions& o) {
             row[j] = static_cast<float>(mean[j] + o.feature_noise * z0);
             if (j + 1 < f) {
                 row[j + 1] = static_cast<float>(mean[j + 1] + o.feature_noise * z1);
+            }
+        }
+    }
+    // Label noise: vertex v keeps its class unless draw 2v of the labels stream falls below
+    // label_noise; then draw 2v + 1 picks a class uniformly (possibly the same one).
+    if (o.label_noise > 0.0) {
+        const std::uint64_t label_key = stream_key(o.seed, labels);
+        for (std::size_t v = 0; v < nz; ++v) {
+            if (unit(counter(label_key, 2 * v)) < o.label_noise) {
+                label[v] = static_cast<std::int64_t>(counter(label_key, 2 * v + 1) %
+                                                     static_cast<std::uint64_t>(c));
             }
         }
     }

@@ -21,7 +21,10 @@ struct GenerateOptions {
     double test_fraction = 0.2;
     double degree_exponent = 2.5;  ///< γ > 2 of the power law P(w) ~ w^-γ
     double feature_noise = 2.0;    ///< σ of the Gaussian noise around class centroids
-    bool shuffle = false;          ///< randomly permute ids (else classes are contiguous)
+    /// Fraction of vertices whose stored label is redrawn uniformly from the C classes (edges
+    /// and features follow the true class; 0: none, the arrays of earlier strata).
+    double label_noise = 0.0;
+    bool shuffle = false;  ///< randomly permute ids (else classes are contiguous)
     std::string name = "synthetic";
 };
 

@@ -1,7 +1,9 @@
-// GraphHaloExchange: the attention structure (built on the host once) and the two exchanges.
+// GraphHaloExchange: the attention structure (built on the host once) and the two exchanges, at
+// the halo precision (WireExchange).
 #include "layers/graph_halo_exchange.hpp"
 
 #include "src/base/error.hpp"
+#include "src/comm/wire_exchange.hpp"
 
 namespace strata {
 namespace {
@@ -81,8 +83,16 @@ MemoryLine GraphHaloExchange::plan_line(const LocalGraph& graph) {
 }
 
 GraphHaloExchange::GraphHaloExchange(const GraphBlocks& blocks, const LocalGraph& graph,
-                                     Communicator& comm)
-    : blocks_(blocks), comm_(comm), num_halo_(graph.pattern.num_recv_rows()) {
+                                     Communicator& comm, HaloPrecision precision)
+    : blocks_(blocks),
+      comm_(comm),
+      planned_(precision),
+      precision_(precision),
+      num_halo_(graph.pattern.num_recv_rows()) {
+    STRATA_CHECK_OPTION(
+        precision == HaloPrecision::fp32 || blocks.backend().kind() == DeviceKind::cpu,
+        "halo_precision", to_string(precision),
+        "packs halo rows on the host: it needs device = cpu (use fp32 on cuda)");
     STRATA_CHECK(graph.num_owned == blocks.num_owned(), "halo exchange: LocalGraph has ",
                  graph.num_owned, " owned rows, the graph blocks ", blocks.num_owned());
     STRATA_CHECK(num_halo_ == blocks.pattern().num_recv_rows() &&
@@ -101,9 +111,18 @@ GraphHaloExchange::GraphHaloExchange(const GraphBlocks& blocks, const LocalGraph
     column_ids_ = Buffer<global_id>(backend, std::span<const global_id>(ids));
 }
 
+void GraphHaloExchange::set_precision(HaloPrecision precision) {
+    STRATA_CHECK(precision == HaloPrecision::fp32 || precision == planned_,
+                 "halo exchange: precision ", to_string(precision), " in a run planned for ",
+                 to_string(planned_));
+    precision_ = precision;
+}
+
 std::size_t GraphHaloExchange::workspace_floats(index_t width) const {
-    return static_cast<std::size_t>(blocks_.pattern().num_send_rows()) *
-           static_cast<std::size_t>(width);
+    const ExchangePattern& pattern = blocks_.pattern();
+    return static_cast<std::size_t>(pattern.num_send_rows()) * static_cast<std::size_t>(width) +
+           WireExchange::packed_floats(planned_, pattern.num_send_rows(), pattern.num_recv_rows(),
+                                       width);
 }
 
 void GraphHaloExchange::gather(ConstMatrixView h, MatrixView halo_rows, std::span<float> workspace,
@@ -119,12 +138,12 @@ void GraphHaloExchange::gather(ConstMatrixView h, MatrixView halo_rows, std::spa
                  workspace.size(), " floats, needs ", workspace_floats(h.cols));
     const MatrixView send{workspace.data(), pattern.num_send_rows(), h.cols};
     blocks_.backend().gather_rows(h, blocks_.send_rows(), send);
-    auto exchange = comm_.start_exchange(pattern, send, halo_rows);
-    const auto bytes = static_cast<std::int64_t>(send.size() * sizeof(float));
+    WireExchange exchange(comm_, precision_, pattern, send, halo_rows,
+                          workspace.subspan(send.size()));
     (purpose == ExchangePurpose::recompute  ? sent_.recompute
      : purpose == ExchangePurpose::backward ? sent_.backward
-                                            : sent_.forward) += bytes;
-    exchange->wait_all();
+                                            : sent_.forward) += exchange.bytes_sent();
+    exchange.wait_all();
 }
 
 void GraphHaloExchange::scatter_add(ConstMatrixView dhalo, MatrixView dh,
@@ -139,9 +158,10 @@ void GraphHaloExchange::scatter_add(ConstMatrixView dhalo, MatrixView dh,
     STRATA_CHECK(workspace.size() >= workspace_floats(dh.cols), "halo exchange: workspace of ",
                  workspace.size(), " floats, needs ", workspace_floats(dh.cols));
     const MatrixView incoming{workspace.data(), reversed.num_recv_rows(), dh.cols};
-    auto exchange = comm_.start_exchange(reversed, dhalo, incoming);
-    sent_.backward += static_cast<std::int64_t>(dhalo.size() * sizeof(float));
-    exchange->wait_all();
+    WireExchange exchange(comm_, precision_, reversed, dhalo, incoming,
+                          workspace.subspan(incoming.size()));
+    sent_.backward += exchange.bytes_sent();
+    exchange.wait_all();
     // One call per peer, in peer order: a peer's send rows are distinct, so on CUDA no two
     // atomics meet on one element and the result is reproducible (Backend::scatter_add_rows).
     const std::span<const index_t> send_rows = blocks_.send_rows();

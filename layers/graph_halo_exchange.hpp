@@ -5,6 +5,7 @@
 
 #include "layers/graph_blocks.hpp"
 #include "src/comm/communicator.hpp"
+#include "src/comm/halo_packing.hpp"
 #include "src/nn/halo_exchange.hpp"
 #include "src/tensor/csr_matrix.hpp"
 
@@ -19,12 +20,19 @@ public:
 
     /// `blocks` must be GraphBlocks of `graph`; `blocks` and `comm` must outlive it, `graph` need
     /// not. Throws strata::Error if they disagree (owned rows, halo rows).
-    GraphHaloExchange(const GraphBlocks& blocks, const LocalGraph& graph, Communicator& comm);
+    /// `precision`: what rows cross the wire as (halo_precision; not fp32: device = cpu only,
+    /// else strata::OptionError).
+    GraphHaloExchange(const GraphBlocks& blocks, const LocalGraph& graph, Communicator& comm,
+                      HaloPrecision precision = HaloPrecision::fp32);
 
     [[nodiscard]] index_t num_owned() const override { return blocks_.num_owned(); }
     [[nodiscard]] index_t num_halo() const override { return num_halo_; }
-    /// send rows x width: the packed rows (gather) or the received gradients (scatter_add).
+    /// send rows x width: the gathered rows (gather) or the received gradients (scatter_add);
+    /// then, at a precision other than fp32, the packed records of the send and halo rows.
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override;
+    /// As OverlappedAggregation's: the precision in force, fp32 or the constructor's.
+    [[nodiscard]] HaloPrecision precision() const { return precision_; }
+    void set_precision(HaloPrecision precision);
     /// Packs the send rows, exchanges them straight into halo_rows, waits.
     void gather(ConstMatrixView h, MatrixView halo_rows, std::span<float> workspace,
                 ExchangePurpose purpose) override;
@@ -45,6 +53,8 @@ public:
 private:
     const GraphBlocks& blocks_;
     Communicator& comm_;
+    HaloPrecision planned_ = HaloPrecision::fp32;  ///< the constructor's (workspace planned for it)
+    HaloPrecision precision_ = HaloPrecision::fp32;
     index_t num_halo_ = 0;
     CsrMatrix structure_;
     CsrMatrix structure_t_;

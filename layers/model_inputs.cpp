@@ -25,7 +25,8 @@ ModelInputs::ModelInputs(Backend& backend, Communicator& comm, const LocalPart& 
     if (has_attention(model)) {  // attention runs over the pattern of A + I
         const LocalGraph structure = normalized(part.graph, Normalization::symmetric);
         lines.push_back(GraphHaloExchange::plan_line(structure));
-        halo = std::make_unique<GraphHaloExchange>(uploaded->blocks, structure, comm);
+        halo = std::make_unique<GraphHaloExchange>(uploaded->blocks, structure, comm,
+                                                   aggregation_options.precision);
     }
 }
 

@@ -16,7 +16,8 @@ namespace strata {
 
 struct ModelInputs {
     /// Uploads `part` for `model`; `part` may be released afterwards. `comm` must outlive it.
-    /// `aggregation_options` configure the overlapped aggregation (--overlap); `features` how
+    /// `aggregation_options` configure the overlapped aggregation (overlap, halo precision; the
+    /// precision is the attention halo exchange's too); `features` how
     /// the features are stored (sparse needs a model made by with_sparse_input).
     ModelInputs(Backend& backend, Communicator& comm, const LocalPart& part,
                 const ModelGraph& model, AggregationOptions aggregation_options = {},
@@ -26,6 +27,14 @@ struct ModelInputs {
     [[nodiscard]] ExecutorOptions executor_options(ExecutorOptions options) const {
         options.halo = halo.get();
         return options;
+    }
+    /// Sends halo rows at `precision` (fp32 or the one uploaded with) from now on: the
+    /// aggregation and the attention halo exchange alike (the precision guard).
+    void set_halo_precision(HaloPrecision precision) {
+        aggregation->set_precision(precision);
+        if (halo) {
+            halo->set_precision(precision);
+        }
     }
 
     std::unique_ptr<TrainingInputs> uploaded;  ///< graph blocks, features, labels, masks

@@ -1,7 +1,8 @@
 // The layer-level overlapped aggregation (heFFTe p2p_plined): the inner product overlaps the
 // exchange, and each peer's rows are consumed as they arrive, in peer order (InPeerOrder), so
 // that a row's sum over peers is the same in every run. The inner product runs in row blocks
-// with a progress call between them: over TCP, MPI moves bytes only inside MPI calls.
+// with a progress call between them: over TCP, MPI moves bytes only inside MPI calls. Rows
+// cross the wire at the halo precision (WireExchange): packed after the gather, unpacked per peer.
 #include "layers/overlapped_aggregation.hpp"
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 
 #include "src/base/error.hpp"
 #include "src/comm/peer_order.hpp"
+#include "src/comm/wire_exchange.hpp"
+#include "src/device/backend.hpp"
 
 namespace strata {
 
@@ -27,7 +30,19 @@ index_t overlap_block_rows(index_t rows, index_t width) {
 
 OverlappedAggregation::OverlappedAggregation(const GraphBlocks& blocks, Communicator& comm,
                                              AggregationOptions options)
-    : blocks_(blocks), comm_(comm), options_(options) {}
+    : blocks_(blocks), comm_(comm), options_(options), precision_(options.precision) {
+    STRATA_CHECK_OPTION(
+        options.precision == HaloPrecision::fp32 || blocks.backend().kind() == DeviceKind::cpu,
+        "halo_precision", to_string(options.precision),
+        "packs halo rows on the host: it needs device = cpu (use fp32 on cuda)");
+}
+
+void OverlappedAggregation::set_precision(HaloPrecision precision) {
+    STRATA_CHECK(precision == HaloPrecision::fp32 || precision == options_.precision,
+                 "aggregation: halo precision ", to_string(precision), " in a run planned for ",
+                 to_string(options_.precision));
+    precision_ = precision;
+}
 
 void OverlappedAggregation::inner_spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y,
                                        float beta) {
@@ -48,7 +63,9 @@ void OverlappedAggregation::inner_spmm(const CsrMatrix& a, ConstMatrixView x, Ma
 
 std::size_t OverlappedAggregation::workspace_floats(index_t width) const {
     const ExchangePattern& pattern = blocks_.pattern();
-    return exchange_workspace_floats(pattern.num_send_rows(), pattern.num_recv_rows(), width);
+    return exchange_workspace_floats(pattern.num_send_rows(), pattern.num_recv_rows(), width) +
+           WireExchange::packed_floats(options_.precision, pattern.num_send_rows(),
+                                       pattern.num_recv_rows(), width);
 }
 
 MatrixView OverlappedAggregation::rows_of(MatrixView y, RowRange rows) const {
@@ -87,11 +104,12 @@ void OverlappedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange ro
     const MatrixView send{workspace.data(), pattern.num_send_rows(), width};
     const MatrixView recv{workspace.data() + send.size(), pattern.num_recv_rows(), width};
     backend.gather_rows(h, blocks_.send_rows(), send);
-    auto exchange = comm_.start_exchange(pattern, send, recv);
-    const auto bytes = static_cast<std::int64_t>(send.size() * sizeof(float));
-    (purpose == ExchangePurpose::recompute ? sent_.recompute : sent_.forward) += bytes;
+    WireExchange exchange(comm_, precision_, pattern, send, recv,
+                          workspace.subspan(send.size() + recv.size()));
+    (purpose == ExchangePurpose::recompute ? sent_.recompute : sent_.forward) +=
+        exchange.bytes_sent();
     inner_spmm(blocks_.inner(), h, z, 0.0f);  // overlaps the exchange
-    InPeerOrder arrivals(*exchange, pattern.peers.size());
+    InPeerOrder arrivals(exchange, pattern.peers.size());
     while (auto peer = arrivals.next()) {
         const auto p = static_cast<std::size_t>(*peer);
         const index_t first = pattern.recv_offsets[p];
@@ -99,7 +117,7 @@ void OverlappedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange ro
         backend.spmm_scatter_add(blocks_.halo(p), blocks_.halo_rows(p),
                                  recv.row_range(first, count), z);
     }
-    exchange->wait_all();
+    exchange.wait_all();
 }
 
 void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
@@ -126,11 +144,12 @@ void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange
             backend.spmm(blocks_.halo_t(p), dz, outgoing.row_range(first, count), 0.0f);
         }
     }
-    auto exchange = comm_.start_exchange(reversed, outgoing, incoming);
-    sent_.backward += static_cast<std::int64_t>(outgoing.size() * sizeof(float));
+    WireExchange exchange(comm_, precision_, reversed, outgoing, incoming,
+                          workspace.subspan(outgoing.size() + incoming.size()));
+    sent_.backward += exchange.bytes_sent();
     inner_spmm(blocks_.inner_t(), dz, dh, beta);
     const std::span<const index_t> send_rows = blocks_.send_rows();
-    InPeerOrder arrivals(*exchange, reversed.peers.size());
+    InPeerOrder arrivals(exchange, reversed.peers.size());
     while (auto peer = arrivals.next()) {
         const auto p = static_cast<std::size_t>(*peer);
         const index_t first = reversed.recv_offsets[p];
@@ -140,7 +159,7 @@ void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange
             send_rows.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count)),
             dh);
     }
-    exchange->wait_all();
+    exchange.wait_all();
 }
 
 }  // namespace strata

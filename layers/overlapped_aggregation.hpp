@@ -5,6 +5,7 @@
 
 #include "layers/graph_blocks.hpp"
 #include "src/comm/communicator.hpp"
+#include "src/comm/halo_packing.hpp"
 #include "src/nn/graph_operator.hpp"
 
 namespace strata {
@@ -20,17 +21,30 @@ struct AggregationOptions {
     /// progress() call after each, so that the exchange advances meanwhile (when the
     /// communicator needs_progress()); false: one inner SpMM, then the waits. Same bits.
     bool overlap = true;
+    /// What the halo rows are sent as (the run option halo_precision; src/comm/halo_packing):
+    /// forward rows and backward gradients alike. Not fp32: packed into the workspace on the
+    /// sender, unpacked into fp32 receive rows (device = cpu only).
+    HaloPrecision precision = HaloPrecision::fp32;
 };
 
 class OverlappedAggregation final : public GraphOperator {
 public:
-    /// `blocks` and `comm` must outlive it.
+    /// `blocks` and `comm` must outlive it. Throws strata::OptionError for a precision other
+    /// than fp32 on a backend that is not the CPU's.
     OverlappedAggregation(const GraphBlocks& blocks, Communicator& comm,
                           AggregationOptions options = {});
 
     [[nodiscard]] index_t num_rows() const override { return blocks_.num_owned(); }
-    /// (send rows + received rows) x width: the packed boundary rows and the peers' rows.
+    /// (send rows + received rows) x width: the boundary rows and the peers' rows; then, at a
+    /// precision other than fp32, their packed records (WireExchange::packed_floats).
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override;
+
+    /// The precision in force (options().precision until set_precision changes it).
+    [[nodiscard]] HaloPrecision precision() const { return precision_; }
+    /// Sends at `precision` from the next call on: fp32 or options().precision (the workspace
+    /// was planned for it). The precision guard's fp32 evaluation and its fallback. Throws
+    /// strata::Error otherwise.
+    void set_precision(HaloPrecision precision);
 
     /// z[rows] = (Â h)[rows].   All rows: pack boundary rows → start exchange →
     /// z = A_inner h (in row blocks with progress calls when overlapping) → z[rows_p] +=
@@ -60,6 +74,7 @@ private:
     const GraphBlocks& blocks_;
     Communicator& comm_;
     AggregationOptions options_;
+    HaloPrecision precision_ = HaloPrecision::fp32;
     HaloBytes sent_;
 };
 

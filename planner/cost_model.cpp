@@ -218,7 +218,10 @@ private:
         const double sent = static_cast<double>(backward ? rank_.recv_rows : rank_.send_rows);
         const double received = static_cast<double>(backward ? rank_.send_rows : rank_.recv_rows);
         return rank_.peers * shape_.network.latency_s +
-               std::max(sent, received) * width * 4.0 / (shape_.network.bandwidth_gbs * giga);
+               std::max(sent, received) *
+                   static_cast<double>(
+                       packed_row_bytes(shape_.halo_precision, static_cast<index_t>(width))) /
+                   (shape_.network.bandwidth_gbs * giga);
     }
 
     /// (SpMM seconds, exposed exchange seconds) of one aggregation at `width`.
@@ -256,12 +259,12 @@ ExecutionPlan rank_plan(const ModelGraph& graph, const RankStats& rank, Recomput
 }
 
 ScheduleBytes schedule_halo_bytes(const ModelGraph& graph, const Schedule& schedule,
-                                  const RankStats& rank) {
+                                  const RankStats& rank, HaloPrecision precision) {
     ScheduleBytes bytes;
     const auto add = [&](StepKind kind, double width) {
         const std::int64_t rows = kind == StepKind::backward ? rank.recv_rows : rank.send_rows;
-        const auto b =
-            rows * static_cast<std::int64_t>(width) * static_cast<std::int64_t>(sizeof(float));
+        const auto b = rows * static_cast<std::int64_t>(
+                                  packed_row_bytes(precision, static_cast<index_t>(width)));
         (kind == StepKind::recompute ? bytes.recompute : bytes.sent) += b;
     };
     for (const PlanStep& step : schedule.steps) {
@@ -362,8 +365,10 @@ EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute
         if (r == 0 || p.epoch_s > best.epoch_s) {
             best = p;
         }
-        const ScheduleBytes train = schedule_halo_bytes(graph, plan.training(), rank);
-        const ScheduleBytes eval = schedule_halo_bytes(graph, plan.evaluation(), rank);
+        const ScheduleBytes train =
+            schedule_halo_bytes(graph, plan.training(), rank, shape.halo_precision);
+        const ScheduleBytes eval =
+            schedule_halo_bytes(graph, plan.evaluation(), rank, shape.halo_precision);
         out.halo_bytes += train.sent + eval.sent;
         out.recompute_halo_bytes += train.recompute + eval.recompute;
     }

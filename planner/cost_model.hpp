@@ -3,7 +3,8 @@
 //   linear        2 n k m flops at the GEMM rate of min(k, m) (backward: dW, and dX when read)
 //   aggregation   (inner + halo entries) x width at the SpMM rate of that width (in or out of
 //                 cache), and one exchange: peers x latency + max(sent, received) bytes /
-//                 bandwidth, exposed beyond the inner SpMM it overlaps
+//                 bandwidth (rows x the halo precision's record bytes), exposed beyond the
+//                 inner SpMM it overlaps
 //   pointwise     rows x cols x 4 bytes x (inputs + 1) at the streaming bandwidth (backward x2)
 //   loss          rows x classes x 12 bytes at the streaming bandwidth (and the evaluation's
 //                 metrics pass over the logits, likewise)
@@ -18,6 +19,7 @@
 
 #include "planner/machine_model.hpp"
 #include "planner/partition_stats.hpp"
+#include "src/comm/halo_packing.hpp"
 #include "src/nn/execution_plan.hpp"
 #include "src/nn/model_graph.hpp"
 
@@ -60,6 +62,9 @@ struct RunShape {
     /// Ranks sharing this rank's node: memory-bound kernels (SpMM, pointwise, Adam) get at most
     /// their share of the node's bandwidth, rate(all cores) x threads / cores.
     int ranks_per_node = 1;
+    /// What graph parallelism's halo rows cross the wire as (halo_precision): the exchanges'
+    /// bytes and so their time (src/comm/halo_packing.hpp's record bytes per row).
+    HaloPrecision halo_precision = HaloPrecision::fp32;
 };
 
 /// One rank's execution plan, laid out as the full-graph executor lays it out.
@@ -95,13 +100,15 @@ enum class Phase { all, forward, backward };
                                       const RankStats& rank, const RunShape& shape,
                                       EpochTerms& terms);
 
-/// Halo payload one rank sends in a schedule (bytes): forward aggregations send send_rows x
-/// width, backward ones (folded included) recv_rows x width; recomputations apart.
+/// Halo payload one rank sends in a schedule (bytes): forward aggregations send send_rows
+/// records of `width` values, backward ones (folded included) recv_rows; a record is 4 width
+/// bytes at fp32 (packed_row_bytes); recomputations apart.
 struct ScheduleBytes {
     std::int64_t sent = 0;
     std::int64_t recompute = 0;
 };
 [[nodiscard]] ScheduleBytes schedule_halo_bytes(const ModelGraph& graph, const Schedule& schedule,
-                                                const RankStats& rank);
+                                                const RankStats& rank,
+                                                HaloPrecision precision = HaloPrecision::fp32);
 
 }  // namespace strata::planner

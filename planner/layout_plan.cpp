@@ -85,6 +85,12 @@ Plan make_plan(const PlanRequest& request) {
         plan.notes.emplace_back(note);
     }
     const bool whole = !std::filesystem::is_directory(request.data);
+    if (request.halo_precision != HaloPrecision::fp32) {
+        plan.notes.push_back(std::string("graph parallelism priced with ") +
+                             to_string(request.halo_precision) +
+                             " halos (--halo-precision; lossy, watched by the precision guard); "
+                             "the pipeline with fp32");
+    }
 
     std::vector<PartitionStats> measured{one};
     for (int k : ranks) {
@@ -127,7 +133,9 @@ Plan make_plan(const PlanRequest& request) {
             c.ranks = k;
             c.recompute = to_string(mode);
             c.threads = shape.threads;
-            c.time = predict_graph_epoch(graph_model.graph, mode, stats, shape);
+            RunShape graph_shape = shape;
+            graph_shape.halo_precision = request.halo_precision;
+            c.time = predict_graph_epoch(graph_model.graph, mode, stats, graph_shape);
             c.memory =
                 predict_graph_memory(graph_model.graph, mode, stats, request.machine, whole,
                                      sparse ? FeatureStorage::sparse : FeatureStorage::dense);

@@ -27,6 +27,9 @@ struct PlanRequest {
     int threads = 0;                     ///< per rank; 0: the machine's cores / ranks per node
     int max_partition_parts = 64;        ///< larger K are extrapolated from the measured ones
     std::uint64_t seed = 0;
+    /// Graph parallelism's halo rows on the wire (halo_precision): priced at this precision;
+    /// fp32 unless asked (the pipeline is always priced at fp32, the only one it runs).
+    HaloPrecision halo_precision = HaloPrecision::fp32;
 };
 
 struct Candidate {

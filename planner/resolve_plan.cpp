@@ -22,7 +22,8 @@ ChosenLayout choose(const RunConfig& config, int ranks, const MachineFile& machi
                             .ranks = {ranks},
                             .machine = machine.model,
                             .cache_dir = cache_dir,
-                            .seed = config.seed};
+                            .seed = config.seed,
+                            .halo_precision = *parse_halo_precision(config.halo_precision)};
         return chosen_layout(plan_to_json(make_plan(request)), "plan = auto", ranks);
     }
     std::ifstream in(config.plan);

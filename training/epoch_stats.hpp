@@ -40,6 +40,14 @@ struct EpochStats {
     /// Set by an accuracy guard when it acted after this epoch (training/accuracy_guard.hpp):
     /// "rollback: <reason>; restored epoch N; chunks 8 -> 4, snapshot period 23 -> 11".
     std::string guard;
+    /// The halo precision in force while this epoch trained ("fp32", "bf16", "int8"; set by the
+    /// precision guard, training/precision_guard.hpp; empty: fp32 and no guard).
+    std::string halo_precision;
+    /// Compressed halos, evaluated epochs: the validation accuracy of the same weights with fp32
+    /// halos (the precision guard's comparison).
+    std::optional<double> fp32_val_acc;
+    /// Set by the precision guard on the epoch after which it switched the run to fp32 halos.
+    std::string precision_guard;
 };
 
 /// Which evaluated epoch is "best" (the run option select_by): the highest validation accuracy,

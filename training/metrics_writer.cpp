@@ -60,6 +60,13 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context, b
     if (!s.guard.empty()) {
         line["guard"] = s.guard;
     }
+    line["halo_precision"] = s.halo_precision.empty() ? context.halo_precision : s.halo_precision;
+    if (s.fp32_val_acc) {
+        line["fp32_val_acc"] = *s.fp32_val_acc;
+    }
+    if (!s.precision_guard.empty()) {
+        line["precision_guard"] = s.precision_guard;
+    }
     if (s.phases) {  // --profile
         const PhaseTimes& p = *s.phases;
         line["phases"] = {{"gemm_s", p.gemm},           {"aggregation_s", p.aggregation},

@@ -24,7 +24,10 @@ namespace strata {
 /// max over ranks: version 4's wait_s), `threads`, `overlap`. 6: `features` (how the input
 /// features are stored, --sparse-features) and `features_density`. 7: `config` (the run
 /// configuration, training/run_config.hpp, as a JSON object) on the first record of the file.
-inline constexpr int metrics_schema_version = 7;
+/// 8: `halo_precision` (what halo rows crossed the wire as during the epoch: fp32, bf16, int8),
+/// and with compressed halos `fp32_val_acc` on evaluated epochs and `precision_guard` on the epoch
+/// after which the precision guard switched the run to fp32.
+inline constexpr int metrics_schema_version = 8;
 
 /// Constant fields every record carries.
 struct MetricsContext {
@@ -36,6 +39,7 @@ struct MetricsContext {
     std::string overlap = "on";           ///< --overlap
     std::string features = "dense";       ///< "dense" or "sparse" (--sparse-features' choice)
     double features_density = 0.0;        ///< non-zeros / entries of the features, all ranks
+    std::string halo_precision = "fp32";  ///< the run's (epochs without a guard's figure)
     std::string config{};  ///< the run configuration's JSON (config_to_json), on the first record
 };
 

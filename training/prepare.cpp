@@ -118,7 +118,9 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
             ", " + prepared.features.reason;
         prepared.inputs = std::make_unique<ModelInputs>(
             backend, pipeline ? *prepared.self : comm, part, prepared.model.graph,
-            AggregationOptions{.overlap = config.overlap}, prepared.features.storage);
+            AggregationOptions{.overlap = config.overlap,
+                               .precision = *parse_halo_precision(config.halo_precision)},
+            prepared.features.storage);
         prepared.lines = prepared.inputs->lines;
         if (options.keep_rows) {
             prepared.rows = rows_of(part);

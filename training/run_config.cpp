@@ -138,6 +138,8 @@ const std::vector<Field>& fields() {
         field("parallel", &RunConfig::parallel),
         field("recompute", &RunConfig::recompute),
         field("overlap", &RunConfig::overlap),
+        field("halo_precision", &RunConfig::halo_precision),
+        field("precision_margin", &RunConfig::precision_margin),
         field("profile", &RunConfig::profile),
         field("stages", &RunConfig::stages),
         field("ways", &RunConfig::ways),
@@ -283,6 +285,9 @@ void validate(const RunConfig& c) {
     at_least("chunks", c.chunks, 0);
     at_least("snapshot_period", c.snapshot_period, 0);
     at_least("guard_window", c.guard_window, 0);
+    check_name("halo_precision", c.halo_precision, {"fp32", "bf16", "int8"});
+    STRATA_CHECK_OPTION(std::isfinite(c.precision_margin), "precision_margin", c.precision_margin,
+                        "must be a finite number (a fraction: 0.02 is two points)");
     check_name("device", c.device, {"cpu", "cuda"});
     check_name("comm", c.comm, {"auto", "mpi", "nccl"});
     STRATA_CHECK_OPTION(c.comm != "nccl" || c.device == "cuda", "comm", "'nccl'",
@@ -316,6 +321,14 @@ void validate(const RunConfig& c) {
                         "bubble and stage waits in the metrics instead");
     STRATA_CHECK_OPTION(c.machine.empty() || c.plan == "auto", "machine", quoted(c.machine),
                         "needs plan = auto");
+    if (c.halo_precision != defaults.halo_precision) {
+        STRATA_CHECK_OPTION(c.parallel != "pipeline", "halo_precision", quoted(c.halo_precision),
+                            "not supported with parallel = pipeline yet (its stage transfers are "
+                            "fp32; use fp32, or parallel = graph)");
+        STRATA_CHECK_OPTION(c.device == "cpu", "halo_precision", quoted(c.halo_precision),
+                            "packs halo rows on the host: not supported with device = ", c.device,
+                            " yet (use fp32)");
+    }
 }
 
 RunConfig resolve_layout(RunConfig c, int ranks) {
@@ -370,6 +383,12 @@ std::string training_identity(const RunConfig& c) {
                   c.select_by->c_str(), *c.row_normalize_features ? 1 : 0,
                   c.split_index == 0 ? "" : (", split " + std::to_string(c.split_index)).c_str());
     std::string identity = text.data();
+    if (c.halo_precision != "fp32") {  // fp32 runs keep the identity they always had
+        std::array<char, 80> halo{};
+        std::snprintf(halo.data(), halo.size(), ", halo precision %s, precision margin %.9g",
+                      c.halo_precision.c_str(), c.precision_margin);
+        identity += halo.data();
+    }
     if (c.parallel == "pipeline") {
         // A named default, not RunConfig{}'s: GCC 12 at -O3 warns on the whole temporary.
         static const int default_guard_window = RunConfig{}.guard_window;

@@ -42,15 +42,22 @@ struct RunConfig {
     std::string parallel = "graph";  ///< graph | pipeline (layer pipeline, docs/pipeline.md)
     std::string recompute = "none";  ///< none | aggregation | all (docs/training.md)
     bool overlap = true;             ///< progress the halo exchange during the inner SpMM
-    bool profile = false;            ///< time the training step's phases (graph parallelism)
-    int stages = 0;                  ///< pipeline stages S (0: ranks / ways)
-    int ways = 1;                    ///< pipeline ranks per stage W (the W x S hybrid)
+    /// What halo rows cross the wire as: fp32 | bf16 | int8 (src/comm/halo_packing.hpp; graph
+    /// parallelism on device = cpu). Not fp32: the precision guard watches it (guard = true).
+    std::string halo_precision = "fp32";
+    /// Precision guard: the validation-accuracy gap (a fraction: 0.02 is two points) between the
+    /// fp32-halo and the compressed evaluation of the same weights that, at two evaluations in a
+    /// row, switches the run to fp32 halos for good.
+    double precision_margin = 0.02;
+    bool profile = false;         ///< time the training step's phases (graph parallelism)
+    int stages = 0;               ///< pipeline stages S (0: ranks / ways)
+    int ways = 1;                 ///< pipeline ranks per stage W (the W x S hybrid)
     int chunks = 0;               ///< pipeline chunks C (0: the partition's chunk map, else 4 S W)
     bool chunk_shuffle = true;    ///< pipeline: a new chunk order every epoch (GNNPipe T1)
     bool grad_zero_scale = true;  ///< pipeline: GNNPipe T2
     int snapshot_period = 23;     ///< pipeline: GNNPipe T3 (0: last epoch's rows)
-    bool guard = true;            ///< pipeline: the accuracy guard
-    int guard_window = 10;        ///< pipeline guard: epochs a trigger streak must span
+    bool guard = true;      ///< pipeline: the accuracy guard; halo_precision != fp32: its guard
+    int guard_window = 10;  ///< pipeline guard: epochs a trigger streak must span
     /// "" (none), "auto" (plan this run) or a `strata plan --json` file: resolved into the
     /// layout fields by planner::resolve_plan before a Session runs the config.
     std::string plan;

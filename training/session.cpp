@@ -18,6 +18,7 @@
 #include "training/early_stopping.hpp"
 #include "training/make_executor.hpp"
 #include "training/metrics_writer.hpp"
+#include "training/precision_guard.hpp"
 #include "training/resume.hpp"
 #include "training/signal_stop.hpp"
 
@@ -164,6 +165,13 @@ std::vector<std::string> Session::Parts::notes() const {
                          ? " (inner SpMM in row blocks, the exchange progressed between them)"
                      : c.overlap ? " (this communicator needs no progress calls)"
                                  : " (one inner SpMM, then the waits)"));
+    if (c.halo_precision != "fp32") {
+        lines.push_back("halo precision: " + c.halo_precision +
+                        (c.guard ? " (each evaluation repeated with fp32 halos; the precision "
+                                   "guard switches to fp32 on a gap above " +
+                                       std::to_string(c.precision_margin) + ")"
+                                 : " (guard off)"));
+    }
     lines.push_back(prepared.notes.order);
     lines.push_back(prepared.notes.features);
     if (made.pipeline != nullptr) {
@@ -264,6 +272,7 @@ MetricsContext Session::metrics_context() const {
         .overlap = p.config.overlap ? "on" : "off",
         .features = features.storage == FeatureStorage::sparse ? "sparse" : "dense",
         .features_density = features.density,
+        .halo_precision = p.config.halo_precision,
         .config = config_to_json(p.config)};
 }
 
@@ -307,6 +316,19 @@ RunResult Session::run() {
                       GuardOptions{.select_by = best.selection(), .window = c.guard_window},
                       [&p](const std::string& text) { p.note(text, true); });
     }
+    std::optional<PrecisionGuard> precision_guard;  // compressed halos (never the pipeline)
+    if (pipeline == nullptr && c.guard && c.halo_precision != "fp32") {
+        ModelInputs& inputs = *p.prepared.inputs;
+        precision_guard.emplace(
+            *p.made.executor,
+            [&inputs](HaloPrecision precision) { inputs.set_halo_precision(precision); },
+            PrecisionGuardOptions{.precision = *parse_halo_precision(c.halo_precision),
+                                  .margin = c.precision_margin},
+            [&p](const std::string& text) { p.note(text, true); });
+    }
+    EpochGuard* epoch_guard = guard             ? static_cast<EpochGuard*>(&*guard)
+                              : precision_guard ? static_cast<EpochGuard*>(&*precision_guard)
+                                                : nullptr;
     if (c.resume) {
         RestoreMore restore_pipeline;
         if (pipeline != nullptr) {
@@ -383,8 +405,7 @@ RunResult Session::run() {
     if (checkpointer) {
         hooks.push_back(&*checkpointer);
     }
-    fit(FitContext{*p.made.executor, adam, parameters, p.backend(), comm,
-                   guard ? &*guard : nullptr},
+    fit(FitContext{*p.made.executor, adam, parameters, p.backend(), comm, epoch_guard},
         FitOptions{.eval_every = c.eval_every,
                    .divergence_hint = [&]() -> std::string {
                        if (!checkpoints || !root) {

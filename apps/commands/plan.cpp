@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -27,6 +28,7 @@ struct PlanOptions {
     int threads = 0;
     int max_partition_parts = 64;
     std::uint64_t seed = 0;
+    std::string halo_precision = "fp32";
     bool json = false;
 };
 
@@ -61,6 +63,10 @@ int run_plan(const PlanOptions& o) {
     request.threads = o.threads;
     request.max_partition_parts = o.max_partition_parts;
     request.seed = o.seed;
+    const std::optional<HaloPrecision> precision = parse_halo_precision(o.halo_precision);
+    STRATA_CHECK(precision.has_value(), "--halo-precision: '", o.halo_precision,
+                 "' is not fp32, bf16 or int8");
+    request.halo_precision = *precision;
     // Before the partitioning, which can take a while: a user who asked for more ranks than
     // cores learns it now.
     const std::string oversubscribed = planner::oversubscription_warning(
@@ -110,6 +116,10 @@ Command add_plan_command(CLI::App& root) {
         ->check(positive())
         ->capture_default_str();
     cmd->add_option("--seed", o->seed, "Partitioning seed (as strata train --seed)");
+    cmd->add_option("--halo-precision", o->halo_precision,
+                    "Price graph parallelism's halo exchanges at fp32, bf16 or int8 (as strata "
+                    "train --halo-precision; lossy precisions are priced only when asked)")
+        ->default_str("fp32");
     cmd->add_flag("--json", o->json, "Print the plan as JSON (format strata-plan, version 2)");
     return {cmd, [o] { return run_plan(*o); }};
 }

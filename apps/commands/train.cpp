@@ -226,7 +226,8 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
            cmd->add_option("--guard", t->guard,
                            "Pipeline: roll back to the last good weights with less staleness "
                            "when an exact evaluation says staleness hurts (judged by "
-                           "--select-by's figure; off: GNNPipe as published)")
+                           "--select-by's figure; off: GNNPipe as published); with "
+                           "--halo-precision bf16 or int8: the precision guard")
                ->check(CLI::IsMember({"on", "off"})));
     option(*t, "guard_window",
            cmd->add_option("--guard-window", f.guard_window,
@@ -239,6 +240,20 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                            "(real overlap over TCP); off: one inner SpMM, then wait (the same "
                            "results, bit for bit)")
                ->check(CLI::IsMember({"on", "off"})));
+    option(*t, "halo_precision",
+           cmd->add_option("--halo-precision", f.halo_precision,
+                           "What halo rows (forward rows and backward gradients) cross the wire "
+                           "as: fp32 (exact), bf16 (2 bytes a value, round to nearest even) or "
+                           "int8 (1 byte a value plus a 4-byte scale per row). Graph parallelism "
+                           "on the CPU; with --guard on, each evaluation is repeated with fp32 "
+                           "halos and the run falls back to fp32 when they disagree")
+               ->default_str("fp32"));
+    option(*t, "precision_margin",
+           cmd->add_option("--precision-margin", f.precision_margin,
+                           "Precision guard: the validation-accuracy gap (a fraction; 0.02 is two "
+                           "points) between fp32 and compressed halos that, at two evaluations in "
+                           "a row, switches the run to fp32 halos")
+               ->default_str("0.02"));
     option(*t, "sparse_features",
            cmd->add_option("--sparse-features", f.sparse_features,
                            "auto: store the input features as CSR when at most 4 % of them are "
@@ -289,7 +304,7 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
         for (const char* numeric :
              {"epochs", "lr", "seed", "eval_every", "early_stop", "patience", "split_index",
               "stages", "ways", "chunks", "snapshot_period", "guard_window", "comm_timeout",
-              "checkpoint_every", "threads"}) {
+              "precision_margin", "checkpoint_every", "threads"}) {
             if (key == numeric) {
                 flag->check(a_number());
             }

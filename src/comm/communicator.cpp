@@ -1,5 +1,5 @@
 // Communicator's defaults: all_to_all as P rounds of gather(), one per destination rank;
-// agree_max as allreduce_max.
+// agree_max as allreduce_max; no packed exchanges.
 #include "src/comm/communicator.hpp"
 
 #include <array>
@@ -10,6 +10,16 @@
 #include "src/comm/exchange_check.hpp"
 
 namespace strata {
+
+std::unique_ptr<Exchange> Communicator::start_packed_exchange(const ExchangePattern& pattern,
+                                                              ConstPackedRows send,
+                                                              PackedRows recv) {
+    (void)pattern;
+    (void)recv;
+    STRATA_FAIL("exchange: this communicator sends fp32 rows only, not packed rows of ",
+                send.row_bytes, " bytes (a compressed halo_precision needs the MPI communicator ",
+                "on host memory, device = cpu)");
+}
 
 std::int64_t Communicator::agree_max(std::int64_t value, const char* /*what*/) {
     std::array<std::int64_t, 1> data{value};

@@ -28,6 +28,34 @@ struct ExchangePattern {
     [[nodiscard]] ExchangePattern reversed() const { return {peers, recv_offsets, send_offsets}; }
 };
 
+/// rows x row_bytes bytes, contiguous, in host memory: packed halo rows (src/comm/halo_packing).
+struct PackedRows {
+    std::byte* data = nullptr;
+    index_t rows = 0;
+    std::size_t row_bytes = 0;
+
+    [[nodiscard]] std::size_t size() const { return static_cast<std::size_t>(rows) * row_bytes; }
+    [[nodiscard]] std::span<std::byte> bytes() const { return {data, size()}; }
+    /// Rows [first, first + count) as a view of their own.
+    [[nodiscard]] PackedRows row_range(index_t first, index_t count) const {
+        return {data + static_cast<std::size_t>(first) * row_bytes, count, row_bytes};
+    }
+};
+
+struct ConstPackedRows {
+    const std::byte* data = nullptr;
+    index_t rows = 0;
+    std::size_t row_bytes = 0;
+
+    ConstPackedRows() = default;
+    ConstPackedRows(const std::byte* d, index_t r, std::size_t b)
+        : data(d), rows(r), row_bytes(b) {}
+    ConstPackedRows(PackedRows v) : data(v.data), rows(v.rows), row_bytes(v.row_bytes) {}  // NOLINT
+
+    [[nodiscard]] std::size_t size() const { return static_cast<std::size_t>(rows) * row_bytes; }
+    [[nodiscard]] std::span<const std::byte> bytes() const { return {data, size()}; }
+};
+
 /// Traffic counters of a communicator, in bytes of payload.
 struct CommStats {
     std::int64_t bytes_sent = 0;               ///< all payload sent (exchanges + collectives)
@@ -98,6 +126,11 @@ public:
     [[nodiscard]] virtual std::unique_ptr<Exchange> start_exchange(const ExchangePattern& pattern,
                                                                    ConstMatrixView send,
                                                                    MatrixView recv) = 0;
+    /// As start_exchange, for rows of send.row_bytes bytes each (packed halo rows, host
+    /// memory); send.row_bytes == recv.row_bytes. The default throws strata::Error: only the
+    /// MPI communicator on host memory carries packed rows (halo_precision other than fp32).
+    [[nodiscard]] virtual std::unique_ptr<Exchange> start_packed_exchange(
+        const ExchangePattern& pattern, ConstPackedRows send, PackedRows recv);
     /// In-place sum over ranks, started now, finished by wait().
     [[nodiscard]] virtual std::unique_ptr<Reduction> start_allreduce_sum(std::span<float> data) = 0;
     /// Blocking in-place sums over ranks (host data).

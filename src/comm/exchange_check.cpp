@@ -21,10 +21,7 @@ void check_offsets(const std::vector<index_t>& offsets, const char* name, std::s
     }
 }
 
-}  // namespace
-
-void check_exchange(const ExchangePattern& pattern, ConstMatrixView send, MatrixView recv, int rank,
-                    int size) {
+void check_pattern(const ExchangePattern& pattern, int rank, int size) {
     const std::size_t num_peers = pattern.peers.size();
     check_offsets(pattern.send_offsets, "send_offsets", num_peers);
     check_offsets(pattern.recv_offsets, "recv_offsets", num_peers);
@@ -37,6 +34,13 @@ void check_exchange(const ExchangePattern& pattern, ConstMatrixView send, Matrix
         STRATA_CHECK(i == 0 || pattern.peers[i - 1] < peer, "exchange pattern: peers not strictly ",
                      "ascending at index ", i, " (", pattern.peers[i - 1], " then ", peer, ")");
     }
+}
+
+}  // namespace
+
+void check_exchange(const ExchangePattern& pattern, ConstMatrixView send, MatrixView recv, int rank,
+                    int size) {
+    check_pattern(pattern, rank, size);
     STRATA_CHECK(send.rows == pattern.num_send_rows(), "exchange: send matrix has ", send.rows,
                  " rows but the pattern sends ", pattern.num_send_rows());
     STRATA_CHECK(recv.rows == pattern.num_recv_rows(), "exchange: recv matrix has ", recv.rows,
@@ -48,6 +52,21 @@ void check_exchange(const ExchangePattern& pattern, ConstMatrixView send, Matrix
                  " x ", send.cols, " has no data");
     STRATA_CHECK(recv.size() == 0 || recv.data != nullptr, "exchange: recv matrix of ", recv.rows,
                  " x ", recv.cols, " has no data");
+}
+
+void check_packed_exchange(const ExchangePattern& pattern, ConstPackedRows send, PackedRows recv,
+                           int rank, int size) {
+    check_pattern(pattern, rank, size);
+    STRATA_CHECK(send.rows == pattern.num_send_rows(), "packed exchange: ", send.rows,
+                 " send rows but the pattern sends ", pattern.num_send_rows());
+    STRATA_CHECK(recv.rows == pattern.num_recv_rows(), "packed exchange: ", recv.rows,
+                 " recv rows but the pattern receives ", pattern.num_recv_rows());
+    STRATA_CHECK(send.row_bytes == recv.row_bytes, "packed exchange: send rows of ", send.row_bytes,
+                 " bytes but recv rows of ", recv.row_bytes);
+    STRATA_CHECK(send.size() == 0 || send.data != nullptr, "packed exchange: ", send.rows,
+                 " send rows of ", send.row_bytes, " bytes have no data");
+    STRATA_CHECK(recv.size() == 0 || recv.data != nullptr, "packed exchange: ", recv.rows,
+                 " recv rows of ", recv.row_bytes, " bytes have no data");
 }
 
 void check_all_to_all(std::size_t send_bytes, std::span<const std::size_t> send_offsets, int size) {

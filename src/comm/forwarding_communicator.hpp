@@ -26,6 +26,11 @@ public:
                                                            MatrixView recv) override {
         return inner_->start_exchange(pattern, send, recv);
     }
+    [[nodiscard]] std::unique_ptr<Exchange> start_packed_exchange(const ExchangePattern& pattern,
+                                                                  ConstPackedRows send,
+                                                                  PackedRows recv) override {
+        return inner_->start_packed_exchange(pattern, send, recv);
+    }
     [[nodiscard]] std::unique_ptr<Reduction> start_allreduce_sum(std::span<float> data) override {
         return inner_->start_allreduce_sum(data);
     }

@@ -93,17 +93,34 @@ public:
         }
     }
 
+    /// Rows of `width` elements of `element` (`element_bytes` each, named `unit` in messages):
+    /// float rows or packed byte rows.
+    struct RowFormat {
+        index_t width = 0;
+        MPI_Datatype element = MPI_FLOAT;
+        std::size_t element_bytes = sizeof(float);
+        const char* unit = "floats";
+    };
+
     /// Receives first, so that no peer's message waits in an unexpected-message queue. Each
-    /// message counts rows of a contiguous type of `cols` floats: row counts are index_t, so
-    /// a message of any byte size has an int count (Open MPI 4.1 has no large-count calls).
-    void post(const ExchangePattern& pattern, ConstMatrixView send, MatrixView recv) {
+    /// message counts rows of a contiguous type of `width` elements: row counts are index_t,
+    /// so a message of any byte size has an int count (Open MPI 4.1 has no large-count calls).
+    void post(const ExchangePattern& pattern, const void* send, void* recv, RowFormat format) {
         const std::size_t num_peers = peers_.size();
-        if (send.cols > 0) {
-            STRATA_MPI_CHECK(MPI_Type_contiguous(send.cols, MPI_FLOAT, &row_type_));
+        if (format.width > 0) {
+            STRATA_MPI_CHECK(MPI_Type_contiguous(format.width, format.element, &row_type_));
             STRATA_MPI_CHECK(MPI_Type_commit(&row_type_));
         }
-        const MPI_Datatype type = send.cols > 0 ? row_type_ : MPI_FLOAT;
-        width_ = send.cols;
+        element_ = format.element;
+        unit_ = format.unit;
+        const MPI_Datatype type = format.width > 0 ? row_type_ : element_;
+        width_ = format.width;
+        const std::size_t row_bytes = static_cast<std::size_t>(width_) * format.element_bytes;
+        const auto at = [row_bytes](auto* base, index_t row) {
+            return base + static_cast<std::size_t>(row) * row_bytes;
+        };
+        const auto* send_bytes = static_cast<const std::byte*>(send);
+        auto* recv_bytes = static_cast<std::byte*>(recv);
         // Reserved up front: push_back after a request is posted must not throw.
         recv_requests_.reserve(num_peers);
         recv_peer_.reserve(num_peers);
@@ -117,11 +134,11 @@ public:
                 ready_.push_back(static_cast<int>(i));
                 continue;
             }
-            const MatrixView rows_view = recv.row_range(pattern.recv_offsets[i], rows);
+            std::byte* rows_data = at(recv_bytes, pattern.recv_offsets[i]);
             const int count = width_ > 0 ? rows : 0;
             MPI_Request request = MPI_REQUEST_NULL;
             STRATA_MPI_CHECK(
-                MPI_Irecv(rows_view.data, count, type, peers_[i], exchange_tag, comm_, &request));
+                MPI_Irecv(rows_data, count, type, peers_[i], exchange_tag, comm_, &request));
             recv_requests_.push_back(request);
             recv_peer_.push_back(static_cast<int>(i));
             recv_count_.push_back(count);
@@ -133,9 +150,9 @@ public:
             if (rows == 0) {
                 continue;
             }
-            const ConstMatrixView rows_view = send.row_range(pattern.send_offsets[i], rows);
+            const std::byte* rows_data = at(send_bytes, pattern.send_offsets[i]);
             MPI_Request request = MPI_REQUEST_NULL;
-            STRATA_MPI_CHECK(MPI_Isend(rows_view.data, width_ > 0 ? rows : 0, type, peers_[i],
+            STRATA_MPI_CHECK(MPI_Isend(rows_data, width_ > 0 ? rows : 0, type, peers_[i],
                                        exchange_tag, comm_, &request));
             send_requests_.push_back(request);
             send_rank_.push_back(peers_[i]);
@@ -219,13 +236,13 @@ private:
         if (code != MPI_SUCCESS) {
             const std::string what = detail::concat(
                 "MPI_Waitany(receive from rank ", peer, " of an exchange on rank ", rank_,
-                ", expecting ", recv_count_[slot], " rows of ", width_, " floats)");
+                ", expecting ", recv_count_[slot], " rows of ", width_, " ", unit_, ")");
             detail::mpi_check(code, what.c_str(), __FILE__, __LINE__);
         }
         int received = 0;
-        STRATA_MPI_CHECK(MPI_Get_count(&status, width_ > 0 ? row_type_ : MPI_FLOAT, &received));
+        STRATA_MPI_CHECK(MPI_Get_count(&status, width_ > 0 ? row_type_ : element_, &received));
         STRATA_CHECK(received == recv_count_[slot], "exchange on rank ", rank_, ": received ",
-                     received, " rows of ", width_, " floats from rank ", peer, ", expected ",
+                     received, " rows of ", width_, " ", unit_, " from rank ", peer, ", expected ",
                      recv_count_[slot],
                      " (the two ranks' patterns disagree, or they started exchanges in a ",
                      "different order)");
@@ -246,7 +263,9 @@ private:
     int pending_receives_ = 0;
     int uncaught_at_start_ = std::uncaught_exceptions();
     std::deque<int> ready_;  ///< peer indices whose rows are in place, not yet returned
-    MPI_Datatype row_type_ = MPI_DATATYPE_NULL;  ///< `width_` contiguous floats
+    MPI_Datatype row_type_ = MPI_DATATYPE_NULL;  ///< `width_` contiguous elements
+    MPI_Datatype element_ = MPI_FLOAT;           ///< MPI_FLOAT, or MPI_BYTE for packed rows
+    const char* unit_ = "floats";
     index_t width_ = 0;
     std::vector<MPI_Status> statuses_;  ///< test()'s scratch
     Registration registration_;         ///< last: unregistered before the requests die
@@ -346,8 +365,26 @@ std::unique_ptr<Exchange> MpiCommunicator::start_exchange(const ExchangePattern&
     check_exchange(pattern, send, recv, rank_, size_);
     auto exchange =
         std::make_unique<MpiExchange>(comm_, stats_, waiter_, rank_, pattern, in_flight_);
-    exchange->post(pattern, send, recv);  // on failure, the destructor waits for what was posted
+    exchange->post(pattern, send.data, recv.data, {.width = send.cols});  // on failure, the
+    // destructor waits for what was posted
     stats_.count_exchange(send.size() * sizeof(float), recv.size() * sizeof(float));
+    return exchange;
+}
+
+std::unique_ptr<Exchange> MpiCommunicator::start_packed_exchange(const ExchangePattern& pattern,
+                                                                 ConstPackedRows send,
+                                                                 PackedRows recv) {
+    check_packed_exchange(pattern, send, recv, rank_, size_);
+    STRATA_CHECK(send.row_bytes <= static_cast<std::size_t>(INT_MAX), "packed exchange: rows of ",
+                 send.row_bytes, " bytes exceed an int count");
+    auto exchange =
+        std::make_unique<MpiExchange>(comm_, stats_, waiter_, rank_, pattern, in_flight_);
+    exchange->post(pattern, send.data, recv.data,
+                   {.width = static_cast<index_t>(send.row_bytes),
+                    .element = MPI_BYTE,
+                    .element_bytes = 1,
+                    .unit = "bytes"});
+    stats_.count_exchange(send.size(), recv.size());
     return exchange;
 }
 

@@ -77,6 +77,11 @@ public:
     [[nodiscard]] std::unique_ptr<Exchange> start_exchange(const ExchangePattern& pattern,
                                                            ConstMatrixView send,
                                                            MatrixView recv) override;
+    /// As start_exchange, with rows of send.row_bytes bytes (MPI_BYTE rows; packed halo rows).
+    /// Stats: the bytes of send and recv (counted when started).
+    [[nodiscard]] std::unique_ptr<Exchange> start_packed_exchange(const ExchangePattern& pattern,
+                                                                  ConstPackedRows send,
+                                                                  PackedRows recv) override;
     /// MPI_Iallreduce(MPI_IN_PLACE, SUM); `data` must stay alive and untouched until wait()
     /// (or the Reduction's destruction, which waits). Stats as for the blocking all-reduces.
     [[nodiscard]] std::unique_ptr<Reduction> start_allreduce_sum(std::span<float> data) override;

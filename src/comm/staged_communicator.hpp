@@ -36,6 +36,12 @@ public:
     [[nodiscard]] std::unique_ptr<Exchange> start_exchange(const ExchangePattern& pattern,
                                                            ConstMatrixView send,
                                                            MatrixView recv) override;
+    /// Not staged: device rows are not packed yet (Communicator's default, which throws).
+    [[nodiscard]] std::unique_ptr<Exchange> start_packed_exchange(const ExchangePattern& pattern,
+                                                                  ConstPackedRows send,
+                                                                  PackedRows recv) override {
+        return Communicator::start_packed_exchange(pattern, send, recv);
+    }
     [[nodiscard]] std::unique_ptr<Reduction> start_allreduce_sum(std::span<float> data) override;
     void allreduce_sum(std::span<float> data) override;
     using ForwardingCommunicator::allreduce_sum;  // double and int64: the host's, unstaged

@@ -182,6 +182,31 @@ TEST_CASE("generate_graph refuses invalid options, naming the option", "[dataset
         o.degree_exponent = 2.0;
         REQUIRE_THROWS_WITH(strata::generate_graph(o), Contains("--degree-exponent 2 must be > 2"));
     }
+    SECTION("label noise above 1") {
+        o.label_noise = 1.5;
+        REQUIRE_THROWS_WITH(strata::generate_graph(o), Contains("--label-noise 1.5 out of range"));
+    }
+}
+
+TEST_CASE("generate_graph label noise redraws about that share of labels, nothing else",
+          "[datasets]") {
+    const GraphDataset clean = strata::generate_graph(small_options(4));
+    GenerateOptions o = small_options(4);
+    o.label_noise = 0.3;
+    const GraphDataset noisy = strata::generate_graph(o);
+    CHECK(noisy.indptr == clean.indptr);  // edges and features follow the true class
+    CHECK(noisy.indices == clean.indices);
+    CHECK(noisy.features.values == clean.features.values);
+    CHECK(noisy.train_mask == clean.train_mask);
+    std::size_t changed = 0;
+    for (std::size_t v = 0; v < clean.labels.size(); ++v) {
+        changed += noisy.labels[v] != clean.labels[v] ? 1 : 0;
+    }
+    // Expected 0.3 x (1 - 1/5) x 3000 = 720 (a redrawn label may land on its class).
+    CHECK(changed > 620);
+    CHECK(changed < 820);
+    o.label_noise = 0.0;
+    CHECK(strata::generate_graph(o).labels == clean.labels);  // the default: as before
 }
 
 TEST_CASE("a generated graph survives write_graph and read_graph unchanged", "[datasets]") {

@@ -116,6 +116,16 @@ TEST_CASE("halo bytes of a 2-layer GCN on the path: by hand", "[planner]") {
     const planner::EpochPrediction r = planner::predict_graph_epoch(
         model.graph, Recompute::all, s, {.machine = &m, .network = m.shared_memory, .threads = 1});
     CHECK(r.halo_bytes == 240);
+    // Compressed halos, priced when asked: bf16 2 bytes a value (120); int8 1 byte a value and
+    // 4 per row: per rank 3 x (8 + 4) + 3 x (2 + 4) = 54, two ranks 108. Less bytes, less time.
+    const auto at = [&](HaloPrecision precision) {
+        return planner::predict_graph_epoch(
+            model.graph, Recompute::none, s,
+            {.machine = &m, .network = m.shared_memory, .threads = 1, .halo_precision = precision});
+    };
+    CHECK(at(HaloPrecision::bf16).halo_bytes == 120);
+    CHECK(at(HaloPrecision::int8).halo_bytes == 108);
+    CHECK(at(HaloPrecision::bf16).terms.exchange_s < p.terms.exchange_s);
 }
 
 TEST_CASE("time of one linear layer: by hand", "[planner]") {

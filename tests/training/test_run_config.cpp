@@ -1,6 +1,8 @@
 // The run configuration: its JSON form round-trips, a bad option is named with its value, the
 // recipe fills what is unset, the layout's defaults follow the ranks, and the training identity
 // is the string checkpoints of earlier strata stored (so they still resume).
+#include <cmath>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -108,6 +110,12 @@ TEST_CASE("run configuration: every check names the option and its value", "[run
     c = {};
     c.comm = "nccl";
     CHECK(message(c).second == "comm = 'nccl': needs device = cuda");
+    c = {};
+    c.halo_precision = "fp8";
+    CHECK(message(c).second == "halo_precision = 'fp8': expected fp32, bf16 or int8");
+    c = {};
+    c.precision_margin = std::nan("");
+    CHECK(message(c).first == "precision_margin");
     CHECK_NOTHROW(validate(RunConfig{}));
 }
 
@@ -163,6 +171,12 @@ TEST_CASE("run configuration: the training identity is the one checkpoints store
           "adam lr 0.00999999978, seed 1, early-stop 0, patience 0, eval-every 1, select-by "
           "val_acc, row-normalize-features 0, split 2, parallel pipeline, stages 2, ways 1, "
           "chunks 8, chunk shuffle on, grad zero+scale on, snapshot period 23, guard on");
+    // Compressed halos change the results: named (fp32 keeps the identity above).
+    RunConfig halo = gcn;
+    halo.halo_precision = "int8";
+    CHECK(training_identity(halo) ==
+          "adam lr 0.00999999978, seed 1, early-stop 0, patience 0, eval-every 1, select-by "
+          "val_acc, row-normalize-features 0, halo precision int8, precision margin 0.02");
 }
 
 TEST_CASE("run configuration: a checkpoint keeps the run, not the invocation", "[run_config]") {

@@ -1,0 +1,56 @@
+// WireExchange: one halo exchange at a HaloPrecision, for the callers that hold fp32 rows on both
+// sides (the overlapped aggregation, the attention halo exchange). fp32 sends the rows as they
+// are (Communicator::start_exchange, bit for bit as before); bf16 and int8 pack the fp32 send rows
+// into the caller's scratch, send the packed records (start_packed_exchange) and unpack a peer's
+// records into its fp32 receive rows before handing that peer out. An Exchange itself, so that
+// InPeerOrder consumes it as any other.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "src/comm/communicator.hpp"
+#include "src/comm/halo_packing.hpp"
+
+namespace strata {
+
+class WireExchange final : public Exchange {
+public:
+    /// Floats of scratch for the packed records of `send_rows` and `recv_rows` rows of `width`
+    /// (send records first, each part rounded up to whole floats); 0 at fp32.
+    [[nodiscard]] static std::size_t packed_floats(HaloPrecision precision, index_t send_rows,
+                                                   index_t recv_rows, index_t width);
+    /// Bytes that `rows` rows of `width` values take on the wire.
+    [[nodiscard]] static std::int64_t wire_bytes(HaloPrecision precision, index_t rows,
+                                                 index_t width);
+
+    /// Starts the exchange of `send` into `recv` (host memory unless fp32). `packed`: at least
+    /// packed_floats(...) floats (unused at fp32). Everything must outlive the exchange.
+    WireExchange(Communicator& comm, HaloPrecision precision, const ExchangePattern& pattern,
+                 ConstMatrixView send, MatrixView recv, std::span<float> packed);
+
+    /// A peer whose rows are in `recv` (unpacked), as Exchange::wait_any.
+    std::optional<int> wait_any() override;
+    /// Every peer's rows in `recv`; the peers not yet handed out stay available to wait_any.
+    void wait_all() override;
+
+    /// Payload bytes this exchange sends (send rows x the precision's record bytes).
+    [[nodiscard]] std::int64_t bytes_sent() const { return bytes_sent_; }
+
+private:
+    void unpack(int peer);
+
+    HaloPrecision precision_;
+    const ExchangePattern& pattern_;
+    MatrixView recv_;
+    PackedRows recv_packed_;
+    std::unique_ptr<Exchange> exchange_;
+    std::deque<int> ready_;  ///< unpacked by wait_all, not yet handed out
+    std::int64_t bytes_sent_ = 0;
+};
+
+}  // namespace strata

@@ -1,0 +1,137 @@
+// Halo packing (src/comm/halo_packing.hpp): record sizes, bf16 round to nearest even within
+// 2^-8 relative, int8 within half a scale step per value, zero rows, non-finite values, and the
+// size checks' messages.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "src/base/error.hpp"
+#include "src/comm/halo_packing.hpp"
+
+using namespace strata;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// rows x width values spanning several orders of magnitude and both signs.
+std::vector<float> sample(index_t rows, index_t width) {
+    std::vector<float> x(static_cast<std::size_t>(rows * width));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const float magnitude =
+            std::ldexp(1.0f + 0.37f * static_cast<float>(i % 11), static_cast<int>(i % 17) - 8);
+        x[i] = (i % 3 == 0 ? -1.0f : 1.0f) * magnitude;
+    }
+    return x;
+}
+
+std::vector<float> round_trip(HaloPrecision precision, const std::vector<float>& x, index_t rows,
+                              index_t width) {
+    std::vector<std::byte> packed(static_cast<std::size_t>(rows) *
+                                  packed_row_bytes(precision, width));
+    pack_rows(precision, {x.data(), rows, width}, packed);
+    std::vector<float> back(x.size(), -7.0f);
+    unpack_rows(precision, packed, {back.data(), rows, width});
+    return back;
+}
+
+}  // namespace
+
+TEST_CASE("halo packing: record bytes per precision, names round-trip", "[halo_packing]") {
+    CHECK(packed_row_bytes(HaloPrecision::fp32, 7) == 28);
+    CHECK(packed_row_bytes(HaloPrecision::bf16, 7) == 14);
+    CHECK(packed_row_bytes(HaloPrecision::int8, 7) == 11);  // 4-byte scale + 7 values
+    for (const char* name : {"fp32", "bf16", "int8"}) {
+        CHECK(std::string(to_string(*parse_halo_precision(name))) == name);
+    }
+    CHECK_FALSE(parse_halo_precision("fp16"));
+}
+
+TEST_CASE("halo packing: bf16 rounds to nearest even, within 2^-8 relative", "[halo_packing]") {
+    CHECK(to_bf16(1.0f) == 0x3F80);
+    // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even (1).
+    CHECK(to_bf16(1.0f + std::ldexp(1.0f, -8)) == 0x3F80);
+    // 1 + 3 2^-8 is halfway between 1 + 2^-7 (odd) and 1 + 2^-6: ties to even (1 + 2^-6).
+    CHECK(to_bf16(1.0f + 3.0f * std::ldexp(1.0f, -8)) == 0x3F82);
+    CHECK(to_bf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)) == 0x3F81);  // above half
+    CHECK(from_bf16(to_bf16(-2.5f)) == -2.5f);
+    const index_t rows = 9;
+    const index_t width = 13;  // odd: records need no padding
+    const std::vector<float> x = sample(rows, width);
+    const std::vector<float> back = round_trip(HaloPrecision::bf16, x, rows, width);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        CHECK(std::fabs(back[i] - x[i]) <= std::ldexp(std::fabs(x[i]), -8));
+    }
+}
+
+TEST_CASE("halo packing: int8 with a per-row scale, within half a step", "[halo_packing]") {
+    const index_t rows = 6;
+    const index_t width = 10;
+    std::vector<float> x = sample(rows, width);
+    for (index_t c = 0; c < width; ++c) {
+        x[static_cast<std::size_t>(2 * width + c)] = 0.0f;  // row 2 all zero
+    }
+    const std::vector<float> back = round_trip(HaloPrecision::int8, x, rows, width);
+    for (index_t r = 0; r < rows; ++r) {
+        float largest = 0.0f;
+        for (index_t c = 0; c < width; ++c) {
+            largest = std::max(largest, std::fabs(x[static_cast<std::size_t>(r * width + c)]));
+        }
+        const float scale = largest / 127.0f;
+        for (index_t c = 0; c < width; ++c) {
+            const auto i = static_cast<std::size_t>(r * width + c);
+            // Half a step, plus the float rounding of x / s and of q s (a few ulps of x).
+            CHECK(std::fabs(back[i] - x[i]) <= 0.5f * scale * (1.0f + 1e-5f) + 1e-6f * largest);
+        }
+    }
+    for (index_t c = 0; c < width; ++c) {
+        CHECK(back[static_cast<std::size_t>(2 * width + c)] == 0.0f);  // zero row: exactly zero
+    }
+    // Values on the grid of their row's scale come back exactly: k 2^-7 with max |k| = 127.
+    std::vector<float> grid{127.0f, -3.0f, 0.0f, 64.0f, -127.0f, 1.0f};
+    for (float& v : grid) {
+        v = std::ldexp(v, -7);
+    }
+    CHECK(round_trip(HaloPrecision::int8, grid, 1, 6) == grid);
+    CHECK(round_trip(HaloPrecision::bf16, grid, 1, 6) == grid);
+}
+
+TEST_CASE("halo packing: non-finite values (bf16 keeps them, an int8 row becomes NaN)",
+          "[halo_packing]") {
+    const float inf = std::numeric_limits<float>::infinity();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> x{1.0f,
+                               -inf,
+                               2.0f,
+                               /* row 2 */ nan,
+                               0.5f,
+                               0.25f,
+                               /* row 3, on its grid */ 127.0f / 128,
+                               -64.0f / 128,
+                               1.0f / 128};
+    const std::vector<float> bf = round_trip(HaloPrecision::bf16, x, 3, 3);
+    CHECK(bf[1] == -inf);
+    CHECK(std::isnan(bf[3]));
+    CHECK(bf[4] == 0.5f);
+    CHECK(from_bf16(to_bf16(3.4e38f)) == inf);  // beyond bf16's largest finite value
+    const std::vector<float> q = round_trip(HaloPrecision::int8, x, 3, 3);
+    for (std::size_t i = 0; i < 6; ++i) {
+        CHECK(std::isnan(q[i]));  // rows 1 and 2: no finite scale
+    }
+    CHECK(q[6] == x[6]);  // row 3 untouched by its neighbours (its values are on its grid)
+    CHECK(q[8] == x[8]);
+}
+
+TEST_CASE("halo packing: short buffers and fp32 are refused with the sizes", "[halo_packing]") {
+    std::vector<float> x(8, 1.0f);
+    std::vector<std::byte> small(10);
+    CHECK_THROWS_WITH(pack_rows(HaloPrecision::int8, {x.data(), 2, 4}, small),
+                      Contains("pack_rows: 10 bytes for 2 rows of 4 int8 values (16 bytes)"));
+    CHECK_THROWS_WITH(unpack_rows(HaloPrecision::bf16, small, {x.data(), 2, 4}),
+                      Contains("unpack_rows: 10 bytes for 2 rows of 4 bf16 values (16 bytes)"));
+    CHECK_THROWS_WITH(pack_rows(HaloPrecision::fp32, {x.data(), 2, 4}, small),
+                      Contains("fp32 rows are sent as they are"));
+}
