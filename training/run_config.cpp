@@ -147,6 +147,7 @@ const std::vector<Field>& fields() {
         field("snapshot_period", &RunConfig::snapshot_period),
         field("guard", &RunConfig::guard),
         field("guard_window", &RunConfig::guard_window),
+        field("feature_slices", &RunConfig::feature_slices),
         field("plan", &RunConfig::plan),
         field("machine", &RunConfig::machine),
         field("device", &RunConfig::device),
@@ -283,6 +284,7 @@ void validate(const RunConfig& c) {
     at_least("chunks", c.chunks, 0);
     at_least("snapshot_period", c.snapshot_period, 0);
     at_least("guard_window", c.guard_window, 0);
+    at_least("feature_slices", c.feature_slices, 1);
     check_name("device", c.device, {"cpu", "cuda"});
     check_name("comm", c.comm, {"auto", "mpi", "nccl"});
     STRATA_CHECK_OPTION(c.comm != "nccl" || c.device == "cuda", "comm", "'nccl'",
@@ -316,12 +318,23 @@ void validate(const RunConfig& c) {
                         "bubble and stage waits in the metrics instead");
     STRATA_CHECK_OPTION(c.machine.empty() || c.plan == "auto", "machine", quoted(c.machine),
                         "needs plan = auto");
+    if (c.feature_slices > 1) {
+        STRATA_CHECK_OPTION(
+            c.parallel != "pipeline", "feature_slices", c.feature_slices,
+            "needs parallel = graph (the layer pipeline has no feature slices yet)");
+        STRATA_CHECK_OPTION(c.device == "cpu", "feature_slices", c.feature_slices,
+                            "needs device = cpu (the grid's layout switches run on host memory)");
+        STRATA_CHECK_OPTION(c.plan.empty(), "feature_slices", c.feature_slices,
+                            "cannot be set with a plan (the planner does not price the grid yet)");
+    }
 }
 
 RunConfig resolve_layout(RunConfig c, int ranks) {
     if (c.partition_method == "auto") {
         c.partition_method = "ptscotch";
     }
+    STRATA_CHECK_OPTION(c.feature_slices < 1 || ranks % c.feature_slices == 0, "feature_slices",
+                        c.feature_slices, "must divide the number of ranks (", ranks, ")");
     if (c.parallel != "pipeline") {
         return c;
     }

@@ -51,6 +51,9 @@ struct RunConfig {
     int snapshot_period = 23;     ///< pipeline: GNNPipe T3 (0: last epoch's rows)
     bool guard = true;            ///< pipeline: the accuracy guard
     int guard_window = 10;        ///< pipeline guard: epochs a trigger streak must span
+    /// The G x F grid (docs/layouts.md): F column slices per graph part, G = ranks / F parts
+    /// (1: the graph-parallel layout of every earlier run).
+    int feature_slices = 1;
     /// "" (none), "auto" (plan this run) or a `strata plan --json` file: resolved into the
     /// layout fields by planner::resolve_plan before a Session runs the config.
     std::string plan;
@@ -97,7 +100,8 @@ void validate(const RunConfig& config);
 
 /// The defaults that depend on the ranks and the data: partition_method auto = ptscotch; the
 /// layer pipeline's stages = ranks / ways, chunks = the partition directory's chunk map or
-/// 4 x stages x ways, then checks stages x ways = ranks and chunks a multiple of ways. Throws
+/// 4 x stages x ways, then checks stages x ways = ranks and chunks a multiple of ways;
+/// feature_slices must divide the ranks. Throws
 /// strata::OptionError.
 [[nodiscard]] RunConfig resolve_layout(RunConfig config, int ranks);
 
