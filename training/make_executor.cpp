@@ -21,8 +21,7 @@ TrainingData rows_of(const TrainingData& data, RowRange chunk) {
     part.test_mask = data.test_mask.subspan(first, count);
     part.row_ids = data.row_ids.subspan(first, count);
     STRATA_CHECK(data.sparse_input == nullptr,
-                 "make_executor: the feature grid reads dense "
-                 "features");
+                 "make_executor: the feature grid reads dense features");
     return part;
 }
 

@@ -61,23 +61,24 @@ struct Prepared {
     BuiltModel model;  ///< its graph rewritten to read sparse features when they are
     /// The layer pipeline: this rank alone (every rank holds the whole graph; rank 0 evaluates).
     std::unique_ptr<Communicator> self;
-    std::unique_ptr<ModelInputs> inputs;  ///< the model's operator and data in backend memory
-    FeatureChoice features;
-    std::vector<index_t> chunk_offsets;  ///< the layer pipeline: C + 1 row offsets
-    std::optional<HostCsr> structure;    ///< the pipeline's W > 1 mirror lists are made from it
     /// The G x F grid (feature_slices > 1, docs/layouts.md): rank r = g F + f loads part g of a
     /// G-way partition over its graph group {(., f)} and runs on row chunk f of it; the feature
-    /// group {(g, .)} switches layouts. All null when feature_slices = 1.
+    /// group {(g, .)} switches layouts. All null when feature_slices = 1. Declared before
+    /// `inputs`, whose aggregation runs over the graph group.
     struct Grid {
         std::unique_ptr<Communicator> graph_group;    ///< G ranks, rank g
         std::unique_ptr<Communicator> feature_group;  ///< F ranks, rank f (consecutive ranks)
         std::unique_ptr<LayoutSwitch> layout;
         std::unique_ptr<GridAggregation> aggregation;  ///< the executor's graph operator
     } grid;
-    std::vector<MemoryLine> lines;  ///< what the upload allocated
-    index_t owned = 0;              ///< rows of this rank (the grid: of its row chunk)
-    global_id vertices = 0;         ///< of the whole graph
-    std::int64_t nnz = 0;           ///< entries of this rank's inner block
+    std::unique_ptr<ModelInputs> inputs;  ///< the model's operator and data in backend memory
+    FeatureChoice features;
+    std::vector<index_t> chunk_offsets;  ///< the layer pipeline: C + 1 row offsets
+    std::optional<HostCsr> structure;    ///< the pipeline's W > 1 mirror lists are made from it
+    std::vector<MemoryLine> lines;       ///< what the upload allocated
+    index_t owned = 0;                   ///< rows of this rank (the grid: of its row chunk)
+    global_id vertices = 0;              ///< of the whole graph
+    std::int64_t nnz = 0;                ///< entries of this rank's inner block
     std::int64_t num_classes = 0;
     int split = 0;
     /// What the run chose, for the report.
