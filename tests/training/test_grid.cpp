@@ -30,6 +30,7 @@
 #include "tests/support/graphs.hpp"
 #include "training/make_executor.hpp"
 #include "training/prepare.hpp"
+#include "training/session.hpp"
 
 using namespace strata;
 using Catch::Matchers::Contains;
@@ -496,6 +497,77 @@ TEST_CASE("grid: halo bytes are 1D at G's, switch bytes are the formula", "[grid
         world.allreduce_sum(halo);
         CHECK(all_ranks(halo[0] * slices == halo[1]));
         CHECK((halo[1] > 0) == (slices < world.size()));  // no halo at G = 1
+    }
+}
+
+namespace {
+
+/// A ring of 12 vertices (each the in-neighbour of the next and the previous), 12 features,
+/// 4 classes: hand-countable bytes.
+GraphDataset ring() {
+    const std::int64_t n = 12;
+    GraphDataset g;
+    g.name = "ring";
+    g.num_classes = 4;
+    g.indptr.assign(1, 0);
+    for (std::int64_t v = 0; v < n; ++v) {
+        g.indices.push_back((v + n - 1) % n);
+        g.indices.push_back((v + 1) % n);
+        std::sort(g.indices.end() - 2, g.indices.end());
+        g.indptr.push_back(static_cast<std::int64_t>(g.indices.size()));
+    }
+    g.features = HostMatrix(static_cast<index_t>(n), 12);
+    for (std::int64_t v = 0; v < n; ++v) {
+        for (index_t f = 0; f < 12; ++f) {
+            g.features.at(static_cast<index_t>(v), f) = static_cast<float>((v * 5 + f) % 7);
+        }
+        g.labels.push_back(static_cast<int>(v % 4));
+    }
+    g.train_mask.assign(static_cast<std::size_t>(n), 1);
+    g.val_mask.assign(static_cast<std::size_t>(n), 1);
+    g.test_mask.assign(static_cast<std::size_t>(n), 1);
+    return g;
+}
+
+class EpochBytes final : public RunObserver {
+public:
+    void epoch(const EpochStats& s) override { stats.push_back(s); }
+    std::vector<EpochStats> stats;
+};
+
+}  // namespace
+
+TEST_CASE("grid: the metrics' bytes per epoch on a ring of 12 are the hand count", "[grid][mpi]") {
+    // GCN 12 -> 8 -> 4 (transform first in both layers: aggregations at widths 8 and 4), an
+    // evaluation every epoch: per width, 3 aggregation calls (training forward, backward,
+    // evaluation), each with 2 switches of 4 N w (F - 1) / F bytes (F divides n_g and w here),
+    // and a halo of 4 w M(G) bytes, M(2) = 4 for the block partition (2 rows each way).
+    Runtime runtime = open_runtime({.device = "cpu", .comm = "mpi", .threads = 1});
+    const int ranks = runtime.comm->size();
+    const GraphDataset g = ring();
+    for (const int slices : slice_counts(ranks)) {
+        const int parts = ranks / slices;
+        INFO(parts << "x" << slices);
+        RunConfig c;
+        c.seed = 1;
+        c.partition_method = "block";
+        c.model.model = "gcn";
+        c.model.hidden = 8;
+        c.epochs = 2;
+        c.feature_slices = slices;
+        EpochBytes observer;
+        Session session(c, runtime, {.input = {.graph = &g}, .observer = &observer});
+        session.run();
+        REQUIRE(observer.stats.size() == 2);
+        const std::int64_t switches = 3 * 2 * 4 * 12 * (8 + 4) * (slices - 1) / slices;
+        const std::int64_t halo = parts == 1 ? 0 : parts == 2 ? 3 * 4 * 4 * (8 + 4) : -1;
+        for (const EpochStats& s : observer.stats) {
+            CHECK(s.a2a_bytes == switches);
+            CHECK(s.recompute_a2a_bytes == 0);
+            if (halo >= 0) {
+                CHECK(s.halo_bytes == halo);
+            }
+        }
     }
 }
 
