@@ -52,21 +52,21 @@ void LayoutSwitch::count(std::size_t floats, ExchangePurpose purpose) {
                                             : sent_.forward) += bytes;
 }
 
-void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> staging,
-                              ExchangePurpose purpose) {
+ExchangePattern LayoutSwitch::columns_pattern(ConstMatrixView r, ConstMatrixView c,
+                                              std::span<float> staging) const {
     const int slices = this->slices();
-    const int f = slice();
     const index_t width = r.cols;
     const RowRange mine = chunk();
     const RowRange cols = columns(width);
     STRATA_CHECK(r.rows == mine.count && c.rows == part_rows_ && c.cols == cols.count,
-                 "layout switch: R ", r.rows, " x ", r.cols, " to C ", c.rows, " x ", c.cols,
-                 ", expected ", mine.count, " rows to ", part_rows_, " x ", cols.count);
+                 "layout switch: R ", r.rows, " x ", r.cols, " and C ", c.rows, " x ", c.cols,
+                 ", expected ", mine.count, " rows and ", part_rows_, " x ", cols.count);
     STRATA_CHECK(staging.size() >= staging_floats(width), "layout switch: staging of ",
                  staging.size(), " floats, needs ", staging_floats(width));
+    // To each peer p: the chunk's rows of p's columns; from p: p's chunk of this slice.
     ExchangePattern pattern;
     for (int p = 0; p < slices; ++p) {
-        if (p != f) {
+        if (p != slice()) {
             pattern.peers.push_back(p);
             pattern.send_offsets.push_back(pattern.send_offsets.back() +
                                            mine.count * grid_block(width, slices, p).count);
@@ -74,6 +74,16 @@ void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> 
                                            grid_block(part_rows_, slices, p).count * cols.count);
         }
     }
+    return pattern;
+}
+
+void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> staging,
+                              ExchangePurpose purpose) {
+    const int slices = this->slices();
+    const index_t width = r.cols;
+    const RowRange mine = chunk();
+    const RowRange cols = columns(width);
+    const ExchangePattern pattern = columns_pattern(r, c, staging);
     const MatrixView send{staging.data(), pattern.num_send_rows(), 1};
     const MatrixView recv{staging.data() + send.size(), pattern.num_recv_rows(), 1};
     for (std::size_t i = 0; i < pattern.peers.size(); ++i) {
@@ -99,25 +109,10 @@ void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> 
 void LayoutSwitch::to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging,
                            ExchangePurpose purpose) {
     const int slices = this->slices();
-    const int f = slice();
     const index_t width = r.cols;
     const RowRange mine = chunk();
     const RowRange cols = columns(width);
-    STRATA_CHECK(r.rows == mine.count && c.rows == part_rows_ && c.cols == cols.count,
-                 "layout switch: C ", c.rows, " x ", c.cols, " to R ", r.rows, " x ", r.cols,
-                 ", expected ", part_rows_, " x ", cols.count, " to ", mine.count, " rows");
-    STRATA_CHECK(staging.size() >= staging_floats(width), "layout switch: staging of ",
-                 staging.size(), " floats, needs ", staging_floats(width));
-    ExchangePattern pattern;
-    for (int p = 0; p < slices; ++p) {
-        if (p != f) {
-            pattern.peers.push_back(p);
-            pattern.send_offsets.push_back(pattern.send_offsets.back() +
-                                           grid_block(part_rows_, slices, p).count * cols.count);
-            pattern.recv_offsets.push_back(pattern.recv_offsets.back() +
-                                           mine.count * grid_block(width, slices, p).count);
-        }
-    }
+    const ExchangePattern pattern = columns_pattern(r, c, staging).reversed();
     const MatrixView send{staging.data(), pattern.num_send_rows(), 1};
     const MatrixView recv{staging.data() + send.size(), pattern.num_recv_rows(), 1};
     for (std::size_t i = 0; i < pattern.peers.size(); ++i) {

@@ -50,6 +50,9 @@ public:
     [[nodiscard]] HaloBytes bytes_sent() const { return sent_; }
 
 private:
+    /// to_columns' exchange at width 1 (to_rows': its reverse), after checking the shapes.
+    [[nodiscard]] ExchangePattern columns_pattern(ConstMatrixView r, ConstMatrixView c,
+                                                  std::span<float> staging) const;
     void count(std::size_t floats, ExchangePurpose purpose);
 
     Communicator& comm_;
