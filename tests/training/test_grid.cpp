@@ -6,10 +6,13 @@
 // rounding; every grid of the job's ranks trains GCN as one rank does at every epoch and
 // recompute mode (losses within 1e-5 relative, accuracies within one vertex) on Cora, and
 // every sliceable model of the zoo on a directed graph (Âᵀ != Â); GAT is refused by name; halo
-// bytes equal 1D at G's and the switches' bytes the formula (docs/layouts.md), exactly.
+// bytes equal 1D at G's and the switches' bytes the formula (docs/layouts.md), exactly, and the
+// metrics' per-epoch bytes the hand count on a ring; a checkpoint written on one grid resumes on
+// another (K x 1, 1 x K) and continues the run.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,6 +34,8 @@
 #include "training/make_executor.hpp"
 #include "training/prepare.hpp"
 #include "training/session.hpp"
+
+#include <unistd.h>
 
 using namespace strata;
 using Catch::Matchers::Contains;
@@ -568,6 +573,58 @@ TEST_CASE("grid: the metrics' bytes per epoch on a ring of 12 are the hand count
                 CHECK(s.halo_bytes == halo);
             }
         }
+    }
+}
+
+TEST_CASE("grid: a checkpoint written on one grid resumes on another and continues the run",
+          "[grid][mpi]") {
+    // The weights and Adam's moments are replicated on every rank, as in 1D: elastic resume.
+    Runtime runtime = open_runtime({.device = "cpu", .comm = "mpi", .threads = 1});
+    const int ranks = runtime.comm->size();
+    int pid = static_cast<int>(getpid());
+    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("strata-test-grid-" + std::to_string(pid));
+    const auto run = [&](int slices, int epochs, bool resume) {
+        RunConfig c = base_config(slices);
+        c.epochs = epochs;
+        c.checkpoint_dir = dir.string();
+        c.checkpoint_every = 4;
+        c.resume = resume;
+        EpochBytes observer;
+        Session session(c, runtime, {.observer = &observer});
+        session.run();
+        return observer.stats;
+    };
+    const int first = ranks >= 4 ? 2 : ranks;  // 2x2 on 4 ranks, 1x2 on 2
+    std::vector<int> then{1, ranks};           // K x 1 (1D) and 1 x K
+    for (const int slices : then) {
+        INFO(ranks / first << "x" << first << " then " << ranks / slices << "x" << slices);
+        if (runtime.comm->rank() == 0) {
+            std::filesystem::remove_all(dir);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        const std::vector<EpochStats> whole = run(first, 8, false);
+        if (runtime.comm->rank() == 0) {
+            std::filesystem::remove_all(dir);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        (void)run(first, 4, false);
+        const std::vector<EpochStats> resumed = run(slices, 8, true);
+        REQUIRE(resumed.size() == 4);
+        REQUIRE(whole.size() == 8);
+        for (std::size_t e = 0; e < resumed.size(); ++e) {
+            const EpochStats& a = resumed[e];
+            const EpochStats& b = whole[e + 4];
+            INFO("epoch " << a.epoch << " loss " << a.loss << " vs " << b.loss);
+            CHECK(a.epoch == b.epoch);
+            CHECK(close(a.loss, b.loss));
+            CHECK(std::abs(a.val_acc - b.val_acc) <= 1.0 / 500 + 1e-12);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (runtime.comm->rank() == 0) {
+        std::filesystem::remove_all(dir);
     }
 }
 
