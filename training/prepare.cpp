@@ -167,11 +167,10 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
                 std::make_unique<GridAggregation>(*prepared.inputs->aggregation, *g.layout);
             chunk = g.layout->chunk();
             prepared.owned = chunk.count;
-            const std::string shape = std::to_string(g.graph_group->size()) + "x" +
-                                      std::to_string(config.feature_slices);
-            prepared.notes.grid = "layout: " + shape + " grid (" +
-                                  std::to_string(g.graph_group->size()) + " graph parts x " +
-                                  std::to_string(config.feature_slices) +
+            const std::string parts = std::to_string(g.graph_group->size());
+            const std::string slices = std::to_string(config.feature_slices);
+            prepared.notes.grid = "layout: " + parts + "x" + slices + " grid (" + parts +
+                                  " graph parts x " + slices +
                                   " feature slices; aggregations on column slices, dense ops on "
                                   "row chunks)";
         }
