@@ -22,9 +22,11 @@ GridAggregation::Scratch GridAggregation::scratch(std::span<float> workspace, in
     STRATA_CHECK(rows.first == 0 && rows.count == num_rows(), "grid aggregation: rows [",
                  rows.first, ", ", rows.end(), ") of ", num_rows(),
                  ": the feature grid aggregates whole row chunks only");
+    // The same answer on every rank (a slice's own width would differ: one rank alone would
+    // throw while its feature group waits for it).
+    STRATA_CHECK(width >= layout_.slices(), "grid aggregation: width ", width,
+                 " has fewer columns than the ", layout_.slices(), " feature slices");
     const index_t slice = layout_.columns(width).count;
-    STRATA_CHECK(slice > 0, "grid aggregation: width ", width, " has fewer columns than the ",
-                 layout_.slices(), " feature slices");
     STRATA_CHECK(workspace.size() >= workspace_floats(width), "grid aggregation: workspace of ",
                  workspace.size(), " floats, needs ", workspace_floats(width));
     const index_t n = layout_.part_rows();

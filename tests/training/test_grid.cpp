@@ -628,6 +628,22 @@ TEST_CASE("grid: a checkpoint written on one grid resumes on another and continu
     }
 }
 
+TEST_CASE("grid: an aggregation narrower than the slices is refused before training",
+          "[grid][mpi]") {
+    // A column per slice: a hidden width of 1 on 2 slices cannot be split (refused on every rank
+    // alike, not on the rank whose slice would be empty while its group waits for it).
+    MpiCommunicator world;
+    auto backend = make_cpu_backend(1);
+    const GraphDataset g = ring();
+    RunConfig c = base_config(2);
+    c.data.clear();
+    c.partition_method = "block";
+    c.model.hidden = 1;
+    CHECK_THROWS_WITH(prepare(c, *backend, world, {.graph = &g}),
+                      Catch::Matchers::StartsWith("feature_slices = 2: model gcn: op gcn0.") &&
+                          Contains("at width 1, under one column per slice"));
+}
+
 TEST_CASE("grid: feature_slices must divide the ranks", "[grid][mpi]") {
     MpiCommunicator world;
     auto backend = make_cpu_backend(1);
