@@ -94,8 +94,9 @@ void copy_option(const std::string& key, const RunConfig& from, RunConfig& to);
 /// Checks every option's value and the combinations that cannot work, without the data or the
 /// ranks: ranges ("eval_every = 0: must be at least 1"), names ("parallel = 'pipe': expected graph
 /// or pipeline"), options of the layer pipeline without it ("ways = 2: needs parallel =
-/// pipeline"), profile with the pipeline, feature_slices > 1 with the pipeline, CUDA or a plan, resume without checkpoint_dir, a plan beside the
-/// layout it chooses, the model (validate(ModelSpec)). Throws strata::OptionError.
+/// pipeline"), profile with the pipeline, feature_slices > 1 with the pipeline, CUDA or a plan,
+/// resume without checkpoint_dir, a plan beside the layout it chooses, the model
+/// (validate(ModelSpec)). Throws strata::OptionError.
 void validate(const RunConfig& config);
 
 /// The defaults that depend on the ranks and the data: partition_method auto = ptscotch; the
