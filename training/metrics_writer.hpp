@@ -24,7 +24,7 @@ namespace strata {
 /// max over ranks: version 4's wait_s), `threads`, `overlap`. 6: `features` (how the input
 /// features are stored, --sparse-features) and `features_density`. 7: `config` (the run
 /// configuration, training/run_config.hpp, as a JSON object) on the first record of the file.
-inline constexpr int metrics_schema_version = 7;
+inline constexpr int metrics_schema_version = 8;
 
 /// Constant fields every record carries.
 struct MetricsContext {
