@@ -31,7 +31,11 @@ struct EpochStats {
     double eval_s = 0.0;          ///< evaluation forward pass and metrics (its waits included)
     double max_wait_s = 0.0;      ///< the whole epoch's blocked time, max over ranks (not a part)
     std::int64_t halo_bytes = 0;  ///< halo payload (forward + backward), all ranks
-    std::int64_t recompute_halo_bytes = 0;       ///< halo payload re-sent to recompute, all ranks
+    std::int64_t recompute_halo_bytes = 0;  ///< halo payload re-sent to recompute, all ranks
+    /// The feature grid's layout switches (all-to-all inside feature groups; forward +
+    /// backward), all ranks; 0 in 1D.
+    std::int64_t a2a_bytes = 0;
+    std::int64_t recompute_a2a_bytes = 0;        ///< layout switches of recomputations, all ranks
     std::int64_t allreduce_bytes = 0;            ///< all-reduce payload, summed over ranks
     std::int64_t peak_rss_bytes = 0;             ///< max over ranks
     std::optional<PipelineEpochStats> pipeline;  ///< layer-pipeline runs only

@@ -27,6 +27,7 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         }
         const CommStats before = comm.stats();
         const HaloBytes halo_before = context.executor.halo_bytes();
+        const HaloBytes switch_before = context.executor.switch_bytes();
         EpochStats stats;
         stats.epoch = epoch;
         Stopwatch watch;
@@ -67,10 +68,14 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
 
         const CommStats after = comm.stats();
         const HaloBytes halo_after = context.executor.halo_bytes();
-        std::array<std::int64_t, 3> bytes{(halo_after.forward - halo_before.forward) +
+        const HaloBytes switch_after = context.executor.switch_bytes();
+        std::array<std::int64_t, 5> bytes{(halo_after.forward - halo_before.forward) +
                                               (halo_after.backward - halo_before.backward),
                                           halo_after.recompute - halo_before.recompute,
-                                          after.collective_bytes - before.collective_bytes};
+                                          after.collective_bytes - before.collective_bytes,
+                                          (switch_after.forward - switch_before.forward) +
+                                              (switch_after.backward - switch_before.backward),
+                                          switch_after.recompute - switch_before.recompute};
         std::array<double, 2> maxima{stats.epoch_s, after.wait_seconds - before.wait_seconds};
         std::array<std::int64_t, 1> rss{peak_rss_bytes()};
         comm.allreduce_sum(bytes);
@@ -78,6 +83,8 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         comm.allreduce_max(rss);
         stats.halo_bytes = bytes[0];
         stats.recompute_halo_bytes = bytes[1];
+        stats.a2a_bytes = bytes[3];
+        stats.recompute_a2a_bytes = bytes[4];
         stats.allreduce_bytes = bytes[2];
         stats.max_wait_s = maxima[1];
         stats.peak_rss_bytes = rss[0];

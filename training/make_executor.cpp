@@ -1,10 +1,31 @@
-// make_executor: full-graph or layer pipeline.
+// make_executor: full-graph (1D or the feature grid's row chunk) or layer pipeline.
 #include "training/make_executor.hpp"
 
 #include "src/base/error.hpp"
 #include "src/nn/full_graph_executor.hpp"
 
 namespace strata {
+namespace {
+
+/// Rows `chunk` of `data` (views into the same memory).
+TrainingData rows_of(const TrainingData& data, RowRange chunk) {
+    const auto first = static_cast<std::size_t>(chunk.first);
+    const auto count = static_cast<std::size_t>(chunk.count);
+    TrainingData part = data;
+    for (ConstMatrixView& input : part.inputs) {
+        input = input.rows_of(chunk);
+    }
+    part.labels = data.labels.subspan(first, count);
+    part.train_mask = data.train_mask.subspan(first, count);
+    part.val_mask = data.val_mask.subspan(first, count);
+    part.test_mask = data.test_mask.subspan(first, count);
+    part.row_ids = data.row_ids.subspan(first, count);
+    STRATA_CHECK(data.sparse_input == nullptr,
+                 "make_executor: the feature grid reads dense features");
+    return part;
+}
+
+}  // namespace
 
 MadeExecutor make_executor(const RunConfig& config, Prepared& prepared, Backend& backend,
                            Communicator& comm, ModelParameters& parameters,
@@ -33,8 +54,16 @@ MadeExecutor make_executor(const RunConfig& config, Prepared& prepared, Backend&
     }
     STRATA_CHECK(config.parallel != "pipeline",
                  "make_executor: the layer pipeline's data cannot be evaluated apart from it");
+    // The grid runs on the rank's row chunk of its part (layout R), through the grid's operator.
+    GraphOperator& graph_operator = prepared.grid.aggregation
+                                        ? static_cast<GraphOperator&>(*prepared.grid.aggregation)
+                                        : *inputs.aggregation;
+    TrainingData data = inputs.uploaded->data();
+    if (prepared.grid.layout) {
+        data = rows_of(data, prepared.grid.layout->chunk());
+    }
     made.executor = std::make_unique<FullGraphExecutor>(
-        backend, comm, graph, parameters, *inputs.aggregation, inputs.uploaded->data(),
+        backend, comm, graph, parameters, graph_operator, std::move(data),
         inputs.executor_options({.recompute = *parse_recompute(config.recompute),
                                  .evaluation_outputs = request.evaluation_outputs,
                                  .training = request.training,

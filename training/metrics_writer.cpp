@@ -39,6 +39,8 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context, b
     line["max_wait_s"] = s.max_wait_s;
     line["halo_bytes"] = s.halo_bytes;
     line["recompute_halo_bytes"] = s.recompute_halo_bytes;
+    line["a2a_bytes"] = s.a2a_bytes;
+    line["recompute_a2a_bytes"] = s.recompute_a2a_bytes;
     line["allreduce_bytes"] = s.allreduce_bytes;
     line["peak_rss_bytes"] = s.peak_rss_bytes;
     line["planned_bytes"] = context.planned_bytes;

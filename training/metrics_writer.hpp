@@ -26,7 +26,8 @@ namespace strata {
 /// configuration, training/run_config.hpp, as a JSON object) on the first record of the file.
 /// 8: `halo_precision` (what halo rows crossed the wire as during the epoch: fp32, bf16, int8),
 /// and with compressed halos `fp32_val_acc` on evaluated epochs and `precision_guard` on the epoch
-/// after which the precision guard switched the run to fp32.
+/// after which the precision guard switched the run to fp32; `a2a_bytes` and `recompute_a2a_bytes`
+/// (the G x F grid's layout switches).
 inline constexpr int metrics_schema_version = 8;
 
 /// Constant fields every record carries.

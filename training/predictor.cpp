@@ -19,6 +19,7 @@ RunConfig prediction_config(const Checkpoint& checkpoint, const std::string& dat
     config.stages = defaults.stages;
     config.ways = defaults.ways;
     config.chunks = defaults.chunks;
+    config.feature_slices = defaults.feature_slices;  // 1D at any K: the weights carry no layout
     config.profile = false;
     config.plan.clear();
     config.machine.clear();

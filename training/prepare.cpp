@@ -59,16 +59,53 @@ LocalPart load(const RunConfig& config, Communicator& comm, const DataInput& inp
     return part;
 }
 
-PartRows rows_of(const LocalPart& part) {
-    const auto copy = [&](const std::vector<std::uint8_t>& mask) {
-        const std::span<const std::uint8_t> s = part.split_of(mask);
-        return std::vector<std::uint8_t>(s.begin(), s.end());
+/// The part's rows `chunk` (all of them outside the grid).
+PartRows rows_of(const LocalPart& part, RowRange chunk) {
+    const auto first = static_cast<std::ptrdiff_t>(chunk.first);
+    const auto end = static_cast<std::ptrdiff_t>(chunk.end());
+    const auto copy = [&](const auto& values) {
+        return std::vector<typename std::decay_t<decltype(values)>::value_type>(
+            values.begin() + first, values.begin() + end);
     };
-    return PartRows{.ids = part.graph.owned_original,
-                    .labels = part.labels,
-                    .train_mask = copy(part.train_mask),
-                    .val_mask = copy(part.val_mask),
-                    .test_mask = copy(part.test_mask)};
+    return PartRows{.ids = copy(part.graph.owned_original),
+                    .labels = copy(part.labels),
+                    .train_mask = copy(part.split_of(part.train_mask)),
+                    .val_mask = copy(part.split_of(part.val_mask)),
+                    .test_mask = copy(part.split_of(part.test_mask))};
+}
+
+/// The grid's graph and feature groups: rank r = g F + f (a feature group on consecutive ranks,
+/// so that it stays inside a node when the ranks per node are a multiple of F).
+void split_grid(const RunConfig& config, Communicator& comm, Prepared::Grid& grid) {
+    const int slices = config.feature_slices;
+    STRATA_CHECK_OPTION(comm.size() % slices == 0, "feature_slices", slices,
+                        "must divide the number of ranks (", comm.size(), ")");
+    const int g = comm.rank() / slices;
+    const int f = comm.rank() % slices;
+    grid.graph_group = comm.split(f, g);
+    grid.feature_group = comm.split(g, f);
+}
+
+/// Why the grid cannot run `model` on `slices` slices ("" if it can): its row chunks must be
+/// row-local everywhere but in the aggregations, and every aggregation needs a column per slice
+/// (at its input's width, or its linear's output width when the memory plan folds it).
+std::string grid_blocker(const ModelGraph& model, int slices) {
+    for (const Node& node : model.nodes()) {
+        if (node.op->kind() == OpKind::attention) {
+            return "attention needs whole rows of every neighbour (op " + node.name +
+                   "); use feature_slices = 1";
+        }
+        const bool after_aggregate =
+            node.op->kind() == OpKind::linear && !node.inputs.empty() &&
+            model.tensor(node.inputs[0]).producer >= 0 &&
+            model.node(model.tensor(node.inputs[0]).producer).op->kind() == OpKind::aggregate;
+        const index_t width = model.tensor(node.output).cols;
+        if ((node.op->kind() == OpKind::aggregate || after_aggregate) && width < slices) {
+            return "op " + node.name + " may aggregate at width " + std::to_string(width) +
+                   ", under one column per slice";
+        }
+    }
+    return {};
 }
 
 }  // namespace
@@ -80,8 +117,13 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
     if (pipeline) {
         prepared.self = make_communicator(backend, CommKind::mpi, MPI_COMM_SELF);
     }
+    const bool grid = config.feature_slices > 1;
+    if (grid) {
+        split_grid(config, comm, prepared.grid);
+    }
+    Communicator& part_comm = grid ? *prepared.grid.graph_group : comm;
     {
-        LocalPart part = load(config, comm, input, prepared);
+        LocalPart part = load(config, part_comm, input, prepared);
         prepared.nnz = part.graph.inner.nnz();
         prepared.split = part.split;
         prepared.num_classes = part.num_classes;
@@ -102,9 +144,15 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
         prepared.model = options.build_model
                              ? options.build_model(part.features.cols, classes)
                              : build_model(config.model, part.features.cols, classes);
+        if (grid) {
+            const std::string blocker = grid_blocker(prepared.model.graph, config.feature_slices);
+            STRATA_CHECK_OPTION(blocker.empty(), "feature_slices", config.feature_slices, "model ",
+                                config.model.model, ": ", blocker);
+        }
         prepared.features =
             choose_feature_storage(*parse_sparse_features(config.sparse_features), part.features,
                                    pipeline ? "the layer pipeline reads dense features"
+                                   : grid   ? "the feature grid reads dense features"
                                             : sparse_input_blocker(prepared.model.graph),
                                    comm);
         if (prepared.features.storage == FeatureStorage::sparse) {
@@ -117,13 +165,29 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
                  : "dense") +
             ", " + prepared.features.reason;
         prepared.inputs = std::make_unique<ModelInputs>(
-            backend, pipeline ? *prepared.self : comm, part, prepared.model.graph,
+            backend, pipeline ? *prepared.self : part_comm, part, prepared.model.graph,
             AggregationOptions{.overlap = config.overlap,
                                .precision = *parse_halo_precision(config.halo_precision)},
             prepared.features.storage);
         prepared.lines = prepared.inputs->lines;
+        RowRange chunk{0, part.graph.num_owned};
+        if (grid) {
+            Prepared::Grid& g = prepared.grid;
+            g.layout =
+                std::make_unique<LayoutSwitch>(backend, *g.feature_group, part.graph.num_owned);
+            g.aggregation =
+                std::make_unique<GridAggregation>(*prepared.inputs->aggregation, *g.layout);
+            chunk = g.layout->chunk();
+            prepared.owned = chunk.count;
+            const std::string parts = std::to_string(g.graph_group->size());
+            const std::string slices = std::to_string(config.feature_slices);
+            prepared.notes.grid = "layout: " + parts + "x" + slices + " grid (" + parts +
+                                  " graph parts x " + slices +
+                                  " feature slices; aggregations on column slices, dense ops on "
+                                  "row chunks)";
+        }
         if (options.keep_rows) {
-            prepared.rows = rows_of(part);
+            prepared.rows = rows_of(part, chunk);
         }
     }
     (void)malloc_trim(0);  // the part's host memory back to the system before the run allocates

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "datasets/graph_dataset.hpp"
+#include "layers/grid_aggregation.hpp"
+#include "layers/layout_switch.hpp"
 #include "layers/model_inputs.hpp"
 #include "layers/model_zoo.hpp"
 #include "layers/sparse_features.hpp"
@@ -59,12 +61,22 @@ struct Prepared {
     BuiltModel model;  ///< its graph rewritten to read sparse features when they are
     /// The layer pipeline: this rank alone (every rank holds the whole graph; rank 0 evaluates).
     std::unique_ptr<Communicator> self;
+    /// The G x F grid (feature_slices > 1, docs/layouts.md): rank r = g F + f loads part g of a
+    /// G-way partition over its graph group {(., f)} and runs on row chunk f of it; the feature
+    /// group {(g, .)} switches layouts. All null when feature_slices = 1. Declared before
+    /// `inputs`, whose aggregation runs over the graph group.
+    struct Grid {
+        std::unique_ptr<Communicator> graph_group;    ///< G ranks, rank g
+        std::unique_ptr<Communicator> feature_group;  ///< F ranks, rank f (consecutive ranks)
+        std::unique_ptr<LayoutSwitch> layout;
+        std::unique_ptr<GridAggregation> aggregation;  ///< the executor's graph operator
+    } grid;
     std::unique_ptr<ModelInputs> inputs;  ///< the model's operator and data in backend memory
     FeatureChoice features;
     std::vector<index_t> chunk_offsets;  ///< the layer pipeline: C + 1 row offsets
     std::optional<HostCsr> structure;    ///< the pipeline's W > 1 mirror lists are made from it
     std::vector<MemoryLine> lines;       ///< what the upload allocated
-    index_t owned = 0;                   ///< rows of this rank
+    index_t owned = 0;                   ///< rows of this rank (the grid: of its row chunk)
     global_id vertices = 0;              ///< of the whole graph
     std::int64_t nnz = 0;                ///< entries of this rank's inner block
     std::int64_t num_classes = 0;
@@ -74,15 +86,16 @@ struct Prepared {
         std::string split;     ///< "split: 0 of 1 (train 140, val 500, test 1000 vertices)"
         std::string order;     ///< "local order: rcm (0.003 s on rank 0)"
         std::string features;  ///< "features: dense, ..."
+        std::string grid;      ///< "layout: 2x2 grid ..." (feature_slices > 1), else empty
     } notes;
-    std::optional<PartRows> rows;  ///< keep_rows only
+    std::optional<PartRows> rows;  ///< keep_rows only (the grid: the row chunk's)
 };
 
 /// Collective over `comm`. `config` must be resolved (resolve_recipe, resolve_layout) and valid.
 /// Reads config.data, or `input.graph` when config.data is empty. Throws strata::Error on any
 /// invalid input (the readers' messages), strata::OptionError for options the data cannot
 /// serve (select_by = val_auc on a task that has not two classes; sparse_features = on with a
-/// model that cannot read them).
+/// model that cannot read them; feature_slices > 1 with a model the grid cannot slice).
 [[nodiscard]] Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
                                const DataInput& input = {}, const PrepareOptions& options = {});
 

@@ -149,6 +149,7 @@ const std::vector<Field>& fields() {
         field("snapshot_period", &RunConfig::snapshot_period),
         field("guard", &RunConfig::guard),
         field("guard_window", &RunConfig::guard_window),
+        field("feature_slices", &RunConfig::feature_slices),
         field("plan", &RunConfig::plan),
         field("machine", &RunConfig::machine),
         field("device", &RunConfig::device),
@@ -288,6 +289,7 @@ void validate(const RunConfig& c) {
     check_name("halo_precision", c.halo_precision, {"fp32", "bf16", "int8"});
     STRATA_CHECK_OPTION(std::isfinite(c.precision_margin), "precision_margin", c.precision_margin,
                         "must be a finite number (a fraction: 0.02 is two points)");
+    at_least("feature_slices", c.feature_slices, 1);
     check_name("device", c.device, {"cpu", "cuda"});
     check_name("comm", c.comm, {"auto", "mpi", "nccl"});
     STRATA_CHECK_OPTION(c.comm != "nccl" || c.device == "cuda", "comm", "'nccl'",
@@ -329,12 +331,23 @@ void validate(const RunConfig& c) {
                             "packs halo rows on the host: not supported with device = ", c.device,
                             " yet (use fp32)");
     }
+    if (c.feature_slices > 1) {
+        STRATA_CHECK_OPTION(
+            c.parallel != "pipeline", "feature_slices", c.feature_slices,
+            "needs parallel = graph (the layer pipeline has no feature slices yet)");
+        STRATA_CHECK_OPTION(c.device == "cpu", "feature_slices", c.feature_slices,
+                            "needs device = cpu (the grid's layout switches run on host memory)");
+        STRATA_CHECK_OPTION(c.plan.empty(), "feature_slices", c.feature_slices,
+                            "cannot be set with a plan (the planner does not price the grid yet)");
+    }
 }
 
 RunConfig resolve_layout(RunConfig c, int ranks) {
     if (c.partition_method == "auto") {
         c.partition_method = "ptscotch";
     }
+    STRATA_CHECK_OPTION(c.feature_slices < 1 || ranks % c.feature_slices == 0, "feature_slices",
+                        c.feature_slices, "must divide the number of ranks (", ranks, ")");
     if (c.parallel != "pipeline") {
         return c;
     }

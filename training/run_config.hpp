@@ -58,6 +58,9 @@ struct RunConfig {
     int snapshot_period = 23;     ///< pipeline: GNNPipe T3 (0: last epoch's rows)
     bool guard = true;      ///< pipeline: the accuracy guard; halo_precision != fp32: its guard
     int guard_window = 10;  ///< pipeline guard: epochs a trigger streak must span
+    /// The G x F grid (docs/layouts.md): F column slices per graph part, G = ranks / F parts
+    /// (1: the graph-parallel layout of every earlier run).
+    int feature_slices = 1;
     /// "" (none), "auto" (plan this run) or a `strata plan --json` file: resolved into the
     /// layout fields by planner::resolve_plan before a Session runs the config.
     std::string plan;
@@ -98,14 +101,15 @@ void copy_option(const std::string& key, const RunConfig& from, RunConfig& to);
 /// Checks every option's value and the combinations that cannot work, without the data or the
 /// ranks: ranges ("eval_every = 0: must be at least 1"), names ("parallel = 'pipe': expected graph
 /// or pipeline"), options of the layer pipeline without it ("ways = 2: needs parallel =
-/// pipeline"), profile with the pipeline, resume without checkpoint_dir, a plan beside the
-/// layout it chooses, the model (validate(ModelSpec)). Throws strata::OptionError.
+/// pipeline"), profile with the pipeline, feature_slices > 1 with the pipeline, CUDA or a plan,
+/// resume without checkpoint_dir, a plan beside the layout it chooses, the model
+/// (validate(ModelSpec)). Throws strata::OptionError.
 void validate(const RunConfig& config);
 
 /// The defaults that depend on the ranks and the data: partition_method auto = ptscotch; the
 /// layer pipeline's stages = ranks / ways, chunks = the partition directory's chunk map or
-/// 4 x stages x ways, then checks stages x ways = ranks and chunks a multiple of ways. Throws
-/// strata::OptionError.
+/// 4 x stages x ways, then checks stages x ways = ranks and chunks a multiple of ways; checks
+/// that feature_slices divides the ranks. Throws strata::OptionError.
 [[nodiscard]] RunConfig resolve_layout(RunConfig config, int ranks);
 
 /// `config` without what only one invocation of it chooses — the outputs (metrics, overwrite,

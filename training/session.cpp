@@ -174,6 +174,9 @@ std::vector<std::string> Session::Parts::notes() const {
     }
     lines.push_back(prepared.notes.order);
     lines.push_back(prepared.notes.features);
+    if (!prepared.notes.grid.empty()) {
+        lines.push_back(prepared.notes.grid);
+    }
     if (made.pipeline != nullptr) {
         const PipelineExecutor& pipeline = *made.pipeline;
         lines.push_back("pipeline: " + std::to_string(c.stages) + " stages x " +

@@ -233,6 +233,12 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
            cmd->add_option("--guard-window", f.guard_window,
                            "Pipeline guard: its trigger needs its streak of evaluations to span "
                            "at least N epochs"));
+    option(*t, "feature_slices",
+           cmd->add_option("--feature-slices", f.feature_slices,
+                           "Graph parallelism as a G x F grid (printed GxF): F column slices per "
+                           "graph part, G = ranks / F parts; aggregations run on column slices "
+                           "inside each graph group, dense ops on row chunks (docs/layouts.md). "
+                           "1: every rank owns a whole part (1D)"));
     option(*t, "overlap",
            cmd->add_option("--overlap", t->overlap,
                            "on: run the inner SpMM of each aggregation in row blocks and let MPI "
@@ -303,8 +309,8 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     for (const auto& [key, flag] : t->options) {
         for (const char* numeric :
              {"epochs", "lr", "seed", "eval_every", "early_stop", "patience", "split_index",
-              "stages", "ways", "chunks", "snapshot_period", "guard_window", "comm_timeout",
-              "precision_margin", "checkpoint_every", "threads"}) {
+              "stages", "ways", "chunks", "snapshot_period", "guard_window", "feature_slices",
+              "comm_timeout", "precision_margin", "checkpoint_every", "threads"}) {
             if (key == numeric) {
                 flag->check(a_number());
             }

@@ -53,6 +53,13 @@ void RunReport::epoch(const EpochStats& s) {
             std::printf(" (+%.2f MB recomputing)",
                         static_cast<double>(s.recompute_halo_bytes) / 1e6);
         }
+        if (s.a2a_bytes + s.recompute_a2a_bytes > 0) {  // the G x F grid's layout switches
+            std::printf("  a2a %.2f MB", static_cast<double>(s.a2a_bytes) / 1e6);
+            if (s.recompute_a2a_bytes > 0) {
+                std::printf(" (+%.2f MB recomputing)",
+                            static_cast<double>(s.recompute_a2a_bytes) / 1e6);
+            }
+        }
         std::printf("\n");
         std::fflush(stdout);
     }

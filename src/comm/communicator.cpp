@@ -1,5 +1,5 @@
 // Communicator's defaults: all_to_all as P rounds of gather(), one per destination rank;
-// agree_max as allreduce_max; no packed exchanges.
+// agree_max as allreduce_max; no packed exchanges; split refused.
 #include "src/comm/communicator.hpp"
 
 #include <array>
@@ -25,6 +25,11 @@ std::int64_t Communicator::agree_max(std::int64_t value, const char* /*what*/) {
     std::array<std::int64_t, 1> data{value};
     allreduce_max(data);
     return data[0];
+}
+
+std::unique_ptr<Communicator> Communicator::split(int color, int key) {
+    STRATA_FAIL("communicator: split(", color, ", ", key,
+                ") is not available on this communicator (MPI on host memory only)");
 }
 
 ReceivedBlocks Communicator::all_to_all(std::span<const std::byte> send,

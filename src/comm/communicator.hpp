@@ -158,6 +158,12 @@ public:
                                                     std::span<const std::size_t> send_offsets);
     virtual void barrier() = 0;
 
+    /// Collective over this communicator (MPI_Comm_split): the ranks that pass the same `color`
+    /// (>= 0) form a new communicator, ranked by `key` (ties by their rank here); it gets this
+    /// one's wait limit. The grid's graph and feature groups (docs/layouts.md). The default
+    /// throws strata::Error: a communicator that cannot be split (staged, NCCL).
+    [[nodiscard]] virtual std::unique_ptr<Communicator> split(int color, int key);
+
     /// Max over ranks of one value (host), a small agreement between ranks (run_alone's
     /// heartbeat); `what` names it in the wait limit's message. Stats as for allreduce_max.
     /// The default calls allreduce_max.

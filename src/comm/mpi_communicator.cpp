@@ -360,6 +360,25 @@ MpiCommunicator::~MpiCommunicator() {
     }
 }
 
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+    STRATA_CHECK(color >= 0, "MpiCommunicator: split color ", color, " (must be at least 0)");
+    MPI_Comm raw = MPI_COMM_NULL;
+    STRATA_MPI_CHECK(MPI_Comm_split(comm_, color, key, &raw));
+    // The split communicator lives only until the new MpiCommunicator has its duplicate.
+    struct Freed {
+        MPI_Comm& comm;
+        ~Freed() {
+            if (comm != MPI_COMM_NULL) {
+                MPI_Comm_free(&comm);
+            }
+        }
+    } freed{raw};
+    auto part = std::make_unique<MpiCommunicator>(raw);
+    part->set_wait_limit(wait_limit());
+    part->set_max_message_bytes(max_message_bytes_);
+    return part;
+}
+
 std::unique_ptr<Exchange> MpiCommunicator::start_exchange(const ExchangePattern& pattern,
                                                           ConstMatrixView send, MatrixView recv) {
     check_exchange(pattern, send, recv, rank_, size_);

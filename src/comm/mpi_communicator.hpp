@@ -108,6 +108,10 @@ public:
                                             std::span<const std::size_t> send_offsets) override;
     /// Adds wait time only.
     void barrier() override;
+    /// MPI_Comm_split of the duplicate, then an MpiCommunicator over the result (which it
+    /// duplicates; the split communicator is freed at once). The new one has this one's wait
+    /// limit and max_message_bytes.
+    [[nodiscard]] std::unique_ptr<Communicator> split(int color, int key) override;
 
     /// MPI_Iallreduce(MAX) of one int64, waited for under the name `what`.
     [[nodiscard]] std::int64_t agree_max(std::int64_t value, const char* what) override;

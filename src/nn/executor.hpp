@@ -93,6 +93,8 @@ public:
     [[nodiscard]] virtual std::vector<MemoryLine> memory_plan() const = 0;
     /// Halo payload sent so far by this rank, by purpose (recomputation counted apart).
     [[nodiscard]] virtual HaloBytes halo_bytes() const = 0;
+    /// Layout-switch payload sent so far by this rank (the feature grid's all-to-all), by purpose.
+    [[nodiscard]] virtual HaloBytes switch_bytes() const { return {}; }
     /// The last train_step's phases when it was built to profile them; std::nullopt otherwise.
     [[nodiscard]] virtual std::optional<PhaseTimes> phase_times() const { return std::nullopt; }
     /// The last train_step's pipeline figures; std::nullopt for an executor without stages.

@@ -55,6 +55,7 @@ public:
     [[nodiscard]] static std::vector<MemoryLine> plan_memory(const ExecutionPlan& plan,
                                                              std::size_t num_parameters);
     [[nodiscard]] HaloBytes halo_bytes() const override;
+    [[nodiscard]] HaloBytes switch_bytes() const override { return graph_operator_.switch_bytes(); }
     [[nodiscard]] std::optional<PhaseTimes> phase_times() const override;
 
     [[nodiscard]] const ExecutionPlan& plan() const { return plan_; }

@@ -66,6 +66,9 @@ public:
 
     /// Payload sent so far, by purpose.
     [[nodiscard]] virtual HaloBytes bytes_sent() const = 0;
+    /// Payload its layout switches sent so far (the feature grid's all-to-all inside a feature
+    /// group, layers/grid_aggregation.hpp), by purpose; none for a 1D operator.
+    [[nodiscard]] virtual HaloBytes switch_bytes() const { return {}; }
 };
 
 }  // namespace strata

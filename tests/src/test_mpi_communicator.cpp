@@ -255,6 +255,31 @@ TEST_CASE("a communicator built on a split communicator reduces within its group
     REQUIRE(test::all_ranks(ok));
 }
 
+TEST_CASE("split groups ranks by color, orders them by key, and keeps the wait limit", "[mpi]") {
+    MpiCommunicator world;
+    world.set_wait_limit(12.5);
+    // The grid's two splits of 2 x F ranks: feature groups of consecutive ranks (color r / F),
+    // graph groups of equal r mod F, each ranked in reverse to check the key.
+    const int f = world.size() >= 2 ? 2 : 1;
+    const int r = world.rank();
+    const auto feature = world.split(r / f, -(r % f));
+    const auto graph = world.split(r % f, r / f);
+    std::vector<std::int64_t> sum{r};
+    feature->allreduce_sum(sum);
+    std::int64_t expected = 0;
+    for (int q = (r / f) * f; q < std::min((r / f + 1) * f, world.size()); ++q) {
+        expected += q;
+    }
+    const int members = std::min((r / f + 1) * f, world.size()) - (r / f) * f;
+    CHECK(sum[0] == expected);
+    CHECK(feature->size() == members);
+    CHECK(feature->rank() == members - 1 - r % f);
+    CHECK(graph->rank() == r / f);
+    CHECK(feature->wait_limit() == 12.5);
+    CHECK(graph->wait_limit() == 12.5);
+    CHECK_THROWS_WITH(world.split(-1, 0), Catch::Matchers::Contains("split color -1"));
+}
+
 TEMPLATE_TEST_CASE("a ring exchange delivers every value to the right rank, row and column",
                    "[mpi]", PlainMpi, StagedOnCpu, BoundedMpi) {
     TestType fixture;

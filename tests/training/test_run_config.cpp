@@ -116,7 +116,35 @@ TEST_CASE("run configuration: every check names the option and its value", "[run
     c = {};
     c.precision_margin = std::nan("");
     CHECK(message(c).first == "precision_margin");
+    c = {};
+    c.feature_slices = 0;
+    CHECK(message(c).second == "feature_slices = 0: must be at least 1");
+    c = {};
+    c.feature_slices = 2;
+    c.parallel = "pipeline";
+    CHECK(message(c).second ==
+          "feature_slices = 2: needs parallel = graph (the layer pipeline has no feature slices "
+          "yet)");
+    c = {};
+    c.feature_slices = 2;
+    c.device = "cuda";
+    CHECK(message(c).second ==
+          "feature_slices = 2: needs device = cpu (the grid's layout switches run on host memory)");
+    c = {};
+    c.feature_slices = 2;
+    c.plan = "auto";
+    CHECK(message(c).first == "feature_slices");
     CHECK_NOTHROW(validate(RunConfig{}));
+}
+
+TEST_CASE("run configuration: feature_slices must divide the ranks", "[run_config]") {
+    RunConfig c;
+    c.feature_slices = 3;
+    CHECK_THROWS_WITH(
+        resolve_layout(c, 4),
+        Catch::Matchers::StartsWith("feature_slices = 3: must divide the number of ranks (4)"));
+    c.feature_slices = 2;
+    CHECK(resolve_layout(c, 4).feature_slices == 2);
 }
 
 TEST_CASE("run configuration: the recipe fills what is unset, and only that", "[run_config]") {

@@ -1,0 +1,138 @@
+// LayoutSwitch: pack the strided blocks, exchange at width 1, copy the rank's own block while
+// the messages fly, unpack in peer order.
+#include "layers/layout_switch.hpp"
+
+#include <algorithm>
+
+#include "src/base/error.hpp"
+#include "src/comm/peer_order.hpp"
+
+namespace strata {
+namespace {
+
+/// Copies columns [cols.first, cols.end()) of `rows` rows of a (row stride `from_stride`) into b
+/// (row stride `to_stride`, from column `to_col`).
+void copy_block(const float* a, index_t from_stride, index_t from_col, float* b, index_t to_stride,
+                index_t to_col, index_t rows, index_t cols) {
+    for (index_t i = 0; i < rows; ++i) {
+        const float* src = a + static_cast<std::size_t>(i) * static_cast<std::size_t>(from_stride) +
+                           static_cast<std::size_t>(from_col);
+        std::copy(src, src + cols,
+                  b + static_cast<std::size_t>(i) * static_cast<std::size_t>(to_stride) +
+                      static_cast<std::size_t>(to_col));
+    }
+}
+
+}  // namespace
+
+RowRange grid_block(index_t n, int parts, int i) {
+    const index_t base = n / parts;
+    const index_t extra = n % parts;
+    const index_t first = static_cast<index_t>(i) * base + std::min<index_t>(i, extra);
+    return {first, base + (i < extra ? 1 : 0)};
+}
+
+LayoutSwitch::LayoutSwitch(Backend& backend, Communicator& comm, index_t part_rows)
+    : comm_(comm), part_rows_(part_rows) {
+    STRATA_CHECK(backend.kind() == DeviceKind::cpu, "layout switch: the feature grid runs on the ",
+                 "CPU backend only, not on ", backend.describe());
+}
+
+std::size_t LayoutSwitch::staging_floats(index_t width) const {
+    const RowRange rows = chunk();
+    const RowRange cols = columns(width);
+    return static_cast<std::size_t>(rows.count) * static_cast<std::size_t>(width - cols.count) +
+           static_cast<std::size_t>(part_rows_ - rows.count) * static_cast<std::size_t>(cols.count);
+}
+
+void LayoutSwitch::count(std::size_t floats, ExchangePurpose purpose) {
+    const auto bytes = static_cast<std::int64_t>(floats * sizeof(float));
+    (purpose == ExchangePurpose::recompute  ? sent_.recompute
+     : purpose == ExchangePurpose::backward ? sent_.backward
+                                            : sent_.forward) += bytes;
+}
+
+ExchangePattern LayoutSwitch::columns_pattern(ConstMatrixView r, ConstMatrixView c,
+                                              std::span<float> staging) const {
+    const int slices = this->slices();
+    const index_t width = r.cols;
+    const RowRange mine = chunk();
+    const RowRange cols = columns(width);
+    STRATA_CHECK(r.rows == mine.count && c.rows == part_rows_ && c.cols == cols.count,
+                 "layout switch: R ", r.rows, " x ", r.cols, " and C ", c.rows, " x ", c.cols,
+                 ", expected ", mine.count, " rows and ", part_rows_, " x ", cols.count);
+    STRATA_CHECK(staging.size() >= staging_floats(width), "layout switch: staging of ",
+                 staging.size(), " floats, needs ", staging_floats(width));
+    // To each peer p: the chunk's rows of p's columns; from p: p's chunk of this slice.
+    ExchangePattern pattern;
+    for (int p = 0; p < slices; ++p) {
+        if (p != slice()) {
+            pattern.peers.push_back(p);
+            pattern.send_offsets.push_back(pattern.send_offsets.back() +
+                                           mine.count * grid_block(width, slices, p).count);
+            pattern.recv_offsets.push_back(pattern.recv_offsets.back() +
+                                           grid_block(part_rows_, slices, p).count * cols.count);
+        }
+    }
+    return pattern;
+}
+
+void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> staging,
+                              ExchangePurpose purpose) {
+    const int slices = this->slices();
+    const index_t width = r.cols;
+    const RowRange mine = chunk();
+    const RowRange cols = columns(width);
+    const ExchangePattern pattern = columns_pattern(r, c, staging);
+    const MatrixView send{staging.data(), pattern.num_send_rows(), 1};
+    const MatrixView recv{staging.data() + send.size(), pattern.num_recv_rows(), 1};
+    for (std::size_t i = 0; i < pattern.peers.size(); ++i) {
+        const RowRange theirs = grid_block(width, slices, pattern.peers[i]);
+        copy_block(r.data, width, theirs.first, send.data + pattern.send_offsets[i], theirs.count,
+                   0, mine.count, theirs.count);
+    }
+    auto exchange = comm_.start_exchange(pattern, send, recv);
+    count(send.size(), purpose);
+    copy_block(r.data, width, cols.first, c.row_range(mine.first, mine.count).data, cols.count, 0,
+               mine.count, cols.count);
+    InPeerOrder arrivals(*exchange, pattern.peers.size());
+    while (auto peer = arrivals.next()) {
+        const auto i = static_cast<std::size_t>(*peer);
+        const RowRange rows = grid_block(part_rows_, slices, pattern.peers[i]);
+        const float* from = recv.data + pattern.recv_offsets[i];
+        std::copy(from, from + static_cast<std::size_t>(rows.count) * cols.count,
+                  c.row_range(rows.first, rows.count).data);
+    }
+    exchange->wait_all();
+}
+
+void LayoutSwitch::to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging,
+                           ExchangePurpose purpose) {
+    const int slices = this->slices();
+    const index_t width = r.cols;
+    const RowRange mine = chunk();
+    const RowRange cols = columns(width);
+    const ExchangePattern pattern = columns_pattern(r, c, staging).reversed();
+    const MatrixView send{staging.data(), pattern.num_send_rows(), 1};
+    const MatrixView recv{staging.data() + send.size(), pattern.num_recv_rows(), 1};
+    for (std::size_t i = 0; i < pattern.peers.size(); ++i) {
+        const RowRange rows = grid_block(part_rows_, slices, pattern.peers[i]);
+        const float* from = c.row_range(rows.first, rows.count).data;
+        std::copy(from, from + static_cast<std::size_t>(rows.count) * cols.count,
+                  send.data + pattern.send_offsets[i]);
+    }
+    auto exchange = comm_.start_exchange(pattern, send, recv);
+    count(send.size(), purpose);
+    copy_block(c.row_range(mine.first, mine.count).data, cols.count, 0, r.data, width, cols.first,
+               mine.count, cols.count);
+    InPeerOrder arrivals(*exchange, pattern.peers.size());
+    while (auto peer = arrivals.next()) {
+        const auto i = static_cast<std::size_t>(*peer);
+        const RowRange theirs = grid_block(width, slices, pattern.peers[i]);
+        copy_block(recv.data + pattern.recv_offsets[i], theirs.count, 0, r.data, width,
+                   theirs.first, mine.count, theirs.count);
+    }
+    exchange->wait_all();
+}
+
+}  // namespace strata

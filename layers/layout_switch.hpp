@@ -1,0 +1,63 @@
+// LayoutSwitch: the G x F grid's all-to-all inside a feature group (docs/layouts.md). Part g's
+// n_g rows are split into F contiguous row chunks and every width w into F contiguous column
+// slices (both: the first n mod F blocks one longer). Rank (g, f) holds a tensor in layout R
+// (row chunk f, all w columns: what the executor and every row-local op see) or in layout C (all
+// n_g rows of part g, column slice f: what the aggregation runs on, at width w/F, inside the
+// graph group). to_columns turns R into C, to_rows C into R; each sends (F-1)/F of the rank's
+// block, one message per peer, and is the exchange of the Communicator at width 1 (an
+// all-to-all-v of floats). The strided side (R's column blocks) is packed through staging, the
+// contiguous side (C's row chunks) is not. Host memory only (the CPU backend).
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "src/comm/communicator.hpp"
+#include "src/device/backend.hpp"
+#include "src/nn/graph_operator.hpp"
+
+namespace strata {
+
+/// Block `i` of `n` items in `parts` contiguous blocks, the first n mod parts one longer.
+[[nodiscard]] RowRange grid_block(index_t n, int parts, int i);
+
+class LayoutSwitch {
+public:
+    /// `comm`: the feature group (rank f of F); `part_rows`: n_g, the same on every member.
+    /// `comm` must outlive it. Throws strata::Error for a backend other than the CPU's.
+    LayoutSwitch(Backend& backend, Communicator& comm, index_t part_rows);
+
+    [[nodiscard]] int slices() const { return comm_.size(); }
+    [[nodiscard]] int slice() const { return comm_.rank(); }
+    [[nodiscard]] index_t part_rows() const { return part_rows_; }
+    /// This rank's row chunk of the part (layout R's rows).
+    [[nodiscard]] RowRange chunk() const { return grid_block(part_rows_, slices(), slice()); }
+    /// This rank's column slice of a width (layout C's columns).
+    [[nodiscard]] RowRange columns(index_t width) const {
+        return grid_block(width, slices(), slice());
+    }
+    /// Floats of scratch one switch of a tensor of `width` columns needs (send and receive).
+    [[nodiscard]] std::size_t staging_floats(index_t width) const;
+
+    /// r (chunk rows x w) -> c (n_g x columns(w).count). Collective over the feature group.
+    void to_columns(ConstMatrixView r, MatrixView c, std::span<float> staging,
+                    ExchangePurpose purpose);
+    /// c (n_g x columns(w).count) -> r (chunk rows x w). Collective over the feature group.
+    void to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging,
+                 ExchangePurpose purpose);
+
+    /// Payload sent so far, by purpose (bytes, this rank).
+    [[nodiscard]] HaloBytes bytes_sent() const { return sent_; }
+
+private:
+    /// to_columns' exchange at width 1 (to_rows': its reverse), after checking the shapes.
+    [[nodiscard]] ExchangePattern columns_pattern(ConstMatrixView r, ConstMatrixView c,
+                                                  std::span<float> staging) const;
+    void count(std::size_t floats, ExchangePurpose purpose);
+
+    Communicator& comm_;
+    index_t part_rows_;
+    HaloBytes sent_;
+};
+
+}  // namespace strata

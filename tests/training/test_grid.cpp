@@ -1,0 +1,655 @@
+// The G x F grid (feature_slices, docs/layouts.md) on 2 and 4 ranks, through prepare and
+// make_executor as a Session runs them: the layout switch round-trips bitwise; a column-sliced
+// SpMM is the matching columns of the full SpMM bit for bit, a row-chunked GEMM the matching
+// rows of the whole to rounding only (OpenBLAS's row tails); the grid's aggregation (forward
+// and backward) equals 1D at G ranks on the same partition bit for bit, its model forward to
+// rounding; every grid of the job's ranks trains GCN as one rank does at every epoch and
+// recompute mode (losses within 1e-5 relative, accuracies within one vertex) on Cora, and
+// every sliceable model of the zoo on a directed graph (Âᵀ != Â); GAT is refused by name; halo
+// bytes equal 1D at G's and the switches' bytes the formula (docs/layouts.md), exactly, and the
+// metrics' per-epoch bytes the hand count on a ring; a checkpoint written on one grid resumes on
+// another (K x 1, 1 x K) and continues the run.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include <catch2/catch.hpp>
+
+#include "layers/layout_switch.hpp"
+#include "src/base/error.hpp"
+#include "src/comm/mpi_communicator.hpp"
+#include "src/device/backend.hpp"
+#include "src/nn/full_graph_executor.hpp"
+#include "src/nn/optimizer.hpp"
+#include "src/tensor/csr_matrix.hpp"
+#include "src/tensor/dense_matrix.hpp"
+#include "tests/support/all_ranks.hpp"
+#include "tests/support/graphs.hpp"
+#include "training/make_executor.hpp"
+#include "training/prepare.hpp"
+#include "training/session.hpp"
+
+#include <unistd.h>
+
+using namespace strata;
+using Catch::Matchers::Contains;
+using strata::test::all_ranks;
+
+namespace {
+
+const std::string cora = std::string(STRATA_DATA_DIR) + "/cora.h5";
+
+RunConfig base_config(int slices, const std::string& model = "gcn") {
+    RunConfig c;
+    c.data = cora;
+    c.seed = 1;
+    c.partition_method = "metis";
+    c.model.model = model;
+    c.feature_slices = slices;
+    return resolve_recipe(c);
+}
+
+struct Epoch {
+    double loss = 0.0;
+    Evaluation eval;
+};
+
+struct Trained {
+    std::vector<Epoch> epochs;
+    std::vector<index_t> split_sizes;  ///< train, val, test vertices (for "one vertex")
+};
+
+/// prepare + make_executor + Adam, as a Session does, on `comm`; `epochs` steps with an
+/// evaluation after each.
+Trained train(const RunConfig& config, Communicator& comm, int epochs,
+              const DataInput& input = {}) {
+    auto backend = make_cpu_backend(1);
+    Prepared prepared = prepare(config, *backend, comm, input);
+    ModelParameters parameters(*backend, prepared.model.graph, config.seed);
+    MadeExecutor made = make_executor(config, prepared, *backend, comm, parameters);
+    Adam adam(*backend, parameters.size(), AdamOptions{.lr = *config.lr});
+    Trained t;
+    for (int e = 1; e <= epochs; ++e) {
+        Epoch r;
+        r.loss = made.executor->train_step(e);
+        adam.step(parameters.all());
+        r.eval = made.executor->evaluate();
+        t.epochs.push_back(r);
+    }
+    return t;
+}
+
+bool close(double a, double b) {
+    return std::abs(a - b) <= 1e-5 * std::max(1.0, std::abs(b));
+}
+
+/// Losses within 1e-5 relative at every epoch, accuracies within `vertex` (1 / the smallest
+/// split's size).
+bool same_run(const Trained& a, const Trained& b, double vertex) {
+    if (a.epochs.size() != b.epochs.size()) {
+        return false;
+    }
+    for (std::size_t e = 0; e < a.epochs.size(); ++e) {
+        const Epoch& x = a.epochs[e];
+        const Epoch& y = b.epochs[e];
+        INFO("epoch " << e + 1 << " loss " << x.loss << " vs " << y.loss << " val "
+                      << x.eval.val_acc << " vs " << y.eval.val_acc);
+        if (!close(x.loss, y.loss) || !close(x.eval.val_loss, y.eval.val_loss) ||
+            std::abs(x.eval.train_acc - y.eval.train_acc) > vertex + 1e-12 ||
+            std::abs(x.eval.val_acc - y.eval.val_acc) > vertex + 1e-12 ||
+            std::abs(x.eval.test_acc - y.eval.test_acc) > vertex + 1e-12) {
+            return false;
+        }
+    }
+    return true;
+}
+
+constexpr double cora_vertex = 1.0 / 140;  // Cora's smallest split (train)
+
+std::vector<int> slice_counts(int ranks) {
+    std::vector<int> counts;
+    for (int f = 2; f <= ranks; ++f) {
+        if (ranks % f == 0) {
+            counts.push_back(f);
+        }
+    }
+    return counts;
+}
+
+}  // namespace
+
+TEST_CASE("grid: blocks split n into contiguous parts, the first n mod parts one longer",
+          "[grid]") {
+    CHECK(grid_block(7, 2, 0) == RowRange{0, 4});
+    CHECK(grid_block(7, 2, 1) == RowRange{4, 3});
+    CHECK(grid_block(7, 3, 2) == RowRange{5, 2});
+    CHECK(grid_block(8, 4, 3) == RowRange{6, 2});
+}
+
+TEST_CASE(
+    "grid: a column-sliced SpMM gives the same bits as the whole, a row-chunked GEMM the same to "
+    "rounding",
+    "[grid]") {
+    auto backend = make_cpu_backend(2);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    const index_t n = 300;
+    HostCsr a;
+    a.rows = n;
+    a.cols = n;
+    for (index_t i = 0; i < n; ++i) {
+        for (index_t j = 0; j < n; ++j) {
+            if ((i * 7 + j * 13) % 17 == 0 || i == j) {
+                a.col_idx.push_back(j);
+                a.values.push_back(value(rng));
+            }
+        }
+        a.row_ptr.push_back(static_cast<index_t>(a.col_idx.size()));
+    }
+    const CsrMatrix device_a = CsrMatrix::upload(*backend, a);
+    for (const index_t width : {7, 16, 33, 64}) {
+        std::vector<float> x(static_cast<std::size_t>(n * width));
+        for (float& v : x) {
+            v = value(rng);
+        }
+        std::vector<float> whole(x.size());
+        backend->spmm(device_a, ConstMatrixView{x.data(), n, width},
+                      MatrixView{whole.data(), n, width}, 0.0f);
+        for (const int slices : {2, 3, 4}) {
+            for (int f = 0; f < slices; ++f) {
+                const RowRange cols = grid_block(width, slices, f);
+                std::vector<float> xs(static_cast<std::size_t>(n * cols.count));
+                for (index_t i = 0; i < n; ++i) {
+                    std::copy_n(x.begin() + i * width + cols.first, cols.count,
+                                xs.begin() + i * cols.count);
+                }
+                std::vector<float> ys(xs.size());
+                backend->spmm(device_a, ConstMatrixView{xs.data(), n, cols.count},
+                              MatrixView{ys.data(), n, cols.count}, 0.0f);
+                bool same = true;
+                for (index_t i = 0; i < n; ++i) {
+                    same = same && std::memcmp(ys.data() + i * cols.count,
+                                               whole.data() + i * width + cols.first,
+                                               static_cast<std::size_t>(cols.count) * 4) == 0;
+                }
+                INFO("width " << width << ", slice " << f << " of " << slices);
+                CHECK(same);
+            }
+        }
+        // Y = X W on row chunks against the whole.
+        const index_t out = 24;
+        std::vector<float> w(static_cast<std::size_t>(width * out));
+        for (float& v : w) {
+            v = value(rng);
+        }
+        std::vector<float> y(static_cast<std::size_t>(n * out));
+        backend->gemm(ConstMatrixView{x.data(), n, width}, Transpose::no,
+                      ConstMatrixView{w.data(), width, out}, Transpose::no,
+                      MatrixView{y.data(), n, out}, 1.0f, 0.0f);
+        for (const int slices : {2, 3, 4}) {
+            for (int f = 0; f < slices; ++f) {
+                const RowRange rows = grid_block(n, slices, f);
+                std::vector<float> yc(static_cast<std::size_t>(rows.count * out));
+                backend->gemm(ConstMatrixView{x.data() + rows.first * width, rows.count, width},
+                              Transpose::no, ConstMatrixView{w.data(), width, out}, Transpose::no,
+                              MatrixView{yc.data(), rows.count, out}, 1.0f, 0.0f);
+                // To rounding only: OpenBLAS sums a product's row tails (the last m mod 12 rows
+                // on a Zen core) differently from its full tiles, so a row's bits depend on
+                // where the chunk puts it (found here; the aggregations are bitwise above).
+                double worst = 0.0;
+                for (std::size_t i = 0; i < yc.size(); ++i) {
+                    worst = std::max(
+                        worst, static_cast<double>(std::abs(
+                                   yc[i] - y[static_cast<std::size_t>(rows.first * out) + i])));
+                }
+                INFO("gemm width " << width << ", chunk " << f << " of " << slices);
+                CHECK(worst <= 1e-5);
+            }
+        }
+    }
+}
+
+TEST_CASE("grid: the layout switch goes R -> C -> R bit for bit and sends what it should",
+          "[grid][mpi]") {
+    MpiCommunicator world;
+    auto backend = make_cpu_backend(1);
+    const index_t part_rows = 23;
+    for (const index_t width : {1, 5, 8, 13}) {
+        LayoutSwitch layout(*backend, world, part_rows);
+        const RowRange chunk = layout.chunk();
+        const RowRange cols = layout.columns(width);
+        // R holds value(global row, column) for the chunk's rows.
+        const auto value = [&](index_t row, index_t col) {
+            return static_cast<float>(row * 1000 + col) + 0.25f;
+        };
+        std::vector<float> r(static_cast<std::size_t>(chunk.count * width));
+        for (index_t i = 0; i < chunk.count; ++i) {
+            for (index_t j = 0; j < width; ++j) {
+                r[static_cast<std::size_t>(i * width + j)] = value(chunk.first + i, j);
+            }
+        }
+        std::vector<float> c(static_cast<std::size_t>(part_rows * cols.count), -1.0f);
+        std::vector<float> staging(layout.staging_floats(width));
+        layout.to_columns(ConstMatrixView{r.data(), chunk.count, width},
+                          MatrixView{c.data(), part_rows, cols.count}, staging,
+                          ExchangePurpose::forward);
+        bool columns_right = true;
+        for (index_t i = 0; i < part_rows; ++i) {
+            for (index_t j = 0; j < cols.count; ++j) {
+                columns_right = columns_right && c[static_cast<std::size_t>(i * cols.count + j)] ==
+                                                     value(i, cols.first + j);
+            }
+        }
+        CHECK(all_ranks(columns_right));
+        std::vector<float> back(r.size(), -1.0f);
+        layout.to_rows(ConstMatrixView{c.data(), part_rows, cols.count},
+                       MatrixView{back.data(), chunk.count, width}, staging,
+                       ExchangePurpose::backward);
+        CHECK(all_ranks(std::memcmp(back.data(), r.data(), r.size() * 4) == 0));
+        // Sent: the chunk's rows of the other slices' columns, then the other chunks' rows of
+        // this slice's columns.
+        const auto forward = static_cast<std::int64_t>(chunk.count * (width - cols.count) * 4);
+        const auto backward = static_cast<std::int64_t>((part_rows - chunk.count) * cols.count * 4);
+        CHECK(layout.bytes_sent().forward == forward);
+        CHECK(layout.bytes_sent().backward == backward);
+        // Over the group, each direction moves every entry but the diagonal blocks'.
+        std::array<std::int64_t, 2> sums{forward, backward};
+        world.allreduce_sum(sums);
+        std::int64_t diagonal = 0;
+        for (int f = 0; f < world.size(); ++f) {
+            diagonal += grid_block(part_rows, world.size(), f).count *
+                        grid_block(width, world.size(), f).count;
+        }
+        CHECK(sums[0] == (part_rows * width - diagonal) * 4);
+        CHECK(sums[1] == sums[0]);
+    }
+}
+
+TEST_CASE("grid: an aggregation on G x F equals 1D at G ranks bit for bit, both directions",
+          "[grid][mpi]") {
+    MpiCommunicator world;
+    for (const int slices : slice_counts(world.size())) {
+        INFO(world.size() / slices << "x" << slices);
+        auto backend = make_cpu_backend(1);
+        const RunConfig grid_config = base_config(slices);
+        Prepared grid = prepare(grid_config, *backend, world, {}, {.keep_rows = true});
+        const int f = world.rank() % slices;
+        auto graph_group = world.split(f, world.rank() / slices);
+        Prepared oned = prepare(base_config(1), *backend, *graph_group, {}, {.keep_rows = true});
+        const RowRange chunk = grid.grid.layout->chunk();
+        const index_t n = grid.grid.layout->part_rows();
+        REQUIRE(oned.owned == n);
+        // The same part in the same local order.
+        CHECK(std::equal(grid.rows->ids.begin(), grid.rows->ids.end(),
+                         oned.rows->ids.begin() + chunk.first));
+        GraphOperator& a = *grid.grid.aggregation;
+        GraphOperator& b = *oned.inputs->aggregation;
+        for (const index_t width : {7, 16, 29}) {
+            std::mt19937 rng(static_cast<unsigned>(width));
+            std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+            std::vector<float> h(static_cast<std::size_t>(n * width));
+            std::vector<float> dh(h.size());
+            for (std::size_t i = 0; i < h.size(); ++i) {
+                h[i] = value(rng);
+                dh[i] = value(rng);
+            }
+            const std::size_t first = static_cast<std::size_t>(chunk.first * width);
+            const std::size_t count = static_cast<std::size_t>(chunk.count * width);
+            std::vector<float> wa(a.workspace_floats(width));
+            std::vector<float> wb(b.workspace_floats(width));
+            std::vector<float> za(count);
+            std::vector<float> zb(h.size());
+            a.forward(ConstMatrixView{h.data() + first, chunk.count, width},
+                      MatrixView{za.data(), chunk.count, width}, {0, chunk.count}, wa,
+                      ExchangePurpose::forward);
+            b.forward(ConstMatrixView{h.data(), n, width}, MatrixView{zb.data(), n, width}, {0, n},
+                      wb, ExchangePurpose::forward);
+            CHECK(all_ranks(std::memcmp(za.data(), zb.data() + first, count * 4) == 0));
+            for (const float beta : {0.0f, 1.0f}) {
+                std::vector<float> ga(dh.begin() + static_cast<std::ptrdiff_t>(first),
+                                      dh.begin() + static_cast<std::ptrdiff_t>(first + count));
+                std::vector<float> gb(dh);
+                a.backward(ConstMatrixView{h.data() + first, chunk.count, width},
+                           MatrixView{ga.data(), chunk.count, width}, {0, chunk.count}, beta, wa);
+                b.backward(ConstMatrixView{h.data(), n, width}, MatrixView{gb.data(), n, width},
+                           {0, n}, beta, wb);
+                INFO("backward, beta " << beta);
+                CHECK(all_ranks(std::memcmp(ga.data(), gb.data() + first, count * 4) == 0));
+            }
+        }
+    }
+}
+
+TEST_CASE("grid: the forward on G x F equals 1D at G ranks to rounding (same partition)",
+          "[grid][mpi]") {
+    // Not bit for bit: OpenBLAS's row tails (on this machine's Zen kernel, the last m mod 12
+    // rows of a product) are summed differently from full tiles, and a row chunk's GEMM puts
+    // other rows in the tails than the part's GEMM does (the GEMM test above).
+    MpiCommunicator world;
+    for (const int slices : slice_counts(world.size())) {
+        for (const std::string model : {"gcn", "sage", "gcnii", "mlp"}) {
+            INFO(model << " at " << world.size() / slices << "x" << slices);
+            auto backend = make_cpu_backend(1);
+            const RunConfig grid_config = base_config(slices, model);
+            Prepared grid = prepare(grid_config, *backend, world);
+            ModelParameters grid_parameters(*backend, grid.model.graph, 1);
+            MadeExecutor grid_made =
+                make_executor(grid_config, grid, *backend, world, grid_parameters);
+            grid_made.executor->evaluate();
+            const int f = world.rank() % slices;
+            auto graph_group = world.split(f, world.rank() / slices);
+            const RunConfig oned_config = base_config(1, model);
+            Prepared oned = prepare(oned_config, *backend, *graph_group);
+            ModelParameters oned_parameters(*backend, oned.model.graph, 1);
+            MadeExecutor oned_made =
+                make_executor(oned_config, oned, *backend, *graph_group, oned_parameters);
+            oned_made.executor->evaluate();
+            const std::string logits = grid.model.graph.tensor(grid.model.graph.output()).name;
+            const ConstMatrixView a =
+                dynamic_cast<FullGraphExecutor&>(*grid_made.executor).evaluation_output(logits);
+            const ConstMatrixView b =
+                dynamic_cast<FullGraphExecutor&>(*oned_made.executor).evaluation_output(logits);
+            const RowRange chunk = grid.grid.layout->chunk();
+            REQUIRE(b.rows == grid.grid.layout->part_rows());
+            REQUIRE(a.rows == chunk.count);
+            REQUIRE(a.cols == b.cols);
+            double worst = 0.0;
+            double scale = 0.0;
+            const ConstMatrixView rows = b.row_range(chunk.first, chunk.count);
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                worst = std::max(worst, static_cast<double>(std::abs(a.data[i] - rows.data[i])));
+                scale = std::max(scale, static_cast<double>(std::abs(rows.data[i])));
+            }
+            INFO("largest difference " << worst << " of " << scale);
+            CHECK(all_ranks(worst <= 1e-5 * std::max(1.0, scale)));
+        }
+    }
+}
+
+TEST_CASE("grid: GCN on Cora trains on every G x F grid as on one rank, every recompute mode",
+          "[grid][mpi]") {
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    for (const std::string recompute : {"none", "aggregation", "all"}) {
+        RunConfig one_config = base_config(1);
+        one_config.recompute = recompute;
+        const Trained one = train(one_config, self, 12);
+        std::vector<int> grids{1};  // G x 1: 1D at the job's ranks
+        for (const int slices : slice_counts(world.size())) {
+            grids.push_back(slices);
+        }
+        for (const int slices : grids) {
+            INFO("gcn, recompute " << recompute << ", " << world.size() / slices << "x" << slices);
+            RunConfig config = one_config;
+            config.feature_slices = slices;
+            const Trained grid = train(config, world, 12);
+            CHECK(all_ranks(same_run(grid, one, cora_vertex)));
+        }
+    }
+}
+
+TEST_CASE("grid: every sliceable model trains on a directed graph as on one rank; GAT is refused",
+          "[grid][mpi]") {
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    const GraphDataset g = test::community_graph(300, 4, 6, 12, 23, /*directed=*/true);
+    const DataInput input{.graph = &g};
+    const int slices = world.size() >= 4 ? 2 : world.size();  // 2x2 on 4 ranks, 1x2 on 2
+    int trained = 0;
+    for (const ModelInfo& info : model_zoo()) {
+        RunConfig config = base_config(slices, info.name);
+        config.data.clear();
+        config.model.layers = std::min(config.model.layers, 4);
+        config.model.hidden = 8;
+        config.model.hops = 4;
+        config.model.heads = 2;
+        INFO(info.name << " at " << world.size() / slices << "x" << slices);
+        if (info.name == "gat") {
+            auto backend = make_cpu_backend(1);
+            CHECK_THROWS_WITH(prepare(config, *backend, world, input),
+                              Contains("feature_slices = 2: model gat: attention needs whole rows "
+                                       "of every neighbour") &&
+                                  Contains("use feature_slices = 1"));
+            continue;
+        }
+        const Trained grid = train(config, world, 8, input);
+        RunConfig one_config = config;
+        one_config.feature_slices = 1;
+        const Trained one = train(one_config, self, 8, input);
+        // The graph's smallest split, for "one vertex".
+        CHECK(all_ranks(same_run(grid, one, 1.0 / 30)));
+        ++trained;
+    }
+    CHECK(trained == static_cast<int>(model_zoo().size()) - 1);
+}
+
+TEST_CASE("grid: halo bytes are 1D at G's, switch bytes are the formula", "[grid][mpi]") {
+    MpiCommunicator world;
+    for (const int slices : slice_counts(world.size())) {
+        INFO(world.size() / slices << "x" << slices);
+        auto backend = make_cpu_backend(1);
+        const RunConfig config = base_config(slices);
+        Prepared grid = prepare(config, *backend, world);
+        ModelParameters parameters(*backend, grid.model.graph, 1);
+        MadeExecutor made = make_executor(config, grid, *backend, world, parameters);
+        made.executor->train_step(1);
+        made.executor->evaluate();
+        const auto& executor = dynamic_cast<FullGraphExecutor&>(*made.executor);
+        // Every aggregation call switches its input to C and its output back (2 switches of its
+        // width), a backward that accumulates its input gradient switches that too (3).
+        const ModelGraph& graph = grid.model.graph;
+        std::vector<std::pair<index_t, int>> calls;  // width, switches
+        for (const Schedule* schedule :
+             {&executor.plan().training(), &executor.plan().evaluation()}) {
+            for (const PlanStep& step : schedule->steps) {
+                const auto cols = [&](int slot) {
+                    return schedule->slots[static_cast<std::size_t>(slot)].cols;
+                };
+                if (step.kind == StepKind::loss) {
+                    continue;
+                }
+                const bool aggregate = graph.node(step.node).op->kind() == OpKind::aggregate;
+                if (step.kind == StepKind::backward && step.folded >= 0) {
+                    calls.emplace_back(cols(step.dy), 2);
+                } else if (aggregate && step.kind == StepKind::backward) {
+                    if (step.modes[0] != GradMode::skip) {
+                        calls.emplace_back(cols(step.dy),
+                                           step.modes[0] == GradMode::accumulate ? 3 : 2);
+                    }
+                } else if (aggregate) {
+                    calls.emplace_back(cols(step.y), 2);
+                }
+            }
+        }
+        REQUIRE(!calls.empty());
+        // One switch of width w moves, over all ranks, every entry of the part but the diagonal
+        // blocks: 4 (n_g w - Σ_f r_f c_f(w)) bytes per part.
+        const index_t part_rows = grid.grid.layout->part_rows();
+        std::int64_t expected = 0;
+        for (const auto& [width, switches] : calls) {
+            std::int64_t diagonal = 0;
+            for (int f = 0; f < slices; ++f) {
+                diagonal +=
+                    grid_block(part_rows, slices, f).count * grid_block(width, slices, f).count;
+            }
+            expected += switches * 4 * (part_rows * width - diagonal);
+        }
+        // Summed over the feature group (part g's ranks), then over the parts.
+        const HaloBytes sent = executor.switch_bytes();
+        std::array<std::int64_t, 1> total{sent.forward + sent.backward + sent.recompute};
+        grid.grid.feature_group->allreduce_sum(total);
+        CHECK(all_ranks(total[0] == expected));
+
+        // The halo: the slices' widths add up to the 1D width, so the group's halo is 1D at G's.
+        const int f = world.rank() % slices;
+        auto graph_group = world.split(f, world.rank() / slices);
+        const RunConfig oned_config = base_config(1);
+        Prepared oned = prepare(oned_config, *backend, *graph_group);
+        ModelParameters oned_parameters(*backend, oned.model.graph, 1);
+        MadeExecutor oned_made =
+            make_executor(oned_config, oned, *backend, *graph_group, oned_parameters);
+        oned_made.executor->train_step(1);
+        oned_made.executor->evaluate();
+        const HaloBytes a = made.executor->halo_bytes();
+        const HaloBytes b = oned_made.executor->halo_bytes();
+        std::array<std::int64_t, 2> halo{a.forward + a.backward, b.forward + b.backward};
+        world.allreduce_sum(halo);
+        CHECK(all_ranks(halo[0] * slices == halo[1]));
+        CHECK((halo[1] > 0) == (slices < world.size()));  // no halo at G = 1
+    }
+}
+
+namespace {
+
+/// A ring of 12 vertices (each the in-neighbour of the next and the previous), 12 features,
+/// 4 classes: hand-countable bytes.
+GraphDataset ring() {
+    const std::int64_t n = 12;
+    GraphDataset g;
+    g.name = "ring";
+    g.num_classes = 4;
+    g.indptr.assign(1, 0);
+    for (std::int64_t v = 0; v < n; ++v) {
+        g.indices.push_back((v + n - 1) % n);
+        g.indices.push_back((v + 1) % n);
+        std::sort(g.indices.end() - 2, g.indices.end());
+        g.indptr.push_back(static_cast<std::int64_t>(g.indices.size()));
+    }
+    g.features = HostMatrix(static_cast<index_t>(n), 12);
+    for (std::int64_t v = 0; v < n; ++v) {
+        for (index_t f = 0; f < 12; ++f) {
+            g.features.at(static_cast<index_t>(v), f) = static_cast<float>((v * 5 + f) % 7);
+        }
+        g.labels.push_back(static_cast<int>(v % 4));
+    }
+    g.train_mask.assign(static_cast<std::size_t>(n), 1);
+    g.val_mask.assign(static_cast<std::size_t>(n), 1);
+    g.test_mask.assign(static_cast<std::size_t>(n), 1);
+    return g;
+}
+
+class EpochBytes final : public RunObserver {
+public:
+    void epoch(const EpochStats& s) override { stats.push_back(s); }
+    std::vector<EpochStats> stats;
+};
+
+}  // namespace
+
+TEST_CASE("grid: the metrics' bytes per epoch on a ring of 12 are the hand count", "[grid][mpi]") {
+    // GCN 12 -> 8 -> 4 (transform first in both layers: aggregations at widths 8 and 4), an
+    // evaluation every epoch: per width, 3 aggregation calls (training forward, backward,
+    // evaluation), each with 2 switches of 4 N w (F - 1) / F bytes (F divides n_g and w here),
+    // and a halo of 4 w M(G) bytes, M(2) = 4 for the block partition (2 rows each way).
+    Runtime runtime = open_runtime({.device = "cpu", .comm = "mpi", .threads = 1});
+    const int ranks = runtime.comm->size();
+    const GraphDataset g = ring();
+    for (const int slices : slice_counts(ranks)) {
+        const int parts = ranks / slices;
+        INFO(parts << "x" << slices);
+        RunConfig c;
+        c.seed = 1;
+        c.partition_method = "block";
+        c.model.model = "gcn";
+        c.model.hidden = 8;
+        c.epochs = 2;
+        c.feature_slices = slices;
+        EpochBytes observer;
+        Session session(c, runtime, {.input = {.graph = &g}, .observer = &observer});
+        session.run();
+        REQUIRE(observer.stats.size() == 2);
+        const std::int64_t switches = 3 * 2 * 4 * 12 * (8 + 4) * (slices - 1) / slices;
+        const std::int64_t halo = parts == 1 ? 0 : parts == 2 ? 3 * 4 * 4 * (8 + 4) : -1;
+        for (const EpochStats& s : observer.stats) {
+            CHECK(s.a2a_bytes == switches);
+            CHECK(s.recompute_a2a_bytes == 0);
+            if (halo >= 0) {
+                CHECK(s.halo_bytes == halo);
+            }
+        }
+    }
+}
+
+TEST_CASE("grid: a checkpoint written on one grid resumes on another and continues the run",
+          "[grid][mpi]") {
+    // The weights and Adam's moments are replicated on every rank, as in 1D: elastic resume.
+    Runtime runtime = open_runtime({.device = "cpu", .comm = "mpi", .threads = 1});
+    const int ranks = runtime.comm->size();
+    int pid = static_cast<int>(getpid());
+    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("strata-test-grid-" + std::to_string(pid));
+    const auto run = [&](int slices, int epochs, bool resume) {
+        RunConfig c = base_config(slices);
+        c.epochs = epochs;
+        c.checkpoint_dir = dir.string();
+        c.checkpoint_every = 4;
+        c.resume = resume;
+        EpochBytes observer;
+        Session session(c, runtime, {.observer = &observer});
+        session.run();
+        return observer.stats;
+    };
+    const int first = ranks >= 4 ? 2 : ranks;  // 2x2 on 4 ranks, 1x2 on 2
+    std::vector<int> then{1, ranks};           // K x 1 (1D) and 1 x K
+    for (const int slices : then) {
+        INFO(ranks / first << "x" << first << " then " << ranks / slices << "x" << slices);
+        if (runtime.comm->rank() == 0) {
+            std::filesystem::remove_all(dir);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        const std::vector<EpochStats> whole = run(first, 8, false);
+        if (runtime.comm->rank() == 0) {
+            std::filesystem::remove_all(dir);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        (void)run(first, 4, false);
+        const std::vector<EpochStats> resumed = run(slices, 8, true);
+        REQUIRE(resumed.size() == 4);
+        REQUIRE(whole.size() == 8);
+        for (std::size_t e = 0; e < resumed.size(); ++e) {
+            const EpochStats& a = resumed[e];
+            const EpochStats& b = whole[e + 4];
+            INFO("epoch " << a.epoch << " loss " << a.loss << " vs " << b.loss);
+            CHECK(a.epoch == b.epoch);
+            CHECK(close(a.loss, b.loss));
+            CHECK(std::abs(a.val_acc - b.val_acc) <= 1.0 / 500 + 1e-12);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (runtime.comm->rank() == 0) {
+        std::filesystem::remove_all(dir);
+    }
+}
+
+TEST_CASE("grid: an aggregation narrower than the slices is refused before training",
+          "[grid][mpi]") {
+    // A column per slice: a hidden width of 1 on 2 slices cannot be split (refused on every rank
+    // alike, not on the rank whose slice would be empty while its group waits for it).
+    MpiCommunicator world;
+    auto backend = make_cpu_backend(1);
+    const GraphDataset g = ring();
+    RunConfig c = base_config(2);
+    c.data.clear();
+    c.partition_method = "block";
+    c.model.hidden = 1;
+    CHECK_THROWS_WITH(prepare(c, *backend, world, {.graph = &g}),
+                      Catch::Matchers::StartsWith("feature_slices = 2: model gcn: op gcn0.") &&
+                          Contains("at width 1, under one column per slice"));
+}
+
+TEST_CASE("grid: feature_slices must divide the ranks", "[grid][mpi]") {
+    MpiCommunicator world;
+    auto backend = make_cpu_backend(1);
+    const int slices = world.size() + 1;
+    CHECK_THROWS_WITH(resolve_layout(base_config(slices), world.size()),
+                      Catch::Matchers::StartsWith("feature_slices = " + std::to_string(slices) +
+                                                  ": must divide the number of ranks (" +
+                                                  std::to_string(world.size()) + ")"));
+}
