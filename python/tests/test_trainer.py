@@ -185,3 +185,12 @@ def test_fit_releases_the_gil(cora):
     done.set()
     thread.join()
     assert during > 20  # the other thread ran while fit() trained (about 1 ms per tick)
+
+
+def test_comm_self_of_mpi4py_trains_as_the_world(cora):
+    MPI = pytest.importorskip("mpi4py.MPI")
+    base = strata.Trainer(cora, seed=1, threads=1, epochs=3).fit()
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=3, comm=MPI.COMM_SELF, comm_timeout=30)
+    assert [x["loss"] for x in t.fit().history] == [x["loss"] for x in base.history]
+    assert t.config["comm"] == "auto" and t.config["comm_timeout"] == 30
+    assert t.predict().gather().node_ids.tolist() == list(range(cora.num_nodes))

@@ -66,3 +66,36 @@ def test_sigint_on_one_rank_stops_every_rank_at_the_same_epoch(cora):
         t.fit(callback=callback)
     assert comm.allgather(t.result.epoch) == [t.result.epoch] * comm.Get_size()
     assert t.result.epoch <= 3
+
+
+def test_a_duplicate_of_the_world_trains_as_the_world(cora):
+    base = strata.Trainer(cora, seed=1, threads=1, epochs=3, comm_timeout=60).fit()
+    dup = comm.Dup()
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=3, comm_timeout=60, comm=dup)
+    r = t.fit()
+    assert [x["loss"] for x in r.history] == [x["loss"] for x in base.history]
+    assert t.summary["ranks"] == comm.Get_size()
+    p = t.predict().gather(root=0)
+    assert (p is None) == (comm.Get_rank() != 0)
+    dup.Free()
+
+
+def test_a_sub_communicator_of_one_rank_trains_alone(cora):
+    alone = comm.Split(color=comm.Get_rank(), key=0)  # every rank its own run
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=3, comm_timeout=60, comm=alone)
+    r = t.fit()
+    assert t.summary["ranks"] == 1 and t.summary["rank"] == 0
+    assert comm.allgather([x["loss"] for x in r.history]) == \
+        [[x["loss"] for x in r.history]] * comm.Get_size()
+    p = t.predict().gather()
+    assert p.node_ids.tolist() == list(range(cora.num_nodes))
+    alone.Free()
+
+
+def test_comm_null_is_refused(cora):
+    with pytest.raises(strata.Error,
+                       match=r"Trainer: comm is MPI_COMM_NULL \(this rank is not in the "
+                             r"communicator\)"):
+        strata.Trainer(cora, threads=1, epochs=1, comm=MPI.COMM_NULL)
+    with pytest.raises(TypeError, match="comm must be an mpi4py communicator or a string"):
+        strata.Trainer(cora, threads=1, epochs=1, comm=3)
