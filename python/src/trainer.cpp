@@ -16,6 +16,7 @@
 #include "datasets/content_hash.hpp"
 #include "graph.hpp"
 #include "planner/resolve_plan.hpp"
+#include "slice.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/make_communicator.hpp"
 #include "training/checkpoint.hpp"
@@ -88,7 +89,11 @@ public:
     PyTrainer(const std::string& config_json, nb::object graph, std::optional<std::int64_t> comm)
         : graph_ref_(std::move(graph)) {
         config_ = config_from_json(config_json, "Trainer");
-        if (!graph_ref_.is_none()) {
+        if (nb::isinstance<PySlice>(graph_ref_)) {
+            input_.slice = &nb::cast<PySlice&>(graph_ref_).slice;
+            STRATA_CHECK(config_.data.empty(), "Trainer: data = '", config_.data,
+                         "' beside a GraphSlice: give one of them");
+        } else if (!graph_ref_.is_none()) {
             input_.view = &nb::cast<const PyGraph&>(graph_ref_).graph();
             STRATA_CHECK(config_.data.empty(), "Trainer: data = '", config_.data,
                          "' beside a Graph: give one of them");
@@ -234,8 +239,7 @@ private:
         if (runtime_->comm->rank() == 0) {
             k.identity.model = model_identity(c.model, *c.row_normalize_features);
             k.identity.parameters = session_->parameters().summary();
-            k.identity.dataset =
-                c.data.empty() ? graph_content_id(input_.in_memory()) : data_identity(c.data);
+            k.identity.dataset = dataset_identity(c.data, input_);
         }
         return k;
     }

@@ -220,6 +220,12 @@ class Graph:
             get(ndata, "val_mask"), get(ndata, "test_mask"), copies,
             num_nodes=int(g.num_nodes()), num_classes=num_classes, edge_weight=w, name="")
 
+    def slice(self, first: int, last: int):
+        """Rows [first, last) as a strata.GraphSlice (a copy): what one rank of a run on per-rank
+        slices would give."""
+        from .slice import slice_of
+        return slice_of(self, first, last)
+
     # ---- out
     def to_pyg(self):
         """A PyTorch Geometric `Data` with edge_index [2, E] (sorted by destination), x, y,

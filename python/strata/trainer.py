@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _mpi, _strata
 from .graph import Graph
+from .slice import GraphSlice
 
 _ALIASES = {"lambda_": "lambda"}
 
@@ -117,9 +118,9 @@ class Predictions:
 
 
 class Trainer:
-    """Trainer(data, model="gcn", **options): `data` is a strata.Graph (the same on every rank)
-    or a path (`.h5`: on K ranks each rank reads its slice; a partition directory: each rank its
-    part). `model` is a zoo name or a ModelSpec dict ({"model": "gcnii", "layers": 16}). Options
+    """Trainer(data, model="gcn", **options): `data` is a strata.Graph (the same on every rank),
+    a strata.GraphSlice (each rank its own rows) or a path (`.h5`: on K ranks each rank reads its
+    slice; a partition directory: each rank its part). `model` is a zoo name or a ModelSpec dict ({"model": "gcnii", "layers": 16}). Options
     are run options (epochs, lr, seed, threads, eval_every, select_by, patience, recompute,
     partition_method, metrics, overwrite, checkpoint_dir, checkpoint_every, resume, plan,
     comm_timeout, ...) and model options (layers, hidden, dropout, alpha, lambda_, heads, ...).
@@ -131,10 +132,12 @@ class Trainer:
 
     def __init__(self, data: Graph | str | os.PathLike, model: str | dict = "gcn", **options):
         _mpi.ensure()
-        graph = data._g if isinstance(data, Graph) else None
+        graph = data._g if isinstance(data, Graph) else data._s if isinstance(data, GraphSlice) \
+            else None
         if graph is None and not isinstance(data, (str, os.PathLike)):
-            raise TypeError(f"Trainer: data must be a strata.Graph or a path, got {type(data)}")
-        self._graph = data if isinstance(data, Graph) else None
+            raise TypeError("Trainer: data must be a strata.Graph, a strata.GraphSlice or a "
+                            f"path, got {type(data)}")
+        self._graph = data if graph is not None else None
         self._comm = None  # an mpi4py communicator: the run's ranks
         if "comm" in options and not isinstance(options["comm"], str):
             self._comm = options.pop("comm")

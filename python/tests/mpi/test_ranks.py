@@ -99,3 +99,38 @@ def test_comm_null_is_refused(cora):
         strata.Trainer(cora, threads=1, epochs=1, comm=MPI.COMM_NULL)
     with pytest.raises(TypeError, match="comm must be an mpi4py communicator or a string"):
         strata.Trainer(cora, threads=1, epochs=1, comm=3)
+
+
+def my_rows(n):
+    size, rank = comm.Get_size(), comm.Get_rank()
+    return n * rank // size, n * (rank + 1) // size
+
+
+@pytest.mark.parametrize("method", ["block", "random"])
+def test_per_rank_slices_train_as_the_whole_graph(cora, method):
+    base = strata.Trainer(cora, seed=1, threads=1, epochs=3, partition_method=method,
+                          comm_timeout=60).fit()
+    s = cora.slice(*my_rows(cora.num_nodes))  # each rank only its rows
+    t = strata.Trainer(s, seed=1, threads=1, epochs=3, partition_method=method, comm_timeout=60)
+    assert [x["loss"] for x in t.fit().history] == [x["loss"] for x in base.history]
+    p = t.predict().gather()
+    if comm.Get_rank() == 0:
+        assert p.node_ids.tolist() == list(range(cora.num_nodes))
+
+
+def test_per_rank_slices_partitioned_by_ptscotch(cora):
+    s = cora.slice(*my_rows(cora.num_nodes))
+    t = strata.Trainer(s, seed=1, threads=1, epochs=2, partition_method="ptscotch",
+                       comm_timeout=60)
+    assert t.fit().epoch == 2
+    assert t.summary["ranks"] == comm.Get_size()
+
+
+def test_a_bad_slice_on_the_last_rank_fails_every_rank(cora):
+    first, last = my_rows(cora.num_nodes)
+    if comm.Get_rank() == comm.Get_size() - 1:
+        last -= 1  # the rows end before the graph does
+    s = cora.slice(first, last)
+    with pytest.raises(strata.Error, match="the ranks' rows end at vertex 2707, but the graph "
+                                           "has 2708 vertices"):
+        strata.Trainer(s, threads=1, epochs=1, comm_timeout=60)
