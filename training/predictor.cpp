@@ -69,8 +69,7 @@ Predictions predict(const Checkpoint& checkpoint, const std::string& checkpoint_
         const CheckpointIdentity current{
             .model = model_identity(config.model, *config.row_normalize_features),
             .parameters = parameters.summary(),
-            .dataset = config.data.empty() ? graph_content_id(input.in_memory())
-                                           : data_identity(config.data),
+            .dataset = dataset_identity(config.data, input),
             .partition = {},  // any K and split may predict
             .training = {}};
         check_identity(checkpoint, current, IdentityCheck::model_and_dataset, checkpoint_path);

@@ -4,15 +4,18 @@
 #include <array>
 #include <cstdio>
 
+#include "datasets/content_hash.hpp"
 #include "datasets/normalize.hpp"
 #include "layers/sparse_input_graph.hpp"
 #include "partition/chunking.hpp"
 #include "partition/distributed_load.hpp"
 #include "partition/in_memory_load.hpp"
 #include "partition/local_order.hpp"
+#include "partition/slice_load.hpp"
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
 #include "src/comm/make_communicator.hpp"
+#include "training/checkpoint.hpp"
 
 #include <malloc.h>
 
@@ -27,10 +30,14 @@ std::string source_name(const RunConfig& config) {
 /// This rank's part, and for the layer pipeline its chunk offsets (and W > 1 its structure).
 LocalPart load(const RunConfig& config, Communicator& comm, const DataInput& input,
                Prepared& prepared) {
-    const std::string what = source_name(config);
+    const std::string what = config.data.empty() && input.slice != nullptr
+                                 ? std::string("the slices in memory")
+                                 : source_name(config);
     STRATA_CHECK(!config.data.empty() || !input.empty(),
                  "run configuration: data is empty and no graph was given in memory");
     if (config.parallel == "pipeline") {
+        STRATA_CHECK_OPTION(!config.data.empty() || input.slice == nullptr, "parallel",
+                            "'pipeline'", "needs a whole graph or a file, not per-rank slices");
         const ChunkOptions chunk_options{.chunks = config.chunks, .seed = config.seed};
         ChunkedPart chunked =
             config.data.empty()
@@ -47,9 +54,10 @@ LocalPart load(const RunConfig& config, Communicator& comm, const DataInput& inp
     const InMemoryPartitionOptions partition{.method = config.partition_method,
                                              .seed = config.seed};
     LocalPart part =
-        config.data.empty()
-            ? local_part_in_memory(input.in_memory(), comm, partition, config.split_index, what)
-            : load_local_part(config.data, comm, partition, config.split_index);
+        !config.data.empty() ? load_local_part(config.data, comm, partition, config.split_index)
+        : input.slice != nullptr
+            ? local_part_of_slices(*input.slice, comm, partition, config.split_index, what)
+            : local_part_in_memory(input.in_memory(), comm, partition, config.split_index, what);
     const Stopwatch ordering;
     apply_local_order(part, *parse_local_order(config.local_order));
     std::array<char, 96> text{};
@@ -109,6 +117,19 @@ std::string grid_blocker(const ModelGraph& model, int slices) {
 }
 
 }  // namespace
+
+std::string dataset_identity(const std::string& data, const DataInput& input) {
+    if (!data.empty()) {
+        return data_identity(data);
+    }
+    if (input.slice != nullptr) {
+        const GraphSlice& s = *input.slice;
+        return "slices in memory: " + std::to_string(s.num_vertices) + " vertices, " +
+               std::to_string(s.num_edges) + " edges, " + std::to_string(s.features.cols) +
+               " features, " + std::to_string(s.num_classes) + " classes";
+    }
+    return graph_content_id(input.in_memory());
+}
 
 Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
                  const DataInput& input, const PrepareOptions& options) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "datasets/graph_dataset.hpp"
+#include "datasets/graph_slice.hpp"
 #include "layers/grid_aggregation.hpp"
 #include "layers/layout_switch.hpp"
 #include "layers/model_inputs.hpp"
@@ -26,15 +27,27 @@ namespace strata {
 
 /// Where the data comes from when the configuration names no file (config.data empty): a whole
 /// graph in memory, owned by the caller, the same on every rank, alive during prepare() — a
-/// GraphDataset, or a view of arrays the caller owns (the Python module's: no copy is made).
+/// GraphDataset, or a view of arrays the caller owns (the Python module's: no copy is made) —
+/// or each rank's own rows (`slice`: per-rank slices, partition/slice_load.hpp; no rank holds
+/// the whole graph).
 struct DataInput {
     const GraphDataset* graph = nullptr;
     const GraphView* view = nullptr;  ///< read instead of `graph` when set
+    /// This rank's rows, read instead of a whole graph when set; its vertex_offsets are set to
+    /// every rank's by prepare (local_part_of_slices).
+    GraphSlice* slice = nullptr;
 
-    [[nodiscard]] bool empty() const { return graph == nullptr && view == nullptr; }
-    /// The graph in memory (view, else graph as a view). Requires !empty().
+    [[nodiscard]] bool empty() const {
+        return graph == nullptr && view == nullptr && slice == nullptr;
+    }
+    /// The graph in memory (view, else graph as a view). Requires a whole graph (not a slice).
     [[nodiscard]] GraphView in_memory() const { return view != nullptr ? *view : graph->view(); }
 };
+
+/// What a checkpoint records as the dataset of a run: data_identity(config.data) for a file or
+/// directory, the content id of a whole graph in memory, and for per-rank slices their sizes
+/// (slices have no content id: no rank holds the whole graph). On rank 0 (any rank for a file).
+[[nodiscard]] std::string dataset_identity(const std::string& data, const DataInput& input);
 
 /// Builds a model of one's own instead of config.model (examples/custom_layer): from the
 /// features' width and the number of classes.

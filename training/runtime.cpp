@@ -20,14 +20,15 @@ Runtime open_runtime(const RuntimeOptions& options) {
             runtime.threads_note = "threads: " + std::to_string(threads) +
                                    " per rank (threads = " + std::to_string(threads) + ")";
         } else {
-            const ThreadChoice choice = choose_threads(thread_inputs(node_rank().size));
+            const ThreadChoice choice =
+                choose_threads(thread_inputs(node_rank(options.parent).size));
             threads = choice.threads;
             runtime.threads_note =
                 "threads: " + std::to_string(threads) + " per rank (rank 0: " + choice.rule + ")";
         }
         runtime.threads = threads;
         runtime.backend = make_cpu_backend(threads);
-        runtime.comm = make_communicator(*runtime.backend, CommKind::mpi);
+        runtime.comm = make_communicator(*runtime.backend, CommKind::mpi, options.parent);
         runtime.device = runtime.backend->describe();
         runtime.comm_name = "mpi";
         return runtime;
@@ -35,7 +36,7 @@ Runtime open_runtime(const RuntimeOptions& options) {
 
     STRATA_CHECK_OPTION(options.device == "cuda", "device", "'" + options.device + "'",
                         "expected cpu or cuda");
-    const NodeRank node = node_rank();
+    const NodeRank node = node_rank(options.parent);
     const int gpus = cuda_device_count();
     if (gpus == 0) {
         (void)make_cuda_backend(0);  // throws the reason: no CUDA support, no driver, no device
@@ -45,7 +46,7 @@ Runtime open_runtime(const RuntimeOptions& options) {
     // a GPU is agreed on by all (physical ids, so that per-rank CUDA_VISIBLE_DEVICES, as from
     // `srun --gpus-per-task=1`, counts as separate GPUs).
     const int device = node.rank % gpus;
-    const bool shared_gpu = any_key_shared_on_node(cuda_device_pci_id(device));
+    const bool shared_gpu = any_key_shared_on_node(cuda_device_pci_id(device), options.parent);
     CommKind kind = CommKind::mpi;
     if (options.comm == "nccl") {
         STRATA_CHECK_OPTION(built_with_nccl(), "comm", "'nccl'",
@@ -58,7 +59,7 @@ Runtime open_runtime(const RuntimeOptions& options) {
         kind = CommKind::nccl;
     }
     runtime.backend = make_cuda_backend(device);
-    runtime.comm = make_communicator(*runtime.backend, kind);
+    runtime.comm = make_communicator(*runtime.backend, kind, options.parent);
     runtime.device = runtime.backend->describe() + " (local rank " + std::to_string(node.rank) +
                      " from " + node.source + ")";
     runtime.comm_name = kind == CommKind::nccl ? "nccl" : "mpi, staged through pinned host memory";

@@ -213,8 +213,7 @@ Checkpoint Session::Parts::checkpoint_base() const {
         base.identity = {
             .model = model_identity(c.model, *c.row_normalize_features),
             .parameters = parameters->summary(),
-            .dataset = c.data.empty() ? graph_content_id(options.input.in_memory())
-                                      : data_identity(c.data),
+            .dataset = dataset_identity(c.data, options.input),
             .partition = partition_identity(c.data, comm().size(), c.partition_method, c.seed),
             .training = training_identity(c)};
     }

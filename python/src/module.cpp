@@ -8,5 +8,6 @@ NB_MODULE(_strata, m) {
     strata::python::bind_errors(m);
     strata::python::bind_runtime(m);
     strata::python::bind_graph(m);
+    strata::python::bind_slice(m);
     strata::python::bind_trainer(m);
 }

@@ -4,6 +4,7 @@
 // the best weights through training/predictor.hpp (what `strata predict` runs), returning numpy
 // arrays that own the C++ buffers (no copy).
 #include <csignal>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -15,7 +16,9 @@
 #include "datasets/content_hash.hpp"
 #include "graph.hpp"
 #include "planner/resolve_plan.hpp"
+#include "slice.hpp"
 #include "src/base/error.hpp"
+#include "src/comm/make_communicator.hpp"
 #include "training/checkpoint.hpp"
 #include "training/metrics_writer.hpp"
 #include "training/predictor.hpp"
@@ -23,6 +26,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -80,9 +84,16 @@ nb::object owned_array(std::vector<T>&& values, std::initializer_list<std::size_
 
 class PyTrainer {
 public:
-    PyTrainer(const std::string& config_json, nb::object graph) : graph_ref_(std::move(graph)) {
+    /// comm: the Fortran handle of the communicator of the run's ranks (mpi4py's py2f()), or
+    /// None for MPI_COMM_WORLD.
+    PyTrainer(const std::string& config_json, nb::object graph, std::optional<std::int64_t> comm)
+        : graph_ref_(std::move(graph)) {
         config_ = config_from_json(config_json, "Trainer");
-        if (!graph_ref_.is_none()) {
+        if (nb::isinstance<PySlice>(graph_ref_)) {
+            input_.slice = &nb::cast<PySlice&>(graph_ref_).slice;
+            STRATA_CHECK(config_.data.empty(), "Trainer: data = '", config_.data,
+                         "' beside a GraphSlice: give one of them");
+        } else if (!graph_ref_.is_none()) {
             input_.view = &nb::cast<const PyGraph&>(graph_ref_).graph();
             STRATA_CHECK(config_.data.empty(), "Trainer: data = '", config_.data,
                          "' beside a Graph: give one of them");
@@ -92,7 +103,10 @@ public:
         nb::gil_scoped_release release;
         validate(config_);
         runtime_ = std::make_unique<Runtime>(open_runtime(
-            {.device = config_.device, .comm = config_.comm, .threads = config_.threads}));
+            {.device = config_.device,
+             .comm = config_.comm,
+             .threads = config_.threads,
+             .parent = comm ? communicator_from_fortran(*comm, "Trainer: comm") : MPI_COMM_WORLD}));
         if (!config_.plan.empty()) {
             const planner::ResolvedPlan plan = planner::resolve_plan(config_, *runtime_->comm);
             config_ = plan.config;
@@ -225,8 +239,7 @@ private:
         if (runtime_->comm->rank() == 0) {
             k.identity.model = model_identity(c.model, *c.row_normalize_features);
             k.identity.parameters = session_->parameters().summary();
-            k.identity.dataset =
-                c.data.empty() ? graph_content_id(input_.in_memory()) : data_identity(c.data);
+            k.identity.dataset = dataset_identity(c.data, input_);
         }
         return k;
     }
@@ -245,8 +258,8 @@ private:
 
 void bind_trainer(nb::module_& m) {
     nb::class_<PyTrainer>(m, "Trainer", "One training run (a strata::Session).")
-        .def(nb::init<const std::string&, nb::object>(), nb::arg("config_json"),
-             nb::arg("graph").none())
+        .def(nb::init<const std::string&, nb::object, std::optional<std::int64_t>>(),
+             nb::arg("config_json"), nb::arg("graph").none(), nb::arg("comm").none() = nb::none())
         .def("fit", &PyTrainer::fit, nb::arg("callback").none())
         .def("predict", &PyTrainer::predict, nb::arg("embeddings") = false,
              nb::arg("checkpoint") = "")

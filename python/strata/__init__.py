@@ -13,6 +13,7 @@ from . import _strata
 from ._mpi import rank, world_size
 from ._strata import Error, OptionError
 from .graph import Graph, load
+from .slice import GraphSlice
 from .trainer import FitResult, Predictions, Trainer
 from . import callbacks, datasets
 from .tools import partition, plan
@@ -56,6 +57,6 @@ def cli_path() -> str:
     return os.path.join(os.path.dirname(__file__), "bin", "strata")
 
 
-__all__ = ["Error", "OptionError", "Graph", "load", "Trainer", "FitResult", "Predictions",
+__all__ = ["Error", "OptionError", "Graph", "GraphSlice", "load", "Trainer", "FitResult", "Predictions",
            "callbacks", "datasets", "partition", "plan", "rank", "world_size", "build_info", "cli_path",
            "__version__"]

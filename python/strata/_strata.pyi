@@ -96,10 +96,40 @@ class Graph:
     @property
     def y(self) -> object: ...
 
+class GraphSlice:
+    """One rank's rows of a graph (per-rank slices)."""
+
+    @staticmethod
+    def from_arrays(first: int, num_nodes: int, indptr: object, indices: object, x: object,
+                    y: object, train_mask: object, val_mask: object, test_mask: object,
+                    num_classes: int, edge_weight: object | None = None,
+                    name: str = '') -> GraphSlice: ...
+
+    @property
+    def first(self) -> int: ...
+
+    @property
+    def num_rows(self) -> int: ...
+
+    @property
+    def num_nodes(self) -> int: ...
+
+    @property
+    def num_local_edges(self) -> int: ...
+
+    @property
+    def num_features(self) -> int: ...
+
+    @property
+    def num_classes(self) -> int: ...
+
+    @property
+    def num_splits(self) -> int: ...
+
 class Trainer:
     """One training run (a strata::Session)."""
 
-    def __init__(self, config_json: str, graph: object | None) -> None: ...
+    def __init__(self, config_json: str, graph: object | None, comm: int | None = None) -> None: ...
 
     def fit(self, callback: object | None) -> dict: ...
 

@@ -62,7 +62,7 @@ def _labels(y, n: int, copies: list) -> np.ndarray:
 
 class Graph:
     """A whole graph in host memory. Build one with `Graph.load`, `Graph.from_arrays`,
-    `Graph.from_edge_index`, `Graph.from_scipy` or `Graph.from_pyg`."""
+    `Graph.from_edge_index`, `Graph.from_scipy`, `Graph.from_pyg` or `Graph.from_dgl`."""
 
     def __init__(self, core: "_strata.Graph"):
         self._g = core
@@ -115,9 +115,18 @@ class Graph:
         ei = _array(edge_index, np.int64, "edge_index", copies, ndim=2)
         if ei.shape[0] != 2:
             raise _strata.Error(f"Graph: edge_index has shape {list(ei.shape)}, expected [2, E]")
+        return cls._from_edges(ei[0], ei[1], x, y, train_mask, val_mask, test_mask, copies,
+                               num_nodes=num_nodes, num_classes=num_classes,
+                               edge_weight=edge_weight, name=name)
+
+    @classmethod
+    def _from_edges(cls, src, dst, x, y, train_mask, val_mask, test_mask, copies: list, *,
+                    num_nodes, num_classes, edge_weight, name) -> "Graph":
+        """from_edge_index's work on int64 source and destination arrays."""
         xa = _array(x, np.float32, "x", copies, ndim=2)
         n = int(num_nodes) if num_nodes is not None else xa.shape[0]
-        src, dst = ei[0], ei[1]
+        if src.shape != dst.shape:
+            raise _strata.Error(f"Graph: {src.shape[0]} sources but {dst.shape[0]} destinations")
         order = np.lexsort((src, dst))  # stable: by destination, then source
         s, d = src[order], dst[order]
         keep = np.ones(s.shape[0], dtype=bool)
@@ -171,6 +180,51 @@ class Graph:
             getattr(data, "train_mask", None), getattr(data, "val_mask", None),
             getattr(data, "test_mask", None), num_nodes=data.num_nodes,
             num_classes=num_classes, edge_weight=weight, name=getattr(data, "name", "") or "")
+
+    @classmethod
+    def from_dgl(cls, g, *, feat: str = "feat", label: str = "label",
+                 weight: Optional[str] = None, num_classes: Optional[int] = None) -> "Graph":
+        """A DGL graph (duck-typed: `g.edges()` -> (src, dst), `g.num_nodes()`, `g.ndata`,
+        `g.edata`; one node and one edge type). Features are `g.ndata[feat]`, labels
+        `g.ndata[label]` (absent: unlabeled), masks `train_mask`, `val_mask`, `test_mask` of
+        `g.ndata` ([N] or [N, S], as DGL's datasets store them); edge weights `g.edata[weight]`
+        when `weight` is given. The edges are taken as from_edge_index takes PyG's (one O(E)
+        copy, duplicates dropped, self loops kept, no reverse edges added: DGL's datasets store
+        both directions of an undirected graph, as PyG's do)."""
+        ntypes = getattr(g, "ntypes", None)
+        etypes = getattr(g, "canonical_etypes", None)
+        if (ntypes is not None and len(ntypes) != 1) or (etypes is not None and len(etypes) != 1):
+            raise _strata.Error(f"Graph: from_dgl takes a graph of one node and one edge type, "
+                                f"got node types {list(ntypes or [])} and edge types "
+                                f"{list(etypes or [])}")
+        ndata = g.ndata
+        if feat not in ndata:
+            raise _strata.Error(f"Graph: from_dgl: g.ndata has no '{feat}' (features); it has "
+                                f"{sorted(ndata.keys())}")
+
+        def get(store, key):
+            return store[key] if key is not None and key in store else None
+
+        copies: list[str] = []
+        src, dst = g.edges()
+        src = _array(src, np.int64, "src", copies, ndim=1)
+        dst = _array(dst, np.int64, "dst", copies, ndim=1)
+        w = None
+        if weight is not None:
+            w = get(g.edata, weight)
+            if w is None:
+                raise _strata.Error(f"Graph: from_dgl: g.edata has no '{weight}' (edge weights); "
+                                    f"it has {sorted(g.edata.keys())}")
+        return cls._from_edges(
+            src, dst, ndata[feat], get(ndata, label), get(ndata, "train_mask"),
+            get(ndata, "val_mask"), get(ndata, "test_mask"), copies,
+            num_nodes=int(g.num_nodes()), num_classes=num_classes, edge_weight=w, name="")
+
+    def slice(self, first: int, last: int):
+        """Rows [first, last) as a strata.GraphSlice (a copy): what one rank of a run on per-rank
+        slices would give."""
+        from .slice import slice_of
+        return slice_of(self, first, last)
 
     # ---- out
     def to_pyg(self):

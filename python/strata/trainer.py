@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _mpi, _strata
 from .graph import Graph
+from .slice import GraphSlice
 
 _ALIASES = {"lambda_": "lambda"}
 
@@ -79,6 +80,7 @@ class Predictions:
     counts: list
     num_nodes: int
     split: int
+    comm: Any = field(default=None, repr=False)  # the Trainer's mpi4py communicator, if given
 
     def accuracy(self, which: str = "test") -> float:
         i = {"train": 0, "val": 1, "test": 2}[which]
@@ -90,15 +92,20 @@ class Predictions:
         order = np.argsort(self.node_ids, kind="stable")
         return Predictions(self.node_ids[order], self.logits[order], self.pred[order],
                            None if self.embeddings is None else self.embeddings[order],
-                           self.counts, self.num_nodes, self.split)
+                           self.counts, self.num_nodes, self.split, self.comm)
 
     def gather(self, root: int = 0) -> Optional["Predictions"]:
         """Every rank's rows collected on `root` in vertex order (None on the other ranks).
         Collective; needs mpi4py with more than one rank."""
-        if _mpi.world_size() == 1:
-            return self.in_vertex_order()
-        from mpi4py import MPI
-        comm = MPI.COMM_WORLD
+        if self.comm is None:
+            if _mpi.world_size() == 1:
+                return self.in_vertex_order()
+            from mpi4py import MPI
+            comm = MPI.COMM_WORLD
+        else:
+            comm = self.comm
+            if comm.Get_size() == 1:
+                return self.in_vertex_order()
         parts = comm.gather((self.node_ids, self.logits, self.pred, self.embeddings), root=root)
         if comm.Get_rank() != root:
             return None
@@ -107,26 +114,38 @@ class Predictions:
         emb = None if parts[0][3] is None else np.concatenate([p[3] for p in parts])[order]
         return Predictions(ids[order], np.concatenate([p[1] for p in parts])[order],
                            np.concatenate([p[2] for p in parts])[order], emb, self.counts,
-                           self.num_nodes, self.split)
+                           self.num_nodes, self.split, self.comm)
 
 
 class Trainer:
-    """Trainer(data, model="gcn", **options): `data` is a strata.Graph (the same on every rank)
-    or a path (`.h5`: on K ranks each rank reads its slice; a partition directory: each rank its
-    part). `model` is a zoo name or a ModelSpec dict ({"model": "gcnii", "layers": 16}). Options
+    """Trainer(data, model="gcn", **options): `data` is a strata.Graph (the same on every rank),
+    a strata.GraphSlice (each rank its own rows) or a path (`.h5`: on K ranks each rank reads its
+    slice; a partition directory: each rank its part). `model` is a zoo name or a ModelSpec dict ({"model": "gcnii", "layers": 16}). Options
     are run options (epochs, lr, seed, threads, eval_every, select_by, patience, recompute,
     partition_method, metrics, overwrite, checkpoint_dir, checkpoint_every, resume, plan,
     comm_timeout, ...) and model options (layers, hidden, dropout, alpha, lambda_, heads, ...).
+    `comm` is the run option (auto, mpi, nccl) or an mpi4py communicator: the run's ranks are
+    then that communicator's (a sub-communicator of MPI_COMM_WORLD; the run works on a duplicate
+    of it, and predictions gather over it); the default is MPI_COMM_WORLD.
     Collective: every rank constructs it with the same arguments. Raises strata.OptionError
     for an option that cannot work ("ways = 0: must be at least 1")."""
 
     def __init__(self, data: Graph | str | os.PathLike, model: str | dict = "gcn", **options):
         _mpi.ensure()
-        graph = data._g if isinstance(data, Graph) else None
+        graph = data._g if isinstance(data, Graph) else data._s if isinstance(data, GraphSlice) \
+            else None
         if graph is None and not isinstance(data, (str, os.PathLike)):
-            raise TypeError(f"Trainer: data must be a strata.Graph or a path, got {type(data)}")
-        self._graph = data if isinstance(data, Graph) else None
-        self._t = _strata.Trainer(_config_json(data, model, options), graph)
+            raise TypeError("Trainer: data must be a strata.Graph, a strata.GraphSlice or a "
+                            f"path, got {type(data)}")
+        self._graph = data if graph is not None else None
+        self._comm = None  # an mpi4py communicator: the run's ranks
+        if "comm" in options and not isinstance(options["comm"], str):
+            self._comm = options.pop("comm")
+            if self._comm is not None and not hasattr(self._comm, "py2f"):
+                raise TypeError("Trainer: comm must be an mpi4py communicator or a string "
+                                f"(auto, mpi, nccl), got {type(self._comm)}")
+        handle = None if self._comm is None else self._comm.py2f()
+        self._t = _strata.Trainer(_config_json(data, model, options), graph, handle)
         self._warn()
         self.result: Optional[FitResult] = None
 
@@ -182,4 +201,4 @@ class Trainer:
         as `strata predict` does; from a checkpoint file when given. Collective."""
         out = self._t.predict(embeddings, os.fspath(checkpoint) if checkpoint else "")
         return Predictions(out["node_ids"], out["logits"], out["pred"], out["embeddings"],
-                           list(out["counts"]), out["num_nodes"], out["split"])
+                           list(out["counts"]), out["num_nodes"], out["split"], self._comm)

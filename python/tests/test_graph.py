@@ -122,3 +122,57 @@ def test_from_pyg_views_x_and_y_and_copies_only_the_edges(cora):
     assert g.x.__array_interface__["data"][0] == data.x.data_ptr()
     assert g.y.__array_interface__["data"][0] == data.y.data_ptr()
     assert len(g.copies) == 1 and g.copies[0].startswith("edge_index: sorted by destination")
+
+
+class FakeDGLGraph:
+    """What Graph.from_dgl reads of a dgl.DGLGraph (DGL is not installed here): edges(),
+    num_nodes(), ndata, edata, one node and one edge type."""
+
+    def __init__(self, src, dst, n, ndata, edata=None):
+        self._src, self._dst, self._n = src, dst, n
+        self.ndata, self.edata = ndata, edata or {}
+        self.ntypes = ["_N"]
+        self.canonical_etypes = [("_N", "_E", "_N")]
+
+    def edges(self):
+        return self._src, self._dst
+
+    def num_nodes(self):
+        return self._n
+
+
+def test_from_dgl_equals_the_graph_it_was_made_from(cora):
+    dst = np.repeat(np.arange(cora.num_nodes), np.diff(cora.indptr))
+    order = np.random.default_rng(1).permutation(dst.size)  # DGL's edges in no special order
+    g = FakeDGLGraph(np.array(cora.indices)[order], dst[order], cora.num_nodes,
+                     {"feat": cora.x, "label": cora.y,
+                      "train_mask": cora.train_mask[0].astype(bool),
+                      "val_mask": cora.val_mask[0].astype(bool),
+                      "test_mask": cora.test_mask[0].astype(bool)})
+    back = strata.Graph.from_dgl(g, num_classes=7)
+    assert back.content_id == strata.Graph.from_arrays(
+        cora.indptr, cora.indices, cora.x, cora.y, cora.train_mask, cora.val_mask,
+        cora.test_mask, num_classes=7).content_id
+    assert back.copies == ["edge_index: sorted by destination, 10556 edges copied"]
+    assert back.x.__array_interface__["data"][0] == cora.x.__array_interface__["data"][0]
+
+
+def test_from_dgl_torch_tensors_weights_and_missing_keys():
+    torch = pytest.importorskip("torch")
+    src, dst = torch.tensor([0, 1, 1], dtype=torch.int32), torch.tensor([1, 2, 2])
+    ndata = {"h": torch.eye(3), "label": torch.tensor([0, 1, 1])}
+    g = FakeDGLGraph(src, dst, 3, ndata, {"w": torch.tensor([0.5, 2.0, 3.0])})
+    out = strata.Graph.from_dgl(g, feat="h", weight="w")
+    assert out.indptr.tolist() == [0, 0, 1, 2] and out.indices.tolist() == [0, 1]
+    assert out.edge_weight.tolist() == [0.5, 2.0]  # the duplicate 1->2 dropped, the first kept
+    assert out.copies == ["src: int32 -> int64, 3 values copied",
+                          "edge_index: sorted by destination, 2 edges copied (1 duplicates "
+                          "dropped)"]
+    with pytest.raises(strata.Error, match=r"g.ndata has no 'feat' \(features\); it has "
+                                           r"\['h', 'label'\]"):
+        strata.Graph.from_dgl(g)
+    with pytest.raises(strata.Error, match="g.edata has no 'weight'"):
+        strata.Graph.from_dgl(g, feat="h", weight="weight")
+    g.ntypes = ["user", "item"]
+    with pytest.raises(strata.Error, match="one node and one edge type"):
+        strata.Graph.from_dgl(g, feat="h")

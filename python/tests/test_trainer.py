@@ -185,3 +185,32 @@ def test_fit_releases_the_gil(cora):
     done.set()
     thread.join()
     assert during > 20  # the other thread ran while fit() trained (about 1 ms per tick)
+
+
+def test_comm_self_of_mpi4py_trains_as_the_world(cora):
+    MPI = pytest.importorskip("mpi4py.MPI")
+    base = strata.Trainer(cora, seed=1, threads=1, epochs=3).fit()
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=3, comm=MPI.COMM_SELF, comm_timeout=30)
+    assert [x["loss"] for x in t.fit().history] == [x["loss"] for x in base.history]
+    assert t.config["comm"] == "auto" and t.config["comm_timeout"] == 30
+    assert t.predict().gather().node_ids.tolist() == list(range(cora.num_nodes))
+
+
+def test_a_slice_of_every_row_trains_as_the_graph(cora):
+    base = strata.Trainer(cora, seed=1, threads=1, epochs=3).fit()
+    s = cora.slice(0, cora.num_nodes)
+    assert (s.first, s.num_rows, s.num_local_edges) == (0, 2708, 10556)
+    t = strata.Trainer(s, seed=1, threads=1, epochs=3)
+    assert [x["loss"] for x in t.fit().history] == [x["loss"] for x in base.history]
+    assert t.predict().node_ids.size == cora.num_nodes
+
+
+def test_invalid_slices_raise_with_the_rank_and_the_field(cora):
+    with pytest.raises(strata.Error, match=r"GraphSlice: source id 2708 is outside \[0, 2708\)"):
+        strata.GraphSlice.from_arrays(0, 2708, [0, 1], [2708], np.zeros((1, 3), np.float32),
+                                      [0], num_classes=7)
+    s = strata.GraphSlice.from_arrays(5, 2708, [0, 1], [0], np.zeros((1, 3), np.float32), [0],
+                                      num_classes=7)
+    with pytest.raises(strata.Error, match=r"the slices in memory \(rank 0\): its rows start at "
+                                           r"vertex 5, expected 0"):
+        strata.Trainer(s, threads=1, epochs=1)

@@ -2,6 +2,8 @@
 // file is compiled with it when the NCCL communicator is part of the build).
 #include "src/comm/make_communicator.hpp"
 
+#include <limits>
+
 #include "src/base/error.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "src/comm/staged_communicator.hpp"
@@ -41,6 +43,25 @@ std::unique_ptr<Communicator> make_communicator(Backend& backend, CommKind kind,
         "this strata was built without NCCL (configure with -DSTRATA_CUDA=ON and "
         "STRATA_NCCL=ON); use --comm mpi");
 #endif
+}
+
+MPI_Comm communicator_from_fortran(std::int64_t handle, std::string_view what) {
+    int initialized = 0;
+    int finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    STRATA_CHECK(initialized != 0 && finalized == 0, what,
+                 ": MPI is not initialised or already finalised");
+    STRATA_CHECK(handle >= std::numeric_limits<MPI_Fint>::min() &&
+                     handle <= std::numeric_limits<MPI_Fint>::max(),
+                 what, ": ", handle, " is not an MPI communicator handle");
+    const MPI_Comm comm = MPI_Comm_f2c(static_cast<MPI_Fint>(handle));
+    STRATA_CHECK(comm != MPI_COMM_NULL, what,
+                 " is MPI_COMM_NULL (this rank is not in the communicator)");
+    int inter = 0;
+    STRATA_CHECK(MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter == 0, what,
+                 " is an intercommunicator; give an intracommunicator");
+    return comm;
 }
 
 }  // namespace strata

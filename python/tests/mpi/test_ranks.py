@@ -66,3 +66,71 @@ def test_sigint_on_one_rank_stops_every_rank_at_the_same_epoch(cora):
         t.fit(callback=callback)
     assert comm.allgather(t.result.epoch) == [t.result.epoch] * comm.Get_size()
     assert t.result.epoch <= 3
+
+
+def test_a_duplicate_of_the_world_trains_as_the_world(cora):
+    base = strata.Trainer(cora, seed=1, threads=1, epochs=3, comm_timeout=60).fit()
+    dup = comm.Dup()
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=3, comm_timeout=60, comm=dup)
+    r = t.fit()
+    assert [x["loss"] for x in r.history] == [x["loss"] for x in base.history]
+    assert t.summary["ranks"] == comm.Get_size()
+    p = t.predict().gather(root=0)
+    assert (p is None) == (comm.Get_rank() != 0)
+    dup.Free()
+
+
+def test_a_sub_communicator_of_one_rank_trains_alone(cora):
+    alone = comm.Split(color=comm.Get_rank(), key=0)  # every rank its own run
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=3, comm_timeout=60, comm=alone)
+    r = t.fit()
+    assert t.summary["ranks"] == 1 and t.summary["rank"] == 0
+    assert comm.allgather([x["loss"] for x in r.history]) == \
+        [[x["loss"] for x in r.history]] * comm.Get_size()
+    p = t.predict().gather()
+    assert p.node_ids.tolist() == list(range(cora.num_nodes))
+    alone.Free()
+
+
+def test_comm_null_is_refused(cora):
+    with pytest.raises(strata.Error,
+                       match=r"Trainer: comm is MPI_COMM_NULL \(this rank is not in the "
+                             r"communicator\)"):
+        strata.Trainer(cora, threads=1, epochs=1, comm=MPI.COMM_NULL)
+    with pytest.raises(TypeError, match="comm must be an mpi4py communicator or a string"):
+        strata.Trainer(cora, threads=1, epochs=1, comm=3)
+
+
+def my_rows(n):
+    size, rank = comm.Get_size(), comm.Get_rank()
+    return n * rank // size, n * (rank + 1) // size
+
+
+@pytest.mark.parametrize("method", ["block", "random"])
+def test_per_rank_slices_train_as_the_whole_graph(cora, method):
+    base = strata.Trainer(cora, seed=1, threads=1, epochs=3, partition_method=method,
+                          comm_timeout=60).fit()
+    s = cora.slice(*my_rows(cora.num_nodes))  # each rank only its rows
+    t = strata.Trainer(s, seed=1, threads=1, epochs=3, partition_method=method, comm_timeout=60)
+    assert [x["loss"] for x in t.fit().history] == [x["loss"] for x in base.history]
+    p = t.predict().gather()
+    if comm.Get_rank() == 0:
+        assert p.node_ids.tolist() == list(range(cora.num_nodes))
+
+
+def test_per_rank_slices_partitioned_by_ptscotch(cora):
+    s = cora.slice(*my_rows(cora.num_nodes))
+    t = strata.Trainer(s, seed=1, threads=1, epochs=2, partition_method="ptscotch",
+                       comm_timeout=60)
+    assert t.fit().epoch == 2
+    assert t.summary["ranks"] == comm.Get_size()
+
+
+def test_a_bad_slice_on_the_last_rank_fails_every_rank(cora):
+    first, last = my_rows(cora.num_nodes)
+    if comm.Get_rank() == comm.Get_size() - 1:
+        last -= 1  # the rows end before the graph does
+    s = cora.slice(first, last)
+    with pytest.raises(strata.Error, match="the ranks' rows end at vertex 2707, but the graph "
+                                           "has 2708 vertices"):
+        strata.Trainer(s, threads=1, epochs=1, comm_timeout=60)
