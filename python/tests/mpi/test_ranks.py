@@ -134,3 +134,16 @@ def test_a_bad_slice_on_the_last_rank_fails_every_rank(cora):
     with pytest.raises(strata.Error, match="the ranks' rows end at vertex 2707, but the graph "
                                            "has 2708 vertices"):
         strata.Trainer(s, threads=1, epochs=1, comm_timeout=60)
+
+
+def test_the_grid_from_python_equals_one_rank_and_refuses_slices(cora):
+    # feature_slices = 2 on 2 ranks: one graph part in two column slices (docs/layouts.md).
+    base = strata.Trainer(cora, seed=1, threads=1, epochs=3, comm=MPI.COMM_SELF).fit()
+    grid = strata.Trainer(cora, seed=1, threads=1, epochs=3, feature_slices=2,
+                          comm_timeout=60).fit()
+    for a, b in zip(base.history, grid.history):
+        assert abs(a["loss"] - b["loss"]) <= 1e-5 * abs(a["loss"])
+    s = cora.slice(*my_rows(cora.num_nodes))
+    with pytest.raises(strata.Error, match="feature_slices = 2: needs a whole graph or a file, "
+                                           "not per-rank slices"):
+        strata.Trainer(s, threads=1, epochs=1, feature_slices=2, comm_timeout=60).fit()
