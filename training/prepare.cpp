@@ -36,10 +36,10 @@ LocalPart load(const RunConfig& config, Communicator& comm, const DataInput& inp
     STRATA_CHECK(!config.data.empty() || !input.empty(),
                  "run configuration: data is empty and no graph was given in memory");
     // A grid's graph group loads the parts; slices are cut over every rank of the run.
-    STRATA_CHECK_OPTION(!config.data.empty() || input.slice == nullptr ||
-                            config.feature_slices == 1,
-                        "feature_slices", config.feature_slices,
-                        "needs a whole graph or a file, not per-rank slices");
+    STRATA_CHECK_OPTION(
+        !config.data.empty() || input.slice == nullptr || config.feature_slices == 1,
+        "feature_slices", config.feature_slices,
+        "needs a whole graph or a file, not per-rank slices");
     if (config.parallel == "pipeline") {
         STRATA_CHECK_OPTION(!config.data.empty() || input.slice == nullptr, "parallel",
                             "'pipeline'", "needs a whole graph or a file, not per-rank slices");
