@@ -9,8 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "layers/grid_aggregation.hpp"
 #include "layers/sparse_features.hpp"
 #include "layers/sparse_input_graph.hpp"
+#include "planner/grid_model.hpp"
 #include "planner/machine_file.hpp"
 #include "planner/partition_stats.hpp"
 #include "planner/pipeline_model.hpp"
@@ -92,31 +94,41 @@ Plan make_plan(const PlanRequest& request) {
                              "the pipeline with fp32");
     }
 
-    std::vector<PartitionStats> measured{one};
-    for (int k : ranks) {
-        PartitionStats stats;
-        if (k == 1) {
-            stats = one;
-        } else if (k <= request.max_partition_parts && k <= one.vertices) {
-            stats = cache.get(k, normalization);
-            measured.push_back(stats);
-            std::sort(
-                measured.begin(), measured.end(),
-                [](const PartitionStats& a, const PartitionStats& b) { return a.parts < b.parts; });
-        } else {
-            std::vector<PartitionStats> below;
-            for (const PartitionStats& m : measured) {
-                if (m.parts < k) {
-                    below.push_back(m);
-                }
-            }
-            stats = extrapolate_partition(below, k);
-            plan.notes.push_back(
-                "K = " + std::to_string(k) + ": not partitioned here (above " +
-                "--max-partition-parts " + std::to_string(request.max_partition_parts) +
-                "); halo figures extrapolated from K = " + std::to_string(below.back().parts) +
-                ", error band ±" + std::to_string(static_cast<int>(100 * stats.error_band)) + " %");
+    // Statistics of K parts: measured (cached) up to --max-partition-parts, else extrapolated
+    // from the measured ones below K (noted once).
+    std::map<int, PartitionStats> measured{{1, one}};
+    std::map<int, PartitionStats> extrapolated;
+    const auto stats_at = [&](int k) -> PartitionStats {
+        if (const auto found = measured.find(k); found != measured.end()) {
+            return found->second;
         }
+        if (const auto found = extrapolated.find(k); found != extrapolated.end()) {
+            return found->second;
+        }
+        if (k <= request.max_partition_parts && k <= one.vertices) {
+            return measured[k] = cache.get(k, normalization);
+        }
+        std::vector<PartitionStats> below;
+        for (const auto& [parts, m] : measured) {
+            if (parts < k) {
+                below.push_back(m);
+            }
+        }
+        PartitionStats stats = extrapolate_partition(below, k);
+        plan.notes.push_back(
+            "K = " + std::to_string(k) + ": not partitioned here (above " +
+            "--max-partition-parts " + std::to_string(request.max_partition_parts) +
+            "); halo figures extrapolated from K = " + std::to_string(below.back().parts) +
+            ", error band ±" + std::to_string(static_cast<int>(100 * stats.error_band)) + " %");
+        return extrapolated[k] = stats;
+    };
+    const std::string grid_blocked = grid_blocker(built.graph, 2);
+    if (!grid_blocked.empty() &&
+        std::any_of(ranks.begin(), ranks.end(), [](int k) { return k > 1; })) {
+        plan.notes.push_back("feature grid not planned: " + grid_blocked);
+    }
+    for (int k : ranks) {
+        const PartitionStats stats = stats_at(k);
         const int per_node = request.ranks_per_node > 0 ? std::min(request.ranks_per_node, k) : k;
         const bool across = request.ranks_per_node > 0 && k > request.ranks_per_node;
         RunShape shape{
@@ -143,6 +155,36 @@ Plan make_plan(const PlanRequest& request) {
             c.extrapolated = stats.extrapolated;
             c.error_band = stats.error_band;
             plan.candidates.push_back(std::move(c));
+        }
+        // The G x F grids: the feature group on F consecutive ranks (inside a node when the
+        // ranks per node are a multiple of F), the graph group across them.
+        for (int f = 2; f <= k && grid_blocked.empty(); ++f) {
+            if (k % f != 0 || !grid_blocker(built.graph, f).empty()) {
+                continue;
+            }
+            const PartitionStats parts = stats_at(k / f);
+            const bool feature_inside = request.ranks_per_node == 0 || per_node % f == 0;
+            const Network feature_network =
+                feature_inside ? request.machine.shared_memory : request.machine.inter_node;
+            for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
+                Candidate c;
+                c.ranks = k;
+                c.feature_slices = f;
+                c.recompute = to_string(mode);
+                c.threads = shape.threads;
+                RunShape grid_shape = shape;
+                grid_shape.halo_precision = request.halo_precision;
+                const GridPrediction p =
+                    predict_grid_epoch(built.graph, mode, parts, f, grid_shape, feature_network);
+                c.time = p.time;
+                c.a2a_bytes = p.a2a_bytes;
+                c.recompute_a2a_bytes = p.recompute_a2a_bytes;
+                c.memory = predict_grid_memory(built.graph, mode, parts, f, request.machine, whole);
+                c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
+                c.extrapolated = parts.extrapolated;
+                c.error_band = parts.error_band;
+                plan.candidates.push_back(std::move(c));
+            }
         }
         for (const PipelineLayout& layout : pipeline_layouts(built.graph, k, one.vertices)) {
             Candidate c;
@@ -216,6 +258,9 @@ std::string plan_to_json(const Plan& plan) {
                               {"stage_bytes", c.stage_bytes},
                               {"bubble", c.bubble},
                               {"split", c.split},
+                              {"feature_slices", c.feature_slices},
+                              {"a2a_bytes", c.a2a_bytes},
+                              {"recompute_a2a_bytes", c.recompute_a2a_bytes},
                               {"threads", c.threads},
                               {"epoch_s", c.time.epoch_s},
                               {"compute_s", c.time.compute_s},
@@ -250,22 +295,27 @@ std::string format_plan(const Plan& plan) {
     std::string out = "plan: " + plan.data + ", " + plan.model + ", machine " + plan.machine_host +
                       ", memory limit " + mb(plan.memory_per_rank_bytes) + " MB per rank\n";
     char line[256];
-    std::snprintf(line, sizeof(line), "%-8s %5s %-11s %3s %10s %10s %9s %9s %12s %10s %10s %4s\n",
+    std::snprintf(line, sizeof(line), "%-8s %5s %-15s %3s %10s %10s %9s %9s %12s %10s %10s %4s\n",
                   "parallel", "ranks", "layout", "thr", "epoch_ms", "compute_ms", "wait_ms",
                   "eval_ms", "bytes_MB/ep", "plan_MB", "peak_MB", "fits");
     out += line;
     for (const Candidate& c : plan.candidates) {
         // Graph parallelism: the --recompute mode and halo bytes; the pipeline: S x W x C and
         // stage bytes.
+        // The grid: G x F and the recompute mode, halo and all-to-all bytes together.
         const bool pipeline = c.parallel == "pipeline";
+        const bool grid = c.feature_slices > 1;
         const std::string layout = pipeline
                                        ? std::to_string(c.stages) + "x" + std::to_string(c.ways) +
                                              "x" + std::to_string(c.chunks)
-                                       : c.recompute;
-        const std::int64_t bytes = pipeline ? c.stage_bytes : c.time.halo_bytes;
+                                   : grid ? std::to_string(c.ranks / c.feature_slices) + "x" +
+                                                std::to_string(c.feature_slices) + " " + c.recompute
+                                          : c.recompute;
+        const std::int64_t bytes =
+            pipeline ? c.stage_bytes : c.time.halo_bytes + (grid ? c.a2a_bytes : 0);
         std::snprintf(
             line, sizeof(line),
-            "%-8s %5d %-11s %3d %10.2f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
+            "%-8s %5d %-15s %3d %10.2f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
             c.parallel.c_str(), c.ranks, layout.c_str(), c.threads, 1e3 * c.time.epoch_s,
             1e3 * c.time.compute_s, 1e3 * c.time.wait_s, 1e3 * c.time.eval_s,
             static_cast<double>(bytes) / 1e6, static_cast<double>(c.memory.planned_bytes) / 1e6,
@@ -275,6 +325,12 @@ std::string format_plan(const Plan& plan) {
         if (pipeline) {
             std::snprintf(line, sizeof(line), "%9sbubble %.0f %%, ", "", 100.0 * c.bubble);
             out += line + c.split + "\n";
+        }
+        if (grid) {
+            std::snprintf(line, sizeof(line), "%9shalo %.3f MB + all-to-all %.3f MB per epoch\n",
+                          "", static_cast<double>(c.time.halo_bytes) / 1e6,
+                          static_cast<double>(c.a2a_bytes) / 1e6);
+            out += line;
         }
     }
     for (const std::string& note : plan.notes) {
@@ -295,15 +351,16 @@ ChosenLayout chosen_layout(const std::string& json_text, const std::string& what
     STRATA_CHECK(j.value("format", std::string()) == "strata-plan", what,
                  ": not a plan (make one with strata plan --json)");
     const int version = j.value("version", 0);
-    STRATA_CHECK(version == 1 || version == Plan::format_version, what, ": plan version ", version,
-                 " is not supported (expected 1 or ", Plan::format_version, ")");
+    STRATA_CHECK(version >= 1 && version <= Plan::format_version, what, ": plan version ", version,
+                 " is not supported (expected 1 to ", Plan::format_version, ")");
     for (const json& c : j.at("candidates")) {
         if (c.at("ranks").get<int>() == ranks && c.at("recommended").get<bool>()) {
             ChosenLayout chosen{.parallel = c.at("parallel").get<std::string>(),
                                 .recompute = c.at("recompute").get<std::string>(),
                                 .stages = c.value("stages", 0),
                                 .ways = c.value("ways", 0),
-                                .chunks = c.value("chunks", 0)};
+                                .chunks = c.value("chunks", 0),
+                                .feature_slices = c.value("feature_slices", 1)};
             STRATA_CHECK(chosen.parallel == "graph" || chosen.parallel == "pipeline", what,
                          ": candidate for ", ranks, " ranks: parallel '", chosen.parallel,
                          "' is not graph or pipeline");
@@ -315,6 +372,11 @@ ChosenLayout chosen_layout(const std::string& json_text, const std::string& what
                              chosen.stages, " x ways ", chosen.ways, " with chunks ", chosen.chunks,
                              " does not fit ", ranks, " ranks");
             }
+            STRATA_CHECK(chosen.feature_slices >= 1 && ranks % chosen.feature_slices == 0 &&
+                             (chosen.feature_slices == 1 || chosen.parallel == "graph"),
+                         what, ": candidate for ", ranks, " ranks: feature_slices ",
+                         chosen.feature_slices, " does not divide ", ranks,
+                         " ranks or is not graph parallelism");
             return chosen;
         }
     }

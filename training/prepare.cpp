@@ -99,28 +99,6 @@ void split_grid(const RunConfig& config, Communicator& comm, Prepared::Grid& gri
     grid.feature_group = comm.split(g, f);
 }
 
-/// Why the grid cannot run `model` on `slices` slices ("" if it can): its row chunks must be
-/// row-local everywhere but in the aggregations, and every aggregation needs a column per slice
-/// (at its input's width, or its linear's output width when the memory plan folds it).
-std::string grid_blocker(const ModelGraph& model, int slices) {
-    for (const Node& node : model.nodes()) {
-        if (node.op->kind() == OpKind::attention) {
-            return "attention needs whole rows of every neighbour (op " + node.name +
-                   "); use feature_slices = 1";
-        }
-        const bool after_aggregate =
-            node.op->kind() == OpKind::linear && !node.inputs.empty() &&
-            model.tensor(node.inputs[0]).producer >= 0 &&
-            model.node(model.tensor(node.inputs[0]).producer).op->kind() == OpKind::aggregate;
-        const index_t width = model.tensor(node.output).cols;
-        if ((node.op->kind() == OpKind::aggregate || after_aggregate) && width < slices) {
-            return "op " + node.name + " may aggregate at width " + std::to_string(width) +
-                   ", under one column per slice";
-        }
-    }
-    return {};
-}
-
 }  // namespace
 
 std::string dataset_identity(const std::string& data, const DataInput& input) {

@@ -178,6 +178,9 @@ expect_message "train --plan: pipeline layout that does not fit the ranks" \
   "$strata" train --data "$data/cora.h5" --plan "$tmp/plan2.json" --epochs 1
 expect_message "train --plan with --stages" "stages = 2: cannot be set with a plan (the plan chooses it) (--stages)" \
   "$strata" train --data "$data/cora.h5" --plan auto --stages 2
+expect_message "train --plan with --feature-slices" \
+  "feature_slices = 2: cannot be set with a plan (the plan chooses it) (--feature-slices)" \
+  "$strata" train --data "$data/cora.h5" --plan auto --feature-slices 2
 expect_message "calibrate: zero seconds" "--seconds: must be a positive number, got 0" \
   "$strata" calibrate --seconds 0 --out "$tmp/m.json"
 if ! nvidia-smi -L >/dev/null 2>&1; then  # no GPU here: without CUDA support, or no device

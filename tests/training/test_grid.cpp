@@ -21,7 +21,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "datasets/graph_io.hpp"
 #include "layers/layout_switch.hpp"
+#include "planner/grid_model.hpp"
+#include "planner/machine_model.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "src/device/backend.hpp"
@@ -33,6 +36,7 @@
 #include "tests/support/graphs.hpp"
 #include "training/make_executor.hpp"
 #include "training/prepare.hpp"
+#include "training/run_memory.hpp"
 #include "training/session.hpp"
 
 #include <unistd.h>
@@ -502,6 +506,55 @@ TEST_CASE("grid: halo bytes are 1D at G's, switch bytes are the formula", "[grid
         world.allreduce_sum(halo);
         CHECK(all_ranks(halo[0] * slices == halo[1]));
         CHECK((halo[1] > 0) == (slices < world.size()));  // no halo at G = 1
+    }
+}
+
+TEST_CASE("grid: the planner's bytes and memory plan are the run's", "[grid][mpi][planner]") {
+    MpiCommunicator world;
+    const GraphDataset cora_graph = read_graph(cora);
+    const planner::MachineModel machine = planner::default_machine();
+    std::vector<int> grids{world.size()};  // 1 x K
+    if (world.size() == 4) {
+        grids.push_back(2);  // 2 x 2
+    }
+    for (const int slices : grids) {
+        for (const std::string mode : {"none", "all"}) {
+            INFO(world.size() / slices << "x" << slices << ", recompute " << mode);
+            auto backend = make_cpu_backend(1);
+            RunConfig config = base_config(slices);
+            config.recompute = mode;
+            config.model.layers = 3;
+            Prepared grid = prepare(config, *backend, world);
+            ModelParameters parameters(*backend, grid.model.graph, 1);
+            MadeExecutor made = make_executor(config, grid, *backend, world, parameters);
+            made.executor->train_step(1);
+            made.executor->evaluate();
+            const HaloBytes halo = made.executor->halo_bytes();
+            const HaloBytes a2a = made.executor->switch_bytes();
+            std::array<std::int64_t, 4> sent{halo.forward + halo.backward, halo.recompute,
+                                             a2a.forward + a2a.backward, a2a.recompute};
+            world.allreduce_sum(sent);
+            std::array<std::int64_t, 1> planned{total_bytes(
+                run_memory_lines(grid.lines, made.executor->memory_plan(), parameters.size()))};
+            world.allreduce_max(planned);
+
+            const Recompute recompute = *parse_recompute(mode);
+            const planner::PartitionStats stats =
+                planner::measure_partition(cora_graph, "cora", world.size() / slices,
+                                           grid.model.graph.normalization(), config.seed);
+            const planner::GridPrediction p = planner::predict_grid_epoch(
+                grid.model.graph, recompute, stats, slices,
+                {.machine = &machine, .network = machine.shared_memory, .threads = 1},
+                machine.shared_memory);
+            CHECK(p.time.halo_bytes == sent[0]);
+            CHECK(p.time.recompute_halo_bytes == sent[1]);
+            CHECK(p.a2a_bytes == sent[2]);
+            CHECK(p.recompute_a2a_bytes == sent[3]);
+            const planner::MemoryPrediction memory = planner::predict_grid_memory(
+                grid.model.graph, recompute, stats, slices, machine, true);
+            CHECK(memory.planned_bytes == planned[0]);
+            CHECK(p.time.epoch_s > 0.0);
+        }
     }
 }
 
