@@ -142,22 +142,21 @@ GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
                 (call.recompute ? out.recompute_a2a_bytes : out.a2a_bytes) += bytes;
             }
         }
-        for (int f = 0; f < slices; ++f) {
-            RankStats v = part;
-            v.owned = grid_block(static_cast<index_t>(part.owned), slices, f).count;
-            v.inner_nnz = divided(part.inner_nnz);
-            v.halo_nnz = divided(part.halo_nnz);
-            v.send_rows = divided(part.send_rows);
-            v.recv_rows = divided(part.recv_rows);
-            ranks.ranks.push_back(v);
-            const ExecutionPlan plan = grid_rank_plan(graph, part, slices, f, recompute);
-            switches =
-                std::max(switches, switch_seconds(grid_switches(graph, plan.training()), part,
-                                                  slices, f, feature_network, memory_gbs));
-            eval_switches = std::max(
-                eval_switches, switch_seconds(grid_switches(graph, plan.evaluation()), part, slices,
-                                              f, feature_network, memory_gbs));
-        }
+        // Slice 0 has the longest row chunk and the widest column slices (grid_block gives the
+        // first n mod F blocks one more): part g's slowest and largest rank.
+        RankStats v = part;
+        v.owned = grid_block(static_cast<index_t>(part.owned), slices, 0).count;
+        v.inner_nnz = divided(part.inner_nnz);
+        v.halo_nnz = divided(part.halo_nnz);
+        v.send_rows = divided(part.send_rows);
+        v.recv_rows = divided(part.recv_rows);
+        ranks.ranks.push_back(v);
+        const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute);
+        switches = std::max(switches, switch_seconds(grid_switches(graph, plan.training()), part,
+                                                     slices, 0, feature_network, memory_gbs));
+        eval_switches =
+            std::max(eval_switches, switch_seconds(grid_switches(graph, plan.evaluation()), part,
+                                                   slices, 0, feature_network, memory_gbs));
     }
     const std::int64_t halo = out.time.halo_bytes;
     const std::int64_t recompute_halo = out.time.recompute_halo_bytes;
@@ -179,17 +178,15 @@ MemoryPrediction predict_grid_memory(const ModelGraph& graph, Recompute recomput
                                      const MachineModel& machine, bool whole_graph_input) {
     MemoryPrediction out;
     const std::size_t params = ModelParameters::count(graph);
-    for (const RankStats& part : stats.ranks) {
-        for (int f = 0; f < slices; ++f) {
-            const ExecutionPlan plan = grid_rank_plan(graph, part, slices, f, recompute);
-            std::vector<MemoryLine> lines = run_memory_lines(
-                {{"inputs (graph blocks, features, labels, masks)", part.input_bytes}},
-                FullGraphExecutor::plan_memory(plan, params), params);
-            const std::int64_t total = total_bytes(lines);
-            if (total > out.planned_bytes) {
-                out.planned_bytes = total;
-                out.lines = std::move(lines);
-            }
+    for (const RankStats& part : stats.ranks) {  // slice 0: the part's largest rank
+        const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute);
+        std::vector<MemoryLine> lines =
+            run_memory_lines({{"inputs (graph blocks, features, labels, masks)", part.input_bytes}},
+                             FullGraphExecutor::plan_memory(plan, params), params);
+        const std::int64_t total = total_bytes(lines);
+        if (total > out.planned_bytes) {
+            out.planned_bytes = total;
+            out.lines = std::move(lines);
         }
     }
     set_peaks(out, stats, machine, whole_graph_input, FeatureStorage::dense);

@@ -16,6 +16,7 @@
 #include "planner/machine_file.hpp"
 #include "planner/partition_stats.hpp"
 #include "planner/pipeline_model.hpp"
+#include "planner/plexus_model.hpp"
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
 
@@ -46,6 +47,55 @@ json terms_json(const EpochTerms& t) {
             {"exchange_s", t.exchange_s},
             {"exposed_exchange_s", t.exposed_s},
             {"allreduce_s", t.allreduce_s}};
+}
+
+std::string grid_name(int a, int b) {
+    return std::to_string(a) + "x" + std::to_string(b);
+}
+
+/// Per rank count: Plexus's model for a GCN of the plan's widths, Strata's 1D (recompute none)
+/// and its grid with the fewest bytes, from the plan's own candidates.
+std::vector<PaperComparison> compare_on_paper(const Plan& plan, const PartitionStats& one,
+                                              const ModelSpec& spec) {
+    std::vector<double> widths{static_cast<double>(one.features)};
+    for (int l = 1; l < spec.layers; ++l) {
+        widths.push_back(spec.hidden);
+    }
+    widths.push_back(static_cast<double>(one.classes));
+    double parameters = 0.0;
+    for (std::size_t l = 1; l < widths.size(); ++l) {
+        parameters += widths[l - 1] * widths[l] + widths[l];
+    }
+    const auto vertices = static_cast<double>(one.vertices);
+    const double entries = static_cast<double>(one.nnz) + vertices;  // Â's self loops
+    std::vector<PaperComparison> rows;
+    for (const Candidate& c : plan.candidates) {
+        if (c.parallel != "graph" || c.recompute != "none") {
+            continue;
+        }
+        const double k = c.ranks;
+        if (rows.empty() || rows.back().ranks != c.ranks) {
+            const PlexusGrid p = plexus_best_grid(vertices, entries, widths, parameters, c.ranks);
+            PaperComparison row;
+            row.ranks = c.ranks;
+            row.plexus_grid = grid_name(p.x, p.y) + "x" + std::to_string(p.z);
+            row.plexus_ranks = p.x * p.y * p.z;
+            row.plexus_bytes = 4.0 * p.words;
+            row.plexus_memory_bytes = p.memory_bytes;
+            rows.push_back(row);
+        }
+        PaperComparison& row = rows.back();
+        const double bytes = static_cast<double>(c.time.halo_bytes + c.a2a_bytes) / k;
+        if (c.feature_slices == 1) {
+            row.oned_bytes = bytes;
+            row.oned_memory_bytes = static_cast<double>(c.memory.planned_bytes);
+        } else if (row.grid.empty() || bytes < row.grid_bytes) {
+            row.grid = grid_name(c.ranks / c.feature_slices, c.feature_slices);
+            row.grid_bytes = bytes;
+            row.grid_memory_bytes = static_cast<double>(c.memory.planned_bytes);
+        }
+    }
+    return rows;
 }
 
 }  // namespace
@@ -242,6 +292,9 @@ Plan make_plan(const PlanRequest& request) {
             "pipeline: only one way per stage is planned (the W-way hybrid's mirror exchange is "
             "not modelled); the per-chunk history bookkeeping is not priced");
     }
+    if (request.compare_plexus) {
+        plan.paper = compare_on_paper(plan, one, request.spec);
+    }
     plan.planning_s = watch.seconds();
     return plan;
 }
@@ -288,7 +341,24 @@ std::string plan_to_json(const Plan& plan) {
                     {"planning_s", plan.planning_s},
                     {"candidates", candidates},
                     {"notes", plan.notes}};
-    return j.dump(2) + "\n";
+    json out = j;
+    if (!plan.paper.empty()) {
+        json paper = json::array();
+        for (const PaperComparison& r : plan.paper) {
+            paper.push_back({{"ranks", r.ranks},
+                             {"plexus_grid", r.plexus_grid},
+                             {"plexus_ranks", r.plexus_ranks},
+                             {"plexus_bytes_per_rank", r.plexus_bytes},
+                             {"plexus_memory_bytes", r.plexus_memory_bytes},
+                             {"oned_bytes_per_rank", r.oned_bytes},
+                             {"oned_planned_bytes", r.oned_memory_bytes},
+                             {"grid", r.grid},
+                             {"grid_bytes_per_rank", r.grid_bytes},
+                             {"grid_planned_bytes", r.grid_memory_bytes}});
+        }
+        out["on_paper_plexus"] = paper;
+    }
+    return out.dump(2) + "\n";
 }
 
 std::string format_plan(const Plan& plan) {
@@ -330,6 +400,26 @@ std::string format_plan(const Plan& plan) {
             std::snprintf(line, sizeof(line), "%9shalo %.3f MB + all-to-all %.3f MB per epoch\n",
                           "", static_cast<double>(c.time.halo_bytes) / 1e6,
                           static_cast<double>(c.a2a_bytes) / 1e6);
+            out += line;
+        }
+    }
+    if (!plan.paper.empty()) {
+        out +=
+            "on paper (Plexus's published model for a GCN of these widths, not measured; "
+            "Plexus: received per rank per training step; Strata: this plan's halo + "
+            "all-to-all bytes per rank per evaluated epoch, and its memory plan):\n";
+        std::snprintf(line, sizeof(line), "%6s %-10s %11s %12s %11s %12s %-7s %11s %12s\n", "ranks",
+                      "plexus", "plexus_MB", "plexus_memMB", "1D_MB", "1D_memMB", "grid", "grid_MB",
+                      "grid_memMB");
+        out += line;
+        for (const PaperComparison& r : plan.paper) {
+            std::snprintf(line, sizeof(line),
+                          "%6d %-10s %11.3f %12.3f %11.3f %12.3f %-7s %11.3f %12.3f%s\n", r.ranks,
+                          r.plexus_grid.c_str(), r.plexus_bytes / 1e6, r.plexus_memory_bytes / 1e6,
+                          r.oned_bytes / 1e6, r.oned_memory_bytes / 1e6,
+                          r.grid.empty() ? "-" : r.grid.c_str(), r.grid_bytes / 1e6,
+                          r.grid_memory_bytes / 1e6,
+                          r.plexus_ranks != r.ranks ? "  (Plexus at the power of two below)" : "");
             out += line;
         }
     }

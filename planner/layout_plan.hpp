@@ -32,6 +32,9 @@ struct PlanRequest {
     /// Graph parallelism's halo rows on the wire (halo_precision): priced at this precision;
     /// fp32 unless asked (the pipeline is always priced at fp32, the only one it runs).
     HaloPrecision halo_precision = HaloPrecision::fp32;
+    /// Also print, per rank count, Plexus's published model for a GCN of the plan's widths beside
+    /// Strata's 1D and best grid (planner/plexus_model.hpp): a comparison on paper.
+    bool compare_plexus = false;
 };
 
 struct Candidate {
@@ -56,6 +59,20 @@ struct Candidate {
     bool recommended = false;
 };
 
+/// One rank count's comparison on paper (PlanRequest::compare_plexus).
+struct PaperComparison {
+    int ranks = 0;
+    std::string plexus_grid;  ///< "XxYxZ" of the P the model ran (the power of two <= ranks)
+    int plexus_ranks = 0;
+    double plexus_bytes = 0.0;         ///< received per rank per training step
+    double plexus_memory_bytes = 0.0;  ///< per rank
+    double oned_bytes = 0.0;           ///< Strata 1D: halo bytes per rank per evaluated epoch
+    double oned_memory_bytes = 0.0;    ///< its memory plan (largest rank)
+    std::string grid;                  ///< Strata's grid with the fewest bytes ("" if none)
+    double grid_bytes = 0.0;           ///< its halo + all-to-all bytes per rank
+    double grid_memory_bytes = 0.0;
+};
+
 struct Plan {
     static constexpr int format_version = 3;
     std::string data;
@@ -64,6 +81,7 @@ struct Plan {
     double memory_per_rank_bytes = 0.0;
     std::vector<Candidate> candidates;
     std::vector<std::string> notes;
+    std::vector<PaperComparison> paper;  ///< compare_plexus only
     double planning_s = 0.0;
 };
 
