@@ -37,10 +37,11 @@ struct EpochStats {
     std::int64_t a2a_bytes = 0;
     std::int64_t recompute_a2a_bytes = 0;  ///< layout switches of recomputations, all ranks
     std::int64_t allreduce_bytes = 0;      ///< all-reduce payload, summed over ranks
-    /// The five byte counts above (halo, recompute halo, a2a, recompute a2a, all-reduce) split
-    /// by where they went, summed over ranks: to a rank on another node, or within the node (an
-    /// all-reduce counts as inter-node when its ranks span several nodes). intra + inter = the
-    /// five's sum. Communicator::node_of; docs/layouts.md, "Topology".
+    /// The five byte counts above (halo, recompute halo, a2a, recompute a2a, all-reduce), and
+    /// the layer pipeline's stage_bytes and way_bytes, split by where they went, summed over
+    /// ranks: to a rank on another node, or within the node (an all-reduce counts as inter-node
+    /// when its ranks span several nodes). intra + inter = their sum. Communicator::node_of;
+    /// docs/layouts.md, "Topology".
     std::int64_t bytes_intra_node = 0;
     std::int64_t bytes_inter_node = 0;
     std::int64_t peak_rss_bytes = 0;             ///< max over ranks

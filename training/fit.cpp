@@ -130,6 +130,11 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         }
 
         stats.pipeline = context.executor.pipeline_epoch();
+        if (stats.pipeline) {  // stage transfers split likewise (already summed over ranks)
+            const PipelineEpochStats& p = *stats.pipeline;
+            stats.bytes_inter_node += p.inter_node_bytes;
+            stats.bytes_intra_node += p.stage_bytes + p.way_bytes - p.inter_node_bytes;
+        }
         if (context.guard != nullptr) {
             context.guard->review(stats, state);
         }

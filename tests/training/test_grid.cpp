@@ -8,7 +8,8 @@
 // every sliceable model of the zoo on a directed graph (Âᵀ != Â); GAT is refused by name; halo
 // bytes equal 1D at G's and the switches' bytes the formula (docs/layouts.md), exactly, and the
 // metrics' per-epoch bytes the hand count on a ring, also split inside and across pretended nodes
-// (by slot, round robin, uneven: the placement's fallback); a checkpoint written on one grid
+// (by slot, round robin, uneven: the placement's fallback), and the layer pipeline's stage bytes
+// too; a checkpoint written on one grid
 // resumes on another (K x 1, 1 x K) and continues the run.
 #include <algorithm>
 #include <cmath>
@@ -651,6 +652,43 @@ TEST_CASE("grid: on pretended nodes, the bytes inside and across nodes are the h
         CHECK(close(grid_losses[i], grid_losses[i % 2]));
     }
     world.set_node_map(std::vector<int>(4, 0));
+}
+
+TEST_CASE("topology: the layer pipeline's stage bytes split by the pretended node of the peer",
+          "[grid][mpi]") {
+    // 2 stages on 2 ranks: every stage transfer goes to the other rank, so on nodes 0 1 it is
+    // all inter-node (with the all-reduces), on one node all intra-node.
+    Runtime runtime = open_runtime({.device = "cpu", .comm = "mpi", .threads = 1});
+    if (runtime.comm->size() != 2) {
+        return;
+    }
+    auto& world = dynamic_cast<MpiCommunicator&>(*runtime.comm);
+    const GraphDataset g = ring();
+    for (const std::vector<int>& nodes : {std::vector<int>{0, 1}, std::vector<int>{0, 0}}) {
+        const bool apart = nodes[1] != nodes[0];
+        INFO((apart ? "2 nodes" : "1 node"));
+        world.set_node_map(nodes);
+        RunConfig c;
+        c.seed = 1;
+        c.model.model = "gcn";
+        c.model.hidden = 8;
+        c.epochs = 2;
+        c.parallel = "pipeline";
+        EpochBytes observer;
+        Session session(c, runtime, {.input = {.graph = &g}, .observer = &observer});
+        session.run();
+        REQUIRE(observer.stats.size() == 2);
+        for (const EpochStats& s : observer.stats) {
+            REQUIRE(s.pipeline.has_value());
+            const std::int64_t stage = s.pipeline->stage_bytes + s.pipeline->way_bytes;
+            CHECK(stage > 0);
+            CHECK(s.halo_bytes == 0);
+            const std::int64_t all = stage + s.allreduce_bytes;
+            CHECK(s.bytes_inter_node == (apart ? all : 0));
+            CHECK(s.bytes_intra_node == (apart ? 0 : all));
+        }
+    }
+    world.set_node_map({0, 0});
 }
 
 TEST_CASE("grid: a checkpoint written on one grid resumes on another and continues the run",
