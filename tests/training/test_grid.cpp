@@ -544,6 +544,25 @@ public:
     std::vector<std::string> warnings;
 };
 
+/// GCN 12 -> 8 -> 4 on the ring, 2 epochs, block partition, through a Session on `runtime`
+/// with `slices` feature slices (`parallel` = "pipeline": the layer pipeline instead).
+EpochBytes run_ring(Runtime& runtime, const GraphDataset& g, int slices,
+                    const std::string& parallel = "graph") {
+    RunConfig c;
+    c.seed = 1;
+    c.partition_method = "block";
+    c.model.model = "gcn";
+    c.model.hidden = 8;
+    c.epochs = 2;
+    c.feature_slices = slices;
+    c.parallel = parallel;
+    EpochBytes observer;
+    Session session(c, runtime, {.input = {.graph = &g}, .observer = &observer});
+    session.run();
+    REQUIRE(observer.stats.size() == 2);
+    return observer;
+}
+
 }  // namespace
 
 TEST_CASE("grid: the metrics' bytes per epoch on a ring of 12 are the hand count", "[grid][mpi]") {
@@ -557,17 +576,7 @@ TEST_CASE("grid: the metrics' bytes per epoch on a ring of 12 are the hand count
     for (const int slices : slice_counts(ranks)) {
         const int parts = ranks / slices;
         INFO(parts << "x" << slices);
-        RunConfig c;
-        c.seed = 1;
-        c.partition_method = "block";
-        c.model.model = "gcn";
-        c.model.hidden = 8;
-        c.epochs = 2;
-        c.feature_slices = slices;
-        EpochBytes observer;
-        Session session(c, runtime, {.input = {.graph = &g}, .observer = &observer});
-        session.run();
-        REQUIRE(observer.stats.size() == 2);
+        const EpochBytes observer = run_ring(runtime, g, slices);
         const std::int64_t switches = 3 * 2 * 4 * 12 * (8 + 4) * (slices - 1) / slices;
         const std::int64_t halo = parts == 1 ? 0 : parts == 2 ? 3 * 4 * 4 * (8 + 4) : -1;
         for (const EpochStats& s : observer.stats) {
@@ -615,17 +624,7 @@ TEST_CASE("grid: on pretended nodes, the bytes inside and across nodes are the h
         INFO("nodes " << k.nodes[0] << k.nodes[1] << k.nodes[2] << k.nodes[3]
                       << ", F = " << k.slices);
         world.set_node_map(k.nodes);
-        RunConfig c;
-        c.seed = 1;
-        c.partition_method = "block";
-        c.model.model = "gcn";
-        c.model.hidden = 8;
-        c.epochs = 2;
-        c.feature_slices = k.slices;
-        EpochBytes observer;
-        Session session(c, runtime, {.input = {.graph = &g}, .observer = &observer});
-        session.run();
-        REQUIRE(observer.stats.size() == 2);
+        const EpochBytes observer = run_ring(runtime, g, k.slices);
         for (const EpochStats& s : observer.stats) {
             CHECK(s.allreduce_bytes > 0);
             CHECK(s.bytes_intra_node == k.intra);
@@ -668,16 +667,7 @@ TEST_CASE("topology: the layer pipeline's stage bytes split by the pretended nod
         const bool apart = nodes[1] != nodes[0];
         INFO((apart ? "2 nodes" : "1 node"));
         world.set_node_map(nodes);
-        RunConfig c;
-        c.seed = 1;
-        c.model.model = "gcn";
-        c.model.hidden = 8;
-        c.epochs = 2;
-        c.parallel = "pipeline";
-        EpochBytes observer;
-        Session session(c, runtime, {.input = {.graph = &g}, .observer = &observer});
-        session.run();
-        REQUIRE(observer.stats.size() == 2);
+        const EpochBytes observer = run_ring(runtime, g, 1, "pipeline");
         for (const EpochStats& s : observer.stats) {
             REQUIRE(s.pipeline.has_value());
             const std::int64_t stage = s.pipeline->stage_bytes + s.pipeline->way_bytes;
