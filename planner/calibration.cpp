@@ -130,8 +130,8 @@ void add_fit_probes(FigureRounds& rounds, FitRuns& runs, const Clock& clock) {
 /// - spmm_scale: a GCN 3 x 128 on 60k vertices, measured / predicted aggregation phase (the
 ///   SpMM rates are timed on random graphs; a real graph's locality and degrees are not);
 /// - step_s: a GCN 3 x 16 on 2000 vertices, whose epoch is mostly fixed costs: (measured -
-///   predicted without them) / steps, at least the kernel-level figure (which misses the
-///   team's wake-ups between kernels and the host's work between steps);
+///   predicted without them) / steps, at least the same round's kernel-level figure (which
+///   misses the team's wake-ups between kernels and the host's work between steps);
 /// - time_scale: the first run's measured / predicted epoch with both applied.
 /// `base`: the machine being calibrated (its cache and cores; its rates are not used).
 void fit(ThreadRates& rates, const MachineModel& base, const FitRuns& runs,
@@ -159,14 +159,15 @@ void fit(ThreadRates& rates, const MachineModel& base, const FitRuns& runs,
     }
     rates.spmm_scale = fitted("spmm_scale", per_round);
 
-    const double kernel_step_s = rates.step_s;
+    const std::vector<double> kernel_step_s = rounds("step_s");  // the kernel-level figure
     rates.step_s = 0.0;
     const double without = predict(*runs.tiny).epoch_s;
     rates.step_s = 1e-6;
     const double steps = (predict(*runs.tiny).epoch_s - without) / 1e-6;
     per_round.clear();
-    for (const double e : rounds("fit.tiny_epoch_s")) {
-        per_round.push_back(std::max(kernel_step_s, (e - without) / steps));
+    const std::vector<double> tiny = rounds("fit.tiny_epoch_s");
+    for (std::size_t i = 0; i < tiny.size(); ++i) {
+        per_round.push_back(std::max(kernel_step_s[i], (tiny[i] - without) / steps));
     }
     rates.step_s = fitted("step_s", per_round);
 

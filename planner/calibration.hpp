@@ -34,7 +34,7 @@ inline constexpr double spread_threshold = 0.10;
 /// network figures only (by_threads empty), for merge_network.
 [[nodiscard]] MachineModel calibrate(Communicator& comm, const CalibrationOptions& options);
 
-/// `kernels` with the network figures of `network` (shared_memory, mpi_measured).
+/// `kernels` with the network figures of `network` (shared_memory, mpi_measured, network_spread).
 [[nodiscard]] MachineModel merge_network(MachineModel kernels, const MachineModel& network);
 
 /// The 1-minute load average (/proc/loadavg's first figure); negative where unreadable.

@@ -174,7 +174,7 @@ TEST_CASE("slowed_by_spread: costs up, rates down, each by its own spread", "[pl
     std::vector<std::string> names;
     planner::for_each_figure(
         r, [&](const std::string& name, double&, bool) { names.push_back(name); });
-    CHECK(names.size() == 10 + 2 * 3);  // 8 scalars + 2 scales; gemm, gemm_tn, 2 SpMM points
+    CHECK(names.size() == 8 + 4 * 2);  // 8 scalar figures; 2 points each of 4 rate curves
 }
 
 TEST_CASE("the plan's error band grows with the spread of the figures", "[planner]") {
