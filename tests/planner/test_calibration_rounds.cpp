@@ -124,7 +124,7 @@ TEST_CASE("spread warning: names the figure, its spread and the load", "[planner
           "(largest spread spmm_scale 10 %); calibrate again on an idle machine");
 }
 
-TEST_CASE("machine.json version 2 keeps each figure's spread; version 1 reads as spread 0",
+TEST_CASE("machine.json version 2 keeps each figure's spread, version 1 reads as spread 0",
           "[planner]") {
     planner::MachineModel m = planner::default_machine();
     m.by_threads[0].spread = {{"memory_gbs", 0.03}, {"spmm_in_cache_g@16", 0.25}};
