@@ -144,6 +144,12 @@ Plan make_plan(const PlanRequest& request) {
                              "the pipeline with fp32");
     }
 
+    // The machine with every figure moved by its spread the slow way: each candidate's error
+    // band grows by the epoch predicted with it over the epoch predicted (0 without spreads).
+    const MachineModel slowed = slowed_by_spread(request.machine);
+    const auto spread_band = [](const EpochPrediction& slow, const EpochPrediction& time) {
+        return time.epoch_s > 0.0 ? std::max(0.0, slow.epoch_s / time.epoch_s - 1.0) : 0.0;
+    };
     // Statistics of K parts: measured (cached) up to --max-partition-parts, else extrapolated
     // from the measured ones below K (noted once).
     std::map<int, PartitionStats> measured{{1, one}};
@@ -187,6 +193,9 @@ Plan make_plan(const PlanRequest& request) {
             .threads = request.threads > 0 ? request.threads
                                            : std::max(1, request.machine.cores / per_node),
             .ranks_per_node = per_node};
+        RunShape slow_shape = shape;
+        slow_shape.machine = &slowed;
+        slow_shape.network = across ? slowed.inter_node : slowed.shared_memory;
         const double limit = request.memory_per_rank_bytes > 0 ? request.memory_per_rank_bytes
                                                                : physical_memory_bytes() / per_node;
         plan.memory_per_rank_bytes = limit;
@@ -203,7 +212,12 @@ Plan make_plan(const PlanRequest& request) {
                                      sparse ? FeatureStorage::sparse : FeatureStorage::dense);
             c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
             c.extrapolated = stats.extrapolated;
-            c.error_band = stats.error_band;
+            RunShape slow_graph_shape = slow_shape;
+            slow_graph_shape.halo_precision = request.halo_precision;
+            c.error_band =
+                stats.error_band +
+                spread_band(predict_graph_epoch(graph_model.graph, mode, stats, slow_graph_shape),
+                            c.time);
             plan.candidates.push_back(std::move(c));
         }
         // The G x F grids: the feature group on F consecutive ranks (inside a node when the
@@ -232,7 +246,15 @@ Plan make_plan(const PlanRequest& request) {
                 c.memory = predict_grid_memory(built.graph, mode, parts, f, request.machine, whole);
                 c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
                 c.extrapolated = parts.extrapolated;
-                c.error_band = parts.error_band;
+                RunShape slow_grid_shape = slow_shape;
+                slow_grid_shape.halo_precision = request.halo_precision;
+                const Network slow_feature_network =
+                    feature_inside ? slowed.shared_memory : slowed.inter_node;
+                c.error_band = parts.error_band +
+                               spread_band(predict_grid_epoch(built.graph, mode, parts, f,
+                                                              slow_grid_shape, slow_feature_network)
+                                               .time,
+                                           c.time);
                 plan.candidates.push_back(std::move(c));
             }
         }
@@ -247,6 +269,8 @@ Plan make_plan(const PlanRequest& request) {
             c.threads = shape.threads;
             const PipelinePrediction p = predict_pipeline_epoch(built.graph, one, layout, shape);
             c.time = p.time;
+            c.error_band = spread_band(
+                predict_pipeline_epoch(built.graph, one, layout, slow_shape).time, c.time);
             c.stage_bytes = p.stage_bytes;
             c.bubble = p.bubble;
             c.split = p.split;
@@ -365,8 +389,9 @@ std::string format_plan(const Plan& plan) {
     std::string out = "plan: " + plan.data + ", " + plan.model + ", machine " + plan.machine_host +
                       ", memory limit " + mb(plan.memory_per_rank_bytes) + " MB per rank\n";
     char line[256];
-    std::snprintf(line, sizeof(line), "%-8s %5s %-15s %3s %10s %10s %9s %9s %12s %10s %10s %4s\n",
-                  "parallel", "ranks", "layout", "thr", "epoch_ms", "compute_ms", "wait_ms",
+    std::snprintf(line, sizeof(line),
+                  "%-8s %5s %-15s %3s %10s %6s %10s %9s %9s %12s %10s %10s %4s\n", "parallel",
+                  "ranks", "layout", "thr", "epoch_ms", "band_%", "compute_ms", "wait_ms",
                   "eval_ms", "bytes_MB/ep", "plan_MB", "peak_MB", "fits");
     out += line;
     for (const Candidate& c : plan.candidates) {
@@ -385,9 +410,9 @@ std::string format_plan(const Plan& plan) {
             pipeline ? c.stage_bytes : c.time.halo_bytes + (grid ? c.a2a_bytes : 0);
         std::snprintf(
             line, sizeof(line),
-            "%-8s %5d %-15s %3d %10.2f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
+            "%-8s %5d %-15s %3d %10.2f %6.0f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
             c.parallel.c_str(), c.ranks, layout.c_str(), c.threads, 1e3 * c.time.epoch_s,
-            1e3 * c.time.compute_s, 1e3 * c.time.wait_s, 1e3 * c.time.eval_s,
+            100.0 * c.error_band, 1e3 * c.time.compute_s, 1e3 * c.time.wait_s, 1e3 * c.time.eval_s,
             static_cast<double>(bytes) / 1e6, static_cast<double>(c.memory.planned_bytes) / 1e6,
             static_cast<double>(c.memory.peak_bytes) / 1e6, c.fits ? "yes" : "no",
             c.extrapolated ? "  (extrapolated)" : "", c.recommended ? "  <- recommended" : "");

@@ -55,7 +55,10 @@ struct Candidate {
     MemoryPrediction memory;
     bool fits = true;
     bool extrapolated = false;
-    double error_band = 0.0;  ///< relative, of the halo terms when extrapolated
+    /// Relative error band of the epoch: the extrapolation's (halo terms, extrapolated K only)
+    /// plus the calibration's (the epoch predicted with slowed_by_spread's machine over the
+    /// epoch predicted, less 1; 0 for a machine model without spreads).
+    double error_band = 0.0;
     bool recommended = false;
 };
 
