@@ -84,6 +84,8 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--json", default="")
+    parser.add_argument("--cache", default="",
+                        help="JSONL of finished runs: read to skip them, appended as runs end")
     o = parser.parse_args()
     suite = SUITES[o.suite]
     if o.only:
@@ -97,18 +99,33 @@ def main():
     start = time.time()
     jobs = {}
     results = {}
+    done = set()
+    if o.cache and os.path.exists(o.cache):
+        for line in open(o.cache):
+            r = json.loads(line)
+            if r["setup"] in suite:
+                results.setdefault(r["setup"], {}).setdefault(r["precision"], {})[r["seed"]] = \
+                    r["result"]
+                done.add((r["setup"], r["precision"], r["seed"]))
+    cache = open(o.cache, "a") if o.cache else None
     with futures.ThreadPoolExecutor(max_workers=o.jobs) as pool:
         for name, (graph, ranks, seeds, args) in suite.items():
             data = hard_graph(o.strata, root) if graph == HARD else os.path.join(root, graph)
             mpirun = ["mpirun", "-np", str(ranks), "--oversubscribe"] if ranks > 1 else None
             for seed in range(o.seeds or seeds):
                 for precision in PRECISIONS:
+                    if (name, precision, seed) in done:
+                        continue
                     full = args + ["--halo-precision", precision, "--guard", "off"]
                     job = pool.submit(run_one, o.strata, data, full, seed, o.threads, mpirun)
                     jobs[job] = (name, precision, seed)
         for job in futures.as_completed(jobs):
             name, precision, seed = jobs[job]
             results.setdefault(name, {}).setdefault(precision, {})[seed] = job.result()
+            if cache:
+                cache.write(json.dumps({"setup": name, "precision": precision, "seed": seed,
+                                        "result": job.result()}) + "\n")
+                cache.flush()
 
     failures = []
     table = []
@@ -118,7 +135,7 @@ def main():
         runs = results[name]
         fp32 = runs["fp32"]
         for precision in PRECISIONS[1:]:
-            seeds_run = sorted(runs[precision])
+            seeds_run = sorted(s for s in runs[precision] if s in fp32)
             diffs = [runs[precision][s]["test_acc"] - fp32[s]["test_acc"] for s in seeds_run]
             n = len(diffs)
             mean = statistics.mean(diffs)
