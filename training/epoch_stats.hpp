@@ -52,6 +52,14 @@ struct EpochStats {
     std::optional<double> fp32_val_acc;
     /// Set by the precision guard on the epoch after which it switched the run to fp32 halos.
     std::string precision_guard;
+    /// Layer pipeline with the accuracy guard, evaluated epochs while the run is stale: the
+    /// training loss (dropout on) of the evaluated weights computed forward as the next
+    /// pipelined step computes it, from its stale rows and from fresh ones with the same dropout
+    /// masks (StalenessControl::staleness_losses), and the staleness gap
+    /// stale_train_loss / fresh_train_loss - 1 the guard judges (training/accuracy_guard.hpp).
+    std::optional<double> stale_train_loss;
+    std::optional<double> fresh_train_loss;
+    std::optional<double> staleness_gap;
 };
 
 /// Which evaluated epoch is "best" (the run option select_by): the highest validation accuracy,

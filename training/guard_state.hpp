@@ -14,10 +14,12 @@ namespace strata {
 struct GuardState {
     /// The figure the guard judges by, the run's select_by (best_figure is one of these).
     Selection criterion = Selection::val_acc;
-    std::int64_t triggers = 0;            ///< rollbacks so far
-    std::int64_t below = 0;               ///< evaluations in a row worse than the best by the drop
-    std::int64_t below_since = 0;         ///< the epoch of the first of them
-    std::optional<double> best_figure{};  ///< the best figure of a passing evaluation
+    std::int64_t triggers = 0;     ///< rollbacks so far
+    std::int64_t below = 0;        ///< evaluations in a row worse than the best by the drop
+    std::int64_t below_since = 0;  ///< the epoch of the first of them
+    std::int64_t above = 0;        ///< evaluations in a row with the staleness gap above the bound
+    std::int64_t above_since = 0;  ///< the epoch of the first of them
+    std::optional<double> best_figure{};     ///< the best figure of a passing evaluation
     std::optional<double> min_train_loss{};  ///< the least exact training loss
     std::int64_t good_epoch = 0;             ///< whose weights a rollback restores (0: initial)
     std::vector<float> parameters{};         ///< those weights

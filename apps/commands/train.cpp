@@ -225,14 +225,19 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     option(*t, "guard",
            cmd->add_option("--guard", t->guard,
                            "Pipeline: roll back to the last good weights with less staleness "
-                           "when an exact evaluation says staleness hurts (judged by "
-                           "--select-by's figure; off: GNNPipe as published); with "
-                           "--halo-precision bf16 or int8: the precision guard")
+                           "when, at each evaluation, the training loss computed from stale rows "
+                           "exceeds the exact one by more than --guard-bound (off: GNNPipe as "
+                           "published); with --halo-precision bf16 or int8: the precision guard")
                ->check(CLI::IsMember({"on", "off"})));
     option(*t, "guard_window",
            cmd->add_option("--guard-window", f.guard_window,
                            "Pipeline guard: its trigger needs its streak of evaluations to span "
                            "at least N epochs"));
+    option(*t, "guard_bound",
+           cmd->add_option("--guard-bound", f.guard_bound,
+                           "Pipeline guard: the staleness gap it tolerates, stale / exact "
+                           "training loss - 1 (0.5: stale 1.5 x exact), at two evaluations in a "
+                           "row"));
     option(*t, "feature_slices",
            cmd->add_option("--feature-slices", f.feature_slices,
                            "Graph parallelism as a G x F grid (printed GxF): F column slices per "
@@ -307,10 +312,10 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                          "there is none, start at epoch 1)"));
     // Numbers are checked as numbers here; their ranges are the configuration's to check.
     for (const auto& [key, flag] : t->options) {
-        for (const char* numeric :
-             {"epochs", "lr", "seed", "eval_every", "early_stop", "patience", "split_index",
-              "stages", "ways", "chunks", "snapshot_period", "guard_window", "feature_slices",
-              "comm_timeout", "precision_margin", "checkpoint_every", "threads"}) {
+        for (const char* numeric : {"epochs", "lr", "seed", "eval_every", "early_stop", "patience",
+                                    "split_index", "stages", "ways", "chunks", "snapshot_period",
+                                    "guard_window", "guard_bound", "feature_slices", "comm_timeout",
+                                    "precision_margin", "checkpoint_every", "threads"}) {
             if (key == numeric) {
                 flag->check(a_number());
             }
