@@ -50,19 +50,19 @@ std::string AccuracyGuard::trigger_reason(EpochStats& stats) {
     }
     // The weights evaluated are those the next epoch trains from: measure as it will read.
     const StalenessLosses losses = executor_.staleness_losses(stats.epoch + 1);
-    const double gap = losses.stale / losses.fresh - 1.0;
+    const double gap = losses.gradient_error;
     stats.stale_train_loss = losses.stale;
     stats.fresh_train_loss = losses.fresh;
     stats.staleness_gap = gap;
-    if (!std::isfinite(losses.stale) || !std::isfinite(losses.fresh) ||
+    if (!std::isfinite(losses.stale) || !std::isfinite(losses.fresh) || !std::isfinite(gap) ||
         !std::isfinite(stats.eval_train_loss)) {
         std::snprintf(text.data(), text.size(),
                       "training loss is %g from stale rows, %g from fresh rows, %g exact "
-                      "(evaluation)",
-                      losses.stale, losses.fresh, stats.eval_train_loss);
+                      "(evaluation); staleness gap %g",
+                      losses.stale, losses.fresh, stats.eval_train_loss, gap);
         return text.data();
     }
-    if (!(std::abs(gap) > options_.bound)) {  // stale rows better than fresh ones hurt too
+    if (!(gap > options_.bound)) {
         state_.above = 0;
         return "";
     }

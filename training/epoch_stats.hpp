@@ -53,10 +53,10 @@ struct EpochStats {
     /// Set by the precision guard on the epoch after which it switched the run to fp32 halos.
     std::string precision_guard;
     /// Layer pipeline with the accuracy guard, evaluated epochs while the run is stale: the
-    /// training loss (dropout on) of the evaluated weights computed forward as the next
-    /// pipelined step computes it, from its stale rows and from fresh ones with the same dropout
-    /// masks (StalenessControl::staleness_losses), and the staleness gap
-    /// stale_train_loss / fresh_train_loss - 1 the guard judges (training/accuracy_guard.hpp).
+    /// next training step run on the evaluated weights from its stale rows and from fresh ones
+    /// (the same dropout masks), without an update (StalenessControl::staleness_losses) — the two
+    /// losses, and the staleness gap ||g_stale - g_fresh|| / ||g_fresh|| of the two gradients
+    /// that the guard judges (training/accuracy_guard.hpp).
     std::optional<double> stale_train_loss;
     std::optional<double> fresh_train_loss;
     std::optional<double> staleness_gap;

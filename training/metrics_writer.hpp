@@ -28,7 +28,8 @@ namespace strata {
 /// and with compressed halos `fp32_val_acc` on evaluated epochs and `precision_guard` on the epoch
 /// after which the precision guard switched the run to fp32; `a2a_bytes` and `recompute_a2a_bytes`
 /// (the G x F grid's layout switches). Added within 8 by issue 31, for the lead to bump once at
-/// merge: `stale_train_loss` and `staleness_gap` on a guarded pipeline's evaluated epochs.
+/// merge: `staleness_gap`, `stale_train_loss` and `fresh_train_loss` on a guarded pipeline's
+/// evaluated epochs.
 inline constexpr int metrics_schema_version = 8;
 
 /// Constant fields every record carries.

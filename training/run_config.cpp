@@ -289,7 +289,8 @@ void validate(const RunConfig& c) {
     at_least("guard_window", c.guard_window, 0);
     STRATA_CHECK_OPTION(std::isfinite(c.guard_bound) && c.guard_bound > 0.0, "guard_bound",
                         c.guard_bound,
-                        "must be a positive number (0.5: the stale loss 1.5 x the exact one)");
+                        "must be a positive number (1: the gradient's error as large as the "
+                        "gradient)");
     check_name("halo_precision", c.halo_precision, {"fp32", "bf16", "int8"});
     STRATA_CHECK_OPTION(std::isfinite(c.precision_margin), "precision_margin", c.precision_margin,
                         "must be a finite number (a fraction: 0.02 is two points)");

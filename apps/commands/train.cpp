@@ -225,9 +225,10 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     option(*t, "guard",
            cmd->add_option("--guard", t->guard,
                            "Pipeline: roll back to the last good weights with less staleness "
-                           "when, at each evaluation, the training loss computed from stale rows "
-                           "exceeds the exact one by more than --guard-bound (off: GNNPipe as "
-                           "published); with --halo-precision bf16 or int8: the precision guard")
+                           "when, at each evaluation, the next step's gradient from stale rows "
+                           "differs from the one from fresh rows by more than --guard-bound (off: "
+                           "GNNPipe as published); with --halo-precision bf16 or int8: the "
+                           "precision guard")
                ->check(CLI::IsMember({"on", "off"})));
     option(*t, "guard_window",
            cmd->add_option("--guard-window", f.guard_window,
@@ -235,9 +236,9 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                            "at least N epochs"));
     option(*t, "guard_bound",
            cmd->add_option("--guard-bound", f.guard_bound,
-                           "Pipeline guard: the staleness gap it tolerates, stale / exact "
-                           "training loss - 1 (0.5: stale 1.5 x exact), at two evaluations in a "
-                           "row"));
+                           "Pipeline guard: the staleness gap it tolerates at two evaluations in a "
+                           "row, ||g_stale - g_fresh|| / ||g_fresh|| of the next step's gradients "
+                           "(1: an error as large as the gradient)"));
     option(*t, "feature_slices",
            cmd->add_option("--feature-slices", f.feature_slices,
                            "Graph parallelism as a G x F grid (printed GxF): F column slices per "

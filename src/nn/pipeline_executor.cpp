@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <type_traits>
@@ -301,24 +302,6 @@ double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t
     return loss;
 }
 
-double PipelineExecutor::loss_chunk(std::span<const int> step, std::uint64_t epoch) {
-    const StageStorage& st = buffers_->storage();
-    const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
-    const OpContext context = chunk_context(epoch, /*recompute=*/true);
-    PhaseClock untimed(backend_, world_, nullptr);
-    for (std::size_t k = static_cast<std::size_t>(st.schedule.boundary);
-         k < st.schedule.steps.size(); ++k) {
-        const PlanStep& s = st.schedule.steps[k];
-        if (s.kind == StepKind::loss) {
-            return run_loss(backend_, s, views, data_, untimed);
-        }
-        if (s.kind != StepKind::backward) {  // nothing backward precedes the loss
-            run_forward(graph_, s, views, context, untimed);
-        }
-    }
-    return 0.0;  // not the last stage
-}
-
 namespace {
 
 /// Way w's chunks [w C/W, (w+1) C/W) in this epoch's order (the same on every stage).
@@ -467,64 +450,30 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     return sum[0] / static_cast<double>(data_.global_train);
 }
 
-double PipelineExecutor::forward_wave(std::int64_t epoch) {
-    const int s = stage();
-    const Stage& stage_ = layout_.stages[static_cast<std::size_t>(s)];
-    const int ways = options_.ways;
-    const Schedule& schedule = buffers_->storage().schedule;
-    const auto key = static_cast<std::uint64_t>(epoch);
-    std::vector<std::vector<int>> orders;
-    for (int w = 0; w < ways; ++w) {
-        orders.push_back(chunk_order(chunks(), ways, w, options_.shuffle, options_.seed, epoch));
-    }
-    std::vector<std::unique_ptr<Message>> sends;
-    double loss = 0.0;
-    for (std::size_t k = 0; k < orders[0].size(); ++k) {
-        std::vector<int> step;
-        for (const auto& order : orders) {
-            step.push_back(order[k]);
-        }
-        const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
-        for (const TensorId t : s > 0 ? stage_.incoming : std::vector<TensorId>{}) {
-            const MatrixView into = views.rows(schedule.values[static_cast<std::size_t>(t)]);
-            Message m{one_way((s - 1) * ways + way(), 0, into.rows), nullptr};
-            m.exchange =
-                world_.start_exchange(m.pattern, ConstMatrixView{nullptr, 0, into.cols}, into);
-            m.exchange->wait_all();
-        }
-        forward_chunk(step, key);
-        if (s + 1 < options_.stages) {
-            for (const TensorId t : stage_.outgoing) {
-                const MatrixView rows = views.rows(schedule.values[static_cast<std::size_t>(t)]);
-                auto m = std::make_unique<Message>();
-                m->pattern = one_way((s + 1) * ways + way(), rows.rows, 0);
-                m->exchange =
-                    world_.start_exchange(m->pattern, rows, MatrixView{nullptr, 0, rows.cols});
-                sends.push_back(std::move(m));
-            }
-        } else {
-            loss += loss_chunk(step, key);
-        }
-    }
-    sends.clear();
-    std::array<double, 1> sum{loss};
-    world_.allreduce_sum(sum);
-    return sum[0] / static_cast<double>(data_.global_train);
-}
-
 StalenessLosses PipelineExecutor::staleness_losses(std::int64_t epoch) {
     const PipelineHistory before = history();  // put back below: the run goes on as without
-    if (snapshot_period_ > 0 && have_snapshot_ && (epoch - 1) % snapshot_period_ != 0) {
-        buffers_->copy_snapshot(/*take=*/false);  // as train_step(epoch) starts
-    }
-    StalenessLosses losses;
-    losses.stale = forward_wave(epoch);
+    const std::optional<PipelineEpochStats> figures = last_;
+    StalenessLosses out;
+    out.stale = train_step(epoch);  // the next step itself, bit for bit
+    const std::vector<float> stale = parameters_.download_grads();
+    restore_history(before);
     // One chunk per way: nothing stale. The chunk arena grows to a way's rows (as the guard's
     // last rollback, to exact execution, would make it).
     set_staleness(min_chunks(), snapshot_period_);
-    losses.fresh = forward_wave(epoch);
+    out.fresh = train_step(epoch);
+    const std::vector<float> fresh = parameters_.download_grads();
     restore_history(before);  // the chunks, period and rows in force
-    return losses;
+    last_ = figures;
+    parameters_.zero_grads();
+    double difference = 0.0;
+    double norm = 0.0;
+    for (std::size_t i = 0; i < fresh.size(); ++i) {
+        const double d = static_cast<double>(stale[i]) - static_cast<double>(fresh[i]);
+        difference += d * d;
+        norm += static_cast<double>(fresh[i]) * static_cast<double>(fresh[i]);
+    }
+    out.gradient_error = std::sqrt(difference / norm);
+    return out;
 }
 
 Evaluation PipelineExecutor::evaluate() {

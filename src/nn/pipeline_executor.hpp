@@ -24,11 +24,11 @@
 // recomputes an aggregation). Every mode gives the same bits.
 // Evaluation is exact and full-graph: rank 0 runs the model's evaluation schedule alone
 // (FullGraphExecutor, whole graph, replicated weights) and broadcasts the figures.
-// What staleness changes (staleness_losses, for the accuracy guard): the training loss of the
-// current weights computed forward as the next pipelined step computes it — its chunk order,
-// its dropout masks, the historical rows it would read — and the same forward with one chunk
-// per way (every row fresh, the same masks): the two differ only by the staleness of the rows
-// read. Two forward waves, no backward, no update; every buffer is put back as it was.
+// What staleness changes (staleness_losses, for the accuracy guard): the next training step run
+// twice on the current weights, without an update — as it will run (its chunk order, dropout
+// masks, snapshot and historical rows) and with one chunk per way (every row fresh, the same
+// masks) — and the relative difference of the two parameter gradients; every buffer is put back
+// as it was.
 #pragma once
 
 #include <cstdint>
@@ -69,10 +69,12 @@ struct PipelineOptions {
     Recompute recompute = Recompute::none;
 };
 
-/// A training forward of the same weights and dropout masks from stale and from fresh rows.
+/// The next training step of the same weights and dropout masks from stale and from fresh rows:
+/// the losses, and the gradients' difference ||g_stale - g_fresh|| / ||g_fresh||.
 struct StalenessLosses {
     double stale = 0.0;
     double fresh = 0.0;
+    double gradient_error = 0.0;
 };
 
 /// What an accuracy guard may turn down (training/accuracy_guard.hpp).
@@ -89,11 +91,11 @@ public:
     /// Forgets every historical row (embeddings, gradients, the snapshot): after the weights
     /// were rolled back, what the abandoned epochs left must not be read.
     virtual void reset_history() = 0;
-    /// The mean training loss of the current weights as training epoch `epoch` would compute it
-    /// forward (its chunk order, dropout masks, snapshot and historical rows; no update), and
-    /// the same forward with every row fresh (min_chunks() chunks, the same masks); the same on
-    /// every rank; collective. Leaves every buffer as it found it, so that the run goes on as
-    /// without the call.
+    /// Training epoch `epoch`'s step on the current weights as it would run (its chunk order,
+    /// dropout masks, snapshot and historical rows) and with min_chunks() chunks (every row
+    /// fresh, the same masks), without an update: the losses and the gradients' relative
+    /// difference, the same on every rank; collective. Leaves the history, the settings and the
+    /// figures as it found them (the gradients zeroed), so that the run goes on as without.
     [[nodiscard]] virtual StalenessLosses staleness_losses(std::int64_t epoch) = 0;
 };
 
@@ -147,12 +149,6 @@ private:
     /// One chunk's forward steps; `step`: the chunk each way processes now (hybrid), this
     /// way's is step[way()].
     void forward_chunk(std::span<const int> step, std::uint64_t epoch);
-    /// The last stage: a chunk's steps after the boundary up to the loss; returns its summed
-    /// loss (staleness_losses).
-    double loss_chunk(std::span<const int> step, std::uint64_t epoch);
-    /// A forward wave of the chunks in force, in epoch `epoch`'s order; returns the mean
-    /// training loss (every rank; collective). Overwrites the history (staleness_losses).
-    double forward_wave(std::int64_t epoch);
     /// One chunk's backward steps (recomputations and the loss included); returns its loss.
     double backward_chunk(std::span<const int> step, std::uint64_t epoch);
     [[nodiscard]] RowRange range(int chunk) const;

@@ -1,6 +1,7 @@
-// AccuracyGuard: it judges the staleness gap (the training loss from stale rows over the exact
-// one, minus 1; a fake executor gives the stale loss), not the validation curve: a gap above the
-// bound at two evaluations in a row rolls back, a validation swing with a small gap does not.
+// AccuracyGuard: it judges the staleness gap (how far the next step's gradient from stale rows
+// is from the one from fresh rows; a fake executor gives it), not the validation curve: a gap
+// beyond the bound at two evaluations in a row rolls back, a validation swing with a small gap
+// does not.
 // Each trigger restores the last good weights and optimizer state, halves the chunks and the
 // snapshot period, forgets the history, and says so; the third runs exact. A rollback puts the
 // best tracker back as of the restored epoch, so the best epoch served is never one the rollback
@@ -29,11 +30,11 @@ public:
         period_ = period;
     }
     void reset_history() override { ++resets; }
-    /// The training losses from stale and fresh rows the next measurement gives; records what
-    /// was asked.
+    /// The training losses from stale and fresh rows the next measurement gives, and a
+    /// gradient error that follows them (|stale / fresh - 1|); records what was asked.
     StalenessLosses staleness_losses(std::int64_t epoch) override {
         asked.push_back(epoch);
-        return {.stale = stale, .fresh = fresh};
+        return {.stale = stale, .fresh = fresh, .gradient_error = std::abs(stale / fresh - 1.0)};
     }
     int resets = 0;
     double stale = 1.0;
@@ -165,7 +166,7 @@ TEST_CASE("guard: a non-finite loss triggers at once; the third trigger runs exa
     const EpochStats second = g.epoch(4, 1.0, true, 0.5, 0.9, nan);  // the stale rows diverged
     CHECK_THAT(second.guard, Catch::StartsWith("rollback 2: training loss is nan from stale rows, "
                                                "0.9 from fresh rows, 1 exact (evaluation); "
-                                               "restored epoch 3"));
+                                               "staleness gap nan; restored epoch 3"));
     CHECK(g.staleness.chunks() == 2);
     CHECK(g.staleness.snapshot_period() == 5);
     const EpochStats third = g.epoch(5, std::numeric_limits<double>::infinity(), false, 0, 0, 1);

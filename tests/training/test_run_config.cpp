@@ -119,7 +119,8 @@ TEST_CASE("run configuration: every check names the option and its value", "[run
     c = {};
     c.guard_bound = 0.0;
     CHECK(message(c).second ==
-          "guard_bound = 0: must be a positive number (0.5: the stale loss 1.5 x the exact one)");
+          "guard_bound = 0: must be a positive number (1: the gradient's error as large as the "
+          "gradient)");
     c = {};
     c.feature_slices = 0;
     CHECK(message(c).second == "feature_slices = 0: must be at least 1");
