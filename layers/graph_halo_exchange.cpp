@@ -143,6 +143,7 @@ void GraphHaloExchange::gather(ConstMatrixView h, MatrixView halo_rows, std::spa
     (purpose == ExchangePurpose::recompute  ? sent_.recompute
      : purpose == ExchangePurpose::backward ? sent_.backward
                                             : sent_.forward) += exchange.bytes_sent();
+    sent_.inter_node += exchange.inter_node_bytes_sent();
     exchange.wait_all();
 }
 
@@ -161,6 +162,7 @@ void GraphHaloExchange::scatter_add(ConstMatrixView dhalo, MatrixView dh,
     WireExchange exchange(comm_, precision_, reversed, dhalo, incoming,
                           workspace.subspan(incoming.size()));
     sent_.backward += exchange.bytes_sent();
+    sent_.inter_node += exchange.inter_node_bytes_sent();
     exchange.wait_all();
     // One call per peer, in peer order: a peer's send rows are distinct, so on CUDA no two
     // atomics meet on one element and the result is reproducible (Backend::scatter_add_rows).

@@ -1,9 +1,28 @@
-// GridAggregation: switch to C, aggregate the part's slice, switch back.
+// GridAggregation: switch to C, aggregate the part's slice, switch back; grid_blocker.
 #include "layers/grid_aggregation.hpp"
 
 #include "src/base/error.hpp"
 
 namespace strata {
+
+std::string grid_blocker(const ModelGraph& model, int slices) {
+    for (const Node& node : model.nodes()) {
+        if (node.op->kind() == OpKind::attention) {
+            return "attention needs whole rows of every neighbour (op " + node.name +
+                   "); use feature_slices = 1";
+        }
+        const bool after_aggregate =
+            node.op->kind() == OpKind::linear && !node.inputs.empty() &&
+            model.tensor(node.inputs[0]).producer >= 0 &&
+            model.node(model.tensor(node.inputs[0]).producer).op->kind() == OpKind::aggregate;
+        const index_t width = model.tensor(node.output).cols;
+        if ((node.op->kind() == OpKind::aggregate || after_aggregate) && width < slices) {
+            return "op " + node.name + " may aggregate at width " + std::to_string(width) +
+                   ", under one column per slice";
+        }
+    }
+    return {};
+}
 
 GridAggregation::GridAggregation(OverlappedAggregation& part, LayoutSwitch& layout)
     : part_(part), layout_(layout) {

@@ -5,11 +5,19 @@
 // Every entry of the C result is the 1D-at-G entry: same nonzeros, same order.
 #pragma once
 
+#include <string>
+
 #include "layers/layout_switch.hpp"
 #include "layers/overlapped_aggregation.hpp"
 #include "src/nn/graph_operator.hpp"
+#include "src/nn/model_graph.hpp"
 
 namespace strata {
+
+/// Why the grid cannot run `model` on `slices` slices ("" if it can): its row chunks must be
+/// row-local everywhere but in the aggregations, and every aggregation needs a column per slice
+/// (at its input's width, or its linear's output width when the memory plan folds it).
+[[nodiscard]] std::string grid_blocker(const ModelGraph& model, int slices);
 
 class GridAggregation final : public GraphOperator {
 public:

@@ -45,11 +45,14 @@ std::size_t LayoutSwitch::staging_floats(index_t width) const {
            static_cast<std::size_t>(part_rows_ - rows.count) * static_cast<std::size_t>(cols.count);
 }
 
-void LayoutSwitch::count(std::size_t floats, ExchangePurpose purpose) {
-    const auto bytes = static_cast<std::int64_t>(floats * sizeof(float));
+void LayoutSwitch::count(const ExchangePattern& pattern, ExchangePurpose purpose) {
+    constexpr auto float_bytes = static_cast<std::int64_t>(sizeof(float));  // width 1
+    const auto bytes = static_cast<std::int64_t>(pattern.num_send_rows()) * float_bytes;
     (purpose == ExchangePurpose::recompute  ? sent_.recompute
      : purpose == ExchangePurpose::backward ? sent_.backward
                                             : sent_.forward) += bytes;
+    sent_.inter_node +=
+        static_cast<std::int64_t>(rows_to_other_nodes(comm_, pattern)) * float_bytes;
 }
 
 ExchangePattern LayoutSwitch::columns_pattern(ConstMatrixView r, ConstMatrixView c,
@@ -92,7 +95,7 @@ void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> 
                    0, mine.count, theirs.count);
     }
     auto exchange = comm_.start_exchange(pattern, send, recv);
-    count(send.size(), purpose);
+    count(pattern, purpose);
     copy_block(r.data, width, cols.first, c.row_range(mine.first, mine.count).data, cols.count, 0,
                mine.count, cols.count);
     InPeerOrder arrivals(*exchange, pattern.peers.size());
@@ -122,7 +125,7 @@ void LayoutSwitch::to_rows(ConstMatrixView c, MatrixView r, std::span<float> sta
                   send.data + pattern.send_offsets[i]);
     }
     auto exchange = comm_.start_exchange(pattern, send, recv);
-    count(send.size(), purpose);
+    count(pattern, purpose);
     copy_block(c.row_range(mine.first, mine.count).data, cols.count, 0, r.data, width, cols.first,
                mine.count, cols.count);
     InPeerOrder arrivals(*exchange, pattern.peers.size());

@@ -46,14 +46,14 @@ public:
     void to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging,
                  ExchangePurpose purpose);
 
-    /// Payload sent so far, by purpose (bytes, this rank).
+    /// Payload sent so far, by purpose, and of it to ranks on another node (bytes, this rank).
     [[nodiscard]] HaloBytes bytes_sent() const { return sent_; }
 
 private:
     /// to_columns' exchange at width 1 (to_rows': its reverse), after checking the shapes.
     [[nodiscard]] ExchangePattern columns_pattern(ConstMatrixView r, ConstMatrixView c,
                                                   std::span<float> staging) const;
-    void count(std::size_t floats, ExchangePurpose purpose);
+    void count(const ExchangePattern& pattern, ExchangePurpose purpose);
 
     Communicator& comm_;
     index_t part_rows_;

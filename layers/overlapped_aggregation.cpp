@@ -108,6 +108,7 @@ void OverlappedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange ro
                           workspace.subspan(send.size() + recv.size()));
     (purpose == ExchangePurpose::recompute ? sent_.recompute : sent_.forward) +=
         exchange.bytes_sent();
+    sent_.inter_node += exchange.inter_node_bytes_sent();
     inner_spmm(blocks_.inner(), h, z, 0.0f);  // overlaps the exchange
     InPeerOrder arrivals(exchange, pattern.peers.size());
     while (auto peer = arrivals.next()) {
@@ -147,6 +148,7 @@ void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange
     WireExchange exchange(comm_, precision_, reversed, outgoing, incoming,
                           workspace.subspan(outgoing.size() + incoming.size()));
     sent_.backward += exchange.bytes_sent();
+    sent_.inter_node += exchange.inter_node_bytes_sent();
     inner_spmm(blocks_.inner_t(), dz, dh, beta);
     const std::span<const index_t> send_rows = blocks_.send_rows();
     InPeerOrder arrivals(exchange, reversed.peers.size());

@@ -1,35 +1,23 @@
-// calibrate: the kernels of the CPU backend timed at the shapes the executor runs.
+// calibrate: the kernels' and the training runs' figures in interleaved rounds, the fits, the
+// network between ranks, and the warnings about a busy machine or figures that move.
 #include "planner/calibration.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <memory>
-#include <numeric>
-#include <random>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
-#include "datasets/adjacency.hpp"
-#include "datasets/generate.hpp"
-#include "layers/model_inputs.hpp"
-#include "layers/model_zoo.hpp"
-#include "partition/local_part.hpp"
 #include "planner/cost_model.hpp"
-#include "planner/partition_stats.hpp"
+#include "planner/kernel_probes.hpp"
+#include "planner/training_probe.hpp"
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
-#include "src/base/timer.hpp"
-#include "src/comm/make_communicator.hpp"
 #include "src/device/cpu/cpu_backend.hpp"
-#include "src/nn/full_graph_executor.hpp"
-#include "src/nn/model_parameters.hpp"
-#include "src/nn/optimizer.hpp"
-#include "src/tensor/csr_matrix.hpp"
 #include "src/tensor/dense_matrix.hpp"
 
 #include <unistd.h>
@@ -37,233 +25,61 @@
 namespace strata::planner {
 namespace {
 
-/// Fastest seconds of `run` over repetitions filling about `budget` seconds (>= 3): noise
-/// (other processes, interrupts) only ever adds time, so the minimum is the reproducible figure.
-template <class Run>
-double time_it(double budget, Run&& run) {
-    run();  // warm-up
-    std::vector<double> times;
-    const Stopwatch total;
-    while (times.size() < 3 || (total.seconds() < budget && times.size() < 200)) {
-        const Stopwatch watch;
-        run();
-        times.push_back(watch.seconds());
-    }
-    return *std::min_element(times.begin(), times.end());
-}
-
-/// A random graph of `rows` rows and `degree` entries per row, columns sorted.
-HostCsr random_csr(index_t rows, int degree, std::uint64_t seed) {
-    HostCsr a;
-    a.rows = rows;
-    a.cols = rows;
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<index_t> column(0, rows - 1);
-    a.row_ptr.reserve(static_cast<std::size_t>(rows) + 1);
-    for (index_t r = 0; r < rows; ++r) {
-        std::vector<index_t> cols(static_cast<std::size_t>(degree));
-        for (index_t& c : cols) {
-            c = column(rng);
-        }
-        std::sort(cols.begin(), cols.end());
-        a.col_idx.insert(a.col_idx.end(), cols.begin(), cols.end());
-        a.row_ptr.push_back(static_cast<index_t>(a.col_idx.size()));
-    }
-    a.values.assign(a.col_idx.size(), 0.04f);
-    return a;
-}
-
 /// printf into a line for `log` (nothing without one).
 template <class... Args>
 void logf(const std::function<void(const std::string&)>& log, const char* format, Args... args) {
     if (log) {
-        char line[384];
+        char line[512];
         std::snprintf(line, sizeof(line), format, args...);
         log(line);
     }
 }
 
-ThreadRates measure_rates(int threads, double budget, double cache_bytes,
-                          const std::function<void(const std::string&)>& log) {
-    CpuBackend backend(threads);
-    ThreadRates r;
-    r.threads = threads;
-    // One line per figure as it is measured (the whole takes tens of seconds).
-    const auto figure = [&](const char* format, auto... args) {
-        char text[256];
-        std::snprintf(text, sizeof(text), format, args...);
-        logf(log, "threads %d: %s", threads, text);
-    };
-    {  // streaming: y = a x + b y over 3 x 4 bytes per element, far beyond the cache
-        // 32 bytes per row: each array at least 4 x the cache
-        const auto rows = static_cast<index_t>(std::max(double{1 << 22}, cache_bytes / 8.0));
-        DenseMatrix x(backend, rows, 8);
-        DenseMatrix y(backend, rows, 8);
-        backend.fill(x.view(), 1.0f);
-        backend.fill(y.view(), 1.0f);
-        const double t = time_it(budget, [&] { backend.axpby(0.5f, x.view(), 0.5f, y.view()); });
-        r.memory_gbs = 12.0 * static_cast<double>(x.view().size()) / t / 1e9;
-        figure("streaming %.1f GB/s", r.memory_gbs);
-    }
-    {  // one step's fixed cost: the intercept of a kernel's time over its size (two cached
-       // sizes above the serial one, so the team forks and joins as for the executor's kernels)
-        const index_t n = 1 << 16;
-        DenseMatrix x(backend, 2 * n, 1);
-        const MatrixView half{x.view().data, n, 1};
-        const double t1 = time_it(budget / 6, [&] { backend.fill(half, 0.0f); });
-        const double t2 = time_it(budget / 6, [&] { backend.fill(x.view(), 0.0f); });
-        r.step_s = std::max(0.0, 2.0 * t1 - t2);
-        figure("fixed cost of a step %.1f us", 1e6 * r.step_s);
-    }
-    {  // the sparse first layer's dropout: a hash of (row id, column id) per stored entry
-        const CsrMatrix a = CsrMatrix::upload(backend, random_csr(1 << 14, 16, 9));
-        std::vector<global_id> ids(static_cast<std::size_t>(a.rows()));
-        std::iota(ids.begin(), ids.end(), global_id{0});
-        DenseMatrix values(backend, a.nnz(), 1);
-        const DropoutKey key{.seed = 1, .epoch = 1, .layer = 1, .rate = 0.5f};
-        const double t = time_it(budget / 4, [&] {
-            backend.fill(values.view(), 1.0f);
-            backend.edge_dropout(a, key, ids, ids, values.view());
-        });
-        r.dropout_entry_s = t / static_cast<double>(a.nnz());
-        figure("edge dropout %.1f ns/entry", 1e9 * r.dropout_entry_s);
-    }
-    {  // a threaded GEMM between OpenMP kernels, less the two apart: the pools' hand-over
-        const index_t rows = 4096;  // 4096 x 16 x 16: above blas_threading_flops
-        DenseMatrix a(backend, rows, 16);
-        DenseMatrix b(backend, 16, 16);
-        DenseMatrix c(backend, rows, 16);
-        DenseMatrix x(backend, 1 << 16, 1);  // above the elementwise kernels' serial size
-        backend.fill(a.view(), 0.5f);
-        backend.fill(b.view(), 0.5f);
-        const auto gemm = [&] {
-            backend.gemm(std::as_const(a).view(), Transpose::no, std::as_const(b).view(),
-                         Transpose::no, c.view(), 1.0f, 0.0f);
-        };
-        const auto kernel = [&] { backend.fill(x.view(), 0.0f); };
-        constexpr int reps = 16;  // a batch: the hand-over's typical cost, not its luckiest
-        const auto batch = [&](bool with_gemm, bool with_kernel) {
-            return time_it(budget / 4, [&] {
-                for (int i = 0; i < reps; ++i) {
-                    if (with_gemm) {
-                        gemm();
-                    }
-                    if (with_kernel) {
-                        kernel();
-                    }
-                }
-            });
-        };
-        const double both = batch(true, true);
-        r.blas_switch_s = std::max(0.0, (both - batch(true, false) - batch(false, true)) / reps);
-        figure("BLAS/OpenMP hand-over %.1f us", 1e6 * r.blas_switch_s);
-    }
-    const index_t gemm_rows = 1 << 16;
-    DenseMatrix ga(backend, gemm_rows, 256);
-    DenseMatrix gb(backend, gemm_rows, 256);
-    DenseMatrix gc(backend, gemm_rows, 256);
-    backend.fill(ga.view(), 0.5f);
-    backend.fill(gb.view(), 0.5f);
-    for (const index_t k : {8, 16, 64, 256}) {
-        const double flops = 2.0 * gemm_rows * 256.0 * static_cast<double>(k);
-        {  // forward and dX: (rows x 256)(256 x k)
-            const ConstMatrixView av{ga.view().data, gemm_rows, 256};
-            const ConstMatrixView bv{gb.view().data, 256, k};
-            const MatrixView cv{gc.view().data, gemm_rows, k};
-            const double t = time_it(budget / 2, [&] {
-                backend.gemm(av, Transpose::no, bv, Transpose::no, cv, 1.0f, 0.0f);
-            });
-            r.gemm.push_back({static_cast<double>(k), flops / t / 1e9});
-        }
-        {  // dW = Xᵀ dY: (rows x k)ᵀ (rows x 256), summed over the long dimension
-            const ConstMatrixView xv{ga.view().data, gemm_rows, k};
-            const ConstMatrixView dyv{gb.view().data, gemm_rows, 256};
-            const MatrixView dwv{gc.view().data, k, 256};
-            const double t = time_it(budget / 2, [&] {
-                backend.gemm(xv, Transpose::yes, dyv, Transpose::no, dwv, 1.0f, 0.0f);
-            });
-            r.gemm_tn.push_back({static_cast<double>(k), flops / t / 1e9});
-        }
-        figure("GEMM width %d: %.0f GFLOP/s (Xt dY %.0f)", static_cast<int>(k), r.gemm.back().rate,
-               r.gemm_tn.back().rate);
-    }
-    {  // the loss: softmax cross-entropy and its gradient over every row, 47 classes
-        const index_t rows = 1 << 16;
-        const index_t classes = 47;
-        DenseMatrix logits(backend, rows, classes);
-        DenseMatrix dlogits(backend, rows, classes);
-        backend.fill(logits.view(), 0.25f);
-        std::vector<index_t> labels(static_cast<std::size_t>(rows));
-        for (std::size_t i = 0; i < labels.size(); ++i) {
-            labels[i] = static_cast<index_t>(i % static_cast<std::size_t>(classes));
-        }
-        const std::vector<std::uint8_t> mask(labels.size(), 1);
-        const double t = time_it(budget / 4, [&] {
-            (void)backend.softmax_cross_entropy(std::as_const(logits).view(), labels, mask, 1.0f,
-                                                dlogits.view());
-        });
-        r.softmax_entry_s = t / (static_cast<double>(rows) * classes);
-        figure("softmax cross-entropy %.2f ns/logit", 1e9 * r.softmax_entry_s);
-    }
-    // SpMM at each width: in cache, x and y together fill half the last-level cache (what
-    // the cost model's size_hit calls a hit); out of cache, 2^19 rows, far beyond it.
-    const auto spmm_rate = [&](index_t rows, index_t width) {
-        const CsrMatrix a = CsrMatrix::upload(backend, random_csr(rows, 16, 7));
-        DenseMatrix x(backend, rows, width);
-        DenseMatrix y(backend, rows, width);
-        backend.fill(x.view(), 1.0f);
-        const double t = time_it(budget / 4, [&] { backend.spmm(a, x.view(), y.view(), 0.0f); });
-        return static_cast<double>(a.nnz()) * static_cast<double>(width) / t / 1e9;
-    };
-    for (const index_t width : {8, 16, 64, 256}) {
-        const auto w = static_cast<double>(width);
-        const auto in_rows =
-            static_cast<index_t>(std::max(256.0, 0.5 * cache_bytes / (2.0 * 4.0 * w)));
-        const double in = spmm_rate(in_rows, width);
-        // 2^19 rows: at narrow widths x and y still partly fit, so the measured rate mixes both;
-        // the out-of-cache rate is what remains once the hits (the cost model's size_hit) are
-        // taken out: 1 / rate = hit / in + (1 - hit) / out.
-        const index_t out_rows = 1 << 19;
-        const double mixed = spmm_rate(out_rows, width);
-        const double hit = std::min(1.0, 0.5 * cache_bytes / (2.0 * out_rows * 4.0 * w));
-        const double inverse = (1.0 / mixed - hit / in) / (1.0 - hit);
-        r.spmm_in_cache.push_back({w, in});
-        r.spmm_out_of_cache.push_back(
-            {w, hit < 0.9 && inverse > 1.0 / in ? 1.0 / inverse : std::min(mixed, in)});
-        figure("SpMM width %d: %.2f (in cache), %.2f (out) G entries x cols/s",
-               static_cast<int>(width), in, r.spmm_out_of_cache.back().rate);
-    }
-    {  // streaming in cache: axpby over x and y filling a quarter of the last-level cache
-        const auto n = static_cast<index_t>(std::max(1024.0, 0.25 * cache_bytes / 8.0));
-        DenseMatrix x(backend, n, 1);
-        DenseMatrix y(backend, n, 1);
-        backend.fill(x.view(), 1.0f);
-        backend.fill(y.view(), 1.0f);
-        const double t =
-            time_it(budget / 4, [&] { backend.axpby(0.5f, x.view(), 0.5f, y.view()); });
-        r.cache_gbs = 12.0 * static_cast<double>(n) / t / 1e9;
-        figure("streaming in cache %.1f GB/s", r.cache_gbs);
-    }
-    if (log) {
-        char line[384];
-        std::snprintf(line, sizeof(line),
-                      "threads %d: stream %.1f GB/s (in cache %.1f), step %.1f us, dropout %.1f "
-                      "ns/entry, softmax %.2f "
-                      "ns/logit, BLAS switch %.1f us, GEMM %.0f-%.0f (Xt dY %.0f-%.0f) "
-                      "GFLOP/s, SpMM "
-                      "%.2f-%.2f (in cache) %.2f-%.2f (out) G entries x cols/s",
-                      threads, r.memory_gbs, r.cache_gbs, 1e6 * r.step_s, 1e9 * r.dropout_entry_s,
-                      1e9 * r.softmax_entry_s, 1e6 * r.blas_switch_s, r.gemm.front().rate,
-                      r.gemm.back().rate, r.gemm_tn.front().rate, r.gemm_tn.back().rate,
-                      r.spmm_in_cache.front().rate, r.spmm_in_cache.back().rate,
-                      r.spmm_out_of_cache.front().rate, r.spmm_out_of_cache.back().rate);
-        log(line);
-    }
-    return r;
+/// " (spread 4 %)" for figure `name` of `r`.
+std::string spread_text(const ThreadRates& r, const std::string& name) {
+    const auto it = r.spread.find(name);
+    char text[48];
+    std::snprintf(text, sizeof(text), " (spread %.0f %%)",
+                  it == r.spread.end() ? 0.0 : 100.0 * it->second);
+    return text;
 }
 
-/// Ranks 0 and 1 exchange `floats` floats both ways (the halo exchange's pattern); seconds.
-double exchange_seconds(Communicator& comm, Backend& backend, index_t floats, double budget) {
+/// The progress lines of the kernels' figures at `r.threads`: one per figure group, its median
+/// over rounds and spread.
+void log_rates(const ThreadRates& r, const std::function<void(const std::string&)>& log) {
+    const int t = r.threads;
+    logf(log, "threads %d: streaming %.1f GB/s%s", t, r.memory_gbs,
+         spread_text(r, "memory_gbs").c_str());
+    logf(log, "threads %d: fixed cost of a step %.1f us%s", t, 1e6 * r.step_s,
+         spread_text(r, "step_s").c_str());
+    logf(log, "threads %d: edge dropout %.1f ns/entry%s", t, 1e9 * r.dropout_entry_s,
+         spread_text(r, "dropout_entry_s").c_str());
+    logf(log, "threads %d: BLAS/OpenMP hand-over %.1f us%s", t, 1e6 * r.blas_switch_s,
+         spread_text(r, "blas_switch_s").c_str());
+    for (std::size_t i = 0; i < r.gemm.size(); ++i) {
+        const int k = static_cast<int>(r.gemm[i].x);
+        logf(log, "threads %d: GEMM width %d: %.0f GFLOP/s%s (Xt dY %.0f%s)", t, k, r.gemm[i].rate,
+             spread_text(r, "gemm_gflops@" + std::to_string(k)).c_str(), r.gemm_tn[i].rate,
+             spread_text(r, "gemm_tn_gflops@" + std::to_string(k)).c_str());
+    }
+    logf(log, "threads %d: softmax cross-entropy %.2f ns/logit%s", t, 1e9 * r.softmax_entry_s,
+         spread_text(r, "softmax_entry_s").c_str());
+    for (std::size_t i = 0; i < r.spmm_in_cache.size(); ++i) {
+        const int w = static_cast<int>(r.spmm_in_cache[i].x);
+        logf(log, "threads %d: SpMM width %d: %.2f%s (in cache), %.2f%s (out) G entries x cols/s",
+             t, w, r.spmm_in_cache[i].rate,
+             spread_text(r, "spmm_in_cache_g@" + std::to_string(w)).c_str(),
+             r.spmm_out_of_cache[i].rate,
+             spread_text(r, "spmm_out_of_cache_g@" + std::to_string(w)).c_str());
+    }
+    logf(log, "threads %d: streaming in cache %.1f GB/s%s", t, r.cache_gbs,
+         spread_text(r, "cache_gbs").c_str());
+}
+
+/// Ranks 0 and 1 exchange `floats` floats both ways (the halo exchange's pattern); seconds per
+/// exchange over a fixed count, the slowest rank's.
+double exchange_seconds(Communicator& comm, Backend& backend, index_t floats, double budget,
+                        const Clock& clock) {
     const int rank = comm.rank();
     ExchangePattern pattern;
     if (rank <= 1) {
@@ -283,123 +99,135 @@ double exchange_seconds(Communicator& comm, Backend& backend, index_t floats, do
     once();
     comm.barrier();
     const int reps = floats < 1024 ? 200 : std::max(3, static_cast<int>(budget / 0.01));
-    const Stopwatch watch;
+    const double start = clock();
     for (int i = 0; i < reps; ++i) {
         once();
     }
-    std::array<double, 1> t{watch.seconds() / reps};
+    std::array<double, 1> t{(clock() - start) / reps};
     comm.allreduce_max(t);
     return t[0];
 }
 
-/// One rank's timed training run on a generated graph (GCN 3 x hidden): medians over epochs
-/// 2-6 of the epoch and of the training step's aggregation phase (--profile), and the
-/// partition statistics to predict it with.
-struct TimedRun {
-    std::unique_ptr<BuiltModel> model;
-    PartitionStats stats;
-    double epoch_s = 0.0;
-    double aggregation_s = 0.0;
+/// The training runs of the fits, a round each: the big run's epoch and aggregation phase and
+/// the tiny run's epoch.
+struct FitRuns {
+    std::unique_ptr<TrainingProbe> big;   ///< GCN 3 x 128 on 60k vertices
+    std::unique_ptr<TrainingProbe> tiny;  ///< GCN 3 x 16 on 2k vertices
 };
 
-TimedRun timed_run(int threads, std::int64_t vertices, double degree, index_t features,
-                   index_t hidden) {
-    CpuBackend backend(threads);
-    auto self = make_communicator(backend, CommKind::mpi, MPI_COMM_SELF);
-    GenerateOptions g;
-    g.num_vertices = vertices;
-    g.avg_degree = degree;
-    g.num_features = features;
-    g.num_classes = 16;
-    g.seed = 3;
-    const GraphDataset graph = generate_graph(g);
-    ModelSpec spec = find_model("gcn").recipe.spec;
-    spec.layers = 3;
-    spec.hidden = hidden;
-    TimedRun run;
-    run.model = std::make_unique<BuiltModel>(build_model(spec, features, 16));
-    ModelGraph& model = run.model->graph;
-    run.stats = measure_partition(graph, "calibration", 1, model.normalization(), 0);
-    const LocalPart part = build_local_part(graph, adjacency_matrix(graph),
-                                            partition_block(graph.num_vertices(), 1), 0);
-    ModelInputs inputs(backend, *self, part, model);
-    ModelParameters parameters(backend, model, 1);
-    ExecutorOptions options;
-    options.profile = true;
-    FullGraphExecutor executor(backend, *self, model, parameters, *inputs.aggregation,
-                               inputs.uploaded->data(), inputs.executor_options(options));
-    Adam adam(backend, parameters.size(), AdamOptions{});
-    std::vector<double> epochs;
-    std::vector<double> aggregation;
+void add_fit_probes(FigureRounds& rounds, FitRuns& runs, const Clock& clock) {
+    rounds.add({"fit.big_epoch_s", "fit.big_aggregation_s"}, [&runs, clock] {
+        const TrainingProbe::Round r = runs.big->round(3, clock);
+        return std::vector<double>{r.epoch_s, r.aggregation_s};
+    });
     // Small graphs: more epochs, for a stable median of a sub-millisecond epoch.
-    const int count = vertices < 10000 ? 41 : 6;
-    for (int e = 1; e <= count; ++e) {
-        const Stopwatch watch;
-        (void)executor.train_step(e);
-        adam.step(parameters.all());
-        (void)executor.evaluate();
-        backend.synchronize();
-        if (e > 1) {
-            epochs.push_back(watch.seconds());
-            aggregation.push_back(executor.phase_times().value().aggregation);
-        }
-    }
-    const auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
-    run.epoch_s = median(epochs);
-    run.aggregation_s = median(aggregation);
-    return run;
+    rounds.add({"fit.tiny_epoch_s"},
+               [&runs, clock] { return std::vector<double>{runs.tiny->round(13, clock).epoch_s}; });
 }
 
-/// Fits at `threads` (its entry of `machine`, fitted figures reset first), in order:
+/// Fits at `rates.threads` from the rounds of the fit runs, in order (each per round, with the
+/// kernel figures' medians; the fitted figure the median over rounds, its spread recorded):
 /// - spmm_scale: a GCN 3 x 128 on 60k vertices, measured / predicted aggregation phase (the
 ///   SpMM rates are timed on random graphs; a real graph's locality and degrees are not);
 /// - step_s: a GCN 3 x 16 on 2000 vertices, whose epoch is mostly fixed costs: (measured -
-///   predicted without them) / steps (the kernel-level figure misses the team's wake-ups
-///   between kernels and the host's work between steps);
+///   predicted without them) / steps, at least the same round's kernel-level figure (which
+///   misses the team's wake-ups between kernels and the host's work between steps);
 /// - time_scale: the first run's measured / predicted epoch with both applied.
-void fit(MachineModel& machine, int threads, const std::function<void(const std::string&)>& log) {
-    ThreadRates* rates = nullptr;
-    for (ThreadRates& r : machine.by_threads) {
-        if (r.threads == threads) {
-            rates = &r;
-        }
-    }
-    STRATA_CHECK(rates != nullptr, "calibrate: no rates for ", threads, " threads");
-    rates->time_scale = 1.0;
-    rates->spmm_scale = 1.0;
-    const RunShape shape{.machine = &machine, .network = machine.shared_memory, .threads = threads};
-    const auto predict = [&](const TimedRun& run) {
-        return predict_graph_epoch(run.model->graph, Recompute::none, run.stats, shape);
+/// `base`: the machine being calibrated (its cache and cores; its rates are not used).
+void fit(ThreadRates& rates, const MachineModel& base, const FitRuns& runs,
+         const std::map<std::string, Repeated>& figures,
+         const std::function<void(const std::string&)>& log) {
+    MachineModel machine = base;
+    rates.time_scale = 1.0;
+    rates.spmm_scale = 1.0;
+    const auto rounds = [&](const char* name) { return figures.at(name).rounds; };
+    const auto predict = [&](const TrainingProbe& run) {
+        machine.by_threads = {rates};
+        const RunShape shape{
+            .machine = &machine, .network = machine.shared_memory, .threads = rates.threads};
+        return predict_graph_epoch(run.model(), Recompute::none, run.stats(), shape);
     };
-    logf(log, "threads %d: fitting: training a GCN 3x128 on 60k generated vertices", threads);
-    const TimedRun big = timed_run(threads, 60000, 20, 128, 128);
-    rates->spmm_scale = big.aggregation_s / predict(big).train_terms.spmm_s;
-
-    logf(log, "threads %d: fitting: training a GCN 3x16 on 2k generated vertices", threads);
-    const TimedRun tiny = timed_run(threads, 2000, 5, 64, 16);
-    const double kernel_step_s = rates->step_s;
-    rates->step_s = 0.0;
-    const double without = predict(tiny).epoch_s;
-    rates->step_s = 1e-6;
-    const double steps = (predict(tiny).epoch_s - without) / 1e-6;
-    rates->step_s = std::max(kernel_step_s, (tiny.epoch_s - without) / steps);
-
-    const double predicted = predict(big).epoch_s;
-    rates->time_scale = big.epoch_s / predicted;
-    if (log) {
-        char line[320];
-        std::snprintf(line, sizeof(line),
-                      "threads %d: GCN 3x128 on 60k vertices: aggregation %.1f ms (SpMM scale "
-                      "%.3f); GCN 3x16 on 2k vertices: epoch %.3f ms, %.0f steps (step %.1f us); "
-                      "GCN 3x128: epoch %.1f ms, predicted %.1f ms: time scale %.3f",
-                      threads, 1e3 * big.aggregation_s, rates->spmm_scale, 1e3 * tiny.epoch_s,
-                      steps, 1e6 * rates->step_s, 1e3 * big.epoch_s, 1e3 * predicted,
-                      rates->time_scale);
-        log(line);
+    const auto fitted = [&](const char* name, const std::vector<double>& values) {
+        const Repeated r = summarize(values);
+        rates.spread[name] = r.spread;
+        return r.median;
+    };
+    std::vector<double> per_round;
+    const double spmm_s = predict(*runs.big).train_terms.spmm_s;
+    for (const double a : rounds("fit.big_aggregation_s")) {
+        per_round.push_back(a / spmm_s);
     }
+    rates.spmm_scale = fitted("spmm_scale", per_round);
+
+    const std::vector<double> kernel_step_s = rounds("step_s");  // the kernel-level figure
+    rates.step_s = 0.0;
+    const double without = predict(*runs.tiny).epoch_s;
+    rates.step_s = 1e-6;
+    const double steps = (predict(*runs.tiny).epoch_s - without) / 1e-6;
+    per_round.clear();
+    const std::vector<double> tiny = rounds("fit.tiny_epoch_s");
+    for (std::size_t i = 0; i < tiny.size(); ++i) {
+        per_round.push_back(std::max(kernel_step_s[i], (tiny[i] - without) / steps));
+    }
+    rates.step_s = fitted("step_s", per_round);
+
+    const double predicted = predict(*runs.big).epoch_s;
+    per_round.clear();
+    for (const double e : rounds("fit.big_epoch_s")) {
+        per_round.push_back(e / predicted);
+    }
+    rates.time_scale = fitted("time_scale", per_round);
+    logf(log,
+         "threads %d: GCN 3x128 on 60k vertices: aggregation %.1f ms (SpMM scale %.3f%s); GCN "
+         "3x16 on 2k vertices: epoch %.3f ms, %.0f steps (step %.1f us%s); GCN 3x128: epoch "
+         "%.1f ms, predicted %.1f ms: time scale %.3f%s",
+         rates.threads, 1e3 * figures.at("fit.big_aggregation_s").median, rates.spmm_scale,
+         spread_text(rates, "spmm_scale").c_str(), 1e3 * figures.at("fit.tiny_epoch_s").median,
+         steps, 1e6 * rates.step_s, spread_text(rates, "step_s").c_str(),
+         1e3 * figures.at("fit.big_epoch_s").median, 1e3 * predicted, rates.time_scale,
+         spread_text(rates, "time_scale").c_str());
+}
+
+/// The kernels (and, with options.fit, the fit runs) at `threads` in interleaved rounds.
+/// `base`: the machine being calibrated (host, cores, cache).
+ThreadRates measure_threads(int threads, const MachineModel& base, const CalibrationOptions& o) {
+    CpuBackend backend(threads);
+    FigureRounds rounds;
+    const double budget = o.seconds_per_figure / o.rounds;
+    add_kernel_probes(rounds, backend, budget, base.cache_bytes, o.clock);
+    FitRuns runs;
+    if (o.fit) {
+        logf(o.log, "threads %d: fitting: training a GCN 3x128 on 60k generated vertices", threads);
+        runs.big = std::make_unique<TrainingProbe>(backend, 60000, 20, 128, 128);
+        logf(o.log, "threads %d: fitting: training a GCN 3x16 on 2k generated vertices", threads);
+        runs.tiny = std::make_unique<TrainingProbe>(backend, 2000, 5, 64, 16);
+        add_fit_probes(rounds, runs, o.clock);
+    }
+    const std::map<std::string, Repeated> figures = rounds.run(o.rounds, [&](int round) {
+        logf(o.log, "threads %d: round %d of %d done", threads, round, o.rounds);
+    });
+    // The load while calibrate's own threads ran (the last minute).
+    const double load = load_average();
+    ThreadRates r = rates_from(threads, figures);
+    log_rates(r, o.log);
+    if (o.fit) {
+        fit(r, base, runs, figures, o.log);
+    }
+    logf(o.log,
+         "threads %d: stream %.1f GB/s (in cache %.1f), step %.1f us, dropout %.1f ns/entry, "
+         "softmax %.2f ns/logit, BLAS switch %.1f us, GEMM %.0f-%.0f (Xt dY %.0f-%.0f) GFLOP/s, "
+         "SpMM %.2f-%.2f (in cache) %.2f-%.2f (out) G entries x cols/s",
+         threads, r.memory_gbs, r.cache_gbs, 1e6 * r.step_s, 1e9 * r.dropout_entry_s,
+         1e9 * r.softmax_entry_s, 1e6 * r.blas_switch_s, r.gemm.front().rate, r.gemm.back().rate,
+         r.gemm_tn.front().rate, r.gemm_tn.back().rate, r.spmm_in_cache.front().rate,
+         r.spmm_in_cache.back().rate, r.spmm_out_of_cache.front().rate,
+         r.spmm_out_of_cache.back().rate);
+    const std::string warning =
+        spread_warning("threads " + std::to_string(threads), r.spread, load, base.cores);
+    if (!warning.empty() && o.warn) {
+        o.warn(warning);
+    }
+    return r;
 }
 
 /// The last-level data cache one core sees, as the kernel reports it in sysfs (what lscpu
@@ -470,9 +298,43 @@ std::string busy_warning(double load, int cores) {
     return text;
 }
 
+std::string spread_warning(const std::string& what, const std::map<std::string, double>& spreads,
+                           double load, int cores) {
+    std::string worst;
+    double largest = 0.0;
+    int above = 0;
+    for (const auto& [name, spread] : spreads) {
+        above += spread > spread_threshold ? 1 : 0;
+        if (worst.empty() || spread > largest) {
+            worst = name;
+            largest = spread;
+        }
+    }
+    const bool loaded = load > static_cast<double>(cores);
+    if (above == 0 && !loaded) {
+        return "";
+    }
+    char text[512];
+    if (above > 0) {
+        std::snprintf(text, sizeof(text),
+                      "%s: figures move between rounds: %s spread %.0f %% (%d figure%s above %.0f "
+                      "%%), load average %.2f on %d cores%s; calibrate again on an idle machine",
+                      what.c_str(), worst.c_str(), 100.0 * largest, above, above == 1 ? "" : "s",
+                      100.0 * spread_threshold, load, cores, loaded ? " (above the cores)" : "");
+    } else {
+        std::snprintf(text, sizeof(text),
+                      "%s: the machine is loaded: load average %.2f above its %d cores while "
+                      "timing (largest spread %s %.0f %%); calibrate again on an idle machine",
+                      what.c_str(), load, cores, worst.empty() ? "none" : worst.c_str(),
+                      100.0 * largest);
+    }
+    return text;
+}
+
 MachineModel merge_network(MachineModel kernels, const MachineModel& network) {
     kernels.shared_memory = network.shared_memory;
     kernels.mpi_measured = network.mpi_measured;
+    kernels.network_spread = network.network_spread;
     return kernels;
 }
 
@@ -493,6 +355,9 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
     m.host = host;
     m.cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
     m.cache_bytes = last_level_cache_bytes();
+    m.shared_memory = default_machine().shared_memory;
+    m.inter_node = default_machine().inter_node;
+    STRATA_CHECK(options.rounds >= 3, "calibrate: rounds must be at least 3, got ", options.rounds);
     // Kernels with one process only: waiting ranks would spin in MPI on the cores measured.
     if (comm.size() == 1) {
         std::vector<int> counts{1};
@@ -500,27 +365,39 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
             counts.push_back(m.cores);
         }
         for (int threads : counts) {
-            m.by_threads.push_back(
-                measure_rates(threads, options.seconds_per_figure, m.cache_bytes, options.log));
+            m.by_threads.push_back(measure_threads(threads, m, options));
         }
     }
-    // Network between ranks 0 and 1 (shared memory when they are on one node).
-    m.shared_memory = default_machine().shared_memory;
-    m.inter_node = default_machine().inter_node;
+    // Network between ranks 0 and 1 (shared memory when they are on one node), in rounds.
     if (comm.size() >= 2) {
         CpuBackend backend(1);
-        const double small = exchange_seconds(comm, backend, 1, options.seconds_per_figure);
         const index_t big_floats = 1 << 22;
-        const double big = exchange_seconds(comm, backend, big_floats, options.seconds_per_figure);
-        m.shared_memory.latency_s = small;
-        m.shared_memory.bandwidth_gbs = 4.0 * big_floats / std::max(1e-9, big - small) / 1e9;
+        const double budget = options.seconds_per_figure / options.rounds;
+        std::vector<double> latency;
+        std::vector<double> bandwidth;
+        for (int round = 0; round < options.rounds; ++round) {
+            const double small = exchange_seconds(comm, backend, 1, budget, options.clock);
+            const double big = exchange_seconds(comm, backend, big_floats, budget, options.clock);
+            latency.push_back(small);
+            bandwidth.push_back(4.0 * big_floats / std::max(1e-9, big - small) / 1e9);
+        }
+        const Repeated l = summarize(latency);
+        const Repeated b = summarize(bandwidth);
+        m.shared_memory.latency_s = l.median;
+        m.shared_memory.bandwidth_gbs = b.median;
+        m.network_spread = {{"shared_memory.latency_s", l.spread},
+                            {"shared_memory.bandwidth_gbs", b.spread}};
         m.mpi_measured = true;
-        log("network (ranks 0-1): latency " + std::to_string(1e6 * small) + " us, bandwidth " +
-            std::to_string(m.shared_memory.bandwidth_gbs) + " GB/s");
-    }
-    if (comm.size() == 1 && options.fit) {
-        for (const ThreadRates& r : std::vector<ThreadRates>(m.by_threads)) {
-            fit(m, r.threads, options.log);
+        char line[200];
+        std::snprintf(line, sizeof(line),
+                      "network (ranks 0-1): latency %.2f us (spread %.0f %%), bandwidth %.2f "
+                      "GB/s (spread %.0f %%)",
+                      1e6 * l.median, 100 * l.spread, b.median, 100 * b.spread);
+        log(line);
+        const std::string warning =
+            spread_warning("network", m.network_spread, load_average(), m.cores);
+        if (root && !warning.empty() && options.warn) {
+            options.warn(warning);
         }
     }
     return m;

@@ -1,31 +1,40 @@
 // calibrate: measures the machine model on this machine. One process: per thread count (1 and
 // all cores) the streaming bandwidth (axpby), GEMM at the widths models use, SpMM by width in
-// and out of cache and the fixed cost of a step, then one training run of a GCN on a generated
-// graph per thread count fits time_scale (measured / predicted epoch). Under mpirun (>= 2
-// ranks) only the network: the halo exchange between ranks 0 and 1 (latency, bandwidth; the
-// SpMM slowdown while it runs is not measured yet: 1) — kernels are not timed there, since the
-// waiting ranks would spin in MPI on the cores being measured.
+// and out of cache and the fixed cost of a step (planner/kernel_probes.hpp), and training runs
+// of a GCN on generated graphs that fit spmm_scale, step_s and time_scale (measured / predicted)
+// — all in interleaved rounds (planner/timed_rounds.hpp): each figure the median over rounds,
+// its spread recorded. Under mpirun (>= 2 ranks) only the network: the halo exchange between
+// ranks 0 and 1 (latency, bandwidth; the SpMM slowdown while it runs is not measured yet: 1) —
+// kernels are not timed there, since the waiting ranks would spin in MPI on the cores measured.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 
 #include "planner/machine_model.hpp"
+#include "planner/timed_rounds.hpp"
 #include "src/comm/communicator.hpp"
 
 namespace strata::planner {
 
 struct CalibrationOptions {
-    double seconds_per_figure = 0.3;  ///< repetitions of each kernel until this much time
-    bool fit = true;                  ///< fit time_scale with a real training run
-    std::function<void(const std::string&)> log;
+    double seconds_per_figure = 0.3;  ///< each kernel's repetitions, all rounds together
+    int rounds = 3;                   ///< interleaved rounds (at least 3)
+    bool fit = true;                  ///< fit the scales and the step with real training runs
+    std::function<void(const std::string&)> log;   ///< progress, a line each
+    std::function<void(const std::string&)> warn;  ///< spread_warning's lines
+    Clock clock = steady_seconds();
 };
+
+/// A figure whose spread over rounds is above this is flagged (spread_warning).
+inline constexpr double spread_threshold = 0.10;
 
 /// Collective over `comm`. One rank: the kernels (network figures are defaults); several: the
 /// network figures only (by_threads empty), for merge_network.
 [[nodiscard]] MachineModel calibrate(Communicator& comm, const CalibrationOptions& options);
 
-/// `kernels` with the network figures of `network` (shared_memory, mpi_measured).
+/// `kernels` with the network figures of `network` (shared_memory, mpi_measured, network_spread).
 [[nodiscard]] MachineModel merge_network(MachineModel kernels, const MachineModel& network);
 
 /// The 1-minute load average (/proc/loadavg's first figure); negative where unreadable.
@@ -37,5 +46,13 @@ struct CalibrationOptions {
 /// (half a core's worth of load is noise; more grows with the machine). Never busy when
 /// `load` < 0 (unknown).
 [[nodiscard]] std::string busy_warning(double load, int cores);
+
+/// Empty when every figure of `spreads` (name -> spread) is at most spread_threshold and the
+/// 1-minute load average `load`, read while calibrate's own threads ran, is at most `cores`;
+/// else one line naming the figure of the largest spread, its spread, how many are above the
+/// threshold, and the load. `what` says where ("threads 2", "network").
+[[nodiscard]] std::string spread_warning(const std::string& what,
+                                         const std::map<std::string, double>& spreads, double load,
+                                         int cores);
 
 }  // namespace strata::planner

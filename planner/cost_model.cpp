@@ -336,7 +336,9 @@ EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute
     const double scale = rates.time_scale;
     EpochPrediction out;
     out.allreduce_bytes = k <= 1 ? 0 : static_cast<std::int64_t>(allreduce_bytes);
-    for (int r = 0; r < k; ++r) {
+    // Every rank of the statistics (the all-reduce spans stats.parts ranks: the grid's model
+    // passes one representative rank per part).
+    for (int r = 0; r < static_cast<int>(stats.ranks.size()); ++r) {
         const RankStats& rank = stats.ranks[static_cast<std::size_t>(r)];
         const ExecutionPlan plan = rank_plan(graph, rank, recompute);
         const Pricer pricer(graph, rank, shape);

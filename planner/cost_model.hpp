@@ -71,7 +71,8 @@ struct RunShape {
 [[nodiscard]] ExecutionPlan rank_plan(const ModelGraph& graph, const RankStats& rank,
                                       Recompute recompute);
 
-/// Predicts one evaluated epoch of graph parallelism over stats.parts ranks.
+/// Predicts one evaluated epoch of graph parallelism over stats.parts ranks (the ranks priced:
+/// stats.ranks; the all-reduce: stats.parts).
 [[nodiscard]] EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute,
                                                   const PartitionStats& stats,
                                                   const RunShape& shape);

@@ -9,11 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "layers/grid_aggregation.hpp"
 #include "layers/sparse_features.hpp"
 #include "layers/sparse_input_graph.hpp"
+#include "planner/grid_model.hpp"
 #include "planner/machine_file.hpp"
 #include "planner/partition_stats.hpp"
 #include "planner/pipeline_model.hpp"
+#include "planner/plexus_model.hpp"
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
 
@@ -44,6 +47,55 @@ json terms_json(const EpochTerms& t) {
             {"exchange_s", t.exchange_s},
             {"exposed_exchange_s", t.exposed_s},
             {"allreduce_s", t.allreduce_s}};
+}
+
+std::string grid_name(int a, int b) {
+    return std::to_string(a) + "x" + std::to_string(b);
+}
+
+/// Per rank count: Plexus's model for a GCN of the plan's widths, Strata's 1D (recompute none)
+/// and its grid with the fewest bytes, from the plan's own candidates.
+std::vector<PaperComparison> compare_on_paper(const Plan& plan, const PartitionStats& one,
+                                              const ModelSpec& spec) {
+    std::vector<double> widths{static_cast<double>(one.features)};
+    for (int l = 1; l < spec.layers; ++l) {
+        widths.push_back(spec.hidden);
+    }
+    widths.push_back(static_cast<double>(one.classes));
+    double parameters = 0.0;
+    for (std::size_t l = 1; l < widths.size(); ++l) {
+        parameters += widths[l - 1] * widths[l] + widths[l];
+    }
+    const auto vertices = static_cast<double>(one.vertices);
+    const double entries = static_cast<double>(one.nnz) + vertices;  // Â's self loops
+    std::vector<PaperComparison> rows;
+    for (const Candidate& c : plan.candidates) {
+        if (c.parallel != "graph" || c.recompute != "none") {
+            continue;
+        }
+        const double k = c.ranks;
+        if (rows.empty() || rows.back().ranks != c.ranks) {
+            const PlexusGrid p = plexus_best_grid(vertices, entries, widths, parameters, c.ranks);
+            PaperComparison row;
+            row.ranks = c.ranks;
+            row.plexus_grid = grid_name(p.x, p.y) + "x" + std::to_string(p.z);
+            row.plexus_ranks = p.x * p.y * p.z;
+            row.plexus_bytes = 4.0 * p.words;
+            row.plexus_memory_bytes = p.memory_bytes;
+            rows.push_back(row);
+        }
+        PaperComparison& row = rows.back();
+        const double bytes = static_cast<double>(c.time.halo_bytes + c.a2a_bytes) / k;
+        if (c.feature_slices == 1) {
+            row.oned_bytes = bytes;
+            row.oned_memory_bytes = static_cast<double>(c.memory.planned_bytes);
+        } else if (row.grid.empty() || bytes < row.grid_bytes) {
+            row.grid = grid_name(c.ranks / c.feature_slices, c.feature_slices);
+            row.grid_bytes = bytes;
+            row.grid_memory_bytes = static_cast<double>(c.memory.planned_bytes);
+        }
+    }
+    return rows;
 }
 
 }  // namespace
@@ -92,31 +144,47 @@ Plan make_plan(const PlanRequest& request) {
                              "the pipeline with fp32");
     }
 
-    std::vector<PartitionStats> measured{one};
-    for (int k : ranks) {
-        PartitionStats stats;
-        if (k == 1) {
-            stats = one;
-        } else if (k <= request.max_partition_parts && k <= one.vertices) {
-            stats = cache.get(k, normalization);
-            measured.push_back(stats);
-            std::sort(
-                measured.begin(), measured.end(),
-                [](const PartitionStats& a, const PartitionStats& b) { return a.parts < b.parts; });
-        } else {
-            std::vector<PartitionStats> below;
-            for (const PartitionStats& m : measured) {
-                if (m.parts < k) {
-                    below.push_back(m);
-                }
-            }
-            stats = extrapolate_partition(below, k);
-            plan.notes.push_back(
-                "K = " + std::to_string(k) + ": not partitioned here (above " +
-                "--max-partition-parts " + std::to_string(request.max_partition_parts) +
-                "); halo figures extrapolated from K = " + std::to_string(below.back().parts) +
-                ", error band ±" + std::to_string(static_cast<int>(100 * stats.error_band)) + " %");
+    // The machine with every figure moved by its spread the slow way: each candidate's error
+    // band grows by the epoch predicted with it over the epoch predicted (0 without spreads).
+    const MachineModel slowed = slowed_by_spread(request.machine);
+    const auto spread_band = [](const EpochPrediction& slow, const EpochPrediction& time) {
+        return time.epoch_s > 0.0 ? std::max(0.0, slow.epoch_s / time.epoch_s - 1.0) : 0.0;
+    };
+    // Statistics of K parts: measured (cached) up to --max-partition-parts, else extrapolated
+    // from the measured ones below K (noted once).
+    std::map<int, PartitionStats> measured{{1, one}};
+    std::map<int, PartitionStats> extrapolated;
+    const auto stats_at = [&](int k) -> PartitionStats {
+        if (const auto found = measured.find(k); found != measured.end()) {
+            return found->second;
         }
+        if (const auto found = extrapolated.find(k); found != extrapolated.end()) {
+            return found->second;
+        }
+        if (k <= request.max_partition_parts && k <= one.vertices) {
+            return measured[k] = cache.get(k, normalization);
+        }
+        std::vector<PartitionStats> below;
+        for (const auto& [parts, m] : measured) {
+            if (parts < k) {
+                below.push_back(m);
+            }
+        }
+        PartitionStats stats = extrapolate_partition(below, k);
+        plan.notes.push_back(
+            "K = " + std::to_string(k) + ": not partitioned here (above " +
+            "--max-partition-parts " + std::to_string(request.max_partition_parts) +
+            "); halo figures extrapolated from K = " + std::to_string(below.back().parts) +
+            ", error band ±" + std::to_string(static_cast<int>(100 * stats.error_band)) + " %");
+        return extrapolated[k] = stats;
+    };
+    const std::string grid_blocked = grid_blocker(built.graph, 2);
+    if (!grid_blocked.empty() &&
+        std::any_of(ranks.begin(), ranks.end(), [](int k) { return k > 1; })) {
+        plan.notes.push_back("feature grid not planned: " + grid_blocked);
+    }
+    for (int k : ranks) {
+        const PartitionStats stats = stats_at(k);
         const int per_node = request.ranks_per_node > 0 ? std::min(request.ranks_per_node, k) : k;
         const bool across = request.ranks_per_node > 0 && k > request.ranks_per_node;
         RunShape shape{
@@ -125,6 +193,9 @@ Plan make_plan(const PlanRequest& request) {
             .threads = request.threads > 0 ? request.threads
                                            : std::max(1, request.machine.cores / per_node),
             .ranks_per_node = per_node};
+        RunShape slow_shape = shape;
+        slow_shape.machine = &slowed;
+        slow_shape.network = across ? slowed.inter_node : slowed.shared_memory;
         const double limit = request.memory_per_rank_bytes > 0 ? request.memory_per_rank_bytes
                                                                : physical_memory_bytes() / per_node;
         plan.memory_per_rank_bytes = limit;
@@ -141,8 +212,51 @@ Plan make_plan(const PlanRequest& request) {
                                      sparse ? FeatureStorage::sparse : FeatureStorage::dense);
             c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
             c.extrapolated = stats.extrapolated;
-            c.error_band = stats.error_band;
+            RunShape slow_graph_shape = slow_shape;
+            slow_graph_shape.halo_precision = request.halo_precision;
+            c.error_band =
+                stats.error_band +
+                spread_band(predict_graph_epoch(graph_model.graph, mode, stats, slow_graph_shape),
+                            c.time);
             plan.candidates.push_back(std::move(c));
+        }
+        // The G x F grids: the feature group on F consecutive ranks (inside a node when the
+        // ranks per node are a multiple of F), the graph group across them.
+        for (int f = 2; f <= k && grid_blocked.empty(); ++f) {
+            if (k % f != 0 || !grid_blocker(built.graph, f).empty()) {
+                continue;
+            }
+            const PartitionStats parts = stats_at(k / f);
+            const bool feature_inside = request.ranks_per_node == 0 || per_node % f == 0;
+            const Network feature_network =
+                feature_inside ? request.machine.shared_memory : request.machine.inter_node;
+            for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
+                Candidate c;
+                c.ranks = k;
+                c.feature_slices = f;
+                c.recompute = to_string(mode);
+                c.threads = shape.threads;
+                RunShape grid_shape = shape;
+                grid_shape.halo_precision = request.halo_precision;
+                const GridPrediction p =
+                    predict_grid_epoch(built.graph, mode, parts, f, grid_shape, feature_network);
+                c.time = p.time;
+                c.a2a_bytes = p.a2a_bytes;
+                c.recompute_a2a_bytes = p.recompute_a2a_bytes;
+                c.memory = predict_grid_memory(built.graph, mode, parts, f, request.machine, whole);
+                c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
+                c.extrapolated = parts.extrapolated;
+                RunShape slow_grid_shape = slow_shape;
+                slow_grid_shape.halo_precision = request.halo_precision;
+                const Network slow_feature_network =
+                    feature_inside ? slowed.shared_memory : slowed.inter_node;
+                c.error_band = parts.error_band +
+                               spread_band(predict_grid_epoch(built.graph, mode, parts, f,
+                                                              slow_grid_shape, slow_feature_network)
+                                               .time,
+                                           c.time);
+                plan.candidates.push_back(std::move(c));
+            }
         }
         for (const PipelineLayout& layout : pipeline_layouts(built.graph, k, one.vertices)) {
             Candidate c;
@@ -155,6 +269,8 @@ Plan make_plan(const PlanRequest& request) {
             c.threads = shape.threads;
             const PipelinePrediction p = predict_pipeline_epoch(built.graph, one, layout, shape);
             c.time = p.time;
+            c.error_band = spread_band(
+                predict_pipeline_epoch(built.graph, one, layout, slow_shape).time, c.time);
             c.stage_bytes = p.stage_bytes;
             c.bubble = p.bubble;
             c.split = p.split;
@@ -200,6 +316,9 @@ Plan make_plan(const PlanRequest& request) {
             "pipeline: only one way per stage is planned (the W-way hybrid's mirror exchange is "
             "not modelled); the per-chunk history bookkeeping is not priced");
     }
+    if (request.compare_plexus) {
+        plan.paper = compare_on_paper(plan, one, request.spec);
+    }
     plan.planning_s = watch.seconds();
     return plan;
 }
@@ -216,6 +335,9 @@ std::string plan_to_json(const Plan& plan) {
                               {"stage_bytes", c.stage_bytes},
                               {"bubble", c.bubble},
                               {"split", c.split},
+                              {"feature_slices", c.feature_slices},
+                              {"a2a_bytes", c.a2a_bytes},
+                              {"recompute_a2a_bytes", c.recompute_a2a_bytes},
                               {"threads", c.threads},
                               {"epoch_s", c.time.epoch_s},
                               {"compute_s", c.time.compute_s},
@@ -243,31 +365,54 @@ std::string plan_to_json(const Plan& plan) {
                     {"planning_s", plan.planning_s},
                     {"candidates", candidates},
                     {"notes", plan.notes}};
-    return j.dump(2) + "\n";
+    json out = j;
+    if (!plan.paper.empty()) {
+        json paper = json::array();
+        for (const PaperComparison& r : plan.paper) {
+            paper.push_back({{"ranks", r.ranks},
+                             {"plexus_grid", r.plexus_grid},
+                             {"plexus_ranks", r.plexus_ranks},
+                             {"plexus_bytes_per_rank", r.plexus_bytes},
+                             {"plexus_memory_bytes", r.plexus_memory_bytes},
+                             {"oned_bytes_per_rank", r.oned_bytes},
+                             {"oned_planned_bytes", r.oned_memory_bytes},
+                             {"grid", r.grid},
+                             {"grid_bytes_per_rank", r.grid_bytes},
+                             {"grid_planned_bytes", r.grid_memory_bytes}});
+        }
+        out["on_paper_plexus"] = paper;
+    }
+    return out.dump(2) + "\n";
 }
 
 std::string format_plan(const Plan& plan) {
     std::string out = "plan: " + plan.data + ", " + plan.model + ", machine " + plan.machine_host +
                       ", memory limit " + mb(plan.memory_per_rank_bytes) + " MB per rank\n";
     char line[256];
-    std::snprintf(line, sizeof(line), "%-8s %5s %-11s %3s %10s %10s %9s %9s %12s %10s %10s %4s\n",
-                  "parallel", "ranks", "layout", "thr", "epoch_ms", "compute_ms", "wait_ms",
+    std::snprintf(line, sizeof(line),
+                  "%-8s %5s %-15s %3s %10s %6s %10s %9s %9s %12s %10s %10s %4s\n", "parallel",
+                  "ranks", "layout", "thr", "epoch_ms", "band_%", "compute_ms", "wait_ms",
                   "eval_ms", "bytes_MB/ep", "plan_MB", "peak_MB", "fits");
     out += line;
     for (const Candidate& c : plan.candidates) {
         // Graph parallelism: the --recompute mode and halo bytes; the pipeline: S x W x C and
         // stage bytes.
+        // The grid: G x F and the recompute mode, halo and all-to-all bytes together.
         const bool pipeline = c.parallel == "pipeline";
+        const bool grid = c.feature_slices > 1;
         const std::string layout = pipeline
                                        ? std::to_string(c.stages) + "x" + std::to_string(c.ways) +
                                              "x" + std::to_string(c.chunks)
-                                       : c.recompute;
-        const std::int64_t bytes = pipeline ? c.stage_bytes : c.time.halo_bytes;
+                                   : grid ? std::to_string(c.ranks / c.feature_slices) + "x" +
+                                                std::to_string(c.feature_slices) + " " + c.recompute
+                                          : c.recompute;
+        const std::int64_t bytes =
+            pipeline ? c.stage_bytes : c.time.halo_bytes + (grid ? c.a2a_bytes : 0);
         std::snprintf(
             line, sizeof(line),
-            "%-8s %5d %-11s %3d %10.2f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
+            "%-8s %5d %-15s %3d %10.2f %6.0f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
             c.parallel.c_str(), c.ranks, layout.c_str(), c.threads, 1e3 * c.time.epoch_s,
-            1e3 * c.time.compute_s, 1e3 * c.time.wait_s, 1e3 * c.time.eval_s,
+            100.0 * c.error_band, 1e3 * c.time.compute_s, 1e3 * c.time.wait_s, 1e3 * c.time.eval_s,
             static_cast<double>(bytes) / 1e6, static_cast<double>(c.memory.planned_bytes) / 1e6,
             static_cast<double>(c.memory.peak_bytes) / 1e6, c.fits ? "yes" : "no",
             c.extrapolated ? "  (extrapolated)" : "", c.recommended ? "  <- recommended" : "");
@@ -275,6 +420,32 @@ std::string format_plan(const Plan& plan) {
         if (pipeline) {
             std::snprintf(line, sizeof(line), "%9sbubble %.0f %%, ", "", 100.0 * c.bubble);
             out += line + c.split + "\n";
+        }
+        if (grid) {
+            std::snprintf(line, sizeof(line), "%9shalo %.3f MB + all-to-all %.3f MB per epoch\n",
+                          "", static_cast<double>(c.time.halo_bytes) / 1e6,
+                          static_cast<double>(c.a2a_bytes) / 1e6);
+            out += line;
+        }
+    }
+    if (!plan.paper.empty()) {
+        out +=
+            "on paper (Plexus's published model for a GCN of these widths, not measured; "
+            "Plexus: received per rank per training step; Strata: this plan's halo + "
+            "all-to-all bytes per rank per evaluated epoch, and its memory plan):\n";
+        std::snprintf(line, sizeof(line), "%6s %-10s %11s %12s %11s %12s %-7s %11s %12s\n", "ranks",
+                      "plexus", "plexus_MB", "plexus_memMB", "1D_MB", "1D_memMB", "grid", "grid_MB",
+                      "grid_memMB");
+        out += line;
+        for (const PaperComparison& r : plan.paper) {
+            std::snprintf(line, sizeof(line),
+                          "%6d %-10s %11.3f %12.3f %11.3f %12.3f %-7s %11.3f %12.3f%s\n", r.ranks,
+                          r.plexus_grid.c_str(), r.plexus_bytes / 1e6, r.plexus_memory_bytes / 1e6,
+                          r.oned_bytes / 1e6, r.oned_memory_bytes / 1e6,
+                          r.grid.empty() ? "-" : r.grid.c_str(), r.grid_bytes / 1e6,
+                          r.grid_memory_bytes / 1e6,
+                          r.plexus_ranks != r.ranks ? "  (Plexus at the power of two below)" : "");
+            out += line;
         }
     }
     for (const std::string& note : plan.notes) {
@@ -295,15 +466,16 @@ ChosenLayout chosen_layout(const std::string& json_text, const std::string& what
     STRATA_CHECK(j.value("format", std::string()) == "strata-plan", what,
                  ": not a plan (make one with strata plan --json)");
     const int version = j.value("version", 0);
-    STRATA_CHECK(version == 1 || version == Plan::format_version, what, ": plan version ", version,
-                 " is not supported (expected 1 or ", Plan::format_version, ")");
+    STRATA_CHECK(version >= 1 && version <= Plan::format_version, what, ": plan version ", version,
+                 " is not supported (expected 1 to ", Plan::format_version, ")");
     for (const json& c : j.at("candidates")) {
         if (c.at("ranks").get<int>() == ranks && c.at("recommended").get<bool>()) {
             ChosenLayout chosen{.parallel = c.at("parallel").get<std::string>(),
                                 .recompute = c.at("recompute").get<std::string>(),
                                 .stages = c.value("stages", 0),
                                 .ways = c.value("ways", 0),
-                                .chunks = c.value("chunks", 0)};
+                                .chunks = c.value("chunks", 0),
+                                .feature_slices = c.value("feature_slices", 1)};
             STRATA_CHECK(chosen.parallel == "graph" || chosen.parallel == "pipeline", what,
                          ": candidate for ", ranks, " ranks: parallel '", chosen.parallel,
                          "' is not graph or pipeline");
@@ -315,6 +487,11 @@ ChosenLayout chosen_layout(const std::string& json_text, const std::string& what
                              chosen.stages, " x ways ", chosen.ways, " with chunks ", chosen.chunks,
                              " does not fit ", ranks, " ranks");
             }
+            STRATA_CHECK(chosen.feature_slices >= 1 && ranks % chosen.feature_slices == 0 &&
+                             (chosen.feature_slices == 1 || chosen.parallel == "graph"),
+                         what, ": candidate for ", ranks, " ranks: feature_slices ",
+                         chosen.feature_slices, " does not divide ", ranks,
+                         " ranks or is not graph parallelism");
             return chosen;
         }
     }

@@ -1,8 +1,10 @@
 // The plan: for every rank count asked for, the candidate layouts (graph parallelism in each
-// --recompute mode; the layer pipeline, S stages x 1 way x C chunks, planner/pipeline_model.hpp),
-// each with its predicted epoch time and parts, bytes per epoch, memory per rank and whether it
-// fits; the recommendation is the fastest that fits. Text table and JSON (format "strata-plan",
-// version 2: adds the pipeline fields; version 1 files are still read).
+// --recompute mode; the G x F grid, feature_slices = F, for every F > 1 dividing the ranks whose
+// slices keep a column each, planner/grid_model.hpp; the layer pipeline, S stages x 1 way x C
+// chunks, planner/pipeline_model.hpp), each with its predicted epoch time and parts, bytes per
+// epoch, memory per rank and whether it fits; the recommendation is the fastest that fits. Text
+// table and JSON (format "strata-plan", version 3: adds feature_slices and the all-to-all bytes;
+// version 2 added the pipeline fields; versions 1 and 2 are still read).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,9 @@ struct PlanRequest {
     /// Graph parallelism's halo rows on the wire (halo_precision): priced at this precision;
     /// fp32 unless asked (the pipeline is always priced at fp32, the only one it runs).
     HaloPrecision halo_precision = HaloPrecision::fp32;
+    /// Also print, per rank count, Plexus's published model for a GCN of the plan's widths beside
+    /// Strata's 1D and best grid (planner/plexus_model.hpp): a comparison on paper.
+    bool compare_plexus = false;
 };
 
 struct Candidate {
@@ -42,23 +47,44 @@ struct Candidate {
     std::int64_t stage_bytes = 0;  ///< pipeline: the metrics' stage_bytes per epoch
     double bubble = 0.0;           ///< pipeline: idle fraction of the busiest stage's wave
     std::string split;             ///< pipeline: the stage split (StageLayout::describe)
+    int feature_slices = 1;        ///< graph parallelism: F of the G x F grid (1: 1D)
+    std::int64_t a2a_bytes = 0;    ///< grid: the layout switches' bytes per epoch (metrics)
+    std::int64_t recompute_a2a_bytes = 0;
     int threads = 1;
     EpochPrediction time;
     MemoryPrediction memory;
     bool fits = true;
     bool extrapolated = false;
-    double error_band = 0.0;  ///< relative, of the halo terms when extrapolated
+    /// Relative error band of the epoch: the extrapolation's (halo terms, extrapolated K only)
+    /// plus the calibration's (the epoch predicted with slowed_by_spread's machine over the
+    /// epoch predicted, less 1; 0 for a machine model without spreads).
+    double error_band = 0.0;
     bool recommended = false;
 };
 
+/// One rank count's comparison on paper (PlanRequest::compare_plexus).
+struct PaperComparison {
+    int ranks = 0;
+    std::string plexus_grid;  ///< "XxYxZ" of the P the model ran (the power of two <= ranks)
+    int plexus_ranks = 0;
+    double plexus_bytes = 0.0;         ///< received per rank per training step
+    double plexus_memory_bytes = 0.0;  ///< per rank
+    double oned_bytes = 0.0;           ///< Strata 1D: halo bytes per rank per evaluated epoch
+    double oned_memory_bytes = 0.0;    ///< its memory plan (largest rank)
+    std::string grid;                  ///< Strata's grid with the fewest bytes ("" if none)
+    double grid_bytes = 0.0;           ///< its halo + all-to-all bytes per rank
+    double grid_memory_bytes = 0.0;
+};
+
 struct Plan {
-    static constexpr int format_version = 2;
+    static constexpr int format_version = 3;
     std::string data;
     std::string model;  ///< describe(spec)
     std::string machine_host;
     double memory_per_rank_bytes = 0.0;
     std::vector<Candidate> candidates;
     std::vector<std::string> notes;
+    std::vector<PaperComparison> paper;  ///< compare_plexus only
     double planning_s = 0.0;
 };
 
@@ -76,6 +102,7 @@ struct ChosenLayout {
     int stages = 0;  ///< pipeline only
     int ways = 0;
     int chunks = 0;
+    int feature_slices = 1;  ///< graph parallelism only
 };
 /// From a plan JSON (plan_to_json); `what` names the file. Throws if it has no recommendation
 /// for `ranks`.

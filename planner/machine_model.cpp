@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -42,6 +43,27 @@ Network network_from(const json& j) {
     return {j.at("latency_s").get<double>(), j.at("bandwidth_gbs").get<double>()};
 }
 
+/// A name -> spread object; absent (version 1): empty, every spread 0.
+std::map<std::string, double> spreads_from(const json& j, const char* key) {
+    std::map<std::string, double> out;
+    if (j.contains(key)) {
+        for (const auto& [name, value] : j.at(key).items()) {
+            out[name] = value.get<double>();
+        }
+    }
+    return out;
+}
+
+void points_figures(
+    const char* key, std::vector<RatePoint>& points,
+    const std::function<void(const std::string& name, double& value, bool rate)>& f) {
+    for (RatePoint& p : points) {
+        char x[32];
+        std::snprintf(x, sizeof(x), "%g", p.x);
+        f(std::string(key) + "@" + x, p.rate, true);
+    }
+}
+
 }  // namespace
 
 void write_text_atomically(const std::string& path, const std::string& text) {
@@ -52,6 +74,42 @@ void write_text_atomically(const std::string& path, const std::string& text) {
         STRATA_CHECK(file.good(), path, ": cannot write");
     }
     out.commit();
+}
+
+void for_each_figure(
+    ThreadRates& r,
+    const std::function<void(const std::string& name, double& value, bool rate)>& f) {
+    f("memory_gbs", r.memory_gbs, true);
+    f("cache_gbs", r.cache_gbs, true);
+    f("step_s", r.step_s, false);
+    f("dropout_entry_s", r.dropout_entry_s, false);
+    points_figures("gemm_gflops", r.gemm, f);
+    points_figures("gemm_tn_gflops", r.gemm_tn, f);
+    f("softmax_entry_s", r.softmax_entry_s, false);
+    f("blas_switch_s", r.blas_switch_s, false);
+    points_figures("spmm_in_cache_g", r.spmm_in_cache, f);
+    points_figures("spmm_out_of_cache_g", r.spmm_out_of_cache, f);
+    f("spmm_scale", r.spmm_scale, false);
+    f("time_scale", r.time_scale, false);
+}
+
+MachineModel slowed_by_spread(MachineModel m) {
+    const auto spread_of = [](const std::map<std::string, double>& spreads,
+                              const std::string& name) {
+        const auto it = spreads.find(name);
+        return it == spreads.end() ? 0.0 : std::max(0.0, it->second);
+    };
+    for (ThreadRates& r : m.by_threads) {
+        const std::map<std::string, double> spreads = r.spread;
+        for_each_figure(r, [&](const std::string& name, double& value, bool rate) {
+            const double factor = 1.0 + spread_of(spreads, name);
+            value = rate ? value / factor : value * factor;
+        });
+    }
+    m.shared_memory.latency_s *= 1.0 + spread_of(m.network_spread, "shared_memory.latency_s");
+    m.shared_memory.bandwidth_gbs /=
+        1.0 + spread_of(m.network_spread, "shared_memory.bandwidth_gbs");
+    return m;
 }
 
 const ThreadRates& MachineModel::rates(int threads) const {
@@ -98,7 +156,8 @@ std::string to_json(const MachineModel& m) {
                          {"spmm_in_cache_g", points_json(r.spmm_in_cache)},
                          {"spmm_out_of_cache_g", points_json(r.spmm_out_of_cache)},
                          {"spmm_scale", r.spmm_scale},
-                         {"time_scale", r.time_scale}});
+                         {"time_scale", r.time_scale},
+                         {"spread", r.spread}});
     }
     const json j = {{"format", "strata-machine"},
                     {"version", MachineModel::format_version},
@@ -110,7 +169,8 @@ std::string to_json(const MachineModel& m) {
                     {"inter_node", network_json(m.inter_node)},
                     {"mpi_measured", m.mpi_measured},
                     {"overlap_slowdown", m.overlap_slowdown},
-                    {"baseline_rss_bytes", m.baseline_rss_bytes}};
+                    {"baseline_rss_bytes", m.baseline_rss_bytes},
+                    {"network_spread", m.network_spread}};
     return j.dump(2) + "\n";
 }
 
@@ -123,10 +183,11 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
     }
     STRATA_CHECK(j.is_object() && j.value("format", std::string()) == "strata-machine", what,
                  ": not a machine model (\"format\" is not \"strata-machine\")");
+    // Version 1 lacks the spreads: read as 0.
     const int version = j.value("version", 0);
-    STRATA_CHECK(version == MachineModel::format_version, what, ": machine model version ", version,
-                 " is not supported (this strata reads version ", MachineModel::format_version,
-                 "): run strata calibrate again");
+    STRATA_CHECK(version == 1 || version == MachineModel::format_version, what,
+                 ": machine model version ", version, " is not supported (this strata reads 1 and ",
+                 MachineModel::format_version, "): run strata calibrate again");
     try {
         MachineModel m;
         m.host = j.at("host").get<std::string>();
@@ -147,7 +208,8 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
                                     .spmm_in_cache = points_from(r.at("spmm_in_cache_g")),
                                     .spmm_out_of_cache = points_from(r.at("spmm_out_of_cache_g")),
                                     .spmm_scale = r.value("spmm_scale", 1.0),
-                                    .time_scale = r.value("time_scale", 1.0)});
+                                    .time_scale = r.value("time_scale", 1.0),
+                                    .spread = spreads_from(r, "spread")});
         }
         STRATA_CHECK(!m.by_threads.empty(), what, ": by_threads is empty");
         m.shared_memory = network_from(j.at("shared_memory"));
@@ -155,6 +217,7 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
         m.mpi_measured = j.at("mpi_measured").get<bool>();
         m.overlap_slowdown = j.at("overlap_slowdown").get<double>();
         m.baseline_rss_bytes = j.at("baseline_rss_bytes").get<double>();
+        m.network_spread = spreads_from(j, "network_spread");
         return m;
     } catch (const json::exception& e) {
         STRATA_FAIL(what, ": ", e.what());

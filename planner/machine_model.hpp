@@ -1,8 +1,11 @@
 // MachineModel: what `strata calibrate` measured on one machine (machine.json, format
-// "strata-machine", version 1) — memory bandwidth, GEMM and SpMM rates by shape and thread count,
-// the cost of one schedule step, MPI point-to-point and all-reduce — read by `strata plan`.
+// "strata-machine", version 2; version 1 is still read) — memory bandwidth, GEMM and SpMM rates
+// by shape and thread count, the cost of one schedule step, MPI point-to-point and all-reduce,
+// and each figure's spread over calibrate's rounds (version 2) — read by `strata plan`.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,7 +55,17 @@ struct ThreadRates {
     /// Measured / predicted epoch of the same run, spmm_scale applied (what the kernel figures
     /// miss; 1 when not fitted). Multiplies the busy time.
     double time_scale = 1.0;
+    /// Each figure's spread over calibrate's rounds, (max - min) / median, by figure name
+    /// (for_each_figure's names); a figure not listed (a version 1 file): 0.
+    std::map<std::string, double> spread{};
 };
+
+/// Every figure of `rates` the cost model reads: its name (the machine.json key; a rate point's
+/// "key@x", e.g. "spmm_in_cache_g@64"), the value, and whether it is a rate (larger is faster)
+/// rather than a cost (seconds, or a scale of the time). `threads` is not a figure.
+void for_each_figure(
+    ThreadRates& rates,
+    const std::function<void(const std::string& name, double& value, bool rate)>& f);
 
 /// A network between ranks (shared memory, or a link given by hand for other nodes).
 struct Network {
@@ -61,7 +74,8 @@ struct Network {
 };
 
 struct MachineModel {
-    static constexpr int format_version = 1;
+    /// 2: adds the spreads (`spread` in each by_threads entry, `network_spread`).
+    static constexpr int format_version = 2;
     std::string host;                     ///< where it was measured
     int cores = 1;                        ///< online CPUs
     double cache_bytes = 0.0;             ///< last-level cache (sysconf), for in/out of cache
@@ -73,6 +87,9 @@ struct MachineModel {
     /// overlaps.
     double overlap_slowdown = 1.0;
     double baseline_rss_bytes = 0.0;  ///< a rank's resident memory before any data (MPI, BLAS)
+    /// Spread of the measured network figures over rounds: "shared_memory.latency_s",
+    /// "shared_memory.bandwidth_gbs" (absent: 0).
+    std::map<std::string, double> network_spread{};
 
     /// The rates for `threads` (the nearest measured count; never empty after calibrate).
     [[nodiscard]] const ThreadRates& rates(int threads) const;
@@ -90,6 +107,11 @@ void write_machine(const MachineModel& model, const std::string& path);
 
 /// Writes `text` to `path` through a temporary renamed into place (src/base/atomic_output.hpp).
 void write_text_atomically(const std::string& path, const std::string& text);
+
+/// `model` with every figure moved by its spread the slow way: costs x (1 + spread), rates /
+/// (1 + spread) (the network's latency and bandwidth likewise). The plan's error band is the
+/// epoch predicted with it over the epoch predicted with `model`, less 1.
+[[nodiscard]] MachineModel slowed_by_spread(MachineModel model);
 
 /// A model with documented guesses (no calibration): used when --machine is not given and
 /// no calibration exists, and flagged as such in plan's output.

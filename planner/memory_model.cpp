@@ -29,6 +29,13 @@ MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompu
             out.lines = std::move(lines);
         }
     }
+    set_peaks(out, stats, machine, whole_graph_input, features);
+    return out;
+}
+
+void set_peaks(MemoryPrediction& out, const PartitionStats& stats, const MachineModel& machine,
+               bool whole_graph_input, FeatureStorage features) {
+    const bool sparse = features == FeatureStorage::sparse;
     const auto baseline = static_cast<std::int64_t>(machine.baseline_rss_bytes);
     const RankStats& largest = *std::max_element(
         stats.ranks.begin(), stats.ranks.end(),
@@ -48,7 +55,6 @@ MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompu
     // While uploading, the host part and its backend copy coexist.
     out.peak_bytes =
         std::max({baseline + out.planned_bytes, baseline + host + device, out.load_peak_bytes});
-    return out;
 }
 
 }  // namespace strata::planner

@@ -37,4 +37,9 @@ struct MemoryPrediction {
     const MachineModel& machine, bool whole_graph_input,
     FeatureStorage features = FeatureStorage::dense);
 
+/// Sets m.load_peak_bytes and m.peak_bytes from m.planned_bytes (above): the steady state, the
+/// upload of the largest rank's host part and the load-time peak.
+void set_peaks(MemoryPrediction& m, const PartitionStats& stats, const MachineModel& machine,
+               bool whole_graph_input, FeatureStorage features);
+
 }  // namespace strata::planner

@@ -67,6 +67,10 @@ ResolvedPlan resolve_plan(const RunConfig& config, Communicator& comm,
                     ", ways = " + std::to_string(c.ways) + ", chunks = " + std::to_string(c.chunks);
         } else {
             line += ", recompute = " + c.recompute;
+            if (layout.feature_slices > 1) {
+                c.feature_slices = layout.feature_slices;
+                line += ", feature_slices = " + std::to_string(c.feature_slices);
+            }
             // The plan's statistics come from METIS's partition of a .h5
             // (planner/partition_stats.cpp): a planned run partitions the same way.
             std::error_code ec;

@@ -35,8 +35,15 @@ struct EpochStats {
     /// The feature grid's layout switches (all-to-all inside feature groups; forward +
     /// backward), all ranks; 0 in 1D.
     std::int64_t a2a_bytes = 0;
-    std::int64_t recompute_a2a_bytes = 0;        ///< layout switches of recomputations, all ranks
-    std::int64_t allreduce_bytes = 0;            ///< all-reduce payload, summed over ranks
+    std::int64_t recompute_a2a_bytes = 0;  ///< layout switches of recomputations, all ranks
+    std::int64_t allreduce_bytes = 0;      ///< all-reduce payload, summed over ranks
+    /// The five byte counts above (halo, recompute halo, a2a, recompute a2a, all-reduce), and
+    /// the layer pipeline's stage_bytes and way_bytes, split by where they went, summed over
+    /// ranks: to a rank on another node, or within the node (an all-reduce counts as inter-node
+    /// when its ranks span several nodes). intra + inter = their sum. Communicator::node_of;
+    /// docs/layouts.md, "Topology".
+    std::int64_t bytes_intra_node = 0;
+    std::int64_t bytes_inter_node = 0;
     std::int64_t peak_rss_bytes = 0;             ///< max over ranks
     std::optional<PipelineEpochStats> pipeline;  ///< layer-pipeline runs only
     /// --profile: where the slowest rank's training step went (the same rank as the parts).

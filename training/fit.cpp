@@ -69,13 +69,20 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         const CommStats after = comm.stats();
         const HaloBytes halo_after = context.executor.halo_bytes();
         const HaloBytes switch_after = context.executor.switch_bytes();
-        std::array<std::int64_t, 5> bytes{(halo_after.forward - halo_before.forward) +
-                                              (halo_after.backward - halo_before.backward),
-                                          halo_after.recompute - halo_before.recompute,
-                                          after.collective_bytes - before.collective_bytes,
-                                          (switch_after.forward - switch_before.forward) +
-                                              (switch_after.backward - switch_before.backward),
-                                          switch_after.recompute - switch_before.recompute};
+        const std::int64_t collective = after.collective_bytes - before.collective_bytes;
+        std::array<std::int64_t, 7> bytes{
+            (halo_after.forward - halo_before.forward) +
+                (halo_after.backward - halo_before.backward),
+            halo_after.recompute - halo_before.recompute,
+            collective,
+            (switch_after.forward - switch_before.forward) +
+                (switch_after.backward - switch_before.backward),
+            switch_after.recompute - switch_before.recompute,
+            0,  // intra-node: the five above less the inter-node bytes
+            (halo_after.inter_node - halo_before.inter_node) +
+                (switch_after.inter_node - switch_before.inter_node) +
+                (comm.num_nodes() > 1 ? collective : 0)};
+        bytes[5] = bytes[0] + bytes[1] + bytes[2] + bytes[3] + bytes[4] - bytes[6];
         std::array<double, 2> maxima{stats.epoch_s, after.wait_seconds - before.wait_seconds};
         std::array<std::int64_t, 1> rss{peak_rss_bytes()};
         comm.allreduce_sum(bytes);
@@ -86,6 +93,8 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         stats.a2a_bytes = bytes[3];
         stats.recompute_a2a_bytes = bytes[4];
         stats.allreduce_bytes = bytes[2];
+        stats.bytes_intra_node = bytes[5];
+        stats.bytes_inter_node = bytes[6];
         stats.max_wait_s = maxima[1];
         stats.peak_rss_bytes = rss[0];
         // The time parts come from one rank, the slowest (the lowest of equals), so that they
@@ -121,6 +130,11 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         }
 
         stats.pipeline = context.executor.pipeline_epoch();
+        if (stats.pipeline) {  // stage transfers split likewise (already summed over ranks)
+            const PipelineEpochStats& p = *stats.pipeline;
+            stats.bytes_inter_node += p.inter_node_bytes;
+            stats.bytes_intra_node += p.stage_bytes + p.way_bytes - p.inter_node_bytes;
+        }
         if (context.guard != nullptr) {
             context.guard->review(stats, state);
         }

@@ -42,6 +42,8 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context, b
     line["a2a_bytes"] = s.a2a_bytes;
     line["recompute_a2a_bytes"] = s.recompute_a2a_bytes;
     line["allreduce_bytes"] = s.allreduce_bytes;
+    line["bytes_intra_node"] = s.bytes_intra_node;
+    line["bytes_inter_node"] = s.bytes_inter_node;
     line["peak_rss_bytes"] = s.peak_rss_bytes;
     line["planned_bytes"] = context.planned_bytes;
     line["planned_bytes_per_vertex"] = context.planned_bytes_per_vertex;

@@ -6,6 +6,7 @@
 
 #include "datasets/content_hash.hpp"
 #include "datasets/normalize.hpp"
+#include "layers/grid_placement.hpp"
 #include "layers/sparse_input_graph.hpp"
 #include "partition/chunking.hpp"
 #include "partition/distributed_load.hpp"
@@ -87,38 +88,19 @@ PartRows rows_of(const LocalPart& part, RowRange chunk) {
                     .test_mask = copy(part.split_of(part.test_mask))};
 }
 
-/// The grid's graph and feature groups: rank r = g F + f (a feature group on consecutive ranks,
-/// so that it stays inside a node when the ranks per node are a multiple of F).
-void split_grid(const RunConfig& config, Communicator& comm, Prepared::Grid& grid) {
-    const int slices = config.feature_slices;
-    STRATA_CHECK_OPTION(comm.size() % slices == 0, "feature_slices", slices,
-                        "must divide the number of ranks (", comm.size(), ")");
-    const int g = comm.rank() / slices;
-    const int f = comm.rank() % slices;
-    grid.graph_group = comm.split(f, g);
-    grid.feature_group = comm.split(g, f);
-}
-
-/// Why the grid cannot run `model` on `slices` slices ("" if it can): its row chunks must be
-/// row-local everywhere but in the aggregations, and every aggregation needs a column per slice
-/// (at its input's width, or its linear's output width when the memory plan folds it).
-std::string grid_blocker(const ModelGraph& model, int slices) {
-    for (const Node& node : model.nodes()) {
-        if (node.op->kind() == OpKind::attention) {
-            return "attention needs whole rows of every neighbour (op " + node.name +
-                   "); use feature_slices = 1";
-        }
-        const bool after_aggregate =
-            node.op->kind() == OpKind::linear && !node.inputs.empty() &&
-            model.tensor(node.inputs[0]).producer >= 0 &&
-            model.node(model.tensor(node.inputs[0]).producer).op->kind() == OpKind::aggregate;
-        const index_t width = model.tensor(node.output).cols;
-        if ((node.op->kind() == OpKind::aggregate || after_aggregate) && width < slices) {
-            return "op " + node.name + " may aggregate at width " + std::to_string(width) +
-                   ", under one column per slice";
-        }
+/// The grid's graph and feature groups, each feature group inside a node where the ranks per
+/// node allow (place_grid; on one node rank r = g F + f). The fallback's reason in `warning`.
+void split_grid(const RunConfig& config, Communicator& comm, Prepared::Grid& grid,
+                std::string& warning) {
+    std::vector<int> nodes(static_cast<std::size_t>(comm.size()));
+    for (int r = 0; r < comm.size(); ++r) {
+        nodes[static_cast<std::size_t>(r)] = comm.node_of(r);
     }
-    return {};
+    GridPlacement placement = place_grid(nodes, config.feature_slices);
+    const GridCoord me = placement.of_rank[static_cast<std::size_t>(comm.rank())];
+    grid.graph_group = comm.split(me.f, me.g);
+    grid.feature_group = comm.split(me.g, me.f);
+    warning = std::move(placement.warning);
 }
 
 }  // namespace
@@ -145,7 +127,7 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
     }
     const bool grid = config.feature_slices > 1;
     if (grid) {
-        split_grid(config, comm, prepared.grid);
+        split_grid(config, comm, prepared.grid, prepared.notes.grid_warning);
     }
     Communicator& part_comm = grid ? *prepared.grid.graph_group : comm;
     {
@@ -211,6 +193,12 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
                                   " graph parts x " + slices +
                                   " feature slices; aggregations on column slices, dense ops on "
                                   "row chunks)";
+            if (comm.num_nodes() > 1) {
+                prepared.notes.grid += prepared.notes.grid_warning.empty()
+                                           ? "; feature groups inside nodes, graph groups across " +
+                                                 std::to_string(comm.num_nodes()) + " nodes"
+                                           : std::string("; feature groups on consecutive ranks");
+            }
         }
         if (options.keep_rows) {
             prepared.rows = rows_of(part, chunk);

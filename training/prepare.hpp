@@ -74,13 +74,14 @@ struct Prepared {
     BuiltModel model;  ///< its graph rewritten to read sparse features when they are
     /// The layer pipeline: this rank alone (every rank holds the whole graph; rank 0 evaluates).
     std::unique_ptr<Communicator> self;
-    /// The G x F grid (feature_slices > 1, docs/layouts.md): rank r = g F + f loads part g of a
+    /// The G x F grid (feature_slices > 1, docs/layouts.md): rank (g, f) loads part g of a
     /// G-way partition over its graph group {(., f)} and runs on row chunk f of it; the feature
-    /// group {(g, .)} switches layouts. All null when feature_slices = 1. Declared before
-    /// `inputs`, whose aggregation runs over the graph group.
+    /// group {(g, .)} switches layouts. The feature groups are inside nodes where the ranks per
+    /// node allow (layers/grid_placement.hpp; on one node r = g F + f). All null when
+    /// feature_slices = 1. Declared before `inputs`, whose aggregation runs over the graph group.
     struct Grid {
         std::unique_ptr<Communicator> graph_group;    ///< G ranks, rank g
-        std::unique_ptr<Communicator> feature_group;  ///< F ranks, rank f (consecutive ranks)
+        std::unique_ptr<Communicator> feature_group;  ///< F ranks, rank f
         std::unique_ptr<LayoutSwitch> layout;
         std::unique_ptr<GridAggregation> aggregation;  ///< the executor's graph operator
     } grid;
@@ -100,6 +101,9 @@ struct Prepared {
         std::string order;     ///< "local order: rcm (0.003 s on rank 0)"
         std::string features;  ///< "features: dense, ..."
         std::string grid;      ///< "layout: 2x2 grid ..." (feature_slices > 1), else empty
+        /// Why the grid's feature groups are consecutive ranks, not inside nodes (place_grid's
+        /// fallback), else empty.
+        std::string grid_warning;
     } notes;
     std::optional<PartRows> rows;  ///< keep_rows only (the grid: the row chunk's)
 };

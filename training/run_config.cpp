@@ -315,6 +315,8 @@ void validate(const RunConfig& c) {
         STRATA_CHECK_OPTION(c.stages == defaults.stages, "stages", c.stages, chosen);
         STRATA_CHECK_OPTION(c.ways == defaults.ways, "ways", c.ways, chosen);
         STRATA_CHECK_OPTION(c.chunks == defaults.chunks, "chunks", c.chunks, chosen);
+        STRATA_CHECK_OPTION(c.feature_slices == defaults.feature_slices, "feature_slices",
+                            c.feature_slices, chosen);
     }
     if (c.parallel != "pipeline") {
         STRATA_CHECK_OPTION(c.stages == defaults.stages, "stages", c.stages,
@@ -342,8 +344,6 @@ void validate(const RunConfig& c) {
             "needs parallel = graph (the layer pipeline has no feature slices yet)");
         STRATA_CHECK_OPTION(c.device == "cpu", "feature_slices", c.feature_slices,
                             "needs device = cpu (the grid's layout switches run on host memory)");
-        STRATA_CHECK_OPTION(c.plan.empty(), "feature_slices", c.feature_slices,
-                            "cannot be set with a plan (the planner does not price the grid yet)");
     }
 }
 

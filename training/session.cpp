@@ -234,6 +234,9 @@ Session::Session(const RunConfig& config, Runtime& runtime, SessionOptions optio
     p.comm().set_wait_limit(c.comm_timeout);
     p.prepared = prepare(c, p.backend(), p.comm(), p.options.input,
                          PrepareOptions{.build_model = p.options.build_model});
+    if (!p.prepared.notes.grid_warning.empty()) {
+        p.warn(p.prepared.notes.grid_warning);
+    }
 
     p.parameters.emplace(p.backend(), p.prepared.model.graph, c.seed);
     p.made = make_executor(c, p.prepared, p.backend(), p.comm(), *p.parameters);

@@ -22,6 +22,7 @@ namespace {
 struct CalibrateOptions {
     std::string out;  ///< empty: planner::default_machine_path()
     double seconds = 0.3;
+    int rounds = 3;
     bool no_fit = false;
     double link_gbit = 0.0;
     double link_latency_us = 0.0;
@@ -78,12 +79,20 @@ int run_calibrate(CalibrateOptions o) {
         }
         std::fflush(stdout);
     }
-    planner::MachineModel m = planner::calibrate(
-        *comm,
-        {.seconds_per_figure = o.seconds, .fit = !o.no_fit, .log = [](const std::string& line) {
-             std::printf("calibrate: %s\n", line.c_str());
-             std::fflush(stdout);
-         }});
+    planner::MachineModel m =
+        planner::calibrate(*comm, {.seconds_per_figure = o.seconds,
+                                   .rounds = o.rounds,
+                                   .fit = !o.no_fit,
+                                   .log =
+                                       [](const std::string& line) {
+                                           std::printf("calibrate: %s\n", line.c_str());
+                                           std::fflush(stdout);
+                                       },
+                                   .warn =
+                                       [](const std::string& line) {
+                                           std::fflush(stdout);
+                                           std::fprintf(stderr, "warning: %s\n", line.c_str());
+                                       }});
     // One process measures the kernels, mpirun the network: each keeps the other's figures
     // from an existing --out.
     const bool exists = std::filesystem::exists(o.out);
@@ -130,8 +139,14 @@ Command add_calibrate_command(CLI::App& root) {
     cmd->add_option("--out", o->out,
                     "Machine model to write (JSON; default ~/.cache/strata/machine.json, where "
                     "strata plan and strata train --plan auto look without --machine)");
-    cmd->add_option("--seconds", o->seconds, "Time spent on each measured figure")
+    cmd->add_option("--seconds", o->seconds,
+                    "Time spent on each measured figure, all rounds together")
         ->check(positive())
+        ->capture_default_str();
+    cmd->add_option("--rounds", o->rounds,
+                    "Interleaved rounds (at least 3): each figure is the median over rounds, "
+                    "its spread (max - min) / median is written and warned about above 10 %")
+        ->check(in_range(3, 1000))
         ->capture_default_str();
     cmd->add_flag("--no-fit", o->no_fit,
                   "Skip the training run that fits the time scale (measured / predicted)");

@@ -29,6 +29,7 @@ struct PlanOptions {
     int max_partition_parts = 64;
     std::uint64_t seed = 0;
     std::string halo_precision = "fp32";
+    std::string compare;
     bool json = false;
 };
 
@@ -67,6 +68,9 @@ int run_plan(const PlanOptions& o) {
     STRATA_CHECK(precision.has_value(), "--halo-precision: '", o.halo_precision,
                  "' is not fp32, bf16 or int8");
     request.halo_precision = *precision;
+    STRATA_CHECK(o.compare.empty() || o.compare == "plexus", "--compare: '", o.compare,
+                 "' is not a model it knows (plexus)");
+    request.compare_plexus = o.compare == "plexus";
     // Before the partitioning, which can take a while: a user who asked for more ranks than
     // cores learns it now.
     const std::string oversubscribed = planner::oversubscription_warning(
@@ -120,7 +124,11 @@ Command add_plan_command(CLI::App& root) {
                     "Price graph parallelism's halo exchanges at fp32, bf16 or int8 (as strata "
                     "train --halo-precision; lossy precisions are priced only when asked)")
         ->default_str("fp32");
-    cmd->add_flag("--json", o->json, "Print the plan as JSON (format strata-plan, version 2)");
+    cmd->add_option("--compare", o->compare,
+                    "plexus: also print Plexus's published model (SC'25) for a GCN of these "
+                    "widths beside Strata's 1D and best grid, per rank count: a comparison on "
+                    "paper (docs/planner.md)");
+    cmd->add_flag("--json", o->json, "Print the plan as JSON (format strata-plan, version 3)");
     return {cmd, [o] { return run_plan(*o); }};
 }
 

@@ -244,7 +244,9 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                            "Graph parallelism as a G x F grid (printed GxF): F column slices per "
                            "graph part, G = ranks / F parts; aggregations run on column slices "
                            "inside each graph group, dense ops on row chunks (docs/layouts.md). "
-                           "1: every rank owns a whole part (1D)"));
+                           "Each feature group (F ranks) is placed inside one node, the graph "
+                           "groups across nodes (consecutive ranks, with a warning, when a node's "
+                           "ranks are not a multiple of F). 1: every rank owns a whole part (1D)"));
     option(*t, "overlap",
            cmd->add_option("--overlap", t->overlap,
                            "on: run the inner SpMM of each aggregation in row blocks and let MPI "

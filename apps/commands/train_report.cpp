@@ -60,6 +60,11 @@ void RunReport::epoch(const EpochStats& s) {
                             static_cast<double>(s.recompute_a2a_bytes) / 1e6);
             }
         }
+        if (s.bytes_inter_node > 0) {  // ranks on several nodes: what crossed them
+            std::printf("  inter-node %.2f MB (intra %.2f MB)",
+                        static_cast<double>(s.bytes_inter_node) / 1e6,
+                        static_cast<double>(s.bytes_intra_node) / 1e6);
+        }
         std::printf("\n");
         std::fflush(stdout);
     }

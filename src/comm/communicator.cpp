@@ -1,5 +1,5 @@
 // Communicator's defaults: all_to_all as P rounds of gather(), one per destination rank;
-// agree_max as allreduce_max; no packed exchanges; split refused.
+// agree_max as allreduce_max; no packed exchanges; split refused. rows_to_other_nodes.
 #include "src/comm/communicator.hpp"
 
 #include <array>
@@ -10,6 +10,16 @@
 #include "src/comm/exchange_check.hpp"
 
 namespace strata {
+
+index_t rows_to_other_nodes(const Communicator& comm, const ExchangePattern& pattern) {
+    index_t rows = 0;
+    for (std::size_t i = 0; i < pattern.peers.size(); ++i) {
+        if (comm.other_node(pattern.peers[i])) {
+            rows += pattern.send_offsets[i + 1] - pattern.send_offsets[i];
+        }
+    }
+    return rows;
+}
 
 std::unique_ptr<Exchange> Communicator::start_packed_exchange(const ExchangePattern& pattern,
                                                               ConstPackedRows send,

@@ -28,6 +28,11 @@ struct ExchangePattern {
     [[nodiscard]] ExchangePattern reversed() const { return {peers, recv_offsets, send_offsets}; }
 };
 
+class Communicator;
+
+/// Send rows of `pattern` that go to ranks on another node than `comm`'s rank (node_of).
+[[nodiscard]] index_t rows_to_other_nodes(const Communicator& comm, const ExchangePattern& pattern);
+
 /// rows x row_bytes bytes, contiguous, in host memory: packed halo rows (src/comm/halo_packing).
 struct PackedRows {
     std::byte* data = nullptr;
@@ -187,6 +192,20 @@ public:
     /// requests), then returns at once; never blocks. Receives it completes are handed out by
     /// the exchange's later wait_any() as usual. No-op by default.
     virtual void progress() {}
+
+    /// The node (host: one shared-memory domain) of rank `rank` of this communicator, in
+    /// [0, num_nodes()), nodes numbered in the order of their lowest rank. The grid places its
+    /// feature groups inside nodes by it, and the byte counters split by it (docs/layouts.md,
+    /// "Topology"). The default: every rank on node 0 (communicators that cannot tell: NCCL,
+    /// tests' fakes). MpiCommunicator asks MPI (MPI_COMM_TYPE_SHARED); its splits inherit it.
+    [[nodiscard]] virtual int node_of(int rank) const {
+        (void)rank;
+        return 0;
+    }
+    /// How many nodes this communicator's ranks are on (1 by default).
+    [[nodiscard]] virtual int num_nodes() const { return 1; }
+    /// Whether rank `peer` is on another node than this rank.
+    [[nodiscard]] bool other_node(int peer) const { return node_of(peer) != node_of(rank()); }
 
     [[nodiscard]] virtual const CommStats& stats() const = 0;
     virtual void reset_stats() = 0;

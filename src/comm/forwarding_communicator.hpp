@@ -56,6 +56,8 @@ public:
     [[nodiscard]] double wait_limit() const override { return inner_->wait_limit(); }
     [[nodiscard]] bool needs_progress() const override { return inner_->needs_progress(); }
     void progress() override { inner_->progress(); }
+    [[nodiscard]] int node_of(int rank) const override { return inner_->node_of(rank); }
+    [[nodiscard]] int num_nodes() const override { return inner_->num_nodes(); }
     [[nodiscard]] const CommStats& stats() const override { return inner_->stats(); }
     void reset_stats() override { inner_->reset_stats(); }
 

@@ -16,6 +16,7 @@
 #include "src/comm/message_chunks.hpp"
 #include "src/comm/mpi_check.hpp"
 #include "src/comm/mpi_wait.hpp"
+#include "src/comm/node_rank.hpp"
 
 namespace strata {
 namespace {
@@ -346,6 +347,7 @@ MpiCommunicator::MpiCommunicator(MPI_Comm parent) {
         STRATA_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
         STRATA_MPI_CHECK(MPI_Comm_size(comm_, &size_));
         waiter_ = MpiWaiter(rank_, size_);
+        set_node_map(node_ids(comm_));
     } catch (...) {
         MPI_Comm_free(&comm_);
         throw;
@@ -376,7 +378,25 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
     auto part = std::make_unique<MpiCommunicator>(raw);
     part->set_wait_limit(wait_limit());
     part->set_max_message_bytes(max_message_bytes_);
+    // This communicator's node map (a test's pretended one too), for the part's ranks.
+    const int mine = nodes_[static_cast<std::size_t>(rank_)];
+    std::vector<int> nodes(static_cast<std::size_t>(part->size()));
+    STRATA_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_INT, nodes.data(), 1, MPI_INT, part->comm()));
+    part->set_node_map(nodes);
     return part;
+}
+
+int MpiCommunicator::node_of(int rank) const {
+    STRATA_CHECK(rank >= 0 && rank < size_, "node_of: rank ", rank,
+                 " is not a rank of a communicator of size ", size_);
+    return nodes_[static_cast<std::size_t>(rank)];
+}
+
+void MpiCommunicator::set_node_map(const std::vector<int>& nodes) {
+    STRATA_CHECK(nodes.size() == static_cast<std::size_t>(size_), "set_node_map: ", nodes.size(),
+                 " nodes for a communicator of size ", size_);
+    nodes_ = canonical_node_ids(nodes);
+    num_nodes_ = nodes_.empty() ? 1 : *std::max_element(nodes_.begin(), nodes_.end()) + 1;
 }
 
 std::unique_ptr<Exchange> MpiCommunicator::start_exchange(const ExchangePattern& pattern,

@@ -51,7 +51,8 @@ public:
 class MpiCommunicator final : public Communicator {
 public:
     /// Duplicates `parent` (MPI_Comm_dup, collective over `parent`) and sets MPI_ERRORS_RETURN
-    /// on the duplicate. Throws strata::Error when MPI is not initialised or a call fails.
+    /// on the duplicate; learns every rank's node (node_ids). Throws strata::Error when MPI is
+    /// not initialised or a call fails.
     explicit MpiCommunicator(MPI_Comm parent = MPI_COMM_WORLD);
     MpiCommunicator(const MpiCommunicator&) = delete;
     MpiCommunicator& operator=(const MpiCommunicator&) = delete;
@@ -110,7 +111,7 @@ public:
     void barrier() override;
     /// MPI_Comm_split of the duplicate, then an MpiCommunicator over the result (which it
     /// duplicates; the split communicator is freed at once). The new one has this one's wait
-    /// limit and max_message_bytes.
+    /// limit, max_message_bytes and node of each rank (set_node_map's included).
     [[nodiscard]] std::unique_ptr<Communicator> split(int color, int key) override;
 
     /// MPI_Iallreduce(MAX) of one int64, waited for under the name `what`.
@@ -138,6 +139,14 @@ public:
     /// Requests of live exchanges and reductions not yet completed (for tests).
     [[nodiscard]] int pending_requests() const;
 
+    /// The node of `rank` (node_ids at construction, or set_node_map's).
+    [[nodiscard]] int node_of(int rank) const override;
+    [[nodiscard]] int num_nodes() const override { return num_nodes_; }
+    /// Pretends that rank r is on node nodes[r] (any ids; renumbered as node_ids numbers them):
+    /// a topology for tests on one machine. Every rank must pass the same map; splits made
+    /// afterwards inherit it. Throws strata::Error unless nodes.size() == size().
+    void set_node_map(const std::vector<int>& nodes);
+
     [[nodiscard]] const CommStats& stats() const override { return stats_; }
     void reset_stats() override { stats_ = CommStats{}; }
 
@@ -152,6 +161,8 @@ private:
     MpiWaiter waiter_{0, 1};
     std::size_t max_message_bytes_ = std::size_t{1} << 30;
     std::vector<detail::MpiInFlight*> in_flight_;  ///< live exchanges and reductions
+    std::vector<int> nodes_;                       ///< node of each rank
+    int num_nodes_ = 1;
 };
 
 }  // namespace strata

@@ -1,5 +1,6 @@
 // node_rank: the launcher's local-rank variable, checked against MPI's shared-memory split;
-// any_key_shared_on_node: an all-gather of key hashes within each node.
+// any_key_shared_on_node: an all-gather of key hashes within each node; node_ids: each node's
+// lowest rank, all-gathered.
 #include "src/comm/node_rank.hpp"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "src/comm/mpi_check.hpp"
@@ -69,6 +71,32 @@ bool any_key_shared_on_node(const std::string& key, MPI_Comm parent) {
     int shared = std::adjacent_find(keys.begin(), keys.end()) != keys.end() ? 1 : 0;
     STRATA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_LOR, parent));
     return shared != 0;
+}
+
+std::vector<int> node_ids(MPI_Comm comm) {
+    int rank = 0;
+    int size = 0;
+    STRATA_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    STRATA_MPI_CHECK(MPI_Comm_size(comm, &size));
+    MPI_Comm node = MPI_COMM_NULL;
+    STRATA_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    int lowest = rank;  // the node's lowest rank of `comm` names the node
+    const int reduce_code = MPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    STRATA_MPI_CHECK(reduce_code);
+    std::vector<int> lowest_of(static_cast<std::size_t>(size));
+    STRATA_MPI_CHECK(MPI_Allgather(&lowest, 1, MPI_INT, lowest_of.data(), 1, MPI_INT, comm));
+    return canonical_node_ids(lowest_of);
+}
+
+std::vector<int> canonical_node_ids(const std::vector<int>& nodes) {
+    std::map<int, int> number;
+    std::vector<int> result;
+    result.reserve(nodes.size());
+    for (const int id : nodes) {
+        result.push_back(number.emplace(id, static_cast<int>(number.size())).first->second);
+    }
+    return result;
 }
 
 }  // namespace strata

@@ -1,8 +1,10 @@
-// node_rank: this process's rank among the ranks on its node, for one-GPU-per-rank placement,
-// and any_key_shared_on_node: whether two ranks of a node chose the same GPU.
+// node_rank: this process's rank among the ranks on its node, for one-GPU-per-rank placement;
+// any_key_shared_on_node: whether two ranks of a node chose the same GPU; node_ids: the node of
+// every rank (the grid's placement and the intra/inter-node byte counts).
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
@@ -23,5 +25,13 @@ struct NodeRank {
 /// Collective over `parent`: true on every rank if two ranks on one node passed equal keys
 /// (e.g. the PCI id of the GPU each will use). Throws strata::Error.
 [[nodiscard]] bool any_key_shared_on_node(const std::string& key, MPI_Comm parent = MPI_COMM_WORLD);
+
+/// Collective over `comm`: the node of each of its ranks (MPI_Comm_split_type
+/// MPI_COMM_TYPE_SHARED), nodes numbered 0, 1, ... in the order of their lowest rank; every rank
+/// returns the same vector. Throws strata::Error.
+[[nodiscard]] std::vector<int> node_ids(MPI_Comm comm);
+
+/// `nodes` (any ids, one per rank) renumbered 0, 1, ... in the order of first appearance.
+[[nodiscard]] std::vector<int> canonical_node_ids(const std::vector<int>& nodes);
 
 }  // namespace strata

@@ -32,6 +32,7 @@ WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
                            std::span<float> packed)
     : precision_(precision), pattern_(pattern), recv_(recv) {
     bytes_sent_ = wire_bytes(precision, send.rows, send.cols);
+    inter_node_bytes_sent_ = wire_bytes(precision, rows_to_other_nodes(comm, pattern), send.cols);
     if (precision == HaloPrecision::fp32) {
         exchange_ = comm.start_exchange(pattern, send, recv);
         return;

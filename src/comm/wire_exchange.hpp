@@ -40,6 +40,8 @@ public:
 
     /// Payload bytes this exchange sends (send rows x the precision's record bytes).
     [[nodiscard]] std::int64_t bytes_sent() const { return bytes_sent_; }
+    /// Of bytes_sent(), those sent to ranks on another node (rows_to_other_nodes).
+    [[nodiscard]] std::int64_t inter_node_bytes_sent() const { return inter_node_bytes_sent_; }
 
 private:
     void unpack(int peer);
@@ -51,6 +53,7 @@ private:
     std::unique_ptr<Exchange> exchange_;
     std::deque<int> ready_;  ///< unpacked by wait_all, not yet handed out
     std::int64_t bytes_sent_ = 0;
+    std::int64_t inter_node_bytes_sent_ = 0;
 };
 
 }  // namespace strata

@@ -58,10 +58,12 @@ struct PipelineEpochStats {
                                    ///< ranks; = 2 (S-1 cuts summed) x |V| x cut widths x 4
     std::int64_t way_bytes = 0;    ///< hybrid: mirror rows exchanged between the ways of a
                                    ///< stage before aggregations (forward + backward), all ranks
-    double bubble_s = 0.0;         ///< max over ranks: waiting for the first chunk of each wave
-    double stage_wait_s = 0.0;     ///< max over ranks: all waits on stage-to-stage receives
-    int chunks = 1;                ///< chunks in flight this step (the guard may lower it)
-    int snapshot_period = 0;       ///< historical-embedding snapshot period (0: off)
+    /// Of stage_bytes + way_bytes, those sent to ranks on another node (Communicator::node_of).
+    std::int64_t inter_node_bytes = 0;
+    double bubble_s = 0.0;      ///< max over ranks: waiting for the first chunk of each wave
+    double stage_wait_s = 0.0;  ///< max over ranks: all waits on stage-to-stage receives
+    int chunks = 1;             ///< chunks in flight this step (the guard may lower it)
+    int snapshot_period = 0;    ///< historical-embedding snapshot period (0: off)
 };
 
 /// Where one training step's time went on this rank (`strata train --profile`): every schedule

@@ -214,6 +214,7 @@ HaloBytes FullGraphExecutor::halo_bytes() const {
         bytes.forward += attention.forward;
         bytes.backward += attention.backward;
         bytes.recompute += attention.recompute;
+        bytes.inter_node += attention.inter_node;
     }
     return bytes;
 }

@@ -37,6 +37,8 @@ struct HaloBytes {
     std::int64_t forward = 0;
     std::int64_t backward = 0;
     std::int64_t recompute = 0;
+    /// Of all three, the bytes sent to ranks on another node (Communicator::node_of).
+    std::int64_t inter_node = 0;
 };
 
 /// Scratch of one exchange at `width` columns: the packed send rows, then the received rows.

@@ -39,6 +39,7 @@ struct PipelineExecutor::WaveState {
     Buffer<float> mirror_recv;
     std::int64_t way_bytes = 0;
     std::int64_t stage_bytes = 0;
+    std::int64_t inter_node_bytes = 0;  ///< of the two, sent to ranks on another node
     double wait_s = 0.0;
     double bubble_s = 0.0;
 };
@@ -226,6 +227,9 @@ void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> 
     Stopwatch watch;
     auto exchange = world_.start_exchange(pattern, send, recv);
     st.way_bytes += static_cast<std::int64_t>(send.size() * sizeof(float));
+    st.inter_node_bytes += static_cast<std::int64_t>(rows_to_other_nodes(world_, pattern)) *
+                           static_cast<std::int64_t>(cols) *
+                           static_cast<std::int64_t>(sizeof(float));
     exchange->wait_all();
     st.wait_s += watch.seconds();
     for (std::size_t p = 0; p < pattern.peers.size(); ++p) {
@@ -344,6 +348,7 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     const auto grad_slot = [&](TensorId t) { return schedule.grads[static_cast<std::size_t>(t)]; };
     st.stage_bytes = 0;
     st.way_bytes = 0;
+    st.inter_node_bytes = 0;
     st.wait_s = 0.0;
     st.bubble_s = 0.0;
     parameters_.zero_grads();
@@ -369,6 +374,9 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
         m->pattern = one_way(peer, rows.rows, 0);
         m->exchange = world_.start_exchange(m->pattern, rows, MatrixView{nullptr, 0, rows.cols});
         st.stage_bytes += static_cast<std::int64_t>(rows.size() * sizeof(float));
+        if (world_.other_node(peer)) {
+            st.inter_node_bytes += static_cast<std::int64_t>(rows.size() * sizeof(float));
+        }
         out.push_back(std::move(m));
     };
 
@@ -437,12 +445,13 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     }
     std::array<double, 1> sum{loss};
     world_.allreduce_sum(sum);
-    std::array<std::int64_t, 2> bytes{st.stage_bytes, st.way_bytes};
+    std::array<std::int64_t, 3> bytes{st.stage_bytes, st.way_bytes, st.inter_node_bytes};
     world_.allreduce_sum(bytes);
     std::array<double, 2> waits{st.bubble_s, st.wait_s};
     world_.allreduce_max(waits);
     last_ = PipelineEpochStats{.stage_bytes = bytes[0],
                                .way_bytes = bytes[1],
+                               .inter_node_bytes = bytes[2],
                                .bubble_s = waits[0],
                                .stage_wait_s = waits[1],
                                .chunks = chunks,

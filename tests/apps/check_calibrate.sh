@@ -2,9 +2,10 @@
 # `strata calibrate` end to end (its figures are timings, so only their presence and sanity are
 # checked): every figure of machine.json measured and positive, the last-level cache from sysfs
 # where the kernel reports one (not CPUID's, which in a VM can be the host's), and the fits
-# (SpMM scale, fixed step cost, time scale) within a factor of 5 of the kernel model.
-# Its output: a line per figure as it is measured and before each fitting run, and how strata
-# plan finds the file written (--out: --machine FILE or STRATA_MACHINE=FILE).
+# (SpMM scale, fixed step cost, time scale) within a factor of 5 of the kernel model, and a
+# spread (over calibrate's 3 interleaved rounds) for every figure (machine.json version 2).
+# Its output: a line per round, a line per figure (median and spread) and before each fitting
+# run, and how strata plan finds the file written (--out: --machine FILE or STRATA_MACHINE=FILE).
 # Usage: check_calibrate.sh STRATA
 strata=$(realpath "$1")
 source "$(dirname "$0")/checks.sh"
@@ -14,18 +15,19 @@ unset STRATA_MACHINE
   ok "calibrate writes machine.json" || { cat "$tmp/out"; fail "strata calibrate"; }
 grep -q "GCN 3x16 on 2k vertices" "$tmp/out" && ok "calibrate prints the fits" ||
   fail "no fit line: $(cat "$tmp/out")"
-grep -q "^calibrate: threads 1: streaming .* GB/s$" "$tmp/out" &&
+grep -q "^calibrate: threads 1: round 3 of 3 done$" "$tmp/out" &&
+  grep -q "^calibrate: threads 1: streaming .* GB/s (spread [0-9]* %)$" "$tmp/out" &&
   grep -q "^calibrate: threads 1: GEMM width 256: " "$tmp/out" &&
   grep -q "^calibrate: threads 1: SpMM width 8: " "$tmp/out" &&
   grep -q "^calibrate: threads 1: fitting: training a GCN 3x128 on 60k generated vertices$" "$tmp/out" &&
-  ok "a line per figure as it is measured, and before each fitting run" ||
+  ok "a line per round, per figure with its spread, and before each fitting run" ||
   fail "no progress lines: $(cat "$tmp/out")"
 grep -qF "strata plan uses it with --machine $tmp/m.json or STRATA_MACHINE=$tmp/m.json" "$tmp/out" &&
   ok "calibrate --out says how strata plan finds the file" || fail "no advice: $(tail -2 "$tmp/out")"
 /usr/bin/python3 - "$tmp/m.json" <<'PY' && ok "every figure present and sane" || fail "machine.json"
 import glob, json, sys
 m = json.load(open(sys.argv[1]))
-assert m["format"] == "strata-machine" and m["version"] == 1, m
+assert m["format"] == "strata-machine" and m["version"] == 2, m
 sizes = {}
 for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
     kind = open(d + "/type").read().strip()
@@ -43,5 +45,10 @@ for r in m["by_threads"]:
     assert r["step_s"] >= 0, r
     for key in ("spmm_scale", "time_scale"):
         assert 0.2 < r[key] < 5, (key, r[key])
+    # A spread for every figure the model reads, each (max - min) / median >= 0.
+    names = [k for k in r if k not in ("threads", "spread") and not isinstance(r[k], list)]
+    names += [f"{k}@{p['x']:g}" for k in r if isinstance(r[k], list) for p in r[k]]
+    assert sorted(r["spread"]) == sorted(names), (sorted(r["spread"]), sorted(names))
+    assert all(s >= 0 for s in r["spread"].values()), r["spread"]
 PY
 finish

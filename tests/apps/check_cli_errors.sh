@@ -178,8 +178,15 @@ expect_message "train --plan: pipeline layout that does not fit the ranks" \
   "$strata" train --data "$data/cora.h5" --plan "$tmp/plan2.json" --epochs 1
 expect_message "train --plan with --stages" "stages = 2: cannot be set with a plan (the plan chooses it) (--stages)" \
   "$strata" train --data "$data/cora.h5" --plan auto --stages 2
+expect_message "plan --compare with an unknown model" "--compare: 'cagnet' is not a model it knows (plexus)" \
+  "$strata" plan --data "$data/cora.h5" --ranks 2 --compare cagnet
+expect_message "train --plan with --feature-slices" \
+  "feature_slices = 2: cannot be set with a plan (the plan chooses it) (--feature-slices)" \
+  "$strata" train --data "$data/cora.h5" --plan auto --feature-slices 2
 expect_message "calibrate: zero seconds" "--seconds: must be a positive number, got 0" \
   "$strata" calibrate --seconds 0 --out "$tmp/m.json"
+expect_message "calibrate: two rounds" "--rounds: must be in [3, 1000], got 2" \
+  "$strata" calibrate --rounds 2 --out "$tmp/m.json"
 if ! nvidia-smi -L >/dev/null 2>&1; then  # no GPU here: without CUDA support, or no device
   expect_message "cuda without a GPU" "CUDA" "$strata" train --data "$data/cora.h5" --device cuda
   expect_message "predict on cuda without a GPU" "CUDA" "$strata" predict --data "$data/cora.h5" \

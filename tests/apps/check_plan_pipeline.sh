@@ -4,7 +4,9 @@
 # recommendation, is what train runs; the metrics' stage_bytes equal the plan's every epoch;
 # the memory plan train prints per rank is within 2 % of the plan's (the chunk scratch is sized
 # for |V| / C x 1.03 rows, train's for its largest METIS chunk). And `train --plan auto` with
-# graph parallelism from the .h5 partitions with METIS, as the planner measured.
+# graph parallelism from the .h5 partitions with METIS, as the planner measured. The plan's 1 x 2
+# grid candidate (feature_slices = 2), made the recommendation, runs as planned: the metrics'
+# halo and all-to-all bytes equal the plan's every epoch.
 # Usage: check_plan_pipeline.sh MPIEXEC STRATA DATA_DIR
 mpiexec=$1
 strata=$(realpath "$2")
@@ -17,7 +19,7 @@ model=(--model gcnii --layers 8 --hidden 64)
 /usr/bin/python3 - "$tmp/plan.json" "$tmp/pipe.json" <<'PY' && ok "a pipeline candidate 2 x 1 x 8" || fail "no pipeline candidate"
 import json, sys
 plan = json.load(open(sys.argv[1]))
-assert plan["version"] == 2, plan["version"]
+assert plan["version"] == 3, plan["version"]
 found = False
 for c in plan["candidates"]:
     c["recommended"] = False
@@ -45,6 +47,29 @@ measured, predicted = max(ranks), c["planned_bytes"] / 1e6
 print(f"stage bytes {c['stage_bytes']} (plan = metrics); memory plan {predicted:.1f} MB planned, "
       f"{measured:.1f} MB printed")
 assert abs(predicted - measured) <= 0.02 * measured, (predicted, measured)
+PY
+/usr/bin/python3 - "$tmp/plan.json" "$tmp/grid.json" <<'PY' && ok "a grid candidate 1 x 2" || fail "no grid candidate"
+import json, sys
+plan = json.load(open(sys.argv[1]))
+found = False
+for c in plan["candidates"]:
+    c["recommended"] = False
+    if c["feature_slices"] == 2 and c["recompute"] == "none":
+        c["recommended"] = found = True
+        assert c["parallel"] == "graph" and c["a2a_bytes"] > 0 and c["halo_bytes"] == 0, c
+assert found
+json.dump(plan, open(sys.argv[2], "w"))
+PY
+timeout 240 "$mpiexec" -n 2 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
+  --epochs 2 --threads 1 --plan "$tmp/grid.json" --metrics "$tmp/g.jsonl" >"$tmp/grid.out" 2>&1 &&
+  ok "train --plan FILE runs the grid" || { cat "$tmp/grid.out"; fail "train --plan FILE (grid)"; }
+grep -q -- "): parallel = graph, recompute = none, feature_slices = 2, partition_method = metis, for 2 ranks" \
+  "$tmp/grid.out" && ok "the plan's grid applied" || { grep "^plan" "$tmp/grid.out"; fail "grid not reported"; }
+/usr/bin/python3 - "$tmp/grid.json" "$tmp/g.jsonl" <<'PY' && ok "grid bytes exact" || fail "grid bytes differ"
+import json, sys
+c = next(c for c in json.load(open(sys.argv[1]))["candidates"] if c["recommended"])
+for e in (json.loads(l) for l in open(sys.argv[2])):
+    assert (e["halo_bytes"], e["a2a_bytes"]) == (c["halo_bytes"], c["a2a_bytes"]), (e, c)
 PY
 # A planned graph-parallel run from a .h5 partitions as the planner measured (METIS), although
 # train's own default is ptscotch.

@@ -21,6 +21,7 @@
 #include "planner/memory_model.hpp"
 #include "planner/partition_stats.hpp"
 #include "planner/pipeline_model.hpp"
+#include "planner/plexus_model.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "src/device/cpu/cpu_backend.hpp"
@@ -317,7 +318,7 @@ TEST_CASE("machine.json round trip and version check", "[planner]") {
     CHECK(back.by_threads[0].gemm.size() == m.by_threads[0].gemm.size());
     CHECK(back.shared_memory.bandwidth_gbs == m.shared_memory.bandwidth_gbs);
     std::string text = planner::to_json(m);
-    text.replace(text.find("\"version\": 1"), 12, "\"version\": 9");
+    text.replace(text.find("\"version\": 2"), 12, "\"version\": 9");
     CHECK_THROWS_WITH(planner::machine_from_json(text, "m.json"),
                       Catch::Contains("m.json: machine model version 9 is not supported"));
 }
@@ -498,6 +499,33 @@ TEST_CASE(
         REQUIRE(test::all_ranks(p.stage_bytes == executor.pipeline_epoch()->stage_bytes &&
                                 mem.planned_bytes == planned[0]));
     }
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST_CASE("Plexus's model: a grid by hand and the design note's worked example", "[planner]") {
+    // P = 2 as 1 x 1 x 2, N = 10, E = 30, widths 4 -> 8 -> 2, 50 parameters. Layer 1 rotates to
+    // (r, c, f) = (Y, X, Z) = (1, 1, 2): 2 N 8 / 2 (0 + 1 + 0) = 80 words; layer 2 to (Z, Y, X) =
+    // (2, 1, 1): 2 N 2 / 2 (0 + 0 + 1) = 20; the input's all-gather (r = 1) nothing.
+    const planner::PlexusGrid g = planner::plexus_grid(10, 30, {4, 8, 2}, 50, 1, 1, 2);
+    CHECK(g.words == Approx(100.0));
+    // Memory: features 4 N 4 / 2 = 80, weights 4 x 50 / 2 = 100; rotation 0 adjacency
+    // 2 (3 x 30 / 1 + 2 x 10 / 1) = 220, layer 1 aggregation + activation 4 N 8 / 1 = 320;
+    // rotation 1 adjacency 2 (90 / 2 + 20 / 2) = 110, layer 2 4 N 2 / 2 = 40: 870 words.
+    CHECK(g.memory_bytes == Approx(4.0 * 870.0));
+    CHECK_FALSE(g.meets_floor);  // 8 / 2 and 2 / 1 columns per rank, under 32
+    // ../shared/docs/research/multidim.md section 4: 4.8M vertices, 241.6M entries, GCN
+    // 100 -> 256 -> 256 -> 47, P = 64 as the 4 x 4 x 4 cube: 1.03e9 words per rank per step.
+    const planner::PlexusGrid cube =
+        planner::plexus_grid(4.8e6, 241.6e6, {100, 256, 256, 47}, 104e3, 4, 4, 4);
+    CHECK(cube.words == Approx(1.03e9).epsilon(0.005));
+    // The search runs powers of two only: 6 ranks are planned as 4.
+    const planner::PlexusGrid best = planner::plexus_best_grid(10, 30, {4, 8, 2}, 50, 6);
+    CHECK(best.x * best.y * best.z == 4);
 }
 
 }  // namespace

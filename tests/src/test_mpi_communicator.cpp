@@ -280,6 +280,38 @@ TEST_CASE("split groups ranks by color, orders them by key, and keeps the wait l
     CHECK_THROWS_WITH(world.split(-1, 0), Catch::Matchers::Contains("split color -1"));
 }
 
+TEST_CASE("every rank knows every rank's node; a split inherits a pretended node map", "[mpi]") {
+    MpiCommunicator world;
+    // One machine under mpirun: one node.
+    bool ok = world.num_nodes() == 1;
+    for (int r = 0; r < world.size(); ++r) {
+        ok = ok && world.node_of(r) == 0 && !world.other_node(r);
+    }
+    CHECK(test::all_ranks(ok));
+    // Pretend: nodes of 2 ranks, ids given in any numbering.
+    std::vector<int> nodes;
+    for (int r = 0; r < world.size(); ++r) {
+        nodes.push_back(100 - r / 2);
+    }
+    world.set_node_map(nodes);
+    CHECK(world.num_nodes() == (world.size() + 1) / 2);
+    CHECK(world.node_of(world.rank()) == world.rank() / 2);
+    // The odd ranks and the even ranks: rank i of either is world rank 2 i (+ 1), on node i.
+    const auto parity = world.split(world.rank() % 2, world.rank());
+    ok = parity->num_nodes() == parity->size();
+    for (int i = 0; i < parity->size(); ++i) {
+        ok = ok && parity->node_of(i) == i;
+    }
+    CHECK(test::all_ranks(ok));
+    CHECK_THROWS_WITH(world.set_node_map({0, 0, 0, 0, 0}),
+                      Catch::Matchers::StartsWith("set_node_map: 5 nodes for a communicator of "
+                                                  "size " +
+                                                  std::to_string(world.size())));
+    CHECK_THROWS_WITH(world.node_of(world.size()),
+                      Catch::Matchers::Contains("node_of: rank " + std::to_string(world.size()) +
+                                                " is not a rank"));
+}
+
 TEMPLATE_TEST_CASE("a ring exchange delivers every value to the right rank, row and column",
                    "[mpi]", PlainMpi, StagedOnCpu, BoundedMpi) {
     TestType fixture;

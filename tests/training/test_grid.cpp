@@ -7,8 +7,10 @@
 // recompute mode (losses within 1e-5 relative, accuracies within one vertex) on Cora, and
 // every sliceable model of the zoo on a directed graph (Âᵀ != Â); GAT is refused by name; halo
 // bytes equal 1D at G's and the switches' bytes the formula (docs/layouts.md), exactly, and the
-// metrics' per-epoch bytes the hand count on a ring; a checkpoint written on one grid resumes on
-// another (K x 1, 1 x K) and continues the run.
+// metrics' per-epoch bytes the hand count on a ring, also split inside and across pretended nodes
+// (by slot, round robin, uneven: the placement's fallback), and the layer pipeline's stage bytes
+// too; a checkpoint written on one grid
+// resumes on another (K x 1, 1 x K) and continues the run.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -21,7 +23,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "datasets/graph_io.hpp"
 #include "layers/layout_switch.hpp"
+#include "planner/grid_model.hpp"
+#include "planner/machine_model.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "src/device/backend.hpp"
@@ -33,6 +38,7 @@
 #include "tests/support/graphs.hpp"
 #include "training/make_executor.hpp"
 #include "training/prepare.hpp"
+#include "training/run_memory.hpp"
 #include "training/session.hpp"
 
 #include <unistd.h>
@@ -505,6 +511,55 @@ TEST_CASE("grid: halo bytes are 1D at G's, switch bytes are the formula", "[grid
     }
 }
 
+TEST_CASE("grid: the planner's bytes and memory plan are the run's", "[grid][mpi][planner]") {
+    MpiCommunicator world;
+    const GraphDataset cora_graph = read_graph(cora);
+    const planner::MachineModel machine = planner::default_machine();
+    std::vector<int> grids{world.size()};  // 1 x K
+    if (world.size() == 4) {
+        grids.push_back(2);  // 2 x 2
+    }
+    for (const int slices : grids) {
+        for (const std::string mode : {"none", "all"}) {
+            INFO(world.size() / slices << "x" << slices << ", recompute " << mode);
+            auto backend = make_cpu_backend(1);
+            RunConfig config = base_config(slices);
+            config.recompute = mode;
+            config.model.layers = 3;
+            Prepared grid = prepare(config, *backend, world);
+            ModelParameters parameters(*backend, grid.model.graph, 1);
+            MadeExecutor made = make_executor(config, grid, *backend, world, parameters);
+            made.executor->train_step(1);
+            made.executor->evaluate();
+            const HaloBytes halo = made.executor->halo_bytes();
+            const HaloBytes a2a = made.executor->switch_bytes();
+            std::array<std::int64_t, 4> sent{halo.forward + halo.backward, halo.recompute,
+                                             a2a.forward + a2a.backward, a2a.recompute};
+            world.allreduce_sum(sent);
+            std::array<std::int64_t, 1> planned{total_bytes(
+                run_memory_lines(grid.lines, made.executor->memory_plan(), parameters.size()))};
+            world.allreduce_max(planned);
+
+            const Recompute recompute = *parse_recompute(mode);
+            const planner::PartitionStats stats =
+                planner::measure_partition(cora_graph, "cora", world.size() / slices,
+                                           grid.model.graph.normalization(), config.seed);
+            const planner::GridPrediction p = planner::predict_grid_epoch(
+                grid.model.graph, recompute, stats, slices,
+                {.machine = &machine, .network = machine.shared_memory, .threads = 1},
+                machine.shared_memory);
+            CHECK(p.time.halo_bytes == sent[0]);
+            CHECK(p.time.recompute_halo_bytes == sent[1]);
+            CHECK(p.a2a_bytes == sent[2]);
+            CHECK(p.recompute_a2a_bytes == sent[3]);
+            const planner::MemoryPrediction memory = planner::predict_grid_memory(
+                grid.model.graph, recompute, stats, slices, machine, true);
+            CHECK(memory.planned_bytes == planned[0]);
+            CHECK(p.time.epoch_s > 0.0);
+        }
+    }
+}
+
 namespace {
 
 /// A ring of 12 vertices (each the in-neighbour of the next and the previous), 12 features,
@@ -537,8 +592,29 @@ GraphDataset ring() {
 class EpochBytes final : public RunObserver {
 public:
     void epoch(const EpochStats& s) override { stats.push_back(s); }
+    void warning(const std::string& text) override { warnings.push_back(text); }
     std::vector<EpochStats> stats;
+    std::vector<std::string> warnings;
 };
+
+/// GCN 12 -> 8 -> 4 on the ring, 2 epochs, block partition, through a Session on `runtime`
+/// with `slices` feature slices (`parallel` = "pipeline": the layer pipeline instead).
+EpochBytes run_ring(Runtime& runtime, const GraphDataset& g, int slices,
+                    const std::string& parallel = "graph") {
+    RunConfig c;
+    c.seed = 1;
+    c.partition_method = "block";
+    c.model.model = "gcn";
+    c.model.hidden = 8;
+    c.epochs = 2;
+    c.feature_slices = slices;
+    c.parallel = parallel;
+    EpochBytes observer;
+    Session session(c, runtime, {.input = {.graph = &g}, .observer = &observer});
+    session.run();
+    REQUIRE(observer.stats.size() == 2);
+    return observer;
+}
 
 }  // namespace
 
@@ -553,17 +629,7 @@ TEST_CASE("grid: the metrics' bytes per epoch on a ring of 12 are the hand count
     for (const int slices : slice_counts(ranks)) {
         const int parts = ranks / slices;
         INFO(parts << "x" << slices);
-        RunConfig c;
-        c.seed = 1;
-        c.partition_method = "block";
-        c.model.model = "gcn";
-        c.model.hidden = 8;
-        c.epochs = 2;
-        c.feature_slices = slices;
-        EpochBytes observer;
-        Session session(c, runtime, {.input = {.graph = &g}, .observer = &observer});
-        session.run();
-        REQUIRE(observer.stats.size() == 2);
+        const EpochBytes observer = run_ring(runtime, g, slices);
         const std::int64_t switches = 3 * 2 * 4 * 12 * (8 + 4) * (slices - 1) / slices;
         const std::int64_t halo = parts == 1 ? 0 : parts == 2 ? 3 * 4 * 4 * (8 + 4) : -1;
         for (const EpochStats& s : observer.stats) {
@@ -574,6 +640,98 @@ TEST_CASE("grid: the metrics' bytes per epoch on a ring of 12 are the hand count
             }
         }
     }
+}
+
+TEST_CASE("grid: on pretended nodes, the bytes inside and across nodes are the hand count",
+          "[grid][mpi]") {
+    // The ring of 12 as above on 4 ranks whose communicator pretends they sit on 2 nodes. Per
+    // epoch: 1D K = 4 sends 3 x 4 x 8 x (8 + 4) = 1152 halo bytes (each rank 1 row to each ring
+    // neighbour), 2 x 2 sends 576 halo bytes (graph groups of 2) and 1728 switch bytes. The
+    // all-reduces span both nodes: inter-node. By slot (nodes 0 0 1 1), 1D sends half its halo
+    // across; round robin (0 1 0 1), all of it; the grid's feature groups sit inside nodes either
+    // way (halo across, switches inside). Nodes 0 0 0 1 cannot hold 2 feature groups of 2: the
+    // consecutive grid, with its warning; one graph group and one feature group span the nodes.
+    Runtime runtime = open_runtime({.device = "cpu", .comm = "mpi", .threads = 1});
+    if (runtime.comm->size() != 4) {
+        return;
+    }
+    auto& world = dynamic_cast<MpiCommunicator&>(*runtime.comm);
+    CHECK(world.num_nodes() == 1);  // a real run on this machine: one node
+    const GraphDataset g = ring();
+    struct Case {
+        std::vector<int> nodes;
+        int slices;
+        std::int64_t intra;  ///< without all-reduces
+        std::int64_t inter;  ///< likewise
+        bool warned;
+    };
+    const std::vector<Case> cases{
+        {{0, 0, 1, 1}, 1, 576, 576, false},
+        {{0, 1, 0, 1}, 1, 0, 1152, false},
+        {{0, 0, 1, 1}, 2, 1728, 576, false},
+        {{0, 1, 0, 1}, 2, 1728, 576, false},
+        {{0, 0, 0, 1}, 2, 288 + 864, 288 + 864, true},
+    };
+    std::vector<double> grid_losses;
+    for (const Case& k : cases) {
+        INFO("nodes " << k.nodes[0] << k.nodes[1] << k.nodes[2] << k.nodes[3]
+                      << ", F = " << k.slices);
+        world.set_node_map(k.nodes);
+        const EpochBytes observer = run_ring(runtime, g, k.slices);
+        for (const EpochStats& s : observer.stats) {
+            CHECK(s.allreduce_bytes > 0);
+            CHECK(s.bytes_intra_node == k.intra);
+            CHECK(s.bytes_inter_node == k.inter + s.allreduce_bytes);
+            CHECK(s.bytes_intra_node + s.bytes_inter_node ==
+                  s.halo_bytes + s.recompute_halo_bytes + s.a2a_bytes + s.recompute_a2a_bytes +
+                      s.allreduce_bytes);
+            if (k.slices == 2) {
+                grid_losses.push_back(s.loss);
+            }
+        }
+        if (k.warned) {
+            CHECK(observer.warnings ==
+                  std::vector<std::string>{"feature_slices = 2: node 0 has 3 ranks, not a "
+                                           "multiple of 2, so feature groups are consecutive "
+                                           "ranks (some span nodes)"});
+        } else {
+            CHECK(observer.warnings.empty());
+        }
+    }
+    // Where the ranks sit changes the bytes' split, not the run (to the all-reduces' rounding).
+    REQUIRE(grid_losses.size() == 6);
+    for (std::size_t i = 2; i < grid_losses.size(); ++i) {
+        CHECK(close(grid_losses[i], grid_losses[i % 2]));
+    }
+    world.set_node_map(std::vector<int>(4, 0));
+}
+
+TEST_CASE("topology: the layer pipeline's stage bytes split by the pretended node of the peer",
+          "[grid][mpi]") {
+    // 2 stages on 2 ranks: every stage transfer goes to the other rank, so on nodes 0 1 it is
+    // all inter-node (with the all-reduces), on one node all intra-node.
+    Runtime runtime = open_runtime({.device = "cpu", .comm = "mpi", .threads = 1});
+    if (runtime.comm->size() != 2) {
+        return;
+    }
+    auto& world = dynamic_cast<MpiCommunicator&>(*runtime.comm);
+    const GraphDataset g = ring();
+    for (const std::vector<int>& nodes : {std::vector<int>{0, 1}, std::vector<int>{0, 0}}) {
+        const bool apart = nodes[1] != nodes[0];
+        INFO((apart ? "2 nodes" : "1 node"));
+        world.set_node_map(nodes);
+        const EpochBytes observer = run_ring(runtime, g, 1, "pipeline");
+        for (const EpochStats& s : observer.stats) {
+            REQUIRE(s.pipeline.has_value());
+            const std::int64_t stage = s.pipeline->stage_bytes + s.pipeline->way_bytes;
+            CHECK(stage > 0);
+            CHECK(s.halo_bytes == 0);
+            const std::int64_t all = stage + s.allreduce_bytes;
+            CHECK(s.bytes_inter_node == (apart ? all : 0));
+            CHECK(s.bytes_intra_node == (apart ? 0 : all));
+        }
+    }
+    world.set_node_map({0, 0});
 }
 
 TEST_CASE("grid: a checkpoint written on one grid resumes on another and continues the run",

@@ -1,0 +1,196 @@
+// predict_grid_epoch, predict_grid_memory: the grid as graph parallelism's ranks of a part / F,
+// plus the layout switches (formulas in grid_model.hpp).
+#include "planner/grid_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "layers/layout_switch.hpp"
+#include "src/base/error.hpp"
+#include "src/nn/full_graph_executor.hpp"
+#include "src/nn/model_parameters.hpp"
+#include "training/run_memory.hpp"
+
+namespace strata::planner {
+namespace {
+
+constexpr double giga = 1e9;
+
+/// The grid operator's sizes on rank (g, f): GridAggregation::workspace_floats without a graph.
+class GridShapeOperator final : public GraphOperator {
+public:
+    GridShapeOperator(const RankStats& part, int slices, int slice)
+        : part_(part), slices_(slices), slice_(slice) {}
+    [[nodiscard]] index_t num_rows() const override { return chunk().count; }
+    [[nodiscard]] std::size_t workspace_floats(index_t width) const override {
+        const auto n = static_cast<std::size_t>(part_.owned);
+        const auto r = static_cast<std::size_t>(chunk().count);
+        const auto c = static_cast<std::size_t>(grid_block(width, slices_, slice_).count);
+        const std::size_t staging = r * (static_cast<std::size_t>(width) - c) + (n - r) * c;
+        return 2 * n * c + staging +
+               exchange_workspace_floats(part_.send_rows, part_.recv_rows, static_cast<index_t>(c));
+    }
+    void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>,
+                 ExchangePurpose) override {
+        STRATA_FAIL("GridShapeOperator: sizes only");
+    }
+    void backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>) override {
+        STRATA_FAIL("GridShapeOperator: sizes only");
+    }
+    [[nodiscard]] HaloBytes bytes_sent() const override { return {}; }
+
+private:
+    [[nodiscard]] RowRange chunk() const {
+        return grid_block(static_cast<index_t>(part_.owned), slices_, slice_);
+    }
+    const RankStats& part_;
+    int slices_;
+    int slice_;
+};
+
+ExecutionPlan grid_rank_plan(const ModelGraph& graph, const RankStats& part, int slices, int slice,
+                             Recompute recompute) {
+    const GridShapeOperator op(part, slices, slice);
+    PlanOptions options;
+    options.rows = op.num_rows();
+    options.recompute = recompute;
+    options.graph = &op;
+    return plan_execution(graph, options);
+}
+
+/// Floats one switch of width `width` moves over all of part `n`'s feature group: every entry
+/// of the part but the diagonal blocks.
+std::int64_t switch_floats(std::int64_t n, index_t width, int slices) {
+    std::int64_t diagonal = 0;
+    for (int f = 0; f < slices; ++f) {
+        diagonal +=
+            static_cast<std::int64_t>(grid_block(static_cast<index_t>(n), slices, f).count) *
+            grid_block(width, slices, f).count;
+    }
+    return n * width - diagonal;
+}
+
+/// Seconds of rank (g, f)'s switches in `schedule` (not overlapped).
+double switch_seconds(const std::vector<GridSwitches>& calls, const RankStats& part, int slices,
+                      int slice, const Network& network, double memory_gbs) {
+    const auto n = static_cast<double>(part.owned);
+    const auto r =
+        static_cast<double>(grid_block(static_cast<index_t>(part.owned), slices, slice).count);
+    double seconds = 0.0;
+    for (const GridSwitches& call : calls) {
+        const auto c = static_cast<double>(grid_block(call.width, slices, slice).count);
+        const double sent =
+            r * (static_cast<double>(call.width) - c);  // to_columns' (to_rows': received)
+        const double received = (n - r) * c;
+        const double one = (slices - 1) * network.latency_s +
+                           4.0 * std::max(sent, received) / (network.bandwidth_gbs * giga) +
+                           2.0 * 4.0 * (sent + received) / (memory_gbs * giga);
+        seconds += call.switches * one;
+    }
+    return seconds;
+}
+
+}  // namespace
+
+std::vector<GridSwitches> grid_switches(const ModelGraph& graph, const Schedule& schedule) {
+    std::vector<GridSwitches> calls;
+    const auto cols = [&](int slot) { return schedule.slots[static_cast<std::size_t>(slot)].cols; };
+    for (const PlanStep& step : schedule.steps) {
+        if (step.kind == StepKind::loss) {
+            continue;
+        }
+        const bool recompute = step.kind == StepKind::recompute;
+        const bool aggregate = graph.node(step.node).op->kind() == OpKind::aggregate;
+        if (step.kind == StepKind::backward && step.folded >= 0) {
+            calls.push_back({cols(step.dy), 2, false});
+        } else if (aggregate && step.kind == StepKind::backward) {
+            if (step.modes[0] != GradMode::skip) {
+                calls.push_back(
+                    {cols(step.dy), step.modes[0] == GradMode::accumulate ? 3 : 2, false});
+            }
+        } else if (aggregate) {
+            calls.push_back({cols(step.y), 2, recompute});
+        }
+    }
+    return calls;
+}
+
+GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
+                                  const PartitionStats& stats, int slices, const RunShape& shape,
+                                  const Network& feature_network) {
+    STRATA_CHECK(slices >= 1, "grid: ", slices, " feature slices");
+    GridPrediction out;
+    // Rank (g, f) as a rank of graph parallelism with part g's sizes / F.
+    PartitionStats ranks = stats;
+    ranks.parts = stats.parts * slices;
+    ranks.ranks.clear();
+    const auto divided = [slices](std::int64_t x) {
+        return static_cast<std::int64_t>(std::llround(static_cast<double>(x) / slices));
+    };
+    double switches = 0.0;
+    double eval_switches = 0.0;
+    const double memory_gbs = shape.machine->rates(shape.threads).memory_gbs;
+    for (const RankStats& part : stats.ranks) {
+        const ExecutionPlan part_plan = rank_plan(graph, part, recompute);
+        for (const Schedule* s : {&part_plan.training(), &part_plan.evaluation()}) {
+            const ScheduleBytes halo = schedule_halo_bytes(graph, *s, part, shape.halo_precision);
+            out.time.halo_bytes += halo.sent;
+            out.time.recompute_halo_bytes += halo.recompute;
+            for (const GridSwitches& call : grid_switches(graph, *s)) {
+                const std::int64_t bytes =
+                    4 * call.switches * switch_floats(part.owned, call.width, slices);
+                (call.recompute ? out.recompute_a2a_bytes : out.a2a_bytes) += bytes;
+            }
+        }
+        // Slice 0 has the longest row chunk and the widest column slices (grid_block gives the
+        // first n mod F blocks one more): part g's slowest and largest rank.
+        RankStats v = part;
+        v.owned = grid_block(static_cast<index_t>(part.owned), slices, 0).count;
+        v.inner_nnz = divided(part.inner_nnz);
+        v.halo_nnz = divided(part.halo_nnz);
+        v.send_rows = divided(part.send_rows);
+        v.recv_rows = divided(part.recv_rows);
+        ranks.ranks.push_back(v);
+        const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute);
+        switches = std::max(switches, switch_seconds(grid_switches(graph, plan.training()), part,
+                                                     slices, 0, feature_network, memory_gbs));
+        eval_switches =
+            std::max(eval_switches, switch_seconds(grid_switches(graph, plan.evaluation()), part,
+                                                   slices, 0, feature_network, memory_gbs));
+    }
+    const std::int64_t halo = out.time.halo_bytes;
+    const std::int64_t recompute_halo = out.time.recompute_halo_bytes;
+    out.time = predict_graph_epoch(graph, recompute, ranks, shape);
+    out.time.halo_bytes = halo;
+    out.time.recompute_halo_bytes = recompute_halo;
+    out.time.wait_s += switches;
+    out.time.eval_s += eval_switches;
+    out.time.epoch_s += switches + eval_switches;
+    out.time.terms.exchange_s += switches + eval_switches;
+    out.time.terms.exposed_s += switches + eval_switches;
+    out.time.train_terms.exchange_s += switches;
+    out.time.train_terms.exposed_s += switches;
+    return out;
+}
+
+MemoryPrediction predict_grid_memory(const ModelGraph& graph, Recompute recompute,
+                                     const PartitionStats& stats, int slices,
+                                     const MachineModel& machine, bool whole_graph_input) {
+    MemoryPrediction out;
+    const std::size_t params = ModelParameters::count(graph);
+    for (const RankStats& part : stats.ranks) {  // slice 0: the part's largest rank
+        const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute);
+        std::vector<MemoryLine> lines =
+            run_memory_lines({{"inputs (graph blocks, features, labels, masks)", part.input_bytes}},
+                             FullGraphExecutor::plan_memory(plan, params), params);
+        const std::int64_t total = total_bytes(lines);
+        if (total > out.planned_bytes) {
+            out.planned_bytes = total;
+            out.lines = std::move(lines);
+        }
+    }
+    set_peaks(out, stats, machine, whole_graph_input, FeatureStorage::dense);
+    return out;
+}
+
+}  // namespace strata::planner

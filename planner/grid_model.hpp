@@ -1,0 +1,61 @@
+// The G x F grid (feature_slices = F, docs/layouts.md) priced from the statistics of its G graph
+// parts. Rank (g, f) holds row chunk f of part g (r_f = grid_block(n_g, F, f).count rows) for
+// every GEMM and pointwise op, and runs each aggregation on all n_g rows at the column slice's
+// width c_f(w) = grid_block(w, F, f).count, over the graph group (part g's 1D exchange).
+//   time   each rank is priced as graph parallelism's rank of part g with its sizes / F (owned
+//          r_f rows; operator entries, halo rows sent and received / F: the same products and
+//          bytes as the slice's width on the whole part), over the graph group's network, plus
+//          its layout switches: per aggregation 2 (a backward that accumulates its input
+//          gradient: 3) all-to-alls in the feature group, each (F - 1) latencies + the larger of
+//          sent and received bytes / bandwidth + packing and unpacking the staged side
+//          (2 x staging floats x 4 bytes at the streaming bandwidth); switches do not overlap.
+//          The gradient all-reduce spans all G F ranks.
+//   bytes  halo: Σ_g Σ_f rows x c_f(w) x record = 1D at G's halo bytes exactly (the slices'
+//          widths add up to w); all-to-all: 4 (n_g w - Σ_f r_f c_f(w)) per switch of width w per
+//          part, exactly (the metrics' a2a_bytes and recompute_a2a_bytes).
+//   memory each rank's plan laid out by the executor's planner with the grid operator's
+//          workspace (two n_g x c_f(w) layout-C blocks, the switch's staging, part g's exchange
+//          at c_f(w)), beside the whole part's inputs (every rank of part g uploads all of it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/cost_model.hpp"
+#include "planner/memory_model.hpp"
+#include "planner/partition_stats.hpp"
+
+namespace strata::planner {
+
+/// One aggregation call of a grid schedule: its width, how many layout switches it makes and
+/// whether they are a recomputation's.
+struct GridSwitches {
+    index_t width = 0;
+    int switches = 0;
+    bool recompute = false;
+};
+/// The layout switches of `schedule` (as the full-graph executor runs it over GridAggregation).
+[[nodiscard]] std::vector<GridSwitches> grid_switches(const ModelGraph& graph,
+                                                      const Schedule& schedule);
+
+struct GridPrediction {
+    EpochPrediction time;        ///< the slowest rank's; halo bytes summed over every rank
+    std::int64_t a2a_bytes = 0;  ///< per evaluated epoch, every rank (metrics)
+    std::int64_t recompute_a2a_bytes = 0;  ///< of recomputations
+};
+
+/// Predicts one evaluated epoch of the grid of stats.parts x `slices` ranks. `shape.network` is
+/// the graph group's network, `feature_network` the feature group's.
+[[nodiscard]] GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
+                                                const PartitionStats& stats, int slices,
+                                                const RunShape& shape,
+                                                const Network& feature_network);
+
+/// The memory of the grid's largest rank (dense features: the grid reads them dense).
+[[nodiscard]] MemoryPrediction predict_grid_memory(const ModelGraph& graph, Recompute recompute,
+                                                   const PartitionStats& stats, int slices,
+                                                   const MachineModel& machine,
+                                                   bool whole_graph_input);
+
+}  // namespace strata::planner

@@ -1,0 +1,244 @@
+// Calibration in rounds (planner/timed_rounds.hpp) on a fake clock: the fastest of repetitions,
+// the median and spread over interleaved rounds (an outlier round moves the spread, not the
+// median), the warning about spread and load, machine.json's spreads (version 2; version 1 still
+// read, spreads 0), and the plan's error band growing with the spreads.
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "datasets/generate.hpp"
+#include "datasets/graph_io.hpp"
+#include "layers/model_zoo.hpp"
+#include "planner/calibration.hpp"
+#include "planner/layout_plan.hpp"
+#include "planner/machine_model.hpp"
+#include "planner/timed_rounds.hpp"
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+namespace planner = strata::planner;
+
+namespace {
+
+/// A clock that only moves when a fake kernel runs: each run advances it by the next of
+/// `durations` (cycling), so time_fastest sees exactly those times.
+struct FakeTime {
+    double now = 0.0;
+    std::vector<double> durations;
+    std::size_t next = 0;
+    planner::Clock clock() {
+        return [this] { return now; };
+    }
+    void run() { now += durations[next++ % durations.size()]; }
+};
+
+}  // namespace
+
+TEST_CASE("time_fastest: the fastest repetition after an untimed warm-up", "[planner]") {
+    FakeTime t;
+    // Warm-up 9 s (not timed), then 3: with no budget left, one timed repetition.
+    t.durations = {9.0, 3.0, 1.0, 2.0};
+    CHECK(planner::time_fastest(
+              0.0, [&] { t.run(); }, t.clock()) == 3.0);
+    CHECK(t.next == 2);
+    // A budget of 5 s: 3, 1, 2 (6 s), the fastest 1.
+    t.next = 0;
+    CHECK(planner::time_fastest(
+              5.0, [&] { t.run(); }, t.clock()) == 1.0);
+    CHECK(t.next == 4);
+    // A budget of 10 s: repetitions until 10 s of the fake clock have passed.
+    FakeTime u;
+    u.durations = {1.0};
+    CHECK(planner::time_fastest(
+              10.0, [&] { u.run(); }, u.clock()) == 1.0);
+    CHECK(u.next == 11);  // warm-up + 10
+}
+
+TEST_CASE("summarize: the median over rounds and (max - min) / median", "[planner]") {
+    const planner::Repeated r = planner::summarize({2.0, 1.0, 4.0});
+    CHECK(r.median == 2.0);
+    CHECK(r.spread == Approx(1.5));
+    CHECK(r.rounds == std::vector<double>{2.0, 1.0, 4.0});
+    CHECK(planner::summarize({1.0, 3.0}).median == 2.0);
+    CHECK(planner::summarize({5.0}).spread == 0.0);
+    CHECK(planner::summarize({0.0, 0.0, 0.0}).spread == 0.0);
+    CHECK(planner::summarize({0.0, 0.0, 1e-6}).spread == 1.0);
+}
+
+TEST_CASE("interleaved rounds: an outlier round moves the spread, not the median", "[planner]") {
+    // Two probes on one fake clock. Within a round each times its kernel after a warm-up and
+    // keeps the fastest; a round's kernel durations are fixed per probe and round.
+    FakeTime t;
+    std::vector<std::string> order;
+    const std::map<std::string, std::vector<double>> per_round{
+        {"a", {1.0, 1.1, 5.0}},  // round 3 an outlier (another process on the core)
+        {"b", {2.0, 2.0, 2.0}}};
+    int round = 0;
+    planner::FigureRounds rounds;
+    for (const std::string name : {"a", "b"}) {
+        rounds.add({name + "_s", name + "_rate"}, [&, name] {
+            order.push_back(name);
+            t.durations = {per_round.at(name)[static_cast<std::size_t>(round)]};
+            t.next = 0;
+            const double s = planner::time_fastest(
+                0.0, [&] { t.run(); }, t.clock());
+            return std::vector<double>{s, 1.0 / s};
+        });
+    }
+    const auto figures = rounds.run(3, [&](int r) { round = r; });
+    // Interleaved: round 1 times a and b, round 2 again, ...
+    CHECK(order == std::vector<std::string>{"a", "b", "a", "b", "a", "b"});
+    CHECK(figures.at("a_s").median == Approx(1.1));
+    CHECK(figures.at("a_s").spread == Approx((5.0 - 1.0) / 1.1));
+    CHECK(figures.at("a_rate").median == Approx(1.0 / 1.1));
+    CHECK(figures.at("b_s").median == Approx(2.0));
+    CHECK(figures.at("b_s").spread == Approx(0.0).margin(1e-9));
+    // A probe that yields the wrong number of figures is an error, not a silent gap.
+    planner::FigureRounds bad;
+    bad.add({"x", "y"}, [] { return std::vector<double>{1.0}; });
+    CHECK_THROWS_WITH(bad.run(3),
+                      Catch::StartsWith("calibrate: a probe gave 1 values for 2 figures"));
+}
+
+TEST_CASE("spread warning: names the figure, its spread and the load", "[planner]") {
+    using planner::spread_warning;
+    const std::map<std::string, double> calm{{"memory_gbs", 0.02}, {"spmm_scale", 0.1}};
+    CHECK(spread_warning("threads 2", calm, 1.5, 2).empty());
+    CHECK(spread_warning("threads 2", calm, -1.0, 2).empty());  // load unknown
+    const std::map<std::string, double> moving{
+        {"memory_gbs", 0.02}, {"spmm_in_cache_g@8", 0.23}, {"time_scale", 0.12}};
+    CHECK(spread_warning("threads 2", moving, 1.5, 2) ==
+          "threads 2: figures move between rounds: spmm_in_cache_g@8 spread 23 % (2 figures "
+          "above 10 %), load average 1.50 on 2 cores; calibrate again on an idle machine");
+    CHECK(spread_warning("threads 1", moving, 3.25, 2) ==
+          "threads 1: figures move between rounds: spmm_in_cache_g@8 spread 23 % (2 figures "
+          "above 10 %), load average 3.25 on 2 cores (above the cores); calibrate again on an "
+          "idle machine");
+    CHECK(spread_warning("threads 2", calm, 2.5, 2) ==
+          "threads 2: the machine is loaded: load average 2.50 above its 2 cores while timing "
+          "(largest spread spmm_scale 10 %); calibrate again on an idle machine");
+}
+
+TEST_CASE("machine.json version 2 keeps each figure's spread, version 1 reads as spread 0",
+          "[planner]") {
+    planner::MachineModel m = planner::default_machine();
+    m.by_threads[0].spread = {{"memory_gbs", 0.03}, {"spmm_in_cache_g@16", 0.25}};
+    m.network_spread = {{"shared_memory.latency_s", 0.5}};
+    const std::string text = planner::to_json(m);
+    CHECK(text.find("\"version\": 2") != std::string::npos);
+    const planner::MachineModel back = planner::machine_from_json(text, "m.json");
+    CHECK(back.by_threads[0].spread == m.by_threads[0].spread);
+    CHECK(back.network_spread == m.network_spread);
+    // A version 1 file (before the spreads): read, every spread 0 (absent).
+    std::string old = text;
+    old.replace(old.find("\"version\": 2"), 12, "\"version\": 1");
+    for (const char* key : {"\"spread\"", "\"network_spread\""}) {
+        const auto at = old.find(key);
+        REQUIRE(at != std::string::npos);
+        const auto end = old.find('}', at);
+        old.erase(at, end + 1 - at);
+        // drop the comma left before the removed key
+        const auto comma = old.rfind(',', at);
+        old.erase(comma, 1);
+    }
+    const planner::MachineModel v1 = planner::machine_from_json(old, "old.json");
+    CHECK(v1.by_threads[0].spread.empty());
+    CHECK(v1.network_spread.empty());
+    CHECK(v1.by_threads[0].memory_gbs == m.by_threads[0].memory_gbs);
+    std::string future = text;
+    future.replace(future.find("\"version\": 2"), 12, "\"version\": 3");
+    CHECK_THROWS_WITH(planner::machine_from_json(future, "m.json"),
+                      Catch::StartsWith("m.json: machine model version 3 is not supported (this "
+                                        "strata reads 1 and 2): run strata calibrate again"));
+}
+
+TEST_CASE("slowed_by_spread: costs up, rates down, each by its own spread", "[planner]") {
+    planner::MachineModel m = planner::default_machine();
+    planner::ThreadRates& r = m.by_threads[0];
+    r.spread = {{"memory_gbs", 0.25}, {"step_s", 0.5}, {"spmm_in_cache_g@16", 1.0}};
+    m.network_spread = {{"shared_memory.bandwidth_gbs", 0.25}};
+    const planner::MachineModel s = planner::slowed_by_spread(m);
+    CHECK(s.by_threads[0].memory_gbs == Approx(r.memory_gbs / 1.25));
+    CHECK(s.by_threads[0].step_s == Approx(r.step_s * 1.5));
+    CHECK(s.by_threads[0].spmm_in_cache[0].rate == Approx(r.spmm_in_cache[0].rate / 2.0));
+    CHECK(s.by_threads[0].spmm_in_cache[1].rate == r.spmm_in_cache[1].rate);  // no spread
+    CHECK(s.by_threads[0].gemm[0].rate == r.gemm[0].rate);
+    CHECK(s.shared_memory.bandwidth_gbs == Approx(m.shared_memory.bandwidth_gbs / 1.25));
+    CHECK(s.shared_memory.latency_s == m.shared_memory.latency_s);
+    // Every figure for_each_figure names is one machine.json writes a spread for.
+    std::vector<std::string> names;
+    planner::for_each_figure(
+        r, [&](const std::string& name, double&, bool) { names.push_back(name); });
+    CHECK(names.size() == 8 + 4 * 2);  // 8 scalar figures; 2 points each of 4 rate curves
+}
+
+TEST_CASE("the plan's error band grows with the spread of the figures", "[planner]") {
+    const fs::path dir = fs::temp_directory_path() / ("strata-band-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    strata::GenerateOptions g;
+    g.num_vertices = 400;
+    g.avg_degree = 6;
+    g.num_features = 16;
+    g.num_classes = 4;
+    strata::write_graph(strata::generate_graph(g), (dir / "g.h5").string());
+    planner::PlanRequest request;
+    request.data = (dir / "g.h5").string();
+    request.spec = strata::find_model("gcn").recipe.spec;
+    request.ranks = {1, 2};
+    request.cache_dir = (dir / "cache").string();
+    request.machine = planner::default_machine();
+    request.machine.cores = 2;
+    const auto bands = [&](const std::map<std::string, double>& spread) {
+        planner::PlanRequest r = request;
+        r.machine.by_threads[0].spread = spread;
+        std::vector<double> out;
+        for (const planner::Candidate& c : planner::make_plan(r).candidates) {
+            out.push_back(c.error_band);
+        }
+        return out;
+    };
+    const std::vector<double> none = bands({});
+    for (const double b : none) {
+        CHECK(b == 0.0);
+    }
+    // The time scale multiplies all of K = 1's epoch: its spread is the band.
+    const std::vector<double> scale = bands({{"time_scale", 0.1}});
+    const planner::Plan plan = planner::make_plan(request);
+    for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+        if (plan.candidates[i].ranks == 1) {
+            CHECK(scale[i] == Approx(0.1));
+        } else {
+            CHECK(scale[i] > 0.0);
+            CHECK(scale[i] <= 0.1 + 1e-12);
+        }
+    }
+    // More spread, more band, on every candidate.
+    std::map<std::string, double> small;
+    std::map<std::string, double> large;
+    planner::ThreadRates rates = request.machine.by_threads[0];
+    planner::for_each_figure(rates, [&](const std::string& name, double&, bool) {
+        small[name] = 0.05;
+        large[name] = 0.2;
+    });
+    const std::vector<double> a = bands(small);
+    const std::vector<double> b = bands(large);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        CHECK(a[i] > 0.0);
+        CHECK(b[i] > a[i]);
+    }
+    // strata plan prints it.
+    planner::PlanRequest shown = request;
+    shown.machine.by_threads[0].spread = {{"time_scale", 0.1}};
+    const std::string text = planner::format_plan(planner::make_plan(shown));
+    CHECK(text.find("band_%") != std::string::npos);
+    INFO(text);
+    CHECK(text.find("     10 ") != std::string::npos);  // epoch_ms, then the band
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+}
