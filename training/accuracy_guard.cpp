@@ -1,4 +1,5 @@
-// AccuracyGuard: triggers, rollback (weights, optimizer, best tracker), less staleness.
+// AccuracyGuard: the staleness gap at each evaluation; rollback (weights, optimizer, best
+// tracker), less staleness.
 #include "training/accuracy_guard.hpp"
 
 #include <algorithm>
@@ -9,21 +10,6 @@
 #include "src/base/error.hpp"
 
 namespace strata {
-namespace {
-
-const char* figure_name(Selection selection) {
-    switch (selection) {
-        case Selection::val_acc:
-            return "validation accuracy";
-        case Selection::val_loss:
-            return "validation loss";
-        case Selection::val_auc:
-            return "validation ROC-AUC";
-    }
-    return "?";
-}
-
-}  // namespace
 
 AccuracyGuard::AccuracyGuard(StalenessControl& executor, ModelParameters& parameters,
                              Optimizer& optimizer, BestTracker* best, const GuardOptions& options,
@@ -35,9 +21,11 @@ AccuracyGuard::AccuracyGuard(StalenessControl& executor, ModelParameters& parame
       options_(options),
       say_(std::move(say)) {
     STRATA_CHECK(best == nullptr || best->selection() == options.select_by,
-                 "accuracy guard: it judges by ", to_string(options.select_by),
+                 "accuracy guard: the run selects by ", to_string(options.select_by),
                  " but the best tracker selects by ",
                  best == nullptr ? "" : to_string(best->selection()));
+    STRATA_CHECK(std::isfinite(options.bound) && options.bound > 0.0,
+                 "accuracy guard: bound = ", options.bound, ", expected a positive number");
     state_.criterion = options.select_by;
     remember(0);
 }
@@ -51,8 +39,8 @@ void AccuracyGuard::remember(std::int64_t epoch) {
     state_.tracker_parameters.clear();
 }
 
-std::string AccuracyGuard::trigger_reason(const EpochStats& stats) {
-    std::array<char, 200> text{};
+std::string AccuracyGuard::trigger_reason(EpochStats& stats) {
+    std::array<char, 240> text{};
     if (!std::isfinite(stats.loss)) {
         std::snprintf(text.data(), text.size(), "training loss is %g", stats.loss);
         return text.data();
@@ -60,36 +48,33 @@ std::string AccuracyGuard::trigger_reason(const EpochStats& stats) {
     if (!stats.evaluated) {
         return "";
     }
-    if (!std::isfinite(stats.eval_train_loss)) {
-        std::snprintf(text.data(), text.size(), "exact training loss is %g", stats.eval_train_loss);
-        return text.data();
-    }
-    if (state_.min_train_loss &&
-        stats.eval_train_loss > options_.loss_factor * *state_.min_train_loss) {
+    // The weights evaluated are those the next epoch trains from: measure as it will read.
+    const StalenessLosses losses = executor_.staleness_losses(stats.epoch + 1);
+    const double gap = losses.gradient_error;
+    stats.stale_train_loss = losses.stale;
+    stats.fresh_train_loss = losses.fresh;
+    stats.staleness_gap = gap;
+    if (!std::isfinite(losses.stale) || !std::isfinite(losses.fresh) || !std::isfinite(gap) ||
+        !std::isfinite(stats.eval_train_loss)) {
         std::snprintf(text.data(), text.size(),
-                      "exact training loss %.4f above %.2f x its minimum %.4f",
-                      stats.eval_train_loss, options_.loss_factor, *state_.min_train_loss);
+                      "training loss is %g from stale rows, %g from fresh rows, %g exact "
+                      "(evaluation); staleness gap %g",
+                      losses.stale, losses.fresh, stats.eval_train_loss, gap);
         return text.data();
     }
-    const Selection criterion = state_.criterion;
-    const double figure = selection_figure(criterion, stats);
-    const bool higher = higher_is_better(criterion);
-    const bool worse = state_.best_figure && !std::isnan(figure) &&
-                       (higher ? figure < *state_.best_figure - options_.drop
-                               : figure > *state_.best_figure + options_.drop);
-    if (!worse) {
-        state_.below = 0;
+    if (!(gap > options_.bound)) {
+        state_.above = 0;
         return "";
     }
-    if (state_.below++ == 0) {
-        state_.below_since = stats.epoch;
+    if (state_.above++ == 0) {
+        state_.above_since = stats.epoch;
     }
-    if (state_.below >= options_.patience && stats.epoch - state_.below_since >= options_.window) {
+    if (state_.above >= options_.patience && stats.epoch - state_.above_since >= options_.window) {
         std::snprintf(text.data(), text.size(),
-                      "%s %.4f %s the best %.4f %s %.2f at %lld evaluations in a row",
-                      figure_name(criterion), figure, higher ? "below" : "above",
-                      *state_.best_figure, higher ? "-" : "+", options_.drop,
-                      static_cast<long long>(state_.below));
+                      "staleness gap %.4f beyond the bound %.4f at %lld evaluations in a row "
+                      "(training loss %.4f from stale rows, %.4f from fresh rows)",
+                      gap, options_.bound, static_cast<long long>(state_.above), losses.stale,
+                      losses.fresh);
         return text.data();
     }
     return "";
@@ -108,20 +93,8 @@ void AccuracyGuard::review(EpochStats& stats, FitState& state) {
     }
     const std::string reason = trigger_reason(stats);
     if (reason.empty()) {
-        if (stats.evaluated) {
-            const double figure = selection_figure(state_.criterion, stats);
-            if (!std::isnan(figure)) {
-                const bool higher = higher_is_better(state_.criterion);
-                state_.best_figure = !state_.best_figure ? figure
-                                     : higher            ? std::max(*state_.best_figure, figure)
-                                                         : std::min(*state_.best_figure, figure);
-            }
-            state_.min_train_loss = state_.min_train_loss
-                                        ? std::min(*state_.min_train_loss, stats.eval_train_loss)
-                                        : stats.eval_train_loss;
-            if (state_.below == 0) {
-                remember(stats.epoch);
-            }
+        if (stats.evaluated && state_.above == 0) {
+            remember(stats.epoch);
         }
         return;
     }
@@ -140,7 +113,7 @@ void AccuracyGuard::review(EpochStats& stats, FitState& state) {
     const int new_period = exact ? 0 : period / 2;
     executor_.set_staleness(new_chunks, new_period);
     executor_.reset_history();
-    state_.below = 0;
+    state_.above = 0;
     stats.guard = "rollback " + std::to_string(state_.triggers) + ": " + reason +
                   "; restored epoch " + std::to_string(state_.good_epoch) + " weights; chunks " +
                   std::to_string(chunks) + " -> " + std::to_string(executor_.chunks()) +
@@ -159,15 +132,10 @@ void AccuracyGuard::set_state(const GuardState& given) {
         " optimizer values, ", given.tracker_parameters.size(),
         " best weights do not fit this model (", state_.parameters.size(), " weights, ",
         state_.optimizer.size(), " optimizer values)");
-    STRATA_CHECK(given.triggers >= 0 && given.below >= 0, "accuracy guard state: ", given.triggers,
-                 " rollbacks, ", given.below, " evaluations below the best");
+    STRATA_CHECK(given.triggers >= 0 && given.above >= 0, "accuracy guard state: ", given.triggers,
+                 " rollbacks, ", given.above, " evaluations above the bound");
     state_ = given;
-    if (state_.criterion != options_.select_by) {  // judged another figure: start it afresh
-        state_.criterion = options_.select_by;
-        state_.best_figure.reset();
-        state_.below = 0;
-        state_.below_since = 0;
-    }
+    state_.criterion = options_.select_by;
 }
 
 }  // namespace strata

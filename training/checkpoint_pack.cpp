@@ -30,8 +30,8 @@ void fields_of(A& a, S& h) {
 template <class A, class S>
 requires std::same_as<std::remove_const_t<S>, GuardState>
 void fields_of(A& a, S& g) {
-    a(g.criterion, g.triggers, g.below, g.below_since, g.best_figure, g.min_train_loss,
-      g.good_epoch, g.parameters, g.optimizer, g.tracker_pending, g.tracker_best,
+    a(g.criterion, g.triggers, g.below, g.below_since, g.above, g.above_since, g.best_figure,
+      g.min_train_loss, g.good_epoch, g.parameters, g.optimizer, g.tracker_pending, g.tracker_best,
       g.tracker_parameters);
 }
 

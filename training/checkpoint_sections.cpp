@@ -54,6 +54,8 @@ void write_guard(H5File& file, const GuardState& g) {
     file.write_attribute(group, "triggers", g.triggers);
     file.write_attribute(group, "below", g.below);
     file.write_attribute(group, "below_since", g.below_since);
+    file.write_attribute(group, "above", g.above);
+    file.write_attribute(group, "above_since", g.above_since);
     file.write_attribute(group, "good_epoch", g.good_epoch);
     if (g.best_figure) {
         file.write_attribute(group, "best_figure", *g.best_figure);
@@ -84,8 +86,13 @@ GuardState read_guard(const H5File& file) {
     g.below = file.read_int_attribute(group, "below");
     g.below_since = file.read_int_attribute(group, "below_since");
     g.good_epoch = file.read_int_attribute(group, "good_epoch");
-    STRATA_CHECK(g.triggers >= 0 && g.below >= 0 && g.good_epoch >= 0, where, ": triggers ",
-                 g.triggers, ", below ", g.below, ", good_epoch ", g.good_epoch);
+    if (file.has_attribute(group, "above")) {  // absent before issue 31: no streak yet
+        g.above = file.read_int_attribute(group, "above");
+        g.above_since = file.read_int_attribute(group, "above_since");
+    }
+    STRATA_CHECK(g.triggers >= 0 && g.below >= 0 && g.above >= 0 && g.good_epoch >= 0, where,
+                 ": triggers ", g.triggers, ", below ", g.below, ", above ", g.above,
+                 ", good_epoch ", g.good_epoch);
     if (file.has_attribute(group, "best_figure")) {
         g.best_figure = file.read_double_attribute(group, "best_figure");
     }

@@ -59,6 +59,14 @@ struct EpochStats {
     std::optional<double> fp32_val_acc;
     /// Set by the precision guard on the epoch after which it switched the run to fp32 halos.
     std::string precision_guard;
+    /// Layer pipeline with the accuracy guard, evaluated epochs while the run is stale: the
+    /// next training step run on the evaluated weights from its stale rows and from fresh ones
+    /// (the same dropout masks), without an update (StalenessControl::staleness_losses) — the two
+    /// losses, and the staleness gap ||g_stale - g_fresh|| / ||g_fresh|| of the two gradients
+    /// that the guard judges (training/accuracy_guard.hpp).
+    std::optional<double> stale_train_loss;
+    std::optional<double> fresh_train_loss;
+    std::optional<double> staleness_gap;
 };
 
 /// Which evaluated epoch is "best" (the run option select_by): the highest validation accuracy,

@@ -61,6 +61,11 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context, b
         line["chunks"] = s.pipeline->chunks;
         line["snapshot_period"] = s.pipeline->snapshot_period;
     }
+    if (s.staleness_gap) {
+        line["stale_train_loss"] = *s.stale_train_loss;
+        line["fresh_train_loss"] = *s.fresh_train_loss;
+        line["staleness_gap"] = *s.staleness_gap;
+    }
     if (!s.guard.empty()) {
         line["guard"] = s.guard;
     }

@@ -149,6 +149,7 @@ const std::vector<Field>& fields() {
         field("snapshot_period", &RunConfig::snapshot_period),
         field("guard", &RunConfig::guard),
         field("guard_window", &RunConfig::guard_window),
+        field("guard_bound", &RunConfig::guard_bound),
         field("feature_slices", &RunConfig::feature_slices),
         field("plan", &RunConfig::plan),
         field("machine", &RunConfig::machine),
@@ -286,6 +287,10 @@ void validate(const RunConfig& c) {
     at_least("chunks", c.chunks, 0);
     at_least("snapshot_period", c.snapshot_period, 0);
     at_least("guard_window", c.guard_window, 0);
+    STRATA_CHECK_OPTION(std::isfinite(c.guard_bound) && c.guard_bound > 0.0, "guard_bound",
+                        c.guard_bound,
+                        "must be a positive number (1: the gradient's error as large as the "
+                        "gradient)");
     check_name("halo_precision", c.halo_precision, {"fp32", "bf16", "int8"});
     STRATA_CHECK_OPTION(std::isfinite(c.precision_margin), "precision_margin", c.precision_margin,
                         "must be a finite number (a fraction: 0.02 is two points)");
@@ -405,6 +410,7 @@ std::string training_identity(const RunConfig& c) {
     if (c.parallel == "pipeline") {
         // A named default, not RunConfig{}'s: GCC 12 at -O3 warns on the whole temporary.
         static const int default_guard_window = RunConfig{}.guard_window;
+        static const double default_guard_bound = RunConfig{}.guard_bound;
         const auto on_off = [](bool on) { return on ? "on" : "off"; };
         identity += ", parallel pipeline, stages " + std::to_string(c.stages) + ", ways " +
                     std::to_string(c.ways) + ", chunks " + std::to_string(c.chunks) +
@@ -414,6 +420,11 @@ std::string training_identity(const RunConfig& c) {
                     (c.guard_window == default_guard_window
                          ? ""
                          : ", guard window " + std::to_string(c.guard_window));
+        if (c.guard_bound != default_guard_bound) {  // runs before issue 31 keep their identity
+            std::array<char, 40> bound{};
+            std::snprintf(bound.data(), bound.size(), ", guard bound %.9g", c.guard_bound);
+            identity += bound.data();
+        }
     }
     return identity;
 }

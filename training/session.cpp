@@ -317,9 +317,11 @@ RunResult Session::run() {
     }
     std::optional<AccuracyGuard> guard;  // before resume, which restores its state
     if (pipeline != nullptr && c.guard) {
-        guard.emplace(*pipeline, parameters, adam, &best,
-                      GuardOptions{.select_by = best.selection(), .window = c.guard_window},
-                      [&p](const std::string& text) { p.note(text, true); });
+        guard.emplace(
+            *pipeline, parameters, adam, &best,
+            GuardOptions{
+                .select_by = best.selection(), .bound = c.guard_bound, .window = c.guard_window},
+            [&p](const std::string& text) { p.note(text, true); });
     }
     std::optional<PrecisionGuard> precision_guard;  // compressed halos (never the pipeline)
     if (pipeline == nullptr && c.guard && c.halo_precision != "fp32") {

@@ -225,14 +225,20 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     option(*t, "guard",
            cmd->add_option("--guard", t->guard,
                            "Pipeline: roll back to the last good weights with less staleness "
-                           "when an exact evaluation says staleness hurts (judged by "
-                           "--select-by's figure; off: GNNPipe as published); with "
-                           "--halo-precision bf16 or int8: the precision guard")
+                           "when, at each evaluation, the next step's gradient from stale rows "
+                           "differs from the one from fresh rows by more than --guard-bound (off: "
+                           "GNNPipe as published); with --halo-precision bf16 or int8: the "
+                           "precision guard")
                ->check(CLI::IsMember({"on", "off"})));
     option(*t, "guard_window",
            cmd->add_option("--guard-window", f.guard_window,
                            "Pipeline guard: its trigger needs its streak of evaluations to span "
                            "at least N epochs"));
+    option(*t, "guard_bound",
+           cmd->add_option("--guard-bound", f.guard_bound,
+                           "Pipeline guard: the staleness gap it tolerates at two evaluations in a "
+                           "row, ||g_stale - g_fresh|| / ||g_fresh|| of the next step's gradients "
+                           "(1: an error as large as the gradient)"));
     option(*t, "feature_slices",
            cmd->add_option("--feature-slices", f.feature_slices,
                            "Graph parallelism as a G x F grid (printed GxF): F column slices per "
@@ -309,10 +315,10 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                          "there is none, start at epoch 1)"));
     // Numbers are checked as numbers here; their ranges are the configuration's to check.
     for (const auto& [key, flag] : t->options) {
-        for (const char* numeric :
-             {"epochs", "lr", "seed", "eval_every", "early_stop", "patience", "split_index",
-              "stages", "ways", "chunks", "snapshot_period", "guard_window", "feature_slices",
-              "comm_timeout", "precision_margin", "checkpoint_every", "threads"}) {
+        for (const char* numeric : {"epochs", "lr", "seed", "eval_every", "early_stop", "patience",
+                                    "split_index", "stages", "ways", "chunks", "snapshot_period",
+                                    "guard_window", "guard_bound", "feature_slices", "comm_timeout",
+                                    "precision_margin", "checkpoint_every", "threads"}) {
             if (key == numeric) {
                 flag->check(a_number());
             }

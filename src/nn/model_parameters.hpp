@@ -34,6 +34,7 @@ public:
     void zero_grads();
     /// Host copies (checkpoints, tests) and the inverse.
     [[nodiscard]] std::vector<float> download() const { return values_.download(); }
+    [[nodiscard]] std::vector<float> download_grads() const { return grads_.download(); }
     void upload(std::span<const float> host);
     /// "gcn0.linear.weight 1433x16, gcn0.act.bias 1x16, ..." — names and shapes.
     [[nodiscard]] std::string summary() const;

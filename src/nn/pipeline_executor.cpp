@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <type_traits>
@@ -456,6 +457,32 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
                                .chunks = chunks,
                                .snapshot_period = snapshot_period_};
     return sum[0] / static_cast<double>(data_.global_train);
+}
+
+StalenessLosses PipelineExecutor::staleness_losses(std::int64_t epoch) {
+    const PipelineHistory before = history();  // put back below: the run goes on as without
+    const std::optional<PipelineEpochStats> figures = last_;
+    StalenessLosses out;
+    out.stale = train_step(epoch);  // the next step itself, bit for bit
+    const std::vector<float> stale = parameters_.download_grads();
+    restore_history(before);
+    // One chunk per way: nothing stale. The chunk arena grows to a way's rows (as the guard's
+    // last rollback, to exact execution, would make it).
+    set_staleness(min_chunks(), snapshot_period_);
+    out.fresh = train_step(epoch);
+    const std::vector<float> fresh = parameters_.download_grads();
+    restore_history(before);  // the chunks, period and rows in force
+    last_ = figures;
+    parameters_.zero_grads();
+    double difference = 0.0;
+    double norm = 0.0;
+    for (std::size_t i = 0; i < fresh.size(); ++i) {
+        const double d = static_cast<double>(stale[i]) - static_cast<double>(fresh[i]);
+        difference += d * d;
+        norm += static_cast<double>(fresh[i]) * static_cast<double>(fresh[i]);
+    }
+    out.gradient_error = std::sqrt(difference / norm);
+    return out;
 }
 
 Evaluation PipelineExecutor::evaluate() {

@@ -24,6 +24,11 @@
 // recomputes an aggregation). Every mode gives the same bits.
 // Evaluation is exact and full-graph: rank 0 runs the model's evaluation schedule alone
 // (FullGraphExecutor, whole graph, replicated weights) and broadcasts the figures.
+// What staleness changes (staleness_losses, for the accuracy guard): the next training step run
+// twice on the current weights, without an update — as it will run (its chunk order, dropout
+// masks, snapshot and historical rows) and with one chunk per way (every row fresh, the same
+// masks) — and the relative difference of the two parameter gradients; every buffer is put back
+// as it was.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +69,14 @@ struct PipelineOptions {
     Recompute recompute = Recompute::none;
 };
 
+/// The next training step of the same weights and dropout masks from stale and from fresh rows:
+/// the losses, and the gradients' difference ||g_stale - g_fresh|| / ||g_fresh||.
+struct StalenessLosses {
+    double stale = 0.0;
+    double fresh = 0.0;
+    double gradient_error = 0.0;
+};
+
 /// What an accuracy guard may turn down (training/accuracy_guard.hpp).
 class StalenessControl {
 public:
@@ -78,6 +91,12 @@ public:
     /// Forgets every historical row (embeddings, gradients, the snapshot): after the weights
     /// were rolled back, what the abandoned epochs left must not be read.
     virtual void reset_history() = 0;
+    /// Training epoch `epoch`'s step on the current weights as it would run (its chunk order,
+    /// dropout masks, snapshot and historical rows) and with min_chunks() chunks (every row
+    /// fresh, the same masks), without an update: the losses and the gradients' relative
+    /// difference, the same on every rank; collective. Leaves the history, the settings and the
+    /// figures as it found them (the gradients zeroed), so that the run goes on as without.
+    [[nodiscard]] virtual StalenessLosses staleness_losses(std::int64_t epoch) = 0;
 };
 
 class StageBuffers;
@@ -123,6 +142,7 @@ public:
     [[nodiscard]] int min_chunks() const override { return options_.ways; }
     void set_staleness(int chunks, int snapshot_period) override;
     void reset_history() override;
+    [[nodiscard]] StalenessLosses staleness_losses(std::int64_t epoch) override;
 
 private:
     struct WaveState;

@@ -4,7 +4,12 @@
 #   1e-5 relative, accuracies within one vertex);
 # - 2 stages x 8 chunks: the metrics carry the pipeline fields, stage bytes are the same every
 #   epoch and a multiple of 2 |V| 4 (the cut widths; tests/layers checks the exact formula);
-# - the hybrid 2 stages x 2 ways runs on 4 ranks and exchanges mirror rows (way_bytes > 0);
+# - the accuracy guard's staleness measurement (2 stages x 8 chunks, a bound it never passes): the
+#   gap is recorded and finite at every evaluation, the stale loss measured after epoch e is
+#   epoch e+1's own loss, and the run is bit-identical to --guard off (the measurement leaves
+#   the history as it found it);
+# - the hybrid 2 stages x 2 ways runs on 4 ranks and exchanges mirror rows (way_bytes > 0), and
+#   its guard measures a finite staleness gap;
 # - from a partition directory with a chunk map (strata partition --chunks), one chunk per way
 #   (1 stage x 2 ways) equals graph parallelism on the same directory and on one rank;
 # - one rank's error ends every rank (a bad model for the pipeline fails on all, no hang).
@@ -74,14 +79,38 @@ else
   fail "pipeline metrics"
 fi
 
+run 2 "$tmp/pipe8g.jsonl" --parallel pipeline --chunks 8 --guard on --guard-bound 1e9 \
+  >/dev/null && ok "pipeline, 8 chunks, guard on" || fail "pipeline, 8 chunks, guard on"
+if /usr/bin/python3 - "$tmp/pipe8.jsonl" "$tmp/pipe8g.jsonl" <<'PY'; then
+import json, math, sys
+off = [json.loads(l) for l in open(sys.argv[1])]
+on = [json.loads(l) for l in open(sys.argv[2])]
+assert len(on) == len(off) == 10
+for a, b in zip(off, on):
+    for k in ("loss", "train_acc", "val_acc", "test_acc", "val_loss", "eval_train_loss"):
+        assert a[k] == b[k], (a["epoch"], k, a[k], b[k])
+    assert "staleness_gap" not in a and "guard" not in b
+    g, s, f = b["staleness_gap"], b["stale_train_loss"], b["fresh_train_loss"]
+    assert math.isfinite(g) and g >= 0 and math.isfinite(s) and math.isfinite(f), b
+for b, c in zip(on, on[1:]):  # measured after epoch e: epoch e+1's own step
+    assert b["stale_train_loss"] == c["loss"], (b["epoch"], b["stale_train_loss"], c["loss"])
+print("gaps", " ".join("%.4f" % x["staleness_gap"] for x in on))
+PY
+  ok "guard on: the staleness gap recorded and finite; the run bit-identical to guard off"
+else
+  fail "guard on: staleness gap or identity"
+fi
+
 run 4 "$tmp/hybrid.jsonl" --parallel pipeline --stages 2 --ways 2 --chunks 4 >/dev/null &&
   ok "hybrid 2 stages x 2 ways" || fail "hybrid 2 x 2"
 if /usr/bin/python3 -c "
-import json, sys
+import json, math, sys
 r = [json.loads(l) for l in open('$tmp/hybrid.jsonl')]
 assert len(r) == 10 and all(x['way_bytes'] > 0 and x['stage_bytes'] > 0 for x in r)
+stale = [x for x in r if x['chunks'] > 2]  # not yet exact (one chunk per way)
+assert stale and all(math.isfinite(x['staleness_gap']) for x in stale)
 "; then
-  ok "hybrid exchanges mirror rows between ways"
+  ok "hybrid exchanges mirror rows between ways; its staleness gap is finite"
 else
   fail "hybrid metrics"
 fi

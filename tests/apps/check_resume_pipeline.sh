@@ -78,13 +78,14 @@ else
   fail "/pipeline section"
 fi
 
-# 2. A higher learning rate, judged (and selected) by validation accuracy: the guard rolls back
-#    after epoch 5 (chunks 4 -> 2, snapshot period 3 -> 1, the best tracker as of epoch 4);
-#    SIGTERM on rank 1 after epoch 6 stops both (every rank hands in its history); the resumed
-#    run rolls back again at the same epochs as the uninterrupted one.
-train full2 full2.jsonl 12 --lr 0.03 --guard-window 0 --select-by val_acc >full2.out 2>&1 ||
+# 2. A higher learning rate and a staleness-gap bound every evaluation passes (0.05; the gap is
+#    0.15-0.23 here), its streak to span 4 epochs: the guard rolls back after epoch 5 (chunks
+#    4 -> 2, snapshot period 3 -> 1, the initial weights and best tracker: no evaluation was
+#    good); SIGTERM on rank 1 after epoch 6 stops both (every rank hands in its history and the
+#    guard its streak); the resumed run rolls back again at epoch 10 as the uninterrupted one.
+train full2 full2.jsonl 12 --lr 0.03 --guard-window 4 --guard-bound 0.05 --select-by val_acc >full2.out 2>&1 ||
   fail "uninterrupted run (lr 0.03) exited $?"
-STRATA_INJECT_SIGNAL=1:6 train part2 part2.jsonl 12 --lr 0.03 --guard-window 0 --select-by val_acc \
+STRATA_INJECT_SIGNAL=1:6 train part2 part2.jsonl 12 --lr 0.03 --guard-window 4 --guard-bound 0.05 --select-by val_acc \
   >stop2.out 2>&1
 rc=$?
 if [ "$rc" -eq 0 ] && grep -q "guard after epoch 5: rollback 1" stop2.out &&
@@ -94,9 +95,9 @@ else
   fail "stop after a rollback: exit $rc"
   cat stop2.out
 fi
-train part2 part2.jsonl 12 --lr 0.03 --guard-window 0 --select-by val_acc --resume >resume2.out 2>&1 ||
+train part2 part2.jsonl 12 --lr 0.03 --guard-window 4 --guard-bound 0.05 --select-by val_acc --resume >resume2.out 2>&1 ||
   fail "resumed run (lr 0.03) exited $?"
-if grep -q "guard after epoch 7: rollback 2" resume2.out && same_metrics full2.jsonl part2.jsonl &&
+if grep -q "guard after epoch 10: rollback 2" resume2.out && same_metrics full2.jsonl part2.jsonl &&
   cmp -s full2/ckpt-000012.h5 part2/ckpt-000012.h5 &&
   [ "$(grep "^best epoch" full2.out)" = "$(grep "^best epoch" resume2.out)" ]; then
   ok "stopped + resumed after a guard rollback = uninterrupted (guard state and settings restored)"

@@ -8,6 +8,8 @@
 // - a run continued from its history (in another recompute mode) equals the uninterrupted run;
 // - layouts that cannot run get one clear error line naming the option.
 // On a DIRECTED graph, so a swapped transpose in the chunked pull backward would show.
+#include <cmath>
+
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
@@ -447,13 +449,19 @@ struct Rig {
                                                       inputs->uploaded->data(), options);
         adam = std::make_unique<Adam>(*backend, parameters->size(), AdamOptions{.lr = 0.01f});
     }
-    std::vector<EpochResult> train(int from, int to) {
+    /// Epochs from..to; with `stale`, each evaluation followed by the guard's measurement of
+    /// the next epoch's stale loss, appended there.
+    std::vector<EpochResult> train(int from, int to,
+                                   std::vector<StalenessLosses>* stale = nullptr) {
         std::vector<EpochResult> out;
         for (int e = from; e <= to; ++e) {
             EpochResult r;
             r.loss = executor->train_step(e);
             adam->step(parameters->all());
             r.eval = executor->evaluate();
+            if (stale != nullptr) {
+                stale->push_back(executor->staleness_losses(e + 1));
+            }
             out.push_back(r);
         }
         return out;
@@ -461,6 +469,50 @@ struct Rig {
 };
 
 }  // namespace
+
+TEST_CASE("staleness_losses: the next step from stale and from fresh rows; it leaves no trace",
+          "[pipeline][mpi]") {
+    // The accuracy guard's measurement (training/accuracy_guard.hpp) after epoch e: the stale
+    // loss is the loss train_step(e + 1) reports (the same step), the fresh one what it would
+    // report with one chunk; and the run goes on bit for bit as without the measurement. T2
+    // off and a snapshot every 2 epochs, so historical gradients and the snapshot are history
+    // the measurement must leave as it found them.
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    const GraphDataset g = test::directed_graph(200, 4, 6, 12, 43);
+    const ModelSpec spec = small("gcnii", 6);  // with dropout: the masks must match
+    PipelineOptions options;
+    options.snapshot_period = 2;
+    options.grad_zero_scale = false;
+    for (const Recompute mode : {Recompute::none, Recompute::all}) {
+        options.recompute = mode;
+        INFO("recompute " << static_cast<int>(mode));
+        Rig exact(g, world, self, spec, options, 1);
+        std::vector<StalenessLosses> measured;
+        const std::vector<EpochResult> one = exact.train(1, 4, &measured);
+        for (std::size_t e = 0; e + 1 < one.size(); ++e) {  // one chunk: nothing is stale
+            CHECK(measured[e].stale == one[e + 1].loss);
+            CHECK(measured[e].fresh == one[e + 1].loss);
+            CHECK(measured[e].gradient_error == 0.0);
+        }
+        Rig plain(g, world, self, spec, options, 4);
+        const std::vector<EpochResult> want = plain.train(1, 6);
+        Rig watched(g, world, self, spec, options, 4);
+        measured.clear();
+        const std::vector<EpochResult> got = watched.train(1, 6, &measured);
+        CHECK(all_ranks(same_bits(got, want)));  // the measurement changed nothing
+        CHECK(watched.executor->chunks() == 4);
+        CHECK(watched.executor->pipeline_epoch()->chunks == 4);
+        bool differs = false;
+        for (std::size_t e = 0; e + 1 < got.size(); ++e) {
+            CHECK(measured[e].stale == got[e + 1].loss);
+            CHECK(std::isfinite(measured[e].fresh));
+            CHECK(std::isfinite(measured[e].gradient_error));
+            differs = differs || measured[e].gradient_error > 1e-4;
+        }
+        CHECK(differs);  // stale rows change the gradient
+    }
+}
 
 TEST_CASE("a pipeline run continued from its history equals the uninterrupted run",
           "[pipeline][mpi]") {

@@ -354,6 +354,8 @@ GuardState sample_guard() {
     best.binary = true;
     return {.criterion = Selection::val_loss,
             .triggers = 1,
+            .above = 2,
+            .above_since = 7,
             .below = 1,
             .below_since = 5,
             .best_figure = 0.5400000000000001,
@@ -368,10 +370,10 @@ GuardState sample_guard() {
 
 bool same_guard(const GuardState& a, const GuardState& b) {
     return a.criterion == b.criterion && a.triggers == b.triggers && a.below == b.below &&
-           a.below_since == b.below_since && a.best_figure == b.best_figure &&
-           a.min_train_loss == b.min_train_loss && a.good_epoch == b.good_epoch &&
-           same_bits(a.parameters, b.parameters) && same_bits(a.optimizer, b.optimizer) &&
-           a.tracker_pending == b.tracker_pending &&
+           a.below_since == b.below_since && a.above == b.above && a.above_since == b.above_since &&
+           a.best_figure == b.best_figure && a.min_train_loss == b.min_train_loss &&
+           a.good_epoch == b.good_epoch && same_bits(a.parameters, b.parameters) &&
+           same_bits(a.optimizer, b.optimizer) && a.tracker_pending == b.tracker_pending &&
            a.tracker_best.has_value() == b.tracker_best.has_value() &&
            (!a.tracker_best || (a.tracker_best->epoch == b.tracker_best->epoch &&
                                 a.tracker_best->val_loss == b.tracker_best->val_loss &&

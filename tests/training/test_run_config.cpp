@@ -117,6 +117,11 @@ TEST_CASE("run configuration: every check names the option and its value", "[run
     c.precision_margin = std::nan("");
     CHECK(message(c).first == "precision_margin");
     c = {};
+    c.guard_bound = 0.0;
+    CHECK(message(c).second ==
+          "guard_bound = 0: must be a positive number (1: the gradient's error as large as the "
+          "gradient)");
+    c = {};
     c.feature_slices = 0;
     CHECK(message(c).second == "feature_slices = 0: must be at least 1");
     c = {};
@@ -199,6 +204,10 @@ TEST_CASE("run configuration: the training identity is the one checkpoints store
           "adam lr 0.00999999978, seed 1, early-stop 0, patience 0, eval-every 1, select-by "
           "val_acc, row-normalize-features 0, split 2, parallel pipeline, stages 2, ways 1, "
           "chunks 8, chunk shuffle on, grad zero+scale on, snapshot period 23, guard on");
+    // A guard bound other than the default is named (runs before issue 31 keep theirs).
+    RunConfig bound = pipeline;
+    bound.guard_bound = 0.25;
+    CHECK_THAT(training_identity(bound), Catch::EndsWith("guard on, guard bound 0.25"));
     // Compressed halos change the results: named (fp32 keeps the identity above).
     RunConfig halo = gcn;
     halo.halo_precision = "int8";
