@@ -27,11 +27,10 @@ namespace strata {
 /// 8: `halo_precision` (what halo rows crossed the wire as during the epoch: fp32, bf16, int8),
 /// and with compressed halos `fp32_val_acc` on evaluated epochs and `precision_guard` on the epoch
 /// after which the precision guard switched the run to fp32; `a2a_bytes` and `recompute_a2a_bytes`
-/// (the G x F grid's layout switches). Next version (to be numbered at merge): `bytes_intra_node`
-/// and `bytes_inter_node` (the byte counts split by the nodes of the ranks, docs/layouts.md);
-/// `staleness_gap`, `stale_train_loss` and `fresh_train_loss` on a guarded pipeline's evaluated
-/// epochs (issue 31, the accuracy guard).
-inline constexpr int metrics_schema_version = 8;
+/// (the G x F grid's layout switches). 9: `bytes_intra_node` and `bytes_inter_node` (the byte
+/// counts split by the nodes of the ranks, docs/layouts.md); `staleness_gap`, `stale_train_loss`
+/// and `fresh_train_loss` on a guarded pipeline's evaluated epochs (the accuracy guard).
+inline constexpr int metrics_schema_version = 9;
 
 /// Constant fields every record carries.
 struct MetricsContext {

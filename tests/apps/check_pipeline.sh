@@ -65,7 +65,7 @@ run 2 "$tmp/pipe8.jsonl" --parallel pipeline --chunks 8 --guard off >/dev/null &
 if /usr/bin/python3 - "$tmp/pipe8.jsonl" <<'PY'; then
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
-assert len(r) == 10 and all(x["schema_version"] == 8 for x in r)
+assert len(r) == 10 and all(x["schema_version"] == 9 for x in r)
 for k in ("stage_bytes", "way_bytes", "bubble_s", "stage_wait_s", "chunks", "snapshot_period"):
     assert all(k in x for x in r), k
 sizes = {x["stage_bytes"] for x in r}
