@@ -84,6 +84,19 @@ def ranks_of(args, default):
     return default
 
 
+def select(suites, name, only, script):
+    """Suite `name`'s runs named in `only` (comma-separated; every run when empty); exits with a
+    message naming the unknown ones."""
+    suite = suites[name]
+    if not only:
+        return suite
+    wanted = only.split(",")
+    unknown = [w for w in wanted if w not in suite]
+    if unknown:
+        sys.exit(f"{script}: --only {','.join(unknown)}: not in suite {name} ({', '.join(suite)})")
+    return {k: v for k, v in suite.items() if k in wanted}
+
+
 def run_one(strata, data, args, seed, threads, mpirun):
     cmd = [strata, "train", "--data", data, "--seed", str(seed), "--threads", str(threads),
            "--quiet"] + args
@@ -119,14 +132,7 @@ def main():
     parser.add_argument("--ranks", type=int, default=1, help="mpirun -np N for every run")
     parser.add_argument("--json", default="")
     o = parser.parse_args()
-    suite = SUITES[o.suite]
-    if o.only:
-        wanted = o.only.split(",")
-        unknown = [w for w in wanted if w not in suite]
-        if unknown:
-            sys.exit(f"accuracy.py: --only {','.join(unknown)}: not in suite {o.suite} "
-                     f"({', '.join(suite)})")
-        suite = {k: v for k, v in suite.items() if k in wanted}
+    suite = select(SUITES, o.suite, o.only, "accuracy.py")
     seeds = o.seeds or (2 if o.suite == "smoke" else 10)
     def mpirun(args):
         ranks = ranks_of(args, o.ranks)

@@ -29,7 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accuracy import run_one  # noqa: E402  (one way to run strata train and read its accuracy)
+from accuracy import run_one, select  # noqa: E402  (one way to run strata train and read its accuracy)
 
 PRECISIONS = ["fp32", "bf16", "int8"]
 BARS = {"bf16": -0.003, "int8": -0.005}
@@ -87,14 +87,7 @@ def main():
     parser.add_argument("--cache", default="",
                         help="JSONL of finished runs: read to skip them, appended as runs end")
     o = parser.parse_args()
-    suite = SUITES[o.suite]
-    if o.only:
-        wanted = o.only.split(",")
-        unknown = [w for w in wanted if w not in suite]
-        if unknown:
-            sys.exit(f"precision_accuracy.py: --only {','.join(unknown)}: not in suite {o.suite} "
-                     f"({', '.join(suite)})")
-        suite = {k: v for k, v in suite.items() if k in wanted}
+    suite = select(SUITES, o.suite, o.only, "precision_accuracy.py")
     bars = SMOKE_BARS if o.suite == "smoke" else BARS
     start = time.time()
     jobs = {}
