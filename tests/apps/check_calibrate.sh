@@ -6,8 +6,12 @@
 # spread (over calibrate's 3 interleaved rounds) for every figure (machine.json version 2).
 # Its output: a line per round, a line per figure (median and spread) and before each fitting
 # run, and how strata plan finds the file written (--out: --machine FILE or STRATA_MACHINE=FILE).
-# Usage: check_calibrate.sh STRATA
+# Then `MPIEXEC -np 2 strata calibrate` adds the network figures to the same file, which is kept
+# at KEEP (the CTest fixture calibrated_machine: bench_plan_smoke plans with it).
+# Usage: check_calibrate.sh STRATA MPIEXEC KEEP
 strata=$(realpath "$1")
+mpiexec=$2
+keep=$3
 source "$(dirname "$0")/checks.sh"
 unset STRATA_MACHINE
 
@@ -54,4 +58,10 @@ for r in m["by_threads"]:
     assert sorted(r["spread"]) == sorted(names), (sorted(r["spread"]), sorted(names))
     assert all(s >= 0 for s in r["spread"].values()), r["spread"]
 PY
+"$mpiexec" -np 2 "$strata" calibrate --seconds 0.01 --out "$tmp/m.json" >"$tmp/net" 2>&1 &&
+  grep -q "network measured between ranks 0 and 1" "$tmp/net" &&
+  /usr/bin/python3 -c "import json, sys; assert json.load(open(sys.argv[1]))['mpi_measured']" \
+    "$tmp/m.json" && ok "mpiexec -np 2 calibrate adds the network to the same file" ||
+  { cat "$tmp/net"; fail "network calibration"; }
+mkdir -p "$(dirname "$keep")" && cp "$tmp/m.json" "$keep" || fail "cannot keep $keep"
 finish
