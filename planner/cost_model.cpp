@@ -217,11 +217,10 @@ private:
         }
         const double sent = static_cast<double>(backward ? rank_.recv_rows : rank_.send_rows);
         const double received = static_cast<double>(backward ? rank_.send_rows : rank_.recv_rows);
+        const double row_bytes = static_cast<double>(
+            packed_row_bytes(shape_.halo_precision, static_cast<index_t>(width)));
         return rank_.peers * shape_.network.latency_s +
-               std::max(sent, received) *
-                   static_cast<double>(
-                       packed_row_bytes(shape_.halo_precision, static_cast<index_t>(width))) /
-                   (shape_.network.bandwidth_gbs * giga);
+               link_share_time(std::max(sent, received) * row_bytes, shape_);
     }
 
     /// (SpMM seconds, exposed exchange seconds) of one aggregation at `width`.
@@ -280,6 +279,17 @@ ScheduleBytes schedule_halo_bytes(const ModelGraph& graph, const Schedule& sched
         }
     }
     return bytes;
+}
+
+double link_share_time(double bytes, const RunShape& shape) {
+    const double across = bytes * shape.cross_share * std::max(1, shape.link_ranks) /
+                          (shape.network.bandwidth_gbs * giga);
+    if (shape.cross_share >= 1.0) {
+        return across;
+    }
+    const double inside =
+        bytes * (1.0 - shape.cross_share) / (shape.machine->shared_memory.bandwidth_gbs * giga);
+    return std::max(across, inside);
 }
 
 double allreduce_seconds(double params, int ranks, const Network& network) {

@@ -65,7 +65,18 @@ struct RunShape {
     /// What graph parallelism's halo rows cross the wire as (halo_precision): the exchanges'
     /// bytes and so their time (src/comm/halo_packing.hpp's record bytes per row).
     HaloPrecision halo_precision = HaloPrecision::fp32;
+    /// Ranks on several nodes (network = the inter-node link): the share of a rank's halo rows
+    /// whose peer is on another node, and how many ranks send through their node's one link at
+    /// once. An exchange then takes the slower of its two paths: the crossing rows at
+    /// link / link_ranks each, the others over machine->shared_memory (link_share_time).
+    /// 1 and 1: every row over `network` at its full bandwidth (one node, or as before).
+    double cross_share = 1.0;
+    int link_ranks = 1;
 };
+
+/// Seconds for `bytes` of one rank's exchange split as `shape` says (cross_share, link_ranks):
+/// max(bytes x cross_share x link_ranks / network, bytes x (1 - cross_share) / shared memory).
+[[nodiscard]] double link_share_time(double bytes, const RunShape& shape);
 
 /// One rank's execution plan, laid out as the full-graph executor lays it out.
 [[nodiscard]] ExecutionPlan rank_plan(const ModelGraph& graph, const RankStats& rank,

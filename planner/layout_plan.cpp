@@ -193,6 +193,10 @@ Plan make_plan(const PlanRequest& request) {
             .threads = request.threads > 0 ? request.threads
                                            : std::max(1, request.machine.cores / per_node),
             .ranks_per_node = per_node};
+        if (across) {  // a rank's peers spread evenly over the other K - 1 ranks
+            shape.cross_share = static_cast<double>(k - per_node) / (k - 1);
+            shape.link_ranks = per_node;
+        }
         RunShape slow_shape = shape;
         slow_shape.machine = &slowed;
         slow_shape.network = across ? slowed.inter_node : slowed.shared_memory;
@@ -238,6 +242,14 @@ Plan make_plan(const PlanRequest& request) {
                 c.threads = shape.threads;
                 RunShape grid_shape = shape;
                 grid_shape.halo_precision = request.halo_precision;
+                if (across && feature_inside) {  // a node holds per_node / f of the G parts
+                    const int groups = k / f;
+                    const int parts_per_node = per_node / f;
+                    grid_shape.cross_share =
+                        groups > 1 ? static_cast<double>(std::max(0, groups - parts_per_node)) /
+                                         (groups - 1)
+                                   : 0.0;
+                }
                 const GridPrediction p =
                     predict_grid_epoch(built.graph, mode, parts, f, grid_shape, feature_network);
                 c.time = p.time;
@@ -248,6 +260,7 @@ Plan make_plan(const PlanRequest& request) {
                 c.extrapolated = parts.extrapolated;
                 RunShape slow_grid_shape = slow_shape;
                 slow_grid_shape.halo_precision = request.halo_precision;
+                slow_grid_shape.cross_share = grid_shape.cross_share;
                 const Network slow_feature_network =
                     feature_inside ? slowed.shared_memory : slowed.inter_node;
                 c.error_band = parts.error_band +

@@ -129,6 +129,40 @@ TEST_CASE("halo bytes of a 2-layer GCN on the path: by hand", "[planner]") {
     CHECK(at(HaloPrecision::bf16).terms.exchange_s < p.terms.exchange_s);
 }
 
+TEST_CASE("ranks across nodes share their node's link: by hand", "[planner]") {
+    // The path's exchanges over the flat machine's network (no latency) take E; the same bytes with
+    // 2 ranks on the link take 2E; half of them crossing (the rest over shared memory, as fast)
+    // take max(0.5 x 2, 0.5) E = E; a quarter crossing max(0.25 x 2, 0.75) E = 0.75 E.
+    const PartitionStats s =
+        planner::measure_partition(path_graph(16), "path", 2, Normalization::symmetric, 0);
+    ModelSpec spec = find_model("gcn").recipe.spec;
+    spec.hidden = 8;
+    const BuiltModel model = build_model(spec, 16, 2);
+    const planner::MachineModel m = flat_machine();
+    const auto exchange = [&](double cross_share, int link_ranks) {
+        return planner::predict_graph_epoch(model.graph, Recompute::none, s,
+                                            {.machine = &m,
+                                             .network = m.inter_node,
+                                             .threads = 1,
+                                             .cross_share = cross_share,
+                                             .link_ranks = link_ranks})
+            .terms.exchange_s;
+    };
+    const double e = exchange(1.0, 1);
+    REQUIRE(e > 0.0);
+    CHECK(exchange(1.0, 2) == Approx(2.0 * e));
+    CHECK(exchange(0.5, 2) == Approx(e));
+    CHECK(exchange(0.25, 2) == Approx(0.75 * e));
+    // link_share_time alone: 1 GB, a quarter across 4 ranks' 1 GB/s link (1 s), the rest over
+    // shared memory at 0.5 GB/s (1.5 s).
+    planner::MachineModel slow_memory = m;
+    slow_memory.shared_memory.bandwidth_gbs = 0.5;
+    CHECK(planner::link_share_time(1e9, {.machine = &slow_memory,
+                                         .network = {0.0, 1.0},
+                                         .cross_share = 0.25,
+                                         .link_ranks = 4}) == Approx(1.5));
+}
+
 TEST_CASE("time of one linear layer: by hand", "[planner]") {
     // y = x W, x: 4 x 16 (a model input: no dx), W: 16 x 2; flat 1 GFLOP/s, 1 GB/s.
     ModelGraph graph;
