@@ -70,6 +70,13 @@ planner::MachineModel flat_machine() {
     return m;
 }
 
+/// A 2-layer GCN of hidden 8 for path_graph(16).
+BuiltModel path_gcn() {
+    ModelSpec spec = find_model("gcn").recipe.spec;
+    spec.hidden = 8;
+    return build_model(spec, 16, 2);
+}
+
 TEST_CASE("partition statistics of a path cut in two", "[planner]") {
     const PartitionStats s =
         planner::measure_partition(path_graph(4), "path", 2, Normalization::symmetric, 0);
@@ -104,9 +111,7 @@ TEST_CASE("halo bytes of a 2-layer GCN on the path: by hand", "[planner]") {
     // 1 row x 4 bytes x (3 x 8 + 3 x 2) = 120 bytes; two ranks: 240.
     const PartitionStats s =
         planner::measure_partition(path_graph(16), "path", 2, Normalization::symmetric, 0);
-    ModelSpec spec = find_model("gcn").recipe.spec;
-    spec.hidden = 8;
-    const BuiltModel model = build_model(spec, 16, 2);
+    const BuiltModel model = path_gcn();
     const planner::MachineModel m = flat_machine();
     const planner::EpochPrediction p = planner::predict_graph_epoch(
         model.graph, Recompute::none, s, {.machine = &m, .network = m.shared_memory, .threads = 1});
@@ -135,9 +140,7 @@ TEST_CASE("ranks across nodes share their node's link: by hand", "[planner]") {
     // take max(0.5 x 2, 0.5) E = E; a quarter crossing max(0.25 x 2, 0.75) E = 0.75 E.
     const PartitionStats s =
         planner::measure_partition(path_graph(16), "path", 2, Normalization::symmetric, 0);
-    ModelSpec spec = find_model("gcn").recipe.spec;
-    spec.hidden = 8;
-    const BuiltModel model = build_model(spec, 16, 2);
+    const BuiltModel model = path_gcn();
     const planner::MachineModel m = flat_machine();
     const auto exchange = [&](double cross_share, int link_ranks) {
         return planner::predict_graph_epoch(model.graph, Recompute::none, s,
