@@ -28,6 +28,41 @@ std::string source_name(const RunConfig& config) {
     return config.data.empty() ? std::string("the graph in memory") : config.data;
 }
 
+/// Columns `block` of `m`.
+HostMatrix columns_of(const HostMatrix& m, ColumnBlock block) {
+    HostMatrix out;
+    out.rows = m.rows;
+    out.cols = static_cast<index_t>(block.count);
+    out.values.resize(static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(block.count));
+    for (std::int64_t i = 0; i < m.rows; ++i) {
+        const float* row = m.row(i) + block.first;
+        std::copy(row, row + block.count, out.values.begin() + i * block.count);
+    }
+    return out;
+}
+
+/// The grid's input features, loaded in layout C (all n_g rows, column slice f), switched once to
+/// layout R (row chunk f, all w columns), what the executor's first op reads whatever it is
+/// (docs/layouts.md, "Loading"). The switch is the feature group's, counted nowhere (it is not a
+/// training exchange); the C block is freed on return.
+HostMatrix features_to_rows(Backend& backend, Communicator& feature_group, HostMatrix columns) {
+    std::array<std::int64_t, 1> width{columns.cols};
+    feature_group.allreduce_sum(std::span<std::int64_t>(width));
+    LayoutSwitch layout(backend, feature_group, static_cast<index_t>(columns.rows));
+    const RowRange chunk = layout.chunk();
+    const auto w = static_cast<index_t>(width[0]);
+    HostMatrix rows;
+    rows.rows = chunk.count;
+    rows.cols = w;
+    rows.values.resize(static_cast<std::size_t>(chunk.count) * static_cast<std::size_t>(w));
+    std::vector<float> staging(layout.staging_floats(w));
+    layout.to_rows(ConstMatrixView{columns.values.data(), static_cast<index_t>(columns.rows),
+                                   static_cast<index_t>(columns.cols)},
+                   MatrixView{rows.values.data(), chunk.count, w}, staging,
+                   ExchangePurpose::forward);
+    return rows;
+}
+
 /// This rank's part, and for the layer pipeline its chunk offsets (and W > 1 its structure).
 /// `slice`: the feature columns kept (the grid's layout C; all by default).
 LocalPart load(const RunConfig& config, Communicator& comm, const DataInput& input,
@@ -77,41 +112,6 @@ LocalPart load(const RunConfig& config, Communicator& comm, const DataInput& inp
                   config.local_order.c_str(), ordering.seconds(), comm.rank());
     prepared.notes.order = text.data();
     return part;
-}
-
-/// Columns `block` of `m`.
-HostMatrix columns_of(const HostMatrix& m, ColumnBlock block) {
-    HostMatrix out;
-    out.rows = m.rows;
-    out.cols = static_cast<index_t>(block.count);
-    out.values.resize(static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(block.count));
-    for (std::int64_t i = 0; i < m.rows; ++i) {
-        const float* row = m.row(i) + block.first;
-        std::copy(row, row + block.count, out.values.begin() + i * block.count);
-    }
-    return out;
-}
-
-/// The grid's input features, loaded in layout C (all n_g rows, column slice f), switched once to
-/// layout R (row chunk f, all w columns), what the executor's first op reads whatever it is
-/// (docs/layouts.md, "Loading"). The switch is the feature group's, counted nowhere (it is not a
-/// training exchange); the C block is freed on return.
-HostMatrix features_to_rows(Backend& backend, Communicator& feature_group, HostMatrix columns) {
-    std::array<std::int64_t, 1> width{columns.cols};
-    feature_group.allreduce_sum(std::span<std::int64_t>(width));
-    LayoutSwitch layout(backend, feature_group, static_cast<index_t>(columns.rows));
-    const RowRange chunk = layout.chunk();
-    const auto w = static_cast<index_t>(width[0]);
-    HostMatrix rows;
-    rows.rows = chunk.count;
-    rows.cols = w;
-    rows.values.resize(static_cast<std::size_t>(chunk.count) * static_cast<std::size_t>(w));
-    std::vector<float> staging(layout.staging_floats(w));
-    layout.to_rows(ConstMatrixView{columns.values.data(), static_cast<index_t>(columns.rows),
-                                   static_cast<index_t>(columns.cols)},
-                   MatrixView{rows.values.data(), chunk.count, w}, staging,
-                   ExchangePurpose::forward);
-    return rows;
 }
 
 /// The part's rows `chunk` (all of them outside the grid).
