@@ -342,7 +342,7 @@ TEST_CASE("a version-2 partition (no chunk map) is still read", "[partition]") {
     CHECK(part.chunk.empty());
 }
 
-TEST_CASE("read_part reads one column block of the features; a version-3 part file too",
+TEST_CASE("read_part reads one column block of the features, of a version-3 part file too",
           "[partition]") {
     // 30 features in 4 slices: columns [0, 8), [8, 16), [16, 23), [23, 30). Version 4 stores
     // them in column blocks; a version-3 file (here: contiguous, as copy_part_file writes) is read
