@@ -86,8 +86,9 @@ void read_adjacency(const H5File& file, GraphSlice& s, std::int64_t num_edges) {
     s.indptr = std::move(ptr);
 }
 
-/// Features, labels and masks of the slice's rows.
-void read_vertex_data(const H5File& file, GraphSlice& s, std::int64_t version) {
+/// Features (column block `columns`), labels and masks of the slice's rows.
+void read_vertex_data(const H5File& file, GraphSlice& s, std::int64_t version,
+                      FeatureSlice columns) {
     const std::string& path = file.path();
     const global_id n = s.num_vertices;
     const global_id first = s.first();
@@ -100,10 +101,12 @@ void read_vertex_data(const H5File& file, GraphSlice& s, std::int64_t version) {
     STRATA_CHECK(shape[1] <= std::numeric_limits<index_t>::max(), path, ": ", features_path,
                  ": shape [", shape[0], ", ", shape[1], "] exceeds the supported maximum (",
                  std::numeric_limits<index_t>::max(), " features)");
-    const auto f = static_cast<index_t>(shape[1]);
+    const ColumnBlock block = column_block(shape[1], columns);
+    const auto f = static_cast<index_t>(block.count);
     s.features.rows = n_local;
     s.features.cols = f;
-    s.features.values = file.read_block<float>(features_path, {first, 0}, {n_local, shape[1]});
+    s.features.values =
+        file.read_block<float>(features_path, {first, block.first}, {n_local, block.count});
     for (std::size_t i = 0; i < s.features.values.size(); ++i) {
         STRATA_CHECK(std::isfinite(s.features.values[i]), path, ": ", features_path,
                      ": non-finite value ", s.features.values[i], " at [",
@@ -266,6 +269,16 @@ GraphSlice slice_of(const GraphView& graph, const std::vector<global_id>& vertex
     return s;
 }
 
+ColumnBlock column_block(std::int64_t width, FeatureSlice slice) {
+    STRATA_CHECK(slice.count >= 1 && slice.index >= 0 && slice.index < slice.count,
+                 "feature slice ", slice.index, " of ", slice.count,
+                 ": expected 0 <= index < count");
+    const std::int64_t base = width / slice.count;
+    const std::int64_t extra = width % slice.count;
+    return {.first = slice.index * base + std::min<std::int64_t>(slice.index, extra),
+            .count = base + (slice.index < extra ? 1 : 0)};
+}
+
 GraphSlice read_graph_slice(const std::string& path, const std::vector<global_id>& vertex_offsets,
                             int rank, const SliceReadOptions& options) {
     const H5File file = H5File::open(path);
@@ -283,9 +296,10 @@ GraphSlice read_graph_slice(const std::string& path, const std::vector<global_id
     s.rank = rank;
     read_adjacency(file, s, s.num_edges);
     if (options.vertex_data) {
-        read_vertex_data(file, s, version);
+        read_vertex_data(file, s, version, options.features);
     } else {
-        s.features.cols = static_cast<index_t>(file.shape(features_path).back());
+        s.features.cols = static_cast<index_t>(
+            column_block(file.shape(features_path).back(), options.features).count);
     }
     if (options.bytes_read != nullptr) {
         *options.bytes_read = file.bytes_read();

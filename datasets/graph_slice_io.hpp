@@ -26,12 +26,32 @@ namespace strata {
 [[nodiscard]] std::vector<global_id> slice_offsets(std::span<const std::int64_t> indptr,
                                                    int num_slices);
 
+/// Which of F contiguous column blocks of the features a reader keeps (the G x F grid's layout C,
+/// docs/layouts.md): block `index` of `count`, the first width mod count one column wider.
+/// {0, 1}: every column.
+struct FeatureSlice {
+    FeatureSlice() = default;
+    FeatureSlice(int slice_index, int slice_count) : index(slice_index), count(slice_count) {}
+    int index = 0;
+    int count = 1;
+};
+
+/// The columns [first, first + count) of block `slice.index` of `width` columns; throws
+/// strata::Error unless 0 <= index < count.
+struct ColumnBlock {
+    std::int64_t first = 0;
+    std::int64_t count = 0;
+};
+[[nodiscard]] ColumnBlock column_block(std::int64_t width, FeatureSlice slice);
+
 struct SliceReadOptions {
     /// false: only the adjacency (indptr, indices, edge_weight) and the sizes; features stay
     /// 0 x F, labels and masks empty (for a partitioner, which needs no vertex data).
     bool vertex_data = true;
     /// If set, receives the bytes of array data read from the file (H5File::bytes_read).
     std::int64_t* bytes_read = nullptr;
+    /// The feature columns read (the slice's features are rows x column_block(F, ...).count).
+    FeatureSlice features{};
 };
 
 /// Reads rows [vertex_offsets[rank], vertex_offsets[rank+1]) of every array of the graph file

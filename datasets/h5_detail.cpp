@@ -88,13 +88,18 @@ void write_compressed_chunks(hid_t dataset, const unsigned char* data,
                              const std::vector<hsize_t>& dims, const std::vector<hsize_t>& chunk,
                              std::size_t element_size, const std::string& file,
                              const std::string& dataset_path) {
-    hsize_t row_bytes = element_size;
+    hsize_t row_elements = 1;
     for (std::size_t i = 1; i < dims.size(); ++i) {
-        row_bytes *= dims[i];
+        row_elements *= dims[i];
     }
-    const auto chunk_bytes = static_cast<std::size_t>(chunk[0] * row_bytes);
-    const std::size_t elements = chunk_bytes / element_size;
-    const hsize_t num_chunks = (dims[0] + chunk[0] - 1) / chunk[0];
+    // Column blocks: a rank-2 chunk narrower than the rows (chunk[1] < dims[1]).
+    const bool blocked = dims.size() == 2 && chunk[1] < dims[1];
+    const hsize_t block_elements = blocked ? chunk[1] : row_elements;
+    const hsize_t column_blocks = (row_elements + block_elements - 1) / block_elements;
+    const std::size_t elements = static_cast<std::size_t>(chunk[0] * block_elements);
+    const std::size_t chunk_bytes = elements * element_size;
+    const hsize_t row_chunks = (dims[0] + chunk[0] - 1) / chunk[0];
+    const hsize_t num_chunks = row_chunks * column_blocks;
     constexpr hsize_t batch = 16;  // chunks compressed together: ~16 MiB of input
     std::vector<std::vector<unsigned char>> packed(batch);
     std::vector<uLongf> packed_bytes(batch);
@@ -103,18 +108,29 @@ void write_compressed_chunks(hid_t dataset, const unsigned char* data,
         int failures = 0;
 #pragma omp parallel reduction(+ : failures)
         {
+            std::vector<unsigned char> block(chunk_bytes);
             std::vector<unsigned char> shuffled(chunk_bytes);
 #pragma omp for schedule(dynamic, 1)
             for (std::int64_t k = 0; k < count; ++k) {
-                const hsize_t row0 = (first + static_cast<hsize_t>(k)) * chunk[0];
-                const auto valid =
-                    static_cast<std::size_t>(std::min(chunk[0], dims[0] - row0) * row_bytes);
-                const unsigned char* src = data + static_cast<std::size_t>(row0 * row_bytes);
+                const hsize_t at_chunk = first + static_cast<hsize_t>(k);
+                const hsize_t row0 = at_chunk / column_blocks * chunk[0];
+                const hsize_t col0 = at_chunk % column_blocks * block_elements;
+                // The chunk's rows x columns, row-major, zero-padded past the dataset's edges
+                // (HDF5 stores edge chunks at full size).
+                const hsize_t rows = std::min(chunk[0], dims[0] - row0);
+                const hsize_t cols = std::min(block_elements, row_elements - col0);
+                std::fill(block.begin(), block.end(), static_cast<unsigned char>(0));
+                for (hsize_t r = 0; r < rows; ++r) {
+                    const unsigned char* src =
+                        data + ((row0 + r) * row_elements + col0) * element_size;
+                    std::copy(src, src + cols * element_size,
+                              block.begin() +
+                                  static_cast<std::ptrdiff_t>(r * block_elements * element_size));
+                }
                 // HDF5's shuffle filter: byte j of element i goes to j * elements + i.
                 for (std::size_t i = 0; i < elements; ++i) {
                     for (std::size_t j = 0; j < element_size; ++j) {
-                        const std::size_t at = i * element_size + j;
-                        shuffled[j * elements + i] = at < valid ? src[at] : 0;
+                        shuffled[j * elements + i] = block[i * element_size + j];
                     }
                 }
                 auto& out = packed[static_cast<std::size_t>(k)];
@@ -129,8 +145,12 @@ void write_compressed_chunks(hid_t dataset, const unsigned char* data,
         }
         STRATA_CHECK(failures == 0, file, ": ", dataset_path, ": zlib compression failed");
         for (std::int64_t k = 0; k < count; ++k) {
+            const hsize_t at_chunk = first + static_cast<hsize_t>(k);
             std::vector<hsize_t> offset(dims.size(), 0);
-            offset[0] = (first + static_cast<hsize_t>(k)) * chunk[0];
+            offset[0] = at_chunk / column_blocks * chunk[0];
+            if (blocked) {
+                offset[1] = at_chunk % column_blocks * block_elements;
+            }
             STRATA_H5_CHECK(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, offset.data(),
                                            packed_bytes[static_cast<std::size_t>(k)],
                                            packed[static_cast<std::size_t>(k)].data()),

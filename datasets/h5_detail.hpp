@@ -79,8 +79,9 @@ std::string type_name(hid_t type);
 /// Writes a chunked dataset created with the shuffle + deflate(1) filters, compressing chunks
 /// in parallel (OpenMP) and storing them with H5Dwrite_chunk: HDF5 itself compresses on one
 /// thread, which dominated the write time of large feature matrices. Chunks are `chunk[0]`
-/// whole rows; the last, partial chunk is padded with zeros to the full chunk size, as HDF5
-/// stores it. The bytes are what HDF5's own filters produce, so any reader decodes them.
+/// whole rows, or for a rank-2 dataset with chunk[1] < dims[1], `chunk[0]` rows x `chunk[1]`
+/// columns (column blocks); edge chunks are padded with zeros to the full chunk size, as HDF5
+/// stores them. The bytes are what HDF5's own filters produce, so any reader decodes them.
 /// `data` holds dims[0] rows in the dataset's (native, little-endian) element type.
 void write_compressed_chunks(hid_t dataset, const unsigned char* data,
                              const std::vector<hsize_t>& dims, const std::vector<hsize_t>& chunk,

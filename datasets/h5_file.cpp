@@ -200,7 +200,7 @@ H5Shape H5File::shape(const std::string& dataset_path) const {
 
 template <class T>
 void H5File::write(const std::string& dataset_path, std::span<const T> data, const H5Shape& shape,
-                   bool compress) {
+                   bool compress, std::int64_t column_block) {
     const std::string& file = impl_->path;
     STRATA_CHECK(element_count(shape) == static_cast<std::int64_t>(data.size()), file, ": ",
                  dataset_path, ": shape ", shape_string(shape), " does not match ", data.size(),
@@ -221,14 +221,17 @@ void H5File::write(const std::string& dataset_path, std::span<const T> data, con
     const bool any_empty = std::find(dims.begin(), dims.end(), hsize_t{0}) != dims.end();
     std::vector<hsize_t> chunked;  // chunk dims when compressed
     if (compress && !dims.empty() && !any_empty) {
-        // Chunks of whole rows, about 1 MiB each: large enough for deflate, small enough to
-        // keep HDF5's chunk buffers negligible next to the data.
+        // Chunks of whole rows (or of `column_block` columns), about 1 MiB each: large enough
+        // for deflate, small enough to keep HDF5's chunk buffers negligible next to the data.
+        std::vector<hsize_t> chunk = dims;
+        if (column_block > 0 && dims.size() == 2) {
+            chunk[1] = std::min<hsize_t>(dims[1], static_cast<hsize_t>(column_block));
+        }
         hsize_t row_elements = 1;
         for (std::size_t i = 1; i < dims.size(); ++i) {
-            row_elements *= dims[i];
+            row_elements *= chunk[i];
         }
         const hsize_t row_bytes = row_elements * sizeof(T);
-        std::vector<hsize_t> chunk = dims;
         chunk[0] =
             std::clamp<hsize_t>((hsize_t{1} << 20) / std::max<hsize_t>(row_bytes, 1), 1, dims[0]);
         STRATA_H5_CHECK(
@@ -439,15 +442,15 @@ double H5File::read_double_attribute(const std::string& object_path,
 
 // Explicit instantiations: the element types listed in h5_file.hpp.
 template void H5File::write<std::int64_t>(const std::string&, std::span<const std::int64_t>,
-                                          const H5Shape&, bool);
+                                          const H5Shape&, bool, std::int64_t);
 template void H5File::write<std::int32_t>(const std::string&, std::span<const std::int32_t>,
-                                          const H5Shape&, bool);
+                                          const H5Shape&, bool, std::int64_t);
 template void H5File::write<std::uint8_t>(const std::string&, std::span<const std::uint8_t>,
-                                          const H5Shape&, bool);
-template void H5File::write<float>(const std::string&, std::span<const float>, const H5Shape&,
-                                   bool);
+                                          const H5Shape&, bool, std::int64_t);
+template void H5File::write<float>(const std::string&, std::span<const float>, const H5Shape&, bool,
+                                   std::int64_t);
 template void H5File::write<double>(const std::string&, std::span<const double>, const H5Shape&,
-                                    bool);
+                                    bool, std::int64_t);
 template std::vector<std::int64_t> H5File::read<std::int64_t>(const std::string&, H5Shape*,
                                                               int) const;
 template std::vector<std::int32_t> H5File::read<std::int32_t>(const std::string&, H5Shape*,

@@ -39,10 +39,13 @@ public:
     [[nodiscard]] H5Shape shape(const std::string& dataset_path) const;
 
     /// Writes a dataset of `shape` (product must equal data.size()); creates parent groups.
-    /// `compress`: chunked + deflate (for large feature matrices).
+    /// `compress`: chunked + deflate (for large feature matrices): chunks of whole rows, about
+    /// 1 MiB each, or with `column_block` > 0 (rank 2 only) of that many columns (all when
+    /// fewer) and rows filling about 1 MiB, so that a read of a column range decompresses only
+    /// the blocks it touches.
     template <class T>
     void write(const std::string& dataset_path, std::span<const T> data, const H5Shape& shape,
-               bool compress = false);
+               bool compress = false, std::int64_t column_block = 0);
     /// Reads a whole dataset; checks that its stored element type is exactly T (no silent
     /// conversion) and, when `expected_rank` >= 0, its rank.
     template <class T>

@@ -64,7 +64,8 @@ int num_splits_of(const std::string& path, global_id num_vertices) {
 
 /// K > 1 ranks from a graph file: no rank holds the whole graph (metis: rank 0 its adjacency).
 LocalPart load_sliced(const std::string& path, Communicator& comm,
-                      const InMemoryPartitionOptions& options, int split_index) {
+                      const InMemoryPartitionOptions& options, int split_index,
+                      const PartReadOptions& read) {
     const int rank = comm.rank();
     const int size = comm.size();
     STRATA_CHECK(std::filesystem::exists(path), path, ": no such file or directory");
@@ -81,32 +82,37 @@ LocalPart load_sliced(const std::string& path, Communicator& comm,
     const global_id first = offsets[static_cast<std::size_t>(rank)];
     const global_id count = offsets[static_cast<std::size_t>(rank) + 1] - first;
     std::vector<int> owner;
-    if (options.method == "metis") {
+    if (size == 1) {
+        owner.assign(static_cast<std::size_t>(count), 0);  // one rank: the whole graph
+    } else if (options.method == "metis") {
         owner = metis_owners_on_rank0(path, offsets, options.seed, comm);
     } else if (options.method == "random") {
         owner = random_owners_of(n, size, options.seed, first, count);
     } else if (options.method == "block") {
         owner = block_owners_of(n, size, first, count);
     }
-    if (options.method == "ptscotch") {
+    if (size > 1 && options.method == "ptscotch") {
         // PT-Scotch on the adjacency alone (its edges freed once the symmetric graph is built),
         // then the slice with its vertex data: the two are never held together.
         owner = partition_ptscotch(
             read_graph_slice(path, offsets, rank, SliceReadOptions{.vertex_data = false}), size,
             PtScotchOptions{.seed = options.seed}, comm);
     }
-    GraphSlice slice = read_graph_slice(path, offsets, rank);
+    GraphSlice slice = read_graph_slice(path, offsets, rank,
+                                        {.bytes_read = read.bytes_read, .features = read.features});
     std::vector<LocalPart> parts = distribute_parts(std::move(slice), owner, size, comm);
     return std::move(parts.front());
 }
 
 LocalPart load_all_splits(const std::string& path, Communicator& comm,
-                          const InMemoryPartitionOptions& options, int split_index) {
+                          const InMemoryPartitionOptions& options, int split_index,
+                          const PartReadOptions& read) {
     if (std::filesystem::is_directory(path)) {
-        return read_part(path, comm.rank(), comm.size());
+        return read_part(path, comm.rank(), comm.size(), read);
     }
-    if (comm.size() > 1) {
-        return load_sliced(path, comm, options, split_index);
+    // One rank reading a column block (a 1 x F grid's rank) reads it as a slice of every row.
+    if (comm.size() > 1 || read.features.count > 1) {
+        return load_sliced(path, comm, options, split_index, read);
     }
     // One rank: the whole graph is the part (the method is ignored).
     const GraphDataset graph = read_whole_graph(path, split_index);
@@ -134,8 +140,9 @@ void broadcast_owners(Partition& partition, Communicator& comm, int root) {
 }
 
 LocalPart load_local_part(const std::string& path, Communicator& comm,
-                          const InMemoryPartitionOptions& options, int split_index) {
-    LocalPart part = load_all_splits(path, comm, options, split_index);
+                          const InMemoryPartitionOptions& options, int split_index,
+                          const PartReadOptions& read) {
+    LocalPart part = load_all_splits(path, comm, options, split_index, read);
     select_split(part, split_index, comm, path);
     return part;
 }

@@ -30,9 +30,14 @@ struct InMemoryPartitionOptions {
 /// selected (select_split: "<path>:
 /// --split-index 10 out of range: the file has 10 splits (0..9)"). Throws strata::Error on any
 /// mismatch or invalid input.
+/// `read.features` keeps one column block of the features (the G x F grid's layout C: a part
+/// file reads only those columns, a graph file each slice's; one rank then reads the file as one
+/// slice of every row, not read_graph); `read.bytes_read` receives the array bytes of the part
+/// file, or of the graph file's slice with its vertex data (not the partitioner's own reads;
+/// untouched when one rank reads the whole file with read_graph).
 [[nodiscard]] LocalPart load_local_part(const std::string& path, Communicator& comm,
                                         const InMemoryPartitionOptions& options,
-                                        int split_index = 0);
+                                        int split_index = 0, const PartReadOptions& read = {});
 
 /// The whole-graph .h5 file `path` of an in-memory load (read by every rank): checks that it
 /// exists and, before the expensive work, that `split_index` is one of its splits; then

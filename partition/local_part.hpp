@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "datasets/graph_dataset.hpp"
+#include "datasets/graph_slice_io.hpp"
 #include "partition/local_graph.hpp"
 #include "partition/partition.hpp"
 #include "partition/partition_report.hpp"
@@ -73,12 +74,27 @@ void check_split_index(int num_splits, int index, const std::string& what);
 /// strata_format_version of partition.json). Version 2: parts carry the raw adjacency and the
 /// degrees (version 1 carried Â's values and is refused with a re-partition command). Masks
 /// are [S, num_owned] (S splits). Version 3: an optional chunk map (partition.json "chunks",
-/// /owned/chunk in every part); version 2 directories are still read (no chunk map).
-inline constexpr std::int64_t partition_format_version = 3;
+/// /owned/chunk in every part); version 2 directories are still read (no chunk map). Version 4:
+/// /node/features in column-blocked chunks (feature_column_block columns x rows filling about
+/// 1 MiB) instead of chunks of whole rows; versions 2 and 3 are still read (a column slice then
+/// decompresses whole rows).
+inline constexpr std::int64_t partition_format_version = 4;
+/// Columns per chunk of a part file's /node/features (format 4; fewer features: all of them).
+/// Small enough that a grid rank's column slice (layout C) decompresses at most 2 x 15 columns
+/// beyond its own (products' 100 features over 4 slices: 25 + up to 30); rows fill ~1 MiB, so
+/// deflate sees the same chunk size as before and a row range at full width decompresses the
+/// same bytes as with whole-row chunks.
+inline constexpr std::int64_t feature_column_block = 16;
 /// The oldest partition format this build reads.
 inline constexpr std::int64_t oldest_partition_format_version = 2;
 /// Root attribute strata_format of a part file.
 inline constexpr const char* part_format_name = "partition_part";
+
+/// What read_part and load_local_part read of a part's vertex data, and what they report.
+struct PartReadOptions {
+    FeatureSlice features{};             ///< feature columns kept (all by default)
+    std::int64_t* bytes_read = nullptr;  ///< if set: array bytes read from the file(s)
+};
 
 /// "part-00003.h5".
 [[nodiscard]] std::string part_file_name(int rank);
@@ -126,7 +142,12 @@ PartitionReport write_partition_parallel(const std::vector<LocalPart>& parts,
 /// dataset's type and shape, and every LocalGraph invariant (validate_local_graph), plus the
 /// exchange counts against the other parts' in partition.json. Throws strata::Error naming the
 /// file and the first bad value.
-[[nodiscard]] LocalPart read_part(const std::string& dir, int rank, int expected_num_parts);
+/// `options.features`: the feature columns kept (column_block: the grid's layout C; all by
+/// default), the only ones read from /node/features; `options.bytes_read` (if set) receives the
+/// bytes of array data read from the part file (H5File::bytes_read: structure, the feature
+/// columns, labels, masks, the chunk map).
+[[nodiscard]] LocalPart read_part(const std::string& dir, int rank, int expected_num_parts,
+                                  const PartReadOptions& options = {});
 
 /// partition.json of `dir`, parsed and checked (report_from_json).
 [[nodiscard]] PartitionReport read_partition_report(const std::string& dir);

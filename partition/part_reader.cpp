@@ -46,7 +46,8 @@ std::vector<index_t> to_index(const std::vector<std::int32_t>& v) {
 
 }  // namespace
 
-LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
+LocalPart read_part(const std::string& dir, int rank, int expected_num_parts,
+                    const PartReadOptions& options) {
     const PartitionReport report = read_partition_report(dir);
     const int k = report.num_parts;
     STRATA_CHECK(k == expected_num_parts, dir, ": this partition has ", k, " parts but ",
@@ -189,13 +190,21 @@ LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
     validate_local_graph(g, path);
 
     // Vertex data.
-    H5Shape shape;
-    part.features.values = file.read<float>("/node/features", &shape, 2);
+    const H5Shape shape = file.shape("/node/features");
+    STRATA_CHECK(shape.size() == 2, path, ": /node/features: expected rank 2, found rank ",
+                 shape.size());
     STRATA_CHECK(shape[0] == owned && shape[1] == report.num_features, path,
                  ": /node/features has shape [", shape[0], ", ", shape[1], "], expected [", owned,
                  ", ", report.num_features, "]");
+    // Only the columns kept (the grid's layout C): column-blocked chunks (format 4) decompress
+    // only those (docs/partition-format.md).
+    const ColumnBlock columns = column_block(shape[1], options.features);
+    if (owned > 0 && columns.count > 0) {
+        part.features.values =
+            file.read_block<float>("/node/features", {0, columns.first}, {owned, columns.count});
+    }
     part.features.rows = g.num_owned;
-    part.features.cols = static_cast<index_t>(shape[1]);
+    part.features.cols = static_cast<index_t>(columns.count);
     for (std::size_t i = 0; i < part.features.values.size(); ++i) {
         STRATA_CHECK(std::isfinite(part.features.values[i]), path,
                      ": /node/features: non-finite value at row ",
@@ -248,6 +257,9 @@ LocalPart read_part(const std::string& dir, int rank, int expected_num_parts) {
     part.global_train = report.global_train;
     part.global_val = report.global_val;
     part.global_test = report.global_test;
+    if (options.bytes_read != nullptr) {
+        *options.bytes_read = file.bytes_read();
+    }
     return part;
 }
 

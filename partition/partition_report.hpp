@@ -84,7 +84,7 @@ void summarize(PartitionReport& report);
 /// relies on. Throws strata::Error whose message starts with `what` (the file path).
 [[nodiscard]] PartitionReport report_from_json(const std::string& text, const std::string& what);
 
-/// "FILE: partition format version 1 is not supported (this strata reads versions 2 to 3):
+/// "FILE: partition format version 1 is not supported (this strata reads versions 2 to 4):
 /// re-partition with 'strata partition --data SOURCE --parts K --out DIR --force'" (GRAPH.h5 for
 /// an empty source, K for num_parts < 1).
 [[nodiscard]] std::string unsupported_version_message(const std::string& file, std::int64_t version,

@@ -180,8 +180,13 @@ MemoryPrediction predict_grid_memory(const ModelGraph& graph, Recompute recomput
     const std::size_t params = ModelParameters::count(graph);
     for (const RankStats& part : stats.ranks) {  // slice 0: the part's largest rank
         const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute);
+        // The rank uploads its row chunk's features, not the part's (docs/layouts.md, "Loading").
+        const std::int64_t chunk_rows =
+            grid_block(static_cast<index_t>(part.owned), slices, 0).count;
+        const std::int64_t features = static_cast<std::int64_t>(sizeof(float)) * stats.features;
+        const std::int64_t inputs = part.input_bytes - features * (part.owned - chunk_rows);
         std::vector<MemoryLine> lines =
-            run_memory_lines({{"inputs (graph blocks, features, labels, masks)", part.input_bytes}},
+            run_memory_lines({{"inputs (graph blocks, features, labels, masks)", inputs}},
                              FullGraphExecutor::plan_memory(plan, params), params);
         const std::int64_t total = total_bytes(lines);
         if (total > out.planned_bytes) {

@@ -7,13 +7,15 @@
 namespace strata {
 namespace {
 
-/// Rows `chunk` of `data` (views into the same memory).
+/// Rows `chunk` of `data` (views into the same memory). The features are the chunk's already
+/// (prepare loads only them: docs/layouts.md, "Loading"); labels, masks and row ids the part's.
 TrainingData rows_of(const TrainingData& data, RowRange chunk) {
     const auto first = static_cast<std::size_t>(chunk.first);
     const auto count = static_cast<std::size_t>(chunk.count);
     TrainingData part = data;
-    for (ConstMatrixView& input : part.inputs) {
-        input = input.rows_of(chunk);
+    for (const ConstMatrixView& input : part.inputs) {
+        STRATA_CHECK(input.rows == chunk.count, "make_executor: the grid's features have ",
+                     input.rows, " rows, expected the row chunk's ", chunk.count);
     }
     part.labels = data.labels.subspan(first, count);
     part.train_mask = data.train_mask.subspan(first, count);

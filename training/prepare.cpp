@@ -28,9 +28,45 @@ std::string source_name(const RunConfig& config) {
     return config.data.empty() ? std::string("the graph in memory") : config.data;
 }
 
+/// Columns `block` of `m`.
+HostMatrix columns_of(const HostMatrix& m, ColumnBlock block) {
+    HostMatrix out;
+    out.rows = m.rows;
+    out.cols = static_cast<index_t>(block.count);
+    out.values.resize(static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(block.count));
+    for (std::int64_t i = 0; i < m.rows; ++i) {
+        const float* row = m.row(i) + block.first;
+        std::copy(row, row + block.count, out.values.begin() + i * block.count);
+    }
+    return out;
+}
+
+/// The grid's input features, loaded in layout C (all n_g rows, column slice f), switched once to
+/// layout R (row chunk f, all w columns), what the executor's first op reads whatever it is
+/// (docs/layouts.md, "Loading"). The switch is the feature group's, counted nowhere (it is not a
+/// training exchange); the C block is freed on return.
+HostMatrix features_to_rows(Backend& backend, Communicator& feature_group, HostMatrix columns) {
+    std::array<std::int64_t, 1> width{columns.cols};
+    feature_group.allreduce_sum(std::span<std::int64_t>(width));
+    LayoutSwitch layout(backend, feature_group, static_cast<index_t>(columns.rows));
+    const RowRange chunk = layout.chunk();
+    const auto w = static_cast<index_t>(width[0]);
+    HostMatrix rows;
+    rows.rows = chunk.count;
+    rows.cols = w;
+    rows.values.resize(static_cast<std::size_t>(chunk.count) * static_cast<std::size_t>(w));
+    std::vector<float> staging(layout.staging_floats(w));
+    layout.to_rows(ConstMatrixView{columns.values.data(), static_cast<index_t>(columns.rows),
+                                   static_cast<index_t>(columns.cols)},
+                   MatrixView{rows.values.data(), chunk.count, w}, staging,
+                   ExchangePurpose::forward);
+    return rows;
+}
+
 /// This rank's part, and for the layer pipeline its chunk offsets (and W > 1 its structure).
+/// `slice`: the feature columns kept (the grid's layout C; all by default).
 LocalPart load(const RunConfig& config, Communicator& comm, const DataInput& input,
-               Prepared& prepared) {
+               Prepared& prepared, FeatureSlice slice) {
     const std::string what = config.data.empty() && input.slice != nullptr
                                  ? std::string("the slices in memory")
                                  : source_name(config);
@@ -60,10 +96,15 @@ LocalPart load(const RunConfig& config, Communicator& comm, const DataInput& inp
     const InMemoryPartitionOptions partition{.method = config.partition_method,
                                              .seed = config.seed};
     LocalPart part =
-        !config.data.empty() ? load_local_part(config.data, comm, partition, config.split_index)
+        !config.data.empty()
+            ? load_local_part(config.data, comm, partition, config.split_index,
+                              {.features = slice, .bytes_read = &prepared.bytes_read})
         : input.slice != nullptr
             ? local_part_of_slices(*input.slice, comm, partition, config.split_index, what)
             : local_part_in_memory(input.in_memory(), comm, partition, config.split_index, what);
+    if (config.data.empty() && slice.count > 1) {  // a graph in memory: its block of columns
+        part.features = columns_of(part.features, column_block(part.features.cols, slice));
+    }
     const Stopwatch ordering;
     apply_local_order(part, *parse_local_order(config.local_order));
     std::array<char, 96> text{};
@@ -131,7 +172,14 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
     }
     Communicator& part_comm = grid ? *prepared.grid.graph_group : comm;
     {
-        LocalPart part = load(config, part_comm, input, prepared);
+        const FeatureSlice slice =
+            grid ? FeatureSlice{prepared.grid.feature_group->rank(), config.feature_slices}
+                 : FeatureSlice{};
+        LocalPart part = load(config, part_comm, input, prepared, slice);
+        if (grid) {  // layout C as loaded, to the executor's layout R
+            part.features =
+                features_to_rows(backend, *prepared.grid.feature_group, std::move(part.features));
+        }
         prepared.nnz = part.graph.inner.nnz();
         prepared.split = part.split;
         prepared.num_classes = part.num_classes;

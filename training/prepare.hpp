@@ -91,8 +91,12 @@ struct Prepared {
     std::optional<HostCsr> structure;    ///< the pipeline's W > 1 mirror lists are made from it
     std::vector<MemoryLine> lines;       ///< what the upload allocated
     index_t owned = 0;                   ///< rows of this rank (the grid: of its row chunk)
-    global_id vertices = 0;              ///< of the whole graph
-    std::int64_t nnz = 0;                ///< entries of this rank's inner block
+    /// Array bytes this rank read from config.data (load_local_part's PartReadOptions::bytes_read:
+    /// the part file, or the graph file's slice); 0 for a graph in memory or a whole .h5 read by
+    /// one rank outside the grid.
+    std::int64_t bytes_read = 0;
+    global_id vertices = 0;  ///< of the whole graph
+    std::int64_t nnz = 0;    ///< entries of this rank's inner block
     std::int64_t num_classes = 0;
     int split = 0;
     /// What the run chose, for the report.

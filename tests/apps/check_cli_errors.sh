@@ -96,11 +96,11 @@ fi
 # A partition directory of format version 1 (Â values, no degrees) is refused with the command
 # that rebuilds it.
 setup "$strata" partition --data "$data/cora.h5" --parts 1 --out "$tmp/cora.1"
-setup sed -i 's/"strata_format_version": 3/"strata_format_version": 1/' "$tmp/cora.1/partition.json"
+setup sed -i 's/"strata_format_version": 4/"strata_format_version": 1/' "$tmp/cora.1/partition.json"
 expect_error "partition format 1" "$strata" train --data "$tmp/cora.1" --epochs 1
 checks=$((checks + 1))
 expected="$tmp/cora.1/partition.json: partition format version 1 is not supported (this strata \
-reads versions 2 to 3): re-partition with 'strata partition --data $data/cora.h5 --parts 1 --out \
+reads versions 2 to 4): re-partition with 'strata partition --data $data/cora.h5 --parts 1 --out \
 $tmp/cora.1 --force'"
 if grep -qF "$expected" "$tmp/err"; then
   echo "ok: the format-1 message names the file and the command"

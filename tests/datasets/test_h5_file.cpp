@@ -244,6 +244,44 @@ TEST_CASE("H5File compressed datasets spanning several chunks read back exactly"
     REQUIRE(rows == std::vector<float>(x.begin() + 87380 * 3, x.begin() + 87382 * 3));
 }
 
+TEST_CASE("H5File column-blocked datasets read back exactly, whole and by column block",
+          "[datasets]") {
+    // 70001 x 37 float32 in blocks of 16 columns (16, 16, 5: the last block padded) and 16384
+    // rows (1 MiB / 64 bytes: 5 row chunks, the last one partial); and 5 columns (fewer than a
+    // block: whole rows).
+    strata::test::TempDir dir;
+    const std::int64_t n = 70001;
+    const std::int64_t w = 37;
+    std::vector<float> x(static_cast<std::size_t>(n * w));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = static_cast<float>(i % 1013) * 0.25f - static_cast<float>(i % 11);
+    }
+    const std::vector<float> narrow(x.begin(), x.begin() + 5 * n);
+    {
+        H5File f = H5File::create(dir.file("b.h5"));
+        f.write<float>("/x", x, {n, w}, true, 16);
+        f.write<float>("/narrow", narrow, {n, 5}, true, 16);
+    }
+    const H5File f = H5File::open(dir.file("b.h5"));
+    REQUIRE(f.read<float>("/x") == x);
+    REQUIRE(f.read<float>("/narrow") == narrow);
+    for (const auto& [first, count] :
+         {std::pair<std::int64_t, std::int64_t>{0, 13}, {13, 12}, {25, 12}, {30, 7}, {0, 37}}) {
+        INFO("columns [" << first << ", " << first + count << ")");
+        const std::vector<float> block = f.read_block<float>("/x", {0, first}, {n, count});
+        bool same = block.size() == static_cast<std::size_t>(n * count);
+        for (std::int64_t r = 0; same && r < n; ++r) {
+            for (std::int64_t c = 0; c < count; ++c) {
+                same = same && block[static_cast<std::size_t>(r * count + c)] ==
+                                   x[static_cast<std::size_t>(r * w + first + c)];
+            }
+        }
+        REQUIRE(same);
+    }
+    const std::vector<float> rows = f.read_rows<float>("/x", 16383, 2);  // across a chunk border
+    REQUIRE(rows == std::vector<float>(x.begin() + 16383 * w, x.begin() + 16385 * w));
+}
+
 TEST_CASE("H5File::close reports a write that cannot complete (file size limit), naming the file",
           "[datasets]") {
     strata::test::TempDir dir;

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "datasets/adjacency.hpp"
+#include "datasets/generate.hpp"
 #include "datasets/graph_io.hpp"
 #include "datasets/h5_file.hpp"
 #include "partition/chunking.hpp"
@@ -270,13 +271,13 @@ TEST_CASE("read_part checks partition.json's format and version", "[partition]")
     (void)write_partition(g, adjacency_matrix(g), partition_block(6, 2), info_for("block", 0),
                           dir.file("p"), false);
     const std::string json = read_text(dir.file("p/partition.json"));
-    const auto at = json.find("\"strata_format_version\": 3");
+    const auto at = json.find("\"strata_format_version\": 4");
     REQUIRE(at != std::string::npos);
 
     std::string edited = json;
-    edited.replace(at, 26, "\"strata_format_version\": 4");
+    edited.replace(at, 26, "\"strata_format_version\": 5");
     write_text(dir.file("p/partition.json"), edited);
-    REQUIRE_THROWS_WITH(read_part(dir.file("p"), 0, 2), Contains("version 4 is not supported"));
+    REQUIRE_THROWS_WITH(read_part(dir.file("p"), 0, 2), Contains("version 5 is not supported"));
     write_text(dir.file("p/partition.json"), "{ not json");
     REQUIRE_THROWS_WITH(read_part(dir.file("p"), 0, 2), Contains("not valid JSON"));
 }
@@ -288,7 +289,7 @@ TEST_CASE("a version-1 partition is refused with the command that re-partitions 
     (void)write_partition(g, adjacency_matrix(g), partition_block(6, 2), info_for("block", 0),
                           dir.file("graph.2"), false);
     const std::string json = read_text(dir.file("graph.2/partition.json"));
-    const auto at = json.find("\"strata_format_version\": 3");
+    const auto at = json.find("\"strata_format_version\": 4");
     REQUIRE(at != std::string::npos);
     const std::string command = "re-partition with 'strata partition --data cora --parts 2 --out " +
                                 (dir.file("graph.2")) + " --force'";
@@ -302,7 +303,7 @@ TEST_CASE("a version-1 partition is refused with the command that re-partitions 
             read_part(dir.file("graph.2"), 1, 2),
             Contains(dir.file("graph.2/partition.json") +
                      ": partition format version 1 is not supported (this strata reads versions "
-                     "2 to 3): " +
+                     "2 to 4): " +
                      command));
     }
     SECTION("a part file of version 1") {
@@ -316,7 +317,7 @@ TEST_CASE("a version-1 partition is refused with the command that re-partitions 
             read_part(dir.file("graph.2"), 0, 2),
             Contains(part +
                      ": partition format version 1 is not supported (this strata reads versions "
-                     "2 to 3): " +
+                     "2 to 4): " +
                      command));
     }
 }
@@ -327,7 +328,7 @@ TEST_CASE("a version-2 partition (no chunk map) is still read", "[partition]") {
     (void)write_partition(g, adjacency_matrix(g), partition_block(6, 2), info_for("block", 0),
                           dir.file("p"), false);
     std::string json = read_text(dir.file("p/partition.json"));
-    json.replace(json.find("\"strata_format_version\": 3"), 26, "\"strata_format_version\": 2");
+    json.replace(json.find("\"strata_format_version\": 4"), 26, "\"strata_format_version\": 2");
     write_text(dir.file("p/partition.json"), json);
     for (int part = 0; part < 2; ++part) {
         const std::string path = dir.file("p/" + part_file_name(part));
@@ -339,6 +340,61 @@ TEST_CASE("a version-2 partition (no chunk map) is still read", "[partition]") {
     const LocalPart part = read_part(dir.file("p"), 1, 2);
     CHECK(part.graph.owned_original == std::vector<global_id>{3, 4, 5});
     CHECK(part.chunk.empty());
+}
+
+TEST_CASE("read_part reads one column block of the features, of a version-3 part file too",
+          "[partition]") {
+    // 30 features in 4 slices: columns [0, 8), [8, 16), [16, 23), [23, 30). Version 4 stores
+    // them in column blocks; a version-3 file (here: contiguous, as copy_part_file writes) is read
+    // the same way, decompressing whole rows.
+    GenerateOptions options;
+    options.num_vertices = 400;
+    options.avg_degree = 6;
+    options.num_features = 30;
+    options.seed = 5;
+    const GraphDataset g = generate_graph(options);
+    const TempDir dir;
+    (void)write_partition(g, adjacency_matrix(g), partition_block(400, 2), info_for("block", 0),
+                          dir.file("p"), false);
+    const LocalPart whole = read_part(dir.file("p"), 1, 2);
+    REQUIRE(whole.features.cols == 30);
+    std::int64_t whole_bytes = 0;
+    (void)read_part(dir.file("p"), 1, 2, {.bytes_read = &whole_bytes});
+    const auto check_slices = [&](const std::string& at) {
+        for (int f = 0; f < 4; ++f) {
+            const ColumnBlock columns = column_block(30, {f, 4});
+            CHECK(columns.first == std::vector<std::int64_t>{0, 8, 16, 23}[f]);
+            std::int64_t bytes = 0;
+            const LocalPart part = read_part(at, 1, 2, {.features = {f, 4}, .bytes_read = &bytes});
+            REQUIRE(part.features.cols == columns.count);
+            REQUIRE(part.features.rows == whole.features.rows);
+            bool same = true;
+            for (std::int64_t r = 0; r < part.features.rows; ++r) {
+                for (std::int64_t c = 0; c < columns.count; ++c) {
+                    same =
+                        same && part.features.at(r, static_cast<index_t>(c)) ==
+                                    whole.features.at(r, static_cast<index_t>(columns.first + c));
+                }
+            }
+            CHECK(same);
+            CHECK(part.labels == whole.labels);
+            CHECK(part.graph.owned_original == whole.graph.owned_original);
+            // Only the block's columns are read: the whole part's bytes less the others'.
+            CHECK(bytes == whole_bytes - 4 * whole.features.rows * (30 - columns.count));
+        }
+    };
+    check_slices(dir.file("p"));
+    std::string json = read_text(dir.file("p/partition.json"));
+    json.replace(json.find("\"strata_format_version\": 4"), 26, "\"strata_format_version\": 3");
+    write_text(dir.file("p/partition.json"), json);
+    for (int part = 0; part < 2; ++part) {
+        const std::string path = dir.file("p/" + part_file_name(part));
+        fs::rename(path, dir.file("v4.h5"));
+        copy_part_file(dir.file("v4.h5"), path, [](const std::string&, auto&) {},
+                       {{"strata_format_version", 3}});
+        fs::remove(dir.file("v4.h5"));
+    }
+    check_slices(dir.file("p"));
 }
 
 TEST_CASE("a chunk map is written, read back, and validated", "[partition]") {

@@ -10,7 +10,9 @@
 // metrics' per-epoch bytes the hand count on a ring, also split inside and across pretended nodes
 // (by slot, round robin, uneven: the placement's fallback), and the layer pipeline's stage bytes
 // too; a checkpoint written on one grid
-// resumes on another (K x 1, 1 x K) and continues the run.
+// resumes on another (K x 1, 1 x K) and continues the run; rank (g, f) reads part g's structure
+// and feature columns f only, from a partition directory and from the .h5 (bytes = formula), and
+// holds its row chunk's features.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,8 +25,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
+#include "datasets/graph_slice_io.hpp"
 #include "layers/layout_switch.hpp"
+#include "partition/local_part.hpp"
+#include "partition/partition.hpp"
 #include "planner/grid_model.hpp"
 #include "planner/machine_model.hpp"
 #include "src/base/error.hpp"
@@ -36,6 +42,7 @@
 #include "src/tensor/dense_matrix.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
+#include "tests/support/temp_dir.hpp"
 #include "training/make_executor.hpp"
 #include "training/prepare.hpp"
 #include "training/run_memory.hpp"
@@ -557,6 +564,60 @@ TEST_CASE("grid: the planner's bytes and memory plan are the run's", "[grid][mpi
             CHECK(memory.planned_bytes == planned[0]);
             CHECK(p.time.epoch_s > 0.0);
         }
+    }
+}
+
+TEST_CASE("grid: rank (g, f) reads part g's structure and feature columns f only (bytes = formula)",
+          "[grid][mpi][load]") {
+    MpiCommunicator world;
+    const GraphDataset cora_graph = read_graph(cora);
+    const std::int64_t w = cora_graph.features.cols;
+    const std::int64_t splits = cora_graph.num_splits;
+    test::TempDir dir("grid_load");  // this rank's own copy of each partition directory
+    for (const int slices : slice_counts(world.size())) {
+        const int parts = world.size() / slices;
+        const int g = world.rank() / slices;  // one node: rank r = g F + f
+        const int f = world.rank() % slices;
+        const std::int64_t c_f = column_block(w, {f, slices}).count;
+        INFO(parts << "x" << slices << ", rank (" << g << ", " << f << "), " << c_f << " columns");
+        auto backend = make_cpu_backend(1);
+        RunConfig config = base_config(slices);
+        config.partition_method = "block";
+        // From the graph file: the G-way row slice g (indptr, indices, weights), its feature
+        // columns f, labels and masks (docs/scale.md, "Bytes read").
+        {
+            const Prepared prepared = prepare(config, *backend, world);
+            const std::vector<global_id> offsets = slice_offsets(cora, parts);
+            const auto first = static_cast<std::size_t>(offsets[static_cast<std::size_t>(g)]);
+            const auto last = static_cast<std::size_t>(offsets[static_cast<std::size_t>(g) + 1]);
+            const auto n = static_cast<std::int64_t>(last - first);
+            const std::int64_t e = cora_graph.indptr[last] - cora_graph.indptr[first];
+            const std::int64_t weights = cora_graph.edge_weight.empty() ? 0 : 4;
+            CHECK(all_ranks(prepared.bytes_read ==
+                            8 * (n + 1) + (8 + weights) * e + (4 * c_f + 8 + 3 * splits) * n));
+            // The features held are the row chunk's (layout R), not the part's.
+            CHECK(all_ranks(prepared.inputs->uploaded->features.rows() == prepared.owned));
+        }
+        // From a partition directory: part g's structure, its feature columns f, labels, masks.
+        const std::string out = dir.file("cora." + std::to_string(parts));
+        PartitionInfo info;
+        info.source_path = cora;
+        info.method = "block";
+        (void)write_partition(cora_graph, adjacency_matrix(cora_graph),
+                              partition_block(cora_graph.num_vertices(), parts), info, out,
+                              /*force=*/true);
+        config.data = out;
+        const Prepared prepared = prepare(config, *backend, world);
+        const PartitionReport report = read_partition_report(out);
+        const PartStats& part = report.parts[static_cast<std::size_t>(g)];
+        const LocalPart whole = read_part(out, g, parts);
+        const auto peers = static_cast<std::int64_t>(whole.graph.pattern.peers.size());
+        const std::int64_t n = part.num_owned;
+        const std::int64_t h = part.halo;
+        const std::int64_t structure = 8 * n + 4 * peers + 8 * (peers + 1) + 4 * part.rows_sent +
+                                       16 * h + 8 * n + 8 * h + 8 * (n + 1) + 8 * part.edges;
+        CHECK(all_ranks(prepared.bytes_read == structure + 4 * n * c_f + 8 * n + 3 * splits * n));
+        CHECK(all_ranks(prepared.inputs->uploaded->features.rows() == prepared.owned));
     }
 }
 
