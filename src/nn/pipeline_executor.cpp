@@ -637,10 +637,10 @@ std::vector<MemoryLine> PipelineExecutor::memory_plan() const {
         .kept_grad_floats = planned.kept_grad_floats,
         .scratch_floats = buffers_->scratch_floats(),
         .snapshot_floats = buffers_->snapshot_floats(),
-        .mirror_bytes = static_cast<std::int64_t>(
-            (st.mirror_send.size() + st.mirror_recv.size()) * sizeof(float) +
-            st.mirror_rows.size() * sizeof(index_t) +
-            (options_.slices != nullptr ? options_.slices->mirror_floats() * sizeof(float) : 0)),
+        .mirror_bytes = static_cast<std::int64_t>((st.mirror_send.size() + st.mirror_recv.size()) *
+                                                      sizeof(float) +
+                                                  st.mirror_rows.size() * sizeof(index_t)),
+        .slice_mirror_floats = options_.slices != nullptr ? options_.slices->mirror_floats() : 0,
         .parameters = parameters_.size(),
         .evaluation_floats = evaluation_ ? evaluation_->plan().arena_floats() : 0,
         .evaluates = evaluation_ != nullptr});
