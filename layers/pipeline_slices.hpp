@@ -34,8 +34,9 @@ public:
     /// The chunk's C result (up to every row at the slice's width), the switch's staging and
     /// the whole operator's workspace at the slice's width.
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override;
-    /// z[rows] = (Â h)[rows] for whole chunks `rows` (local rows; z every local row or the range's): their rows of h into h's mirror,
-    /// the whole operator on the mirror at slice f, the result back to R.
+    /// z[rows] = (Â h)[rows] for whole chunks `rows` (local rows; z holds every local row or
+    /// the range's): their rows of h into h's mirror, the whole operator on the mirror at slice
+    /// f, the result back to R.
     void forward(ConstMatrixView h, MatrixView z, RowRange rows, std::span<float> workspace,
                  ExchangePurpose purpose) override;
     /// dh = (Âᵀ dz)[rows] + beta dh: the chunks' rows of dz into dz's mirror, dh (beta != 0) to
