@@ -36,6 +36,16 @@ struct PipelineExecutor::ShareRows {
     Buffer<std::uint8_t> val_mask;
     Buffer<std::uint8_t> test_mask;
     Buffer<global_id> row_ids;
+
+    [[nodiscard]] std::int64_t bytes() const {
+        std::size_t sum = labels.size() * sizeof(index_t) +
+                          (train_mask.size() + val_mask.size() + test_mask.size()) +
+                          row_ids.size() * sizeof(global_id);
+        for (const Buffer<float>& input : inputs) {
+            sum += input.size() * sizeof(float);
+        }
+        return static_cast<std::int64_t>(sum);
+    }
 };
 
 struct PipelineExecutor::WaveState {
@@ -641,6 +651,7 @@ std::vector<MemoryLine> PipelineExecutor::memory_plan() const {
                                                       sizeof(float) +
                                                   st.mirror_rows.size() * sizeof(index_t)),
         .slice_mirror_floats = options_.slices != nullptr ? options_.slices->mirror_floats() : 0,
+        .share_bytes = share_ ? share_->bytes() : 0,
         .parameters = parameters_.size(),
         .evaluation_floats = evaluation_ ? evaluation_->plan().arena_floats() : 0,
         .evaluates = evaluation_ != nullptr});

@@ -134,6 +134,9 @@ std::vector<MemoryLine> stage_memory_lines(const StageMemory& m) {
         lines.push_back({stage_name + "feature-slice mirrors (every row, column slice)",
                          bytes(m.slice_mirror_floats)});
     }
+    if (m.share_bytes > 0) {
+        lines.push_back({stage_name + "feature slice's rows of the data (a copy)", m.share_bytes});
+    }
     if (m.evaluates) {
         lines.push_back({"exact evaluation (rank 0)", bytes(m.evaluation_floats)});
     }
