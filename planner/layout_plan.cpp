@@ -326,8 +326,9 @@ Plan make_plan(const PlanRequest& request) {
             "accuracy may differ from graph parallelism, and the accuracy guard may halve the "
             "chunks (more bubble) or fall back to exact; not priced");
         plan.notes.push_back(
-            "pipeline: only one way per stage is planned (the W-way hybrid's mirror exchange is "
-            "not modelled); the per-chunk history bookkeeping is not priced");
+            "pipeline: only one way and one feature slice per stage are planned (the W-way "
+            "hybrid's mirror exchange and S x F's layout switches are not modelled); the "
+            "per-chunk history bookkeeping is not priced");
     }
     if (request.compare_plexus) {
         plan.paper = compare_on_paper(plan, one, request.spec);

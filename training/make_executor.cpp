@@ -48,7 +48,8 @@ MadeExecutor make_executor(const RunConfig& config, Prepared& prepared, Backend&
                             .snapshot_period = config.snapshot_period,
                             .seed = config.seed,
                             .nnz = prepared.nnz,
-                            .recompute = *parse_recompute(config.recompute)});
+                            .recompute = *parse_recompute(config.recompute),
+                            .slices = prepared.stage_slices.get()});
         prepared.structure.reset();  // read in the constructor only
         made.pipeline = pipeline.get();
         made.executor = std::move(pipeline);

@@ -166,9 +166,13 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
     if (pipeline) {
         prepared.self = make_communicator(backend, CommKind::mpi, MPI_COMM_SELF);
     }
-    const bool grid = config.feature_slices > 1;
+    const bool sliced = config.feature_slices > 1;
+    const bool grid = sliced && !pipeline;
     if (grid) {
         split_grid(config, comm, prepared.grid, prepared.notes.grid_warning);
+    } else if (sliced) {  // S x F: a stage's F ranks are consecutive (docs/pipeline.md)
+        prepared.grid.feature_group =
+            comm.split(comm.rank() / config.feature_slices, comm.rank() % config.feature_slices);
     }
     Communicator& part_comm = grid ? *prepared.grid.graph_group : comm;
     {
@@ -200,7 +204,7 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
         prepared.model = options.build_model
                              ? options.build_model(part.features.cols, classes)
                              : build_model(config.model, part.features.cols, classes);
-        if (grid) {
+        if (sliced) {
             const std::string blocker = grid_blocker(prepared.model.graph, config.feature_slices);
             STRATA_CHECK_OPTION(blocker.empty(), "feature_slices", config.feature_slices, "model ",
                                 config.model.model, ": ", blocker);
@@ -227,6 +231,16 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
             prepared.features.storage);
         prepared.lines = prepared.inputs->lines;
         RowRange chunk{0, part.graph.num_owned};
+        if (sliced && pipeline) {
+            prepared.stage_slices = std::make_unique<SlicedStageAggregation>(
+                backend, *prepared.inputs->aggregation, *prepared.grid.feature_group,
+                prepared.chunk_offsets);
+            const std::string stages = std::to_string(comm.size() / config.feature_slices);
+            const std::string slices = std::to_string(config.feature_slices);
+            prepared.notes.grid = "layout: " + stages + " stages x " + slices +
+                                  " feature slices (each stage's chunks in row blocks, its "
+                                  "aggregations on column slices)";
+        }
         if (grid) {
             Prepared::Grid& g = prepared.grid;
             g.layout =

@@ -18,6 +18,7 @@
 #include "layers/layout_switch.hpp"
 #include "layers/model_inputs.hpp"
 #include "layers/model_zoo.hpp"
+#include "layers/pipeline_slices.hpp"
 #include "layers/sparse_features.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/tensor/host_csr.hpp"
@@ -86,6 +87,9 @@ struct Prepared {
         std::unique_ptr<GridAggregation> aggregation;  ///< the executor's graph operator
     } grid;
     std::unique_ptr<ModelInputs> inputs;  ///< the model's operator and data in backend memory
+    /// The layer pipeline with feature slices (S x F): the stage's aggregation over its F ranks
+    /// (grid.feature_group: consecutive ranks, rank = stage x F + f), over inputs' operator.
+    std::unique_ptr<SlicedStageAggregation> stage_slices;
     FeatureChoice features;
     std::vector<index_t> chunk_offsets;  ///< the layer pipeline: C + 1 row offsets
     std::optional<HostCsr> structure;    ///< the pipeline's W > 1 mirror lists are made from it

@@ -339,9 +339,11 @@ void validate(const RunConfig& c) {
                             " yet (use fp32)");
     }
     if (c.feature_slices > 1) {
-        STRATA_CHECK_OPTION(
-            c.parallel != "pipeline", "feature_slices", c.feature_slices,
-            "needs parallel = graph (the layer pipeline has no feature slices yet)");
+        STRATA_CHECK_OPTION(c.parallel != "pipeline" || c.ways == 1, "feature_slices",
+                            c.feature_slices,
+                            "with parallel = pipeline needs ways = 1 (feature slices inside the "
+                            "hybrid's ways, S x W x F, are not built yet); use ways = 1 or "
+                            "feature_slices = 1");
         STRATA_CHECK_OPTION(c.device == "cpu", "feature_slices", c.feature_slices,
                             "needs device = cpu (the grid's layout switches run on host memory)");
     }
@@ -356,7 +358,8 @@ RunConfig resolve_layout(RunConfig c, int ranks) {
     if (c.parallel != "pipeline") {
         return c;
     }
-    c.stages = c.stages == 0 ? std::max(1, ranks / c.ways) : c.stages;
+    const int slices = std::max(1, c.feature_slices);
+    c.stages = c.stages == 0 ? std::max(1, ranks / (c.ways * slices)) : c.stages;
     std::error_code ec;
     if (c.chunks == 0 && !c.data.empty() && std::filesystem::is_directory(c.data, ec)) {
         // The partition's chunk map (0 if it has none: load_chunked_part names the fix).
@@ -367,6 +370,13 @@ RunConfig resolve_layout(RunConfig c, int ranks) {
     STRATA_CHECK_OPTION(c.chunks % c.ways == 0, "chunks", c.chunks,
                         "every way needs the same number of chunks (a multiple of ways = ", c.ways,
                         ")");
+    if (slices > 1) {
+        STRATA_CHECK_OPTION(c.stages * slices == ranks, "stages", c.stages,
+                            "stages x feature_slices = ", c.stages, " x ", slices, " = ",
+                            c.stages * slices, " ranks, but the job has ", ranks, " (run it on ",
+                            c.stages * slices, " ranks)");
+        return c;
+    }
     STRATA_CHECK_OPTION(c.stages * c.ways == ranks, "stages", c.stages,
                         "stages x ways = ", c.stages, " x ", c.ways, " = ", c.stages * c.ways,
                         " ranks, but the job has ", ranks, " (run it on ", c.stages * c.ways,

@@ -1,6 +1,7 @@
 // Session: outputs checked, rank prepared, executor built; run() resumes, fits and reports.
 #include "training/session.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -179,15 +180,18 @@ std::vector<std::string> Session::Parts::notes() const {
     }
     if (made.pipeline != nullptr) {
         const PipelineExecutor& pipeline = *made.pipeline;
+        const int slices = std::max(1, c.feature_slices);
         lines.push_back("pipeline: " + std::to_string(c.stages) + " stages x " +
-                        std::to_string(c.ways) + " ways, " + std::to_string(pipeline.chunks()) +
-                        " chunks; " + pipeline.layout().describe(prepared.model.graph));
+                        (slices > 1 ? std::to_string(slices) + " feature slices, "
+                                    : std::to_string(c.ways) + " ways, ") +
+                        std::to_string(pipeline.chunks()) + " chunks; " +
+                        pipeline.layout().describe(prepared.model.graph));
         std::string per_rank;
         const std::vector<std::int64_t>& bytes = summary.memory.per_rank_bytes;
         for (std::size_t r = 0; r < bytes.size(); ++r) {
             std::array<char, 64> text{};
             std::snprintf(text.data(), text.size(), "%s rank %zu (stage %zu) %.1f MB",
-                          r == 0 ? "" : ",", r, r / static_cast<std::size_t>(c.ways),
+                          r == 0 ? "" : ",", r, r / static_cast<std::size_t>(c.ways * slices),
                           static_cast<double>(bytes[r]) / 1e6);
             per_rank += text.data();
         }

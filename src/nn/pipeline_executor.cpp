@@ -28,6 +28,26 @@ struct Message {
 
 /// The pipeline's own state beside the stage's buffers: messages in flight, the hybrid's mirror
 /// lists and buffers, this step's figures.
+/// Feature slices: the rank's rows of the training data (every chunk's share, chunk after chunk).
+struct PipelineExecutor::ShareRows {
+    std::vector<Buffer<float>> inputs;
+    Buffer<index_t> labels;
+    Buffer<std::uint8_t> train_mask;
+    Buffer<std::uint8_t> val_mask;
+    Buffer<std::uint8_t> test_mask;
+    Buffer<global_id> row_ids;
+
+    [[nodiscard]] std::int64_t bytes() const {
+        std::size_t sum = labels.size() * sizeof(index_t) +
+                          (train_mask.size() + val_mask.size() + test_mask.size()) +
+                          row_ids.size() * sizeof(global_id);
+        for (const Buffer<float>& input : inputs) {
+            sum += input.size() * sizeof(float);
+        }
+        return static_cast<std::int64_t>(sum);
+    }
+};
+
 struct PipelineExecutor::WaveState {
     std::vector<std::unique_ptr<Message>> sends;  ///< forward values in flight
     std::vector<std::unique_ptr<Message>> grad_sends;
@@ -45,6 +65,25 @@ struct PipelineExecutor::WaveState {
 };
 
 namespace {
+
+/// Feature slices: this rank's share of every chunk of `full`, chunk after chunk (local rows).
+template <typename T>
+Buffer<T> gather_shares(Backend& backend, std::span<const T> full, std::size_t width,
+                        const PipelineSlices& slices) {
+    const auto chunks = static_cast<int>(slices.local_offsets().size()) - 1;
+    Buffer<T> out(backend, static_cast<std::size_t>(slices.num_rows()) * width);
+    for (int c = 0; c < chunks; ++c) {
+        const RowRange share = slices.share(c);
+        const auto at =
+            static_cast<std::size_t>(slices.local_offsets()[static_cast<std::size_t>(c)]);
+        if (share.count > 0) {
+            backend.copy(out.data() + at * width,
+                         full.data() + static_cast<std::size_t>(share.first) * width,
+                         static_cast<std::size_t>(share.count) * width * sizeof(T));
+        }
+    }
+    return out;
+}
 
 index_t largest_chunk(const std::vector<index_t>& offsets) {
     index_t largest = 0;
@@ -64,21 +103,58 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
       world_(world),
       graph_(graph),
       parameters_(parameters),
-      aggregation_(aggregation),
-      data_(std::move(data)),
+      aggregation_(options.slices ? static_cast<GraphOperator&>(*options.slices) : aggregation),
+      data_(data),
       options_(options),
-      base_offsets_(options.chunk_offsets),
-      offsets_(options.chunk_offsets),
+      base_offsets_(options.slices ? options.slices->local_offsets() : options.chunk_offsets),
+      offsets_(base_offsets_),
       snapshot_period_(options.snapshot_period),
       wave_(std::make_unique<WaveState>()) {
-    const index_t rows = aggregation.num_rows();
+    const index_t rows = aggregation_.num_rows();  // this rank's (its slice's share)
     STRATA_CHECK_OPTION(data_.sparse_input == nullptr, "sparse_features", "on",
                         "the layer pipeline reads dense features");
     STRATA_CHECK_OPTION(options.ways >= 1, "ways", options.ways, "must be at least 1");
-    STRATA_CHECK_OPTION(options.stages * options.ways == world.size(), "stages", options.stages,
-                        "with ways = ", options.ways, " the pipeline runs ",
-                        options.stages * options.ways,
-                        " ranks (one per stage and way), but the job has ", world.size());
+    const int slices = this->slices();
+    STRATA_CHECK_OPTION(slices == 1 || options.ways == 1, "ways", options.ways,
+                        "feature slices inside the stages (feature_slices = ", slices,
+                        ") run with ways = 1 only; use ways = 1 or feature_slices = 1");
+    if (slices == 1) {
+        STRATA_CHECK_OPTION(options.stages * options.ways == world.size(), "stages", options.stages,
+                            "with ways = ", options.ways, " the pipeline runs ",
+                            options.stages * options.ways,
+                            " ranks (one per stage and way), but the job has ", world.size());
+    } else {
+        STRATA_CHECK_OPTION(options.stages * slices == world.size(), "stages", options.stages,
+                            "with feature_slices = ", slices, " the pipeline runs ",
+                            options.stages * slices,
+                            " ranks (one per stage and slice), but the job has ", world.size());
+        STRATA_CHECK(options.slices->slice() == world.rank() % slices &&
+                         options.slices->global_rows() == aggregation.num_rows(),
+                     "pipeline: rank ", world.rank(), " holds feature slice ",
+                     options.slices->slice(), " of ", options.slices->global_rows(),
+                     " rows; expected slice ", world.rank() % slices, " of ",
+                     aggregation.num_rows());
+        // The rank's share of every chunk: its rows of the inputs, labels, masks and ids.
+        share_ = std::make_unique<ShareRows>();
+        const PipelineSlices& sl = *options.slices;
+        for (ConstMatrixView& input : data_.inputs) {
+            share_->inputs.push_back(gather_shares(backend,
+                                                   std::span<const float>(input.data, input.size()),
+                                                   static_cast<std::size_t>(input.cols), sl));
+            input = ConstMatrixView{share_->inputs.back().data(), rows, input.cols};
+        }
+        share_->labels = gather_shares(backend, data.labels, 1, sl);
+        share_->train_mask = gather_shares(backend, data.train_mask, 1, sl);
+        share_->val_mask = gather_shares(backend, data.val_mask, 1, sl);
+        share_->test_mask = gather_shares(backend, data.test_mask, 1, sl);
+        share_->row_ids = gather_shares(backend, data.row_ids, 1, sl);
+        const auto n = static_cast<std::size_t>(rows);
+        data_.labels = {share_->labels.data(), n};
+        data_.train_mask = {share_->train_mask.data(), n};
+        data_.val_mask = {share_->val_mask.data(), n};
+        data_.test_mask = {share_->test_mask.data(), n};
+        data_.row_ids = {share_->row_ids.data(), n};
+    }
     STRATA_CHECK_OPTION(options.snapshot_period >= 0, "snapshot_period", options.snapshot_period,
                         "must be 0 (off) or positive");
     STRATA_CHECK(
@@ -102,13 +178,44 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
                             ") is neither row-local nor an aggregation, so it cannot run chunk by "
                             "chunk");
     }
-    layout_ = plan_stages(graph, options.stages, StageCostInputs{.rows = rows, .nnz = options.nnz});
+    // The whole graph's rows: every slice (and F = 1) splits the layers the same way.
+    layout_ = plan_stages(graph, options.stages,
+                          StageCostInputs{.rows = aggregation.num_rows(), .nnz = options.nnz});
     // Where every tensor of this stage lives (stage_storage.hpp, shared with strata plan's layout
     // planner).
     buffers_ = std::make_unique<StageBuffers>(
         backend, graph, plan_stage_storage(graph, layout_, this->stage(), rows, options.recompute),
-        aggregation, data_, snapshot_period_ > 0);
+        aggregation_, data_, snapshot_period_ > 0);
     buffers_->fit_chunks(largest_chunk(offsets_));
+    if (options.slices != nullptr) {  // a mirror (all rows, slice f) for every buffer aggregated
+        PipelineSlices& sl = *options.slices;
+        const StageStorage& st = buffers_->storage();
+        for (const TensorId t : st.snapshot) {
+            sl.attach(buffers_->value(t), buffers_->has_snapshot());
+        }
+        for (const TensorId t : st.kept_grads) {
+            sl.attach(buffers_->grad(t), false);
+        }
+        const StageViews whole = buffers_->views({0, 0});
+        for (const PlanStep& s : st.schedule.steps) {
+            if (s.kind == StepKind::loss || graph.node(s.node).op->row_local()) {
+                continue;
+            }
+            if (s.kind == StepKind::backward) {
+                sl.attach(whole.all(s.dy), false);
+                continue;
+            }
+            for (const int slot : s.x) {
+                if (slot < 0) {
+                    continue;
+                }
+                sl.attach(whole.all(slot), false);
+                if (st.slots[static_cast<std::size_t>(slot)].place == Place::input) {
+                    sl.resync(whole.all(slot), whole.all(slot), false);  // never changes
+                }
+            }
+        }
+    }
     if (options.ways > 1) {
         STRATA_CHECK(options.structure != nullptr, "pipeline: ways = ", options.ways,
                      " needs the graph's structure for the mirror exchange");
@@ -129,8 +236,8 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     }
     if (world.rank() == 0) {
         evaluation_ =
-            std::make_unique<FullGraphExecutor>(backend, self, graph, parameters, aggregation,
-                                                data_, ExecutorOptions{.training = false});
+            std::make_unique<FullGraphExecutor>(backend, self, graph, parameters, aggregation, data,
+                                                ExecutorOptions{.training = false});
     }
 }
 
@@ -161,7 +268,28 @@ void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
 
 void PipelineExecutor::reset_history() {
     buffers_->zero();
+    if (options_.slices != nullptr) {
+        for (const TensorId t : buffers_->storage().snapshot) {
+            options_.slices->fill(buffers_->value(t), 0.0f);
+        }
+        for (const TensorId t : buffers_->storage().kept_grads) {
+            options_.slices->fill(buffers_->grad(t), 0.0f);
+        }
+    }
     have_snapshot_ = false;
+}
+
+void PipelineExecutor::resync_slices() {
+    PipelineSlices& sl = *options_.slices;
+    for (const TensorId t : buffers_->storage().snapshot) {
+        sl.resync(buffers_->value(t), buffers_->value(t), false);
+        if (have_snapshot_) {
+            sl.resync(buffers_->value(t), buffers_->snapshot_of(t), true);
+        }
+    }
+    for (const TensorId t : buffers_->storage().kept_grads) {
+        sl.resync(buffers_->grad(t), buffers_->grad(t), false);
+    }
 }
 
 PipelineHistory PipelineExecutor::history() const {
@@ -181,6 +309,9 @@ void PipelineExecutor::restore_history(const PipelineHistory& h) {
     reset_history();
     buffers_->upload(h, !options_.grad_zero_scale);
     have_snapshot_ = h.has_snapshot;
+    if (options_.slices != nullptr) {
+        resync_slices();
+    }
 }
 
 RowRange PipelineExecutor::range(int chunk) const {
@@ -300,6 +431,9 @@ double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t
             for (const int c : step) {
                 const MatrixView g = buffers_->grad(t).rows_of(range(c));
                 backend_.axpby(0.0f, g, 2.0f, g);
+                if (options_.slices != nullptr) {
+                    options_.slices->scale(buffers_->grad(t), range(c), 2.0f);
+                }
             }
         }
     }
@@ -338,8 +472,8 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     const int num_stages = options_.stages;
     const Stage& stage_ = layout_.stages[static_cast<std::size_t>(s)];
     const int ways = options_.ways;
-    const int previous = (s - 1) * ways + way();
-    const int next = (s + 1) * ways + way();
+    const int previous = rank_of(s - 1);
+    const int next = rank_of(s + 1);
     const auto key = static_cast<std::uint64_t>(epoch);
     const Schedule& schedule = buffers_->storage().schedule;
     const auto value_slot = [&](TensorId t) {
@@ -356,6 +490,9 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     // T3: historical embeddings come from the snapshot, except right after it was taken.
     if (snapshot_period_ > 0 && have_snapshot_ && (epoch - 1) % snapshot_period_ != 0) {
         buffers_->copy_snapshot(/*take=*/false);
+        if (options_.slices != nullptr) {
+            options_.slices->snapshot(/*take=*/false);
+        }
     }
 
     auto receive = [&](MatrixView into, int peer, bool first) {
@@ -434,10 +571,16 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
     if (options_.grad_zero_scale) {  // T2: no historical gradient survives the epoch
         for (const TensorId t : buffers_->storage().kept_grads) {
             backend_.fill(buffers_->grad(t), 0.0f);
+            if (options_.slices != nullptr) {
+                options_.slices->fill(buffers_->grad(t), 0.0f);
+            }
         }
     }
     if (snapshot_period_ > 0 && epoch % snapshot_period_ == 0) {  // T3: take the snapshot
         buffers_->copy_snapshot(/*take=*/true);
+        if (options_.slices != nullptr) {
+            options_.slices->snapshot(/*take=*/true);
+        }
         have_snapshot_ = true;
     }
     if (world_.size() > 1) {
@@ -507,6 +650,8 @@ std::vector<MemoryLine> PipelineExecutor::memory_plan() const {
         .mirror_bytes = static_cast<std::int64_t>((st.mirror_send.size() + st.mirror_recv.size()) *
                                                       sizeof(float) +
                                                   st.mirror_rows.size() * sizeof(index_t)),
+        .slice_mirror_floats = options_.slices != nullptr ? options_.slices->mirror_floats() : 0,
+        .share_bytes = share_ ? share_->bytes() : 0,
         .parameters = parameters_.size(),
         .evaluation_floats = evaluation_ ? evaluation_->plan().arena_floats() : 0,
         .evaluates = evaluation_ != nullptr});

@@ -42,6 +42,7 @@
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/model_parameters.hpp"
 #include "src/nn/pipeline_history.hpp"
+#include "src/nn/pipeline_slices.hpp"
 #include "src/nn/stage_layout.hpp"
 #include "src/nn/way_mirrors.hpp"
 
@@ -67,6 +68,11 @@ struct PipelineOptions {
     std::int64_t nnz = 0;         ///< entries of the aggregation operator (stage cost model)
     /// What backward recomputes chunk by chunk instead of keeping whole-graph rows (above).
     Recompute recompute = Recompute::none;
+    /// Feature slices inside each stage (S x F, ways = 1): world = S x F ranks, rank = stage x F
+    /// + slice; the rank holds its slice's share of every chunk (pipeline_slices.hpp), and its
+    /// aggregations run through `slices` (over the stage's F ranks). Null: F = 1. Must outlive
+    /// the executor.
+    PipelineSlices* slices = nullptr;
 };
 
 /// The next training step of the same weights and dropout masks from stale and from fresh rows:
@@ -103,12 +109,15 @@ class StageBuffers;
 
 class PipelineExecutor final : public Executor, public StalenessControl {
 public:
-    /// `world`: S x W ranks (stage = rank / W, way = rank % W). `self`: a one-rank communicator for
-    /// rank 0's evaluation. `aggregation`: Â over the whole graph (no halo peers), rows in chunk
-    /// order, as `data`. Everything must outlive the executor. Throws strata::OptionError naming
-    /// the option ("ways = 0: must be at least 1") on a layout that does not fit (stages vs ranks
-    /// or layers, chunks vs ways) or a model with an op that is neither row-local nor an
-    /// aggregation (attention, batch norm); strata::Error on offsets that do not cover the rows.
+    /// `world`: S x W ranks (stage = rank / W, way = rank % W), or S x F with feature slices
+    /// (stage = rank / F; `aggregation` and `data` then cover the whole graph, for rank 0's
+    /// evaluation, and the rank trains on its slice's share of them). `self`: a one-rank
+    /// communicator for rank 0's evaluation. `aggregation`: Â over the whole graph (no halo peers),
+    /// rows in chunk order, as `data`. Everything must outlive the executor. Throws
+    /// strata::OptionError naming the option ("ways = 0: must be at least 1") on a layout that does
+    /// not fit (stages vs ranks or layers, chunks vs ways) or a model with an op that is neither
+    /// row-local nor an aggregation (attention, batch norm); strata::Error on offsets that do not
+    /// cover the rows.
     PipelineExecutor(Backend& backend, Communicator& world, Communicator& self, ModelGraph& graph,
                      ModelParameters& parameters, GraphOperator& aggregation, TrainingData data,
                      const PipelineOptions& options);
@@ -120,6 +129,8 @@ public:
     Evaluation evaluate() override;
     [[nodiscard]] std::vector<MemoryLine> memory_plan() const override;
     [[nodiscard]] HaloBytes halo_bytes() const override;
+    /// Feature slices: the stage's layout switches (pipeline_slices.hpp); else none.
+    [[nodiscard]] HaloBytes switch_bytes() const override { return aggregation_.switch_bytes(); }
     [[nodiscard]] std::optional<PipelineEpochStats> pipeline_epoch() const override {
         return last_;
     }
@@ -135,8 +146,10 @@ public:
     void restore_history(const PipelineHistory& history);
 
     [[nodiscard]] const StageLayout& layout() const { return layout_; }
-    [[nodiscard]] int stage() const { return world_.rank() / options_.ways; }
-    [[nodiscard]] int way() const { return world_.rank() % options_.ways; }
+    [[nodiscard]] int stage() const { return world_.rank() / (options_.ways * slices()); }
+    [[nodiscard]] int way() const { return (world_.rank() / slices()) % options_.ways; }
+    /// F (1 without feature slices).
+    [[nodiscard]] int slices() const { return options_.slices ? options_.slices->slices() : 1; }
     [[nodiscard]] int chunks() const override { return static_cast<int>(offsets_.size()) - 1; }
     [[nodiscard]] int snapshot_period() const override { return snapshot_period_; }
     [[nodiscard]] int min_chunks() const override { return options_.ways; }
@@ -156,6 +169,13 @@ private:
     [[nodiscard]] OpContext chunk_context(std::uint64_t epoch, bool recompute);
     /// Hybrid: the mirror rows of the chunks the ways process now, into `buffer` (whole graph).
     void exchange_mirrors(MatrixView buffer, std::span<const int> step, bool forward);
+    /// The world rank of (stage, this rank's way and slice).
+    [[nodiscard]] int rank_of(int stage) const {
+        return (stage * options_.ways + way()) * slices() + world_.rank() % slices();
+    }
+    /// Feature slices: every mirror rewritten from the whole-graph buffers (a restored history).
+    void resync_slices();
+    struct ShareRows;
 
     Backend& backend_;
     Communicator& world_;
@@ -163,6 +183,7 @@ private:
     ModelParameters& parameters_;
     GraphOperator& aggregation_;
     TrainingData data_;
+    std::unique_ptr<ShareRows> share_;  ///< feature slices: this rank's rows of the data
     PipelineOptions options_;
     StageLayout layout_;
     std::vector<index_t> base_offsets_;

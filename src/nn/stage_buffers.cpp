@@ -90,6 +90,19 @@ MatrixView StageBuffers::grad(TensorId t) const {
     return views({0, 0}).all(storage_.schedule.grads[static_cast<std::size_t>(t)]);
 }
 
+MatrixView StageBuffers::snapshot_of(TensorId t) const {
+    STRATA_CHECK(has_snapshot(), "pipeline: no snapshot of '", graph_.tensor(t).name, "'");
+    std::size_t offset = 0;
+    for (const TensorId s : storage_.snapshot) {
+        const MatrixView v = value(s);
+        if (s == t) {
+            return {const_cast<float*>(backup_.data()) + offset, v.rows, v.cols};
+        }
+        offset += aligned_floats(v.size());
+    }
+    STRATA_FAIL("pipeline: '", graph_.tensor(t).name, "' has no snapshot");
+}
+
 void StageBuffers::zero() {
     const StageViews whole = views({0, 0});
     for (std::size_t s = 0; s < storage_.slots.size(); ++s) {

@@ -52,6 +52,9 @@ public:
     /// Every row of tensor t's value or gradient (a whole-graph buffer).
     [[nodiscard]] MatrixView value(TensorId t) const;
     [[nodiscard]] MatrixView grad(TensorId t) const;
+    /// Every row of tensor t's snapshot (t an aggregation input of storage().snapshot; the
+    /// snapshot allocated).
+    [[nodiscard]] MatrixView snapshot_of(TensorId t) const;
     /// Zeroes every whole-graph row (values and gradients; not the snapshot).
     void zero();
     /// Whether the snapshot was allocated.

@@ -130,6 +130,13 @@ std::vector<MemoryLine> stage_memory_lines(const StageMemory& m) {
         {stage_name + "historical-embedding snapshot", bytes(m.snapshot_floats)},
         {stage_name + "mirror exchange (ways)", m.mirror_bytes},
         {"parameters + gradients (replicated)", bytes(2 * m.parameters)}};
+    if (m.slice_mirror_floats > 0) {
+        lines.push_back({stage_name + "feature-slice mirrors (every row, column slice)",
+                         bytes(m.slice_mirror_floats)});
+    }
+    if (m.share_bytes > 0) {
+        lines.push_back({stage_name + "feature slice's rows of the data (a copy)", m.share_bytes});
+    }
     if (m.evaluates) {
         lines.push_back({"exact evaluation (rank 0)", bytes(m.evaluation_floats)});
     }

@@ -75,6 +75,11 @@ struct StageMemory {
     std::size_t scratch_floats = 0;  ///< chunk scratch + workspace
     std::size_t snapshot_floats = 0;
     std::int64_t mirror_bytes = 0;  ///< the hybrid's mirror buffers and row lists
+    /// Feature slices (S x F): the aggregated buffers' mirrors, all rows at column slice f, and
+    /// their snapshots (pipeline_slices.hpp); listed only when there are any.
+    std::size_t slice_mirror_floats = 0;
+    /// Feature slices: the rank's copy of its rows of the inputs, labels, masks and ids (bytes).
+    std::int64_t share_bytes = 0;
     std::size_t parameters = 0;
     std::size_t evaluation_floats = 0;  ///< rank 0's exact evaluation arena (0: another rank)
     bool evaluates = false;             ///< rank 0: lists the evaluation line

@@ -8,6 +8,9 @@
 #   gap is recorded and finite at every evaluation, the stale loss measured after epoch e is
 #   epoch e+1's own loss, and the run is bit-identical to --guard off (the measurement leaves
 #   the history as it found it);
+# - feature slices inside the stages, 2 stages x 2 slices x 8 chunks on 4 ranks, train as 2 stages
+#   x 8 chunks on 2 (losses within 1e-5 relative, accuracies within one vertex, every epoch)
+#   with the same stage bytes summed over the ranks (each rank sends its half);
 # - the hybrid 2 stages x 2 ways runs on 4 ranks and exchanges mirror rows (way_bytes > 0), and
 #   its guard measures a finite staleness gap;
 # - from a partition directory with a chunk map (strata partition --chunks), one chunk per way
@@ -77,6 +80,21 @@ PY
   ok "pipeline metrics: stage bytes constant and whole rows"
 else
   fail "pipeline metrics"
+fi
+
+run 4 "$tmp/slices.jsonl" --parallel pipeline --stages 2 --feature-slices 2 --chunks 8 \
+  --guard off >"$tmp/slices.out" && ok "pipeline, 2 stages x 2 feature slices, 8 chunks" ||
+  fail "pipeline, 2 stages x 2 feature slices"
+if same_run "$tmp/pipe8.jsonl" "$tmp/slices.jsonl" && /usr/bin/python3 -c "
+import json
+a = [json.loads(l) for l in open('$tmp/pipe8.jsonl')]
+b = [json.loads(l) for l in open('$tmp/slices.jsonl')]
+assert all(x['stage_bytes'] == y['stage_bytes'] > 0 for x, y in zip(a, b))
+assert all(y['a2a_bytes'] > 0 for y in b)
+"; then
+  ok "2 x 2 (feature slices) trains as 2 x 1 at 8 chunks, stage bytes split over the slices"
+else
+  fail "2 x 2 (feature slices) differs from 2 x 1"
 fi
 
 run 2 "$tmp/pipe8g.jsonl" --parallel pipeline --chunks 8 --guard on --guard-bound 1e9 \

@@ -6,8 +6,13 @@
 // - every recompute mode trains the same bits (recomputation is deterministic), `all` keeping
 //   the fewest whole-graph rows;
 // - a run continued from its history (in another recompute mode) equals the uninterrupted run;
-// - layouts that cannot run get one clear error line naming the option.
+// - layouts that cannot run get one clear error line naming the option;
+// - S x F (feature slices inside each stage, np 4): 2 x 2 trains as 2 x 1 on each pair of ranks
+//   (losses within 1e-5 relative, accuracies within one vertex, every epoch), with the same
+//   stage bytes summed over the ranks and half the whole-graph buffers per rank; the guard's
+//   measurement (a restored history) rewrites the slices' mirrors.
 // On a DIRECTED graph, so a swapped transpose in the chunked pull backward would show.
+#include <array>
 #include <cmath>
 
 #include <mpi.h>
@@ -18,6 +23,7 @@
 #include "datasets/normalize.hpp"
 #include "layers/model_inputs.hpp"
 #include "layers/model_zoo.hpp"
+#include "layers/pipeline_slices.hpp"
 #include "partition/local_part.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/mpi_communicator.hpp"
@@ -118,6 +124,42 @@ PipelineRun train_pipeline(const GraphDataset& g, Communicator& world, Communica
     PipelineRun run;
     run.layout = executor.layout();
     run.rows = part.graph.num_owned;
+    run.memory = executor.memory_plan();
+    for (int e = 1; e <= epochs; ++e) {
+        EpochResult r;
+        r.loss = executor.train_step(e);
+        r.pipeline = executor.pipeline_epoch();
+        adam.step(parameters.all());
+        r.eval = executor.evaluate();
+        run.epochs.push_back(r);
+    }
+    return run;
+}
+
+/// S x F (feature slices inside each stage) on `world` (rank = stage x F + slice): the feature
+/// groups are consecutive ranks.
+PipelineRun train_sliced(const GraphDataset& g, Communicator& world, Communicator& self,
+                         const ModelSpec& spec, int epochs, PipelineOptions options, int chunks,
+                         int slices) {
+    auto backend = make_cpu_backend(1);
+    const LocalPart part = whole_part(g);
+    BuiltModel model =
+        build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes));
+    const ModelInputs inputs(*backend, self, part, model.graph);
+    ModelParameters parameters(*backend, model.graph, 17);
+    auto group = world.split(world.rank() / slices, world.rank() % slices);
+    SlicedStageAggregation sliced(*backend, *inputs.aggregation, *group,
+                                  blocks(part.graph.num_owned, chunks));
+    options.stages = world.size() / slices;
+    options.chunk_offsets = blocks(part.graph.num_owned, chunks);
+    options.nnz = part.graph.inner.nnz();
+    options.slices = &sliced;
+    PipelineExecutor executor(*backend, world, self, model.graph, parameters, *inputs.aggregation,
+                              inputs.uploaded->data(), options);
+    Adam adam(*backend, parameters.size(), AdamOptions{.lr = 0.01f});
+    PipelineRun run;
+    run.layout = executor.layout();
+    run.rows = sliced.num_rows();
     run.memory = executor.memory_plan();
     for (int e = 1; e <= epochs; ++e) {
         EpochResult r;
@@ -432,18 +474,27 @@ struct Rig {
     BuiltModel model;
     std::unique_ptr<ModelInputs> inputs;
     std::unique_ptr<ModelParameters> parameters;
+    std::unique_ptr<Communicator> group;  ///< feature slices: the stage's F ranks
+    std::unique_ptr<SlicedStageAggregation> sliced;
     std::unique_ptr<PipelineExecutor> executor;
     std::unique_ptr<Adam> adam;
 
+    /// `slices` > 1: S x F, rank = stage x F + slice.
     Rig(const GraphDataset& g, Communicator& world, Communicator& self, const ModelSpec& spec,
-        PipelineOptions options, int chunks)
+        PipelineOptions options, int chunks, int slices = 1)
         : part(whole_part(g)),
           model(build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes))) {
         inputs = std::make_unique<ModelInputs>(*backend, self, part, model.graph);
         parameters = std::make_unique<ModelParameters>(*backend, model.graph, 17);
-        options.stages = world.size();
+        options.stages = world.size() / slices;
         options.chunk_offsets = blocks(part.graph.num_owned, chunks);
         options.nnz = part.graph.inner.nnz();
+        if (slices > 1) {
+            group = world.split(world.rank() / slices, world.rank() % slices);
+            sliced = std::make_unique<SlicedStageAggregation>(*backend, *inputs->aggregation,
+                                                              *group, options.chunk_offsets);
+            options.slices = sliced.get();
+        }
         executor = std::make_unique<PipelineExecutor>(*backend, world, self, model.graph,
                                                       *parameters, *inputs->aggregation,
                                                       inputs->uploaded->data(), options);
@@ -572,4 +623,136 @@ TEST_CASE("a pipeline run continued from its history equals the uninterrupted ru
     wrong.chunks = 5;
     CHECK_THROWS_WITH(resumed.executor->restore_history(wrong),
                       Catch::StartsWith("pipeline: 5 chunks (a multiple of 1 up to 4)"));
+}
+
+TEST_CASE("S x F: feature slices inside each stage train as the same pipeline at F = 1",
+          "[pipeline][mpi]") {
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    if (world.size() != 4) {
+        return;  // 2 stages x 2 slices against 2 stages on each pair of ranks
+    }
+    // 400 rows in 4 chunks of 100: every slice's share is 50 rows of each chunk.
+    const GraphDataset g = test::directed_graph(400, 4, 6, 12, 29);
+    auto pair = world.split(world.rank() / 2, world.rank() % 2);  // ranks {0, 1} and {2, 3}
+    struct Case {
+        std::string model;
+        bool grad_zero_scale;
+        int snapshot_period;
+        Recompute recompute;
+    };
+    for (const Case& c :
+         {Case{"gcnii", true, 5, Recompute::none}, Case{"resgcn+", false, 0, Recompute::all},
+          Case{"appnp", true, 0, Recompute::none}, Case{"sage", true, 3, Recompute::none}}) {
+        const ModelSpec spec = small(c.model, 6);
+        INFO(describe(spec) << ", T2 " << c.grad_zero_scale << ", snapshot period "
+                            << c.snapshot_period << ": 2 x 2 against 2 x 1, 4 chunks");
+        PipelineOptions options;
+        options.grad_zero_scale = c.grad_zero_scale;
+        options.snapshot_period = c.snapshot_period;
+        options.recompute = c.recompute;
+        const PipelineRun one = train_pipeline(g, *pair, self, spec, 12, options, 4);
+        const PipelineRun sliced = train_sliced(g, world, self, spec, 12, options, 4, 2);
+        CHECK(sliced.layout.stages.size() == one.layout.stages.size());
+        CHECK(sliced.rows == one.rows / 2);
+        CHECK(same_run(sliced.epochs, one.epochs, g));
+        REQUIRE(all_ranks(same_run(sliced.epochs, one.epochs, g)));
+        // Stage transfers carry each rank's share: over the 4 ranks the bytes of the 2, so
+        // every rank (an even share of every chunk) sends half of what a stage of F = 1 sends.
+        for (std::size_t e = 0; e < one.epochs.size(); ++e) {
+            REQUIRE(sliced.epochs[e].pipeline.has_value());
+            CHECK(sliced.epochs[e].pipeline->stage_bytes == one.epochs[e].pipeline->stage_bytes);
+            CHECK(sliced.epochs[e].pipeline->stage_bytes > 0);
+        }
+        // The stage's whole-graph buffers hold the slice's rows: summed over the stage's two
+        // slices, one F = 1 stage's (its two pairs of ranks: twice that); plus the mirrors.
+        const std::array<std::string, 3> parts{"whole-graph activations",
+                                               "whole-graph aggregation gradients",
+                                               "historical-embedding snapshot"};
+        auto sums = [&](const PipelineRun& run, int stage) {
+            std::array<std::int64_t, 7> out{};
+            for (const MemoryLine& line : run.memory) {
+                for (std::size_t p = 0; p < parts.size(); ++p) {
+                    if (line.what.find(parts[p]) != std::string::npos) {
+                        out[static_cast<std::size_t>(stage) * 3 + p] += line.bytes;
+                    }
+                }
+                if (line.what.find("feature-slice mirrors") != std::string::npos) {
+                    out[6] += line.bytes;
+                }
+            }
+            world.allreduce_sum(out);
+            return out;
+        };
+        const auto full = sums(one, world.rank() % 2);
+        const auto halves = sums(sliced, world.rank() / 2);
+        for (std::size_t i = 0; i < 6; ++i) {
+            CHECK(2 * halves[i] == full[i]);
+        }
+        CHECK(full[6] == 0);
+        CHECK(halves[6] > 0);
+    }
+}
+
+TEST_CASE("S x F refuses what it cannot run with one line", "[pipeline][mpi]") {
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    if (world.size() != 4) {
+        return;
+    }
+    const GraphDataset g = test::directed_graph(400, 4, 6, 12, 29);
+    auto message = [&](PipelineOptions options, int chunks) -> std::string {
+        try {
+            (void)train_sliced(g, world, self, small("gcn", 4), 1, options, chunks, 2);
+        } catch (const OptionError& e) {  // a run option: named as the configuration spells it
+            return e.message();
+        } catch (const Error& e) {
+            return "not an option error: " + e.message();
+        }
+        return "";
+    };
+    PipelineOptions hybrid;
+    hybrid.ways = 2;
+    CHECK(message(hybrid, 4) ==
+          "ways = 2: feature slices inside the stages (feature_slices = 2) run with ways = 1 "
+          "only; use ways = 1 or feature_slices = 1");
+    // 400 rows in 300 chunks: chunk 0 has one row, under one per slice.
+    CHECK(message({}, 300) ==
+          "chunks = 300: chunk 0 has fewer rows (1) than feature slices (feature_slices = 2)");
+}
+
+TEST_CASE("S x F: the guard's measurement and a history restore rewrite the mirrors",
+          "[pipeline][mpi]") {
+    // staleness_losses puts the history back (restore_history), which must rewrite every
+    // mirror of the slices: T2 off and a snapshot every 2 epochs, so gradients and the snapshot
+    // are history too. 2 x 2 against 2 x 1 on each pair of ranks.
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    if (world.size() != 4) {
+        return;
+    }
+    const GraphDataset g = test::directed_graph(200, 4, 6, 12, 43);
+    const ModelSpec spec = small("gcnii", 6);
+    auto pair = world.split(world.rank() / 2, world.rank() % 2);
+    PipelineOptions options;
+    options.snapshot_period = 2;
+    options.grad_zero_scale = false;
+    Rig one(g, *pair, self, spec, options, 4);
+    std::vector<StalenessLosses> want;
+    const std::vector<EpochResult> one_run = one.train(1, 6, &want);
+    Rig plain(g, world, self, spec, options, 4, 2);
+    const std::vector<EpochResult> unwatched = plain.train(1, 6);
+    Rig watched(g, world, self, spec, options, 4, 2);
+    std::vector<StalenessLosses> got;
+    const std::vector<EpochResult> run = watched.train(1, 6, &got);
+    CHECK(all_ranks(same_bits(run, unwatched)));  // the measurement changed nothing
+    CHECK(all_ranks(same_run(run, one_run, g)));
+    for (std::size_t e = 0; e < got.size(); ++e) {
+        CHECK(std::abs(got[e].stale - want[e].stale) <= 1e-5 * std::abs(want[e].stale));
+        CHECK(std::abs(got[e].fresh - want[e].fresh) <= 1e-5 * std::abs(want[e].fresh));
+        CHECK(std::abs(got[e].gradient_error - want[e].gradient_error) <= 1e-3);
+        if (e + 1 < run.size()) {
+            CHECK(got[e].stale == run[e + 1].loss);
+        }
+    }
 }

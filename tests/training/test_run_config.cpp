@@ -127,9 +127,13 @@ TEST_CASE("run configuration: every check names the option and its value", "[run
     c = {};
     c.feature_slices = 2;
     c.parallel = "pipeline";
+    c.ways = 2;
     CHECK(message(c).second ==
-          "feature_slices = 2: needs parallel = graph (the layer pipeline has no feature slices "
-          "yet)");
+          "feature_slices = 2: with parallel = pipeline needs ways = 1 (feature slices inside the "
+          "hybrid's ways, S x W x F, are not built yet); use ways = 1 or feature_slices = 1");
+    c.ways = 1;
+    CHECK_NOTHROW(validate(c));  // S x F (docs/pipeline.md)
+    CHECK(resolve_layout(c, 4).stages == 2);
     c = {};
     c.feature_slices = 2;
     c.device = "cuda";
