@@ -14,6 +14,7 @@
 #include "src/device/counter_rng.hpp"
 #include "src/nn/node_runner.hpp"
 #include "src/nn/stage_buffers.hpp"
+#include "src/nn/stage_receives.hpp"
 
 namespace strata {
 namespace {
@@ -395,6 +396,7 @@ void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t ep
             }
         }
         run_forward(graph_, s, views, context, untimed);
+        progress();
     }
 }
 
@@ -425,6 +427,7 @@ double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t
                 run_backward(graph_, s, views, context, untimed);
                 break;
         }
+        progress();
     }
     if (options_.grad_zero_scale) {  // T2: processed chunks (every way's) count twice
         for (const TensorId t : st.kept_grads) {
@@ -495,15 +498,36 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
         }
     }
 
-    auto receive = [&](MatrixView into, int peer, bool first) {
-        Message m{one_way(peer, 0, into.rows), nullptr};
-        Stopwatch watch;
-        m.exchange = world_.start_exchange(m.pattern, ConstMatrixView{nullptr, 0, into.cols}, into);
-        m.exchange->wait_all();
-        const double waited = watch.seconds();
+    // Receives of the next step are posted before this step computes (stage_receives.hpp).
+    const auto staged = [&](const std::vector<TensorId>& tensors, const StageViews& views,
+                            const auto& slot_of) {
+        std::vector<MatrixView> into;
+        std::vector<MatrixView> staging;
+        std::size_t column = 0;
+        for (const TensorId t : tensors) {
+            const MatrixView rows = views.rows(slot_of(t));
+            into.push_back(rows);
+            staging.push_back(buffers_->receive_rows(column, rows.rows, rows.cols));
+            column += static_cast<std::size_t>(rows.cols);
+        }
+        return std::pair{std::move(into), std::move(staging)};
+    };
+    // Step k's rows in: finished (posted at step k - 1, or now at the first step), and step
+    // k + 1's posted.
+    const auto receive = [&](StageReceives& receives, const std::vector<TensorId>& tensors,
+                             const auto& slot_of, const auto& views_of, std::size_t k,
+                             std::size_t next_k, bool first) {
+        auto [into, staging] = staged(tensors, views_of(k), slot_of);
+        if (!receives.posted()) {
+            receives.post(std::move(staging));
+        }
+        const double waited = receives.finish(into);
         st.wait_s += waited;
         if (first) {
             st.bubble_s += waited;
+        }
+        if (next_k != k) {
+            receives.post(staged(tensors, views_of(next_k), slot_of).second);
         }
     };
     auto send = [&](ConstMatrixView rows, int peer, std::vector<std::unique_ptr<Message>>& out) {
@@ -531,14 +555,17 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
         }
         return step;
     };
+    const auto views_of = [&](std::size_t k) {
+        return buffers_->views(range(step_of(k)[static_cast<std::size_t>(way())]));
+    };
     // Forward wave.
+    StageReceives values(world_, backend_, previous);
     for (std::size_t k = 0; k < num_steps; ++k) {
         const std::vector<int> step = step_of(k);
-        const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
+        const StageViews views = views_of(k);
         if (s > 0) {
-            for (const TensorId t : stage_.incoming) {
-                receive(views.rows(value_slot(t)), previous, k == 0);
-            }
+            receive(values, stage_.incoming, value_slot, views_of, k,
+                    k + 1 < num_steps ? k + 1 : k, k == 0);
         }
         forward_chunk(step, key);
         if (s + 1 < num_stages) {
@@ -548,15 +575,15 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
         }
     }
     // Backward wave, in reverse order.
+    StageReceives grads(world_, backend_, next);
     double loss = 0.0;
     for (std::size_t k = num_steps; k-- > 0;) {
         const std::vector<int> step = step_of(k);
-        const StageViews views = buffers_->views(range(step[static_cast<std::size_t>(way())]));
+        const StageViews views = views_of(k);
         st.grad_sends.clear();  // the scratch gradients are about to be rewritten
         if (s + 1 < num_stages) {
-            for (const TensorId t : stage_.outgoing) {
-                receive(views.rows(grad_slot(t)), next, k + 1 == num_steps);
-            }
+            receive(grads, stage_.outgoing, grad_slot, views_of, k, k > 0 ? k - 1 : k,
+                    k + 1 == num_steps);
         }
         loss += backward_chunk(step, key);
         if (s > 0) {

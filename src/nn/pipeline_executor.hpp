@@ -73,6 +73,11 @@ struct PipelineOptions {
     /// aggregations run through `slices` (over the stage's F ranks). Null: F = 1. Must outlive
     /// the executor.
     PipelineSlices* slices = nullptr;
+    /// Calls the communicator's progress() after each of a chunk's steps (when it
+    /// needs_progress()), so that stage transfers in flight and the next step's receives, posted
+    /// ahead, advance while the chunk computes; false: bytes move only inside the waits. The
+    /// same bits either way (the run option overlap).
+    bool progress = true;
 };
 
 /// The next training step of the same weights and dropout masks from stale and from fresh rows:
@@ -165,6 +170,12 @@ private:
     /// One chunk's backward steps (recomputations and the loss included); returns its loss.
     double backward_chunk(std::span<const int> step, std::uint64_t epoch);
     [[nodiscard]] RowRange range(int chunk) const;
+    /// Advances the messages in flight (PipelineOptions::progress).
+    void progress() {
+        if (options_.progress && world_.needs_progress()) {
+            world_.progress();
+        }
+    }
     /// What a chunk's op calls get (a training call; `recompute`: a forward re-run in backward).
     [[nodiscard]] OpContext chunk_context(std::uint64_t epoch, bool recompute);
     /// Hybrid: the mirror rows of the chunks the ways process now, into `buffer` (whole graph).

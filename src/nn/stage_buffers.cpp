@@ -82,6 +82,15 @@ void StageBuffers::fit_chunks(index_t rows) {
         Buffer<float>(backend_, stage_workspace_floats(graph_, storage_, rows, aggregation_));
 }
 
+MatrixView StageBuffers::receive_rows(std::size_t column, index_t rows, index_t cols) const {
+    STRATA_ASSERT(column + static_cast<std::size_t>(cols) <= storage_.receive_per_row &&
+                  rows <= scratch_rows_);
+    // Sized for the largest chunk, so that no chunk's arena rows (offset x its rows) reach them.
+    const std::size_t first = storage_.scratch_per_row - storage_.receive_per_row + column;
+    return {const_cast<float*>(scratch_.data()) + first * static_cast<std::size_t>(scratch_rows_),
+            rows, cols};
+}
+
 MatrixView StageBuffers::value(TensorId t) const {
     return views({0, 0}).all(storage_.schedule.values[static_cast<std::size_t>(t)]);
 }

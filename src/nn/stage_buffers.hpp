@@ -57,6 +57,10 @@ public:
     [[nodiscard]] MatrixView snapshot_of(TensorId t) const;
     /// Zeroes every whole-graph row (values and gradients; not the snapshot).
     void zero();
+    /// Receive rows (StageStorage::receive_per_row, past every chunk's arena rows): `rows` x
+    /// `cols` starting `column` floats per row into them; column + cols <= receive_per_row,
+    /// rows up to the chunks the arena was sized for.
+    [[nodiscard]] MatrixView receive_rows(std::size_t column, index_t rows, index_t cols) const;
     /// Whether the snapshot was allocated.
     [[nodiscard]] bool has_snapshot() const { return backup_.size() > 0; }
     /// T3: copies the aggregation inputs' rows into the snapshot (`take`) or back from it.

@@ -65,7 +65,18 @@ StageStorage plan_stage_storage(const ModelGraph& graph, const StageLayout& layo
         }
         st.slots.push_back(l);
     }
-    st.scratch_per_row = schedule.arena_floats;
+    // The receive rows: one step's stage transfer in (values from the stage before, or the
+    // gradients from the stage after; never both at once), received while the step before
+    // computes.
+    const auto columns = [&](const std::vector<TensorId>& tensors) {
+        std::size_t sum = 0;
+        for (const TensorId t : tensors) {
+            sum += static_cast<std::size_t>(graph.tensor(t).cols);
+        }
+        return sum;
+    };
+    st.receive_per_row = std::max(columns(stage.incoming), columns(stage.outgoing));
+    st.scratch_per_row = schedule.arena_floats + st.receive_per_row;
     for (const PlanStep& step : schedule.steps) {
         if (step.kind == StepKind::recompute) {
             st.recompute.push_back(step.node);

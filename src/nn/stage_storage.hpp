@@ -7,7 +7,8 @@
 //               mode keeps from a chunk's forward to its backward
 //   kept grads  whole-graph rows x cols: aggregation outputs' gradients
 //   scratch     the chunk arena: per chunk row, the schedule's other buffers, shared by lifetime
-//               (what backward recomputes lives here)
+//               (what backward recomputes lives here), then the receive rows: the next step's
+//               stage transfer, received ahead (stage_receives.hpp)
 //   snapshot    whole-graph rows x cols of the aggregation inputs (T3's historical embeddings)
 //   workspace   the largest op workspace at chunk rows (whole-graph rows for an aggregation)
 // Every whole-graph region is 64-byte aligned (16 floats).
@@ -46,6 +47,9 @@ struct StageStorage {
     std::size_t kept_floats = 0;
     std::size_t kept_grad_floats = 0;
     std::size_t scratch_per_row = 0;  ///< floats of chunk scratch per chunk row
+    /// Of scratch_per_row, the receive rows' (the last ones): the largest of the incoming
+    /// values' and the outgoing gradients' columns, summed over the tensors.
+    std::size_t receive_per_row = 0;
     std::size_t snapshot_floats = 0;
 
     /// Where tensor t's value (as forward wrote it) or gradient lives.

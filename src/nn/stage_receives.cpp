@@ -1,0 +1,50 @@
+// StageReceives: post a step's receives ahead, finish them when the step begins (header).
+#include "src/nn/stage_receives.hpp"
+
+#include "src/base/error.hpp"
+#include "src/base/timer.hpp"
+
+namespace strata {
+
+/// A receive in flight (the pattern outlives the exchange that reads it).
+struct StageReceives::Message {
+    ExchangePattern pattern;
+    std::unique_ptr<Exchange> exchange;
+};
+
+StageReceives::StageReceives(Communicator& comm, Backend& backend, int peer)
+    : comm_(comm), backend_(backend), peer_(peer) {}
+
+StageReceives::~StageReceives() = default;
+
+void StageReceives::post(std::vector<MatrixView> staging) {
+    STRATA_CHECK(messages_.empty(), "pipeline: a step's receives posted twice");
+    staging_ = std::move(staging);
+    for (const MatrixView& into : staging_) {
+        auto m = std::make_unique<Message>();
+        m->pattern = ExchangePattern{
+            .peers = {peer_}, .send_offsets = {0, 0}, .recv_offsets = {0, into.rows}};
+        m->exchange = comm_.start_exchange(m->pattern, ConstMatrixView{nullptr, 0, into.cols}, into);
+        messages_.push_back(std::move(m));
+    }
+}
+
+double StageReceives::finish(std::span<const MatrixView> into) {
+    STRATA_CHECK(messages_.size() == into.size(), "pipeline: ", into.size(),
+                 " tensors to receive, ", messages_.size(), " posted");
+    Stopwatch watch;
+    for (const auto& m : messages_) {
+        m->exchange->wait_all();
+    }
+    const double waited = watch.seconds();
+    messages_.clear();
+    for (std::size_t i = 0; i < into.size(); ++i) {
+        STRATA_ASSERT(into[i].rows == staging_[i].rows && into[i].cols == staging_[i].cols);
+        if (into[i].size() > 0) {
+            backend_.copy(into[i].data, staging_[i].data, into[i].size() * sizeof(float));
+        }
+    }
+    return waited;
+}
+
+}  // namespace strata
