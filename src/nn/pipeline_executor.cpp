@@ -564,8 +564,8 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
         const std::vector<int> step = step_of(k);
         const StageViews views = views_of(k);
         if (s > 0) {
-            receive(values, stage_.incoming, value_slot, views_of, k,
-                    k + 1 < num_steps ? k + 1 : k, k == 0);
+            receive(values, stage_.incoming, value_slot, views_of, k, k + 1 < num_steps ? k + 1 : k,
+                    k == 0);
         }
         forward_chunk(step, key);
         if (s + 1 < num_stages) {

@@ -24,7 +24,8 @@ void StageReceives::post(std::vector<MatrixView> staging) {
         auto m = std::make_unique<Message>();
         m->pattern = ExchangePattern{
             .peers = {peer_}, .send_offsets = {0, 0}, .recv_offsets = {0, into.rows}};
-        m->exchange = comm_.start_exchange(m->pattern, ConstMatrixView{nullptr, 0, into.cols}, into);
+        m->exchange =
+            comm_.start_exchange(m->pattern, ConstMatrixView{nullptr, 0, into.cols}, into);
         messages_.push_back(std::move(m));
     }
 }
