@@ -3,6 +3,8 @@
 //   one rank, every epoch (losses within 1e-5 relative, accuracies within one vertex);
 // - with C chunks, the stage-to-stage payload per epoch is exactly 2 x |V| x Σ cut widths x 4;
 // - staleness is real (C chunks differ from exact) yet training still converges;
+// - progress calls and receives posted a step ahead change no bit; the receive rows are
+//   planned (one chunk of the wider wave's cut tensors);
 // - every recompute mode trains the same bits (recomputation is deterministic), `all` keeping
 //   the fewest whole-graph rows;
 // - a run continued from its history (in another recompute mode) equals the uninterrupted run;
@@ -30,6 +32,7 @@
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/optimizer.hpp"
 #include "src/nn/pipeline_executor.hpp"
+#include "src/nn/stage_storage.hpp"
 #include "tests/layers/distributed_harness.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
@@ -417,6 +420,45 @@ TEST_CASE("pipeline layouts that cannot run get one clear line", "[pipeline][mpi
     if (world.size() >= 3) {
         CHECK(message(small("gcn", 2), world.size()) ==
               "stages = " + k + ": the model has 1 layer boundaries, so at most 2 stages");
+    }
+}
+
+TEST_CASE("progress calls and receives posted a step ahead change no bit", "[pipeline][mpi]") {
+    // Step k + 1's stage transfer is received into the arena's receive rows while step k
+    // computes and copied into its slots when step k + 1 begins: an aggregation of step k must
+    // still read step k + 1's rows as they were (stale), so the bits cannot move.
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    REQUIRE(world.needs_progress());
+    const GraphDataset g = test::directed_graph(240, 4, 6, 12, 37);
+    const ModelSpec spec = small("gcnii", 6);
+    PipelineOptions on;
+    on.snapshot_period = 2;
+    PipelineOptions off = on;
+    off.progress = false;
+    const PipelineRun a = train_pipeline(g, world, self, spec, 5, on, 4);
+    const PipelineRun b = train_pipeline(g, world, self, spec, 5, off, 4);
+    CHECK(all_ranks(same_bits(a.epochs, b.epochs)));
+    // The receive rows: one chunk of the widest wave's cut tensors, beside the chunk scratch.
+    const LocalPart part = whole_part(g);
+    const BuiltModel model =
+        build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes));
+    const ModelGraph& graph = model.graph;
+    const StageLayout& layout = a.layout;
+    for (int s = 0; s < world.size(); ++s) {
+        const Stage& stage = layout.stages[static_cast<std::size_t>(s)];
+        std::size_t in = 0;
+        std::size_t out = 0;
+        for (const TensorId t : stage.incoming) {
+            in += static_cast<std::size_t>(graph.tensor(t).cols);
+        }
+        for (const TensorId t : stage.outgoing) {
+            out += static_cast<std::size_t>(graph.tensor(t).cols);
+        }
+        const StageStorage storage = plan_stage_storage(graph, layout, s, a.rows, Recompute::none);
+        CHECK(storage.receive_per_row == std::max(in, out));
+        CHECK(storage.scratch_per_row == storage.schedule.arena_floats + std::max(in, out));
+        CHECK((world.size() == 1 || std::max(in, out) > 0));
     }
 }
 
