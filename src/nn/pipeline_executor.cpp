@@ -17,15 +17,6 @@
 #include "src/nn/stage_receives.hpp"
 
 namespace strata {
-namespace {
-
-/// A point-to-point message in flight (the pattern outlives the exchange that reads it).
-struct Message {
-    ExchangePattern pattern;
-    std::unique_ptr<Exchange> exchange;
-};
-
-}  // namespace
 
 /// The pipeline's own state beside the stage's buffers: messages in flight, the hybrid's mirror
 /// lists and buffers, this step's figures.
@@ -50,8 +41,8 @@ struct PipelineExecutor::ShareRows {
 };
 
 struct PipelineExecutor::WaveState {
-    std::vector<std::unique_ptr<Message>> sends;  ///< forward values in flight
-    std::vector<std::unique_ptr<Message>> grad_sends;
+    std::vector<std::unique_ptr<StageMessage>> sends;  ///< forward values in flight
+    std::vector<std::unique_ptr<StageMessage>> grad_sends;
     /// Hybrid: every mirror list of the initial chunks (pack_mirror_lists, way_mirrors.hpp).
     Buffer<index_t> mirror_rows;
     std::vector<std::size_t> forward_offsets;   ///< W C + 1
@@ -530,8 +521,9 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
             receives.post(staged(tensors, views_of(next_k), slot_of).second);
         }
     };
-    auto send = [&](ConstMatrixView rows, int peer, std::vector<std::unique_ptr<Message>>& out) {
-        auto m = std::make_unique<Message>();
+    auto send = [&](ConstMatrixView rows, int peer,
+                    std::vector<std::unique_ptr<StageMessage>>& out) {
+        auto m = std::make_unique<StageMessage>();
         m->pattern = one_way(peer, rows.rows, 0);
         m->exchange = world_.start_exchange(m->pattern, rows, MatrixView{nullptr, 0, rows.cols});
         st.stage_bytes += static_cast<std::int64_t>(rows.size() * sizeof(float));

@@ -6,12 +6,6 @@
 
 namespace strata {
 
-/// A receive in flight (the pattern outlives the exchange that reads it).
-struct StageReceives::Message {
-    ExchangePattern pattern;
-    std::unique_ptr<Exchange> exchange;
-};
-
 StageReceives::StageReceives(Communicator& comm, Backend& backend, int peer)
     : comm_(comm), backend_(backend), peer_(peer) {}
 
@@ -21,7 +15,7 @@ void StageReceives::post(std::vector<MatrixView> staging) {
     STRATA_CHECK(messages_.empty(), "pipeline: a step's receives posted twice");
     staging_ = std::move(staging);
     for (const MatrixView& into : staging_) {
-        auto m = std::make_unique<Message>();
+        auto m = std::make_unique<StageMessage>();
         m->pattern = ExchangePattern{
             .peers = {peer_}, .send_offsets = {0, 0}, .recv_offsets = {0, into.rows}};
         m->exchange =

@@ -17,6 +17,12 @@
 
 namespace strata {
 
+/// A point-to-point message in flight (the pattern outlives the exchange that reads it).
+struct StageMessage {
+    ExchangePattern pattern;
+    std::unique_ptr<Exchange> exchange;
+};
+
 class StageReceives {
 public:
     /// Receives from rank `peer` of `comm`; both must outlive it.
@@ -34,12 +40,11 @@ public:
     [[nodiscard]] bool posted() const { return !messages_.empty(); }
 
 private:
-    struct Message;
     Communicator& comm_;
     Backend& backend_;
     int peer_;
     std::vector<MatrixView> staging_;
-    std::vector<std::unique_ptr<Message>> messages_;
+    std::vector<std::unique_ptr<StageMessage>> messages_;
 };
 
 }  // namespace strata
