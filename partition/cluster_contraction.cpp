@@ -9,19 +9,9 @@
 
 #include "src/base/error.hpp"
 #include "src/base/release.hpp"
+#include "src/device/counter_rng.hpp"
 
 namespace strata {
-namespace {
-
-/// SplitMix64's finalizer: the seeded tie-break between clusters.
-std::uint64_t mix(std::uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-}  // namespace
 
 LocalClusters cluster_locally(const GhostGraph& g, std::span<const std::int64_t> vertex_weight,
                               std::int64_t max_weight, int rounds, std::uint64_t seed) {
@@ -39,7 +29,7 @@ LocalClusters cluster_locally(const GhostGraph& g, std::span<const std::int64_t>
     std::vector<std::int64_t> links(n, 0);  // neighbours of the current row in each cluster
     std::vector<index_t> touched;
     for (int round = 0; round < rounds; ++round) {
-        const std::uint64_t salt = mix(seed ^ (static_cast<std::uint64_t>(round) << 48));
+        const std::uint64_t salt = mix64(seed ^ (static_cast<std::uint64_t>(round) << 48));
         std::int64_t moves = 0;
         for (const index_t v : order) {
             const auto vi = static_cast<std::size_t>(v);
@@ -62,7 +52,7 @@ LocalClusters cluster_locally(const GhostGraph& g, std::span<const std::int64_t>
                 if (c == current || weight[ci] + w > max_weight || links[ci] < best_links) {
                     continue;
                 }
-                const std::uint64_t h = mix(static_cast<std::uint64_t>(c) ^ salt);
+                const std::uint64_t h = mix64(static_cast<std::uint64_t>(c) ^ salt);
                 if (links[ci] > best_links || (best != current && h > best_hash)) {
                     best = c;
                     best_links = links[ci];
