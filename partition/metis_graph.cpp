@@ -10,17 +10,13 @@
 #include "src/base/atomic_output.hpp"
 #include "src/base/error.hpp"
 #include "src/base/release.hpp"
-#include "src/base/unique.hpp"
+#include "src/base/c_file.hpp"
 
 namespace strata {
 namespace {
 
 constexpr std::int64_t idx_max = std::numeric_limits<std::int32_t>::max();
 
-void close_file(std::FILE* file) {
-    std::fclose(file);
-}
-using File = Unique<std::FILE*, close_file>;
 
 /// SplitMix64's finalizer: a bijective 64-bit mixer.
 std::uint64_t mix(std::uint64_t z) {
@@ -248,7 +244,7 @@ Partition partition_metis(const GraphView& graph, int num_parts, const MetisOpti
 
 void write_metis_graph_file(const MetisGraph& graph, const std::string& path) {
     AtomicOutput output(path, /*overwrite=*/true);
-    File file(std::fopen(output.temp_path().c_str(), "wb"));
+    CFile file(std::fopen(output.temp_path().c_str(), "wb"));
     STRATA_CHECK(file, path, ": cannot open for writing");
     const global_id n = graph.num_vertices();
     std::string buffer;

@@ -13,7 +13,7 @@
 #include "datasets/graph_io.hpp"
 #include "partition/local_part.hpp"
 #include "src/base/error.hpp"
-#include "src/base/unique.hpp"
+#include "src/base/c_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,10 +22,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-void close_file(std::FILE* file) {
-    std::fclose(file);
-}
-using File = Unique<std::FILE*, close_file>;
 
 /// json[key] as T, or a clear error naming the file and the field.
 template <class T>
@@ -354,7 +350,7 @@ std::string format_report(const PartitionReport& r) {
 }
 
 std::string file_checksum(const std::string& path) {
-    const File file(std::fopen(path.c_str(), "rb"));
+    const CFile file(std::fopen(path.c_str(), "rb"));
     STRATA_CHECK(file, path, ": cannot open for reading");
     std::vector<unsigned char> buffer(1 << 20);
     uLong crc = crc32(0L, Z_NULL, 0);

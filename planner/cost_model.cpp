@@ -11,8 +11,6 @@
 namespace strata::planner {
 namespace {
 
-constexpr double giga = 1e9;
-
 /// threads x ranks on the node / cores: 1 when this rank has the node to itself.
 double shared_fraction(const RunShape& shape) {
     if (shape.ranks_per_node <= 1) {

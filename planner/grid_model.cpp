@@ -14,8 +14,6 @@
 namespace strata::planner {
 namespace {
 
-constexpr double giga = 1e9;
-
 /// The grid operator's sizes on rank (g, f): GridAggregation::workspace_floats without a graph.
 class GridShapeOperator final : public GraphOperator {
 public:

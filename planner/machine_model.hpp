@@ -11,6 +11,9 @@
 
 namespace strata::planner {
 
+/// 1e9: the figures' GB/s and GFLOP/s to bytes and flops per second.
+inline constexpr double giga = 1e9;
+
 /// A rate measured at one shape: `x` is the shape parameter (GEMM: the narrower of the inner
 /// and output widths; SpMM: the feature width), `rate` the figure (GFLOP/s; SpMM: 10^9 stored
 /// entries x columns per second).

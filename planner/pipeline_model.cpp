@@ -16,8 +16,6 @@
 namespace strata::planner {
 namespace {
 
-constexpr double giga = 1e9;
-
 /// The METIS chunks' balance: the largest of C chunks holds at most this x |V| / C rows.
 constexpr double chunk_balance = 1.03;
 
