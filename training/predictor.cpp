@@ -11,9 +11,10 @@ RunConfig prediction_config(const Checkpoint& checkpoint, const std::string& dat
                             const RuntimeOptions& runtime) {
     // The trained run's own configuration when the checkpoint has one (format 5): its local
     // order and feature storage too, so that predictions equal its evaluation at the same K.
-    RunConfig config = checkpoint.config.empty()
-                           ? RunConfig{}
-                           : config_from_json(checkpoint.config, "the checkpoint's configuration");
+    RunConfig config;
+    if (!checkpoint.config.empty()) {
+        config = config_from_json(checkpoint.config, "the checkpoint's configuration");
+    }
     const RunConfig defaults;
     config.parallel = defaults.parallel;  // evaluation is full-graph whatever layout trained it
     config.stages = defaults.stages;
