@@ -10,7 +10,8 @@
 // - S x F (feature slices inside each stage, np 4): 2 x 2 trains as 2 x 1 on each pair of ranks
 //   (losses within 1e-5 relative, accuracies within one vertex, every epoch), with the same
 //   stage bytes summed over the ranks and half the whole-graph buffers per rank; the guard's
-//   measurement (a restored history) rewrites the slices' mirrors.
+//   measurement (a restored history) rewrites the slices' mirrors; the layout switches' bytes
+//   are exactly the formula of slice_switches.hpp (uneven blocks and odd widths too).
 // On a DIRECTED graph, so a swapped transpose in the chunked pull backward would show.
 #include <array>
 #include <cmath>
@@ -30,6 +31,7 @@
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/optimizer.hpp"
 #include "src/nn/pipeline_executor.hpp"
+#include "src/nn/slice_switches.hpp"
 #include "tests/layers/distributed_harness.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/graphs.hpp"
@@ -44,6 +46,7 @@ struct EpochResult {
     double loss = 0.0;
     Evaluation eval;
     std::optional<PipelineEpochStats> pipeline;
+    std::int64_t a2a = 0;  ///< S x F: this rank's layout-switch bytes of the epoch
 };
 
 ModelSpec small(const std::string& name, int layers) {
@@ -102,6 +105,7 @@ struct PipelineRun {
     StageLayout layout;
     index_t rows = 0;
     std::vector<MemoryLine> memory;
+    std::int64_t a2a_formula = 0;  ///< S x F: every stage's stage_switch_floats x 4, per epoch
 };
 
 PipelineRun train_pipeline(const GraphDataset& g, Communicator& world, Communicator& self,
@@ -161,9 +165,25 @@ PipelineRun train_sliced(const GraphDataset& g, Communicator& world, Communicato
     run.layout = executor.layout();
     run.rows = sliced.num_rows();
     run.memory = executor.memory_plan();
+    const std::vector<index_t> offsets = blocks(part.graph.num_owned, chunks);
+    std::vector<index_t> chunk_rows;
+    for (std::size_t c = 0; c + 1 < offsets.size(); ++c) {
+        chunk_rows.push_back(offsets[c + 1] - offsets[c]);
+    }
+    for (int s = 0; s < options.stages; ++s) {
+        const StageStorage storage =
+            plan_stage_storage(model.graph, run.layout, s, part.graph.num_owned, options.recompute);
+        run.a2a_formula += 4 * stage_switch_floats(model.graph, storage, chunk_rows, slices);
+    }
+    const auto switched = [&] {
+        const HaloBytes b = executor.switch_bytes();
+        return b.forward + b.backward + b.recompute;
+    };
     for (int e = 1; e <= epochs; ++e) {
         EpochResult r;
+        const std::int64_t before = switched();
         r.loss = executor.train_step(e);
+        r.a2a = switched() - before;
         r.pipeline = executor.pipeline_epoch();
         adam.step(parameters.all());
         r.eval = executor.evaluate();
@@ -664,6 +684,13 @@ TEST_CASE("S x F: feature slices inside each stage train as the same pipeline at
             CHECK(sliced.epochs[e].pipeline->stage_bytes == one.epochs[e].pipeline->stage_bytes);
             CHECK(sliced.epochs[e].pipeline->stage_bytes > 0);
         }
+        // The layout switches: over the 4 ranks exactly the formula (slice_switches.hpp).
+        CHECK(sliced.a2a_formula > 0);
+        for (const EpochResult& r : sliced.epochs) {
+            std::array<std::int64_t, 1> a2a{r.a2a};
+            world.allreduce_sum(a2a);
+            CHECK(a2a[0] == sliced.a2a_formula);
+        }
         // The stage's whole-graph buffers hold the slice's rows: summed over the stage's two
         // slices, one F = 1 stage's (its two pairs of ranks: twice that); plus the mirrors.
         const std::array<std::string, 3> parts{"whole-graph activations",
@@ -691,6 +718,41 @@ TEST_CASE("S x F: feature slices inside each stage train as the same pipeline at
         }
         CHECK(full[6] == 0);
         CHECK(halves[6] > 0);
+    }
+}
+
+TEST_CASE("switch_floats: every entry but the diagonal blocks, by hand", "[pipeline]") {
+    // 5 rows x 3 columns over 2 slices: row blocks 3, 2 and column slices 2, 1; the diagonal
+    // blocks 3·2 + 2·1 = 8 stay, 15 − 8 = 7 move.
+    CHECK(switch_floats(5, 3, 2) == 7);
+    CHECK(switch_floats(100, 8, 2) == 400);  // even: n·w·(F − 1)/F
+    CHECK(switch_floats(7, 4, 3) == 28 - (3 * 2 + 2 * 1 + 2 * 1));
+    CHECK(switch_floats(9, 5, 1) == 0);  // one slice: nothing moves
+}
+
+TEST_CASE("S x F: the switches' bytes are the formula with uneven blocks", "[pipeline][mpi]") {
+    // 203 rows in 3 chunks (67, 68, 68: row blocks 34/33 and 34/34) at odd widths (hidden 7:
+    // column slices 4 and 3), T2 off so gradients accumulate: a2a summed over the 4 ranks is
+    // stage_switch_floats x 4 every epoch.
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    if (world.size() != 4) {
+        return;
+    }
+    const GraphDataset g = test::directed_graph(203, 4, 6, 11, 31);
+    for (const std::string name : {"gcnii", "sage"}) {
+        INFO(name);
+        ModelSpec spec = small(name, 4);
+        spec.hidden = 7;
+        PipelineOptions options;
+        options.grad_zero_scale = false;
+        const PipelineRun run = train_sliced(g, world, self, spec, 2, options, 3, 2);
+        CHECK(run.a2a_formula > 0);
+        for (const EpochResult& r : run.epochs) {
+            std::array<std::int64_t, 1> a2a{r.a2a};
+            world.allreduce_sum(a2a);
+            CHECK(a2a[0] == run.a2a_formula);
+        }
     }
 }
 
