@@ -43,6 +43,11 @@ std::int64_t stage_switch_floats(const ModelGraph& graph, const StageStorage& st
             floats += switches * switch_floats(rows, width, slices);
         }
     }
+    for (const TensorId t : storage.refill) {  // chunk copies refilled before backward
+        for (const index_t rows : chunk_rows) {
+            floats += switch_floats(rows, graph.tensor(t).cols, slices);
+        }
+    }
     return floats;
 }
 

@@ -10,6 +10,9 @@
 // accumulates into dh (dh to layout C first):
 //   stage_switch_floats = Σ_aggregations Σ_chunks (2 + [backward]·(2 + [accumulates]))
 //                                                 · switch_floats(n_c, w, F)
+//                         + Σ_refilled Σ_chunks switch_floats(n_c, w_t, F)
+// the last term the chunk copies backward reads (StageStorage::refill), refilled from the
+// mirror once per chunk (counted as recomputation: recompute_a2a_bytes).
 // Restoring a history (checkpoint, the guard's measurement) adds one switch per mirrored buffer.
 #pragma once
 
