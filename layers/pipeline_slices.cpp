@@ -67,19 +67,31 @@ std::pair<int, int> SlicedStageAggregation::chunks_of(RowRange rows) const {
 
 SlicedStageAggregation::Mirror& SlicedStageAggregation::mirror(ConstMatrixView whole) {
     const auto it = mirrors_.find(whole.data);
-    STRATA_CHECK(it != mirrors_.end() && whole.rows == num_rows(),
+    STRATA_CHECK(it != mirrors_.end() && it->second.width == whole.cols,
                  "sliced stage: a whole-graph buffer of ", whole.rows, " x ", whole.cols,
                  " without a mirror");
     return it->second;
 }
 
+index_t SlicedStageAggregation::base_of(ConstMatrixView h, RowRange rows) const {
+    STRATA_CHECK(h.rows == num_rows() || h.rows == rows.count, "sliced stage: a buffer of ", h.rows,
+                 " rows for local rows [", rows.first, ", ", rows.end(), ")");
+    return h.rows == num_rows() ? 0 : rows.first;
+}
+
+void SlicedStageAggregation::rebind(const float* old, const float* now) {
+    auto node = mirrors_.extract(old);
+    STRATA_CHECK(!node.empty(), "sliced stage: no mirror to move");
+    node.key() = now;
+    mirrors_.insert(std::move(node));
+}
+
 void SlicedStageAggregation::attach(ConstMatrixView whole, bool snapshot) {
-    STRATA_CHECK(whole.rows == num_rows(), "sliced stage: a buffer of ", whole.rows,
-                 " rows, the rank holds ", num_rows());
     if (mirrors_.contains(whole.data)) {
         return;
     }
     Mirror m;
+    m.width = whole.cols;
     m.cols = grid_block(whole.cols, slices(), slice()).count;
     const std::size_t floats =
         static_cast<std::size_t>(global_rows()) * static_cast<std::size_t>(m.cols);
@@ -92,27 +104,61 @@ void SlicedStageAggregation::attach(ConstMatrixView whole, bool snapshot) {
     mirrors_.emplace(whole.data, std::move(m));
 }
 
-void SlicedStageAggregation::to_columns(ConstMatrixView from, float* c, index_t cols, int first,
-                                        int end, std::span<float> staging,
+void SlicedStageAggregation::to_columns(ConstMatrixView from, index_t base, float* c, index_t cols,
+                                        int first, int end, std::span<float> staging,
                                         ExchangePurpose purpose) {
     for (int k = first; k < end; ++k) {
         const auto i = static_cast<std::size_t>(k);
         const index_t rows = offsets_[i + 1] - offsets_[i];
         switches_[i]->to_columns(
-            from.rows_of({local_[i], local_[i + 1] - local_[i]}),
+            from.rows_of({local_[i] - base, local_[i + 1] - local_[i]}),
             MatrixView{c + static_cast<std::size_t>(offsets_[i]) * static_cast<std::size_t>(cols),
                        rows, cols},
             staging, purpose);
     }
 }
 
+void SlicedStageAggregation::to_rows(const float* c, index_t cols, MatrixView to, index_t base,
+                                     int first, int end, std::span<float> staging,
+                                     ExchangePurpose purpose) {
+    for (int k = first; k < end; ++k) {
+        const auto i = static_cast<std::size_t>(k);
+        const index_t rows = offsets_[i + 1] - offsets_[i];
+        switches_[i]->to_rows(ConstMatrixView{c + static_cast<std::size_t>(offsets_[i]) *
+                                                      static_cast<std::size_t>(cols),
+                                              rows, cols},
+                              to.rows_of({local_[i] - base, local_[i + 1] - local_[i]}), staging,
+                              purpose);
+    }
+}
+
 void SlicedStageAggregation::resync(ConstMatrixView whole, ConstMatrixView rows, bool snapshot) {
     Mirror& m = mirror(whole);
-    STRATA_CHECK(rows.rows == whole.rows && rows.cols == whole.cols, "sliced stage: resync from ",
+    STRATA_CHECK(rows.rows == num_rows() && rows.cols == whole.cols, "sliced stage: resync from ",
                  rows.rows, " x ", rows.cols);
     std::vector<float> staging(workspace_floats(whole.cols));
-    to_columns(rows, snapshot ? m.snapshot.data() : m.rows.data(), m.cols, 0,
+    to_columns(rows, 0, snapshot ? m.snapshot.data() : m.rows.data(), m.cols, 0,
                static_cast<int>(switches_.size()), staging, ExchangePurpose::forward);
+}
+
+void SlicedStageAggregation::gather(ConstMatrixView whole, MatrixView rows, bool snapshot) {
+    Mirror& m = mirror(whole);
+    STRATA_CHECK(rows.rows == num_rows() && rows.cols == whole.cols, "sliced stage: gather into ",
+                 rows.rows, " x ", rows.cols);
+    STRATA_CHECK(!snapshot || m.snapshot.size() > 0, "sliced stage: a mirror without snapshot");
+    std::vector<float> staging(workspace_floats(whole.cols));
+    to_rows(snapshot ? m.snapshot.data() : m.rows.data(), m.cols, rows, 0, 0,
+            static_cast<int>(switches_.size()), staging, ExchangePurpose::forward);
+}
+
+void SlicedStageAggregation::refill(ConstMatrixView whole, MatrixView rows, RowRange range) {
+    Mirror& m = mirror(whole);
+    const auto [first, end] = chunks_of(range);
+    STRATA_CHECK(rows.rows == range.count && rows.cols == whole.cols, "sliced stage: refill of ",
+                 rows.rows, " x ", rows.cols);
+    std::vector<float> staging(workspace_floats(whole.cols));
+    to_rows(m.rows.data(), m.cols, rows, range.first, first, end, staging,
+            ExchangePurpose::recompute);
 }
 
 void SlicedStageAggregation::scale(ConstMatrixView whole, RowRange rows, float factor) {
@@ -172,7 +218,7 @@ void SlicedStageAggregation::forward(ConstMatrixView h, MatrixView z, RowRange r
     // z holds every local row (a whole-graph buffer) or exactly the range's.
     const index_t zbase = z.rows == num_rows() ? 0 : rows.first;
     const std::span<float> stage = workspace.subspan(out, staging);
-    to_columns(h, m.rows.data(), m.cols, first, end, stage, purpose);
+    to_columns(h, base_of(h, rows), m.rows.data(), m.cols, first, end, stage, purpose);
     whole_.forward(ConstMatrixView{m.rows.data(), global_rows(), m.cols}, zc, global,
                    workspace.subspan(out + staging), purpose);
     for (int k = first; k < end; ++k) {
@@ -202,7 +248,8 @@ void SlicedStageAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRang
     const MatrixView dhc{workspace.data(), global.count, m.cols};
     const index_t dbase = dh.rows == num_rows() ? 0 : rows.first;
     const std::span<float> stage = workspace.subspan(out, staging);
-    to_columns(dz, m.rows.data(), m.cols, first, end, stage, ExchangePurpose::backward);
+    to_columns(dz, base_of(dz, rows), m.rows.data(), m.cols, first, end, stage,
+               ExchangePurpose::backward);
     if (beta != 0.0f) {  // accumulate in C: the same sums as the whole operator's
         for (int k = first; k < end; ++k) {
             const auto i = static_cast<std::size_t>(k);

@@ -7,6 +7,8 @@
 // chunk's fresh rows of its input switched into the input's mirror (all |V| rows at slice f,
 // the other chunks' rows as they were last written: the pipeline's staleness), the whole
 // graph's operator at the slice's width on the chunk's rows, the result switched back to R.
+// A mirrored buffer may be the executor's chunk copy (its R rows for the chunk in flight only,
+// stage_storage.hpp): the mirror then holds its only copy of every row.
 // Host memory only (the layout switch's).
 #pragma once
 
@@ -53,7 +55,10 @@ public:
     [[nodiscard]] const std::vector<index_t>& local_offsets() const override { return local_; }
 
     void attach(ConstMatrixView whole, bool snapshot) override;
+    void rebind(const float* old, const float* now) override;
     void resync(ConstMatrixView whole, ConstMatrixView rows, bool snapshot) override;
+    void gather(ConstMatrixView whole, MatrixView rows, bool snapshot) override;
+    void refill(ConstMatrixView whole, MatrixView rows, RowRange range) override;
     void scale(ConstMatrixView whole, RowRange rows, float factor) override;
     void fill(ConstMatrixView whole, float value) override;
     void snapshot(bool take) override;
@@ -64,13 +69,20 @@ private:
         Buffer<float> rows;      ///< |V| x slice
         Buffer<float> snapshot;  ///< |V| x slice, or empty
         index_t cols = 0;        ///< the slice's width
+        index_t width = 0;       ///< the buffer's (layout R's) width
     };
     Mirror& mirror(ConstMatrixView whole);
     /// The initial chunks [first, end) that local rows `rows` cover exactly.
     [[nodiscard]] std::pair<int, int> chunks_of(RowRange rows) const;
-    /// Local rows `from` (every local row) of chunks [first, end) into `c` (all rows x slice).
-    void to_columns(ConstMatrixView from, float* c, index_t cols, int first, int end,
+    /// Local rows `from` (every local row, or from local row `base` on) of chunks [first, end)
+    /// into `c` (all rows x slice).
+    void to_columns(ConstMatrixView from, index_t base, float* c, index_t cols, int first, int end,
                     std::span<float> staging, ExchangePurpose purpose);
+    /// The inverse: `c`'s rows of chunks [first, end) into `to` (from local row `base` on).
+    void to_rows(const float* c, index_t cols, MatrixView to, index_t base, int first, int end,
+                 std::span<float> staging, ExchangePurpose purpose);
+    /// The first local row of h (dz): 0 when it holds every local row, else the call's.
+    [[nodiscard]] index_t base_of(ConstMatrixView h, RowRange rows) const;
 
     Backend& backend_;
     GraphOperator& whole_;

@@ -36,8 +36,10 @@ MadeExecutor make_executor(const RunConfig& config, Prepared& prepared, Backend&
     ModelInputs& inputs = *prepared.inputs;
     MadeExecutor made;
     if (config.parallel == "pipeline" && request.training) {
+        // S x F placed into nodes: the job's ranks renumbered stage x F + f (prepare.hpp).
+        Communicator& world = prepared.pipeline_world ? *prepared.pipeline_world : comm;
         auto pipeline = std::make_unique<PipelineExecutor>(
-            backend, comm, *prepared.self, graph, parameters, *inputs.aggregation,
+            backend, world, *prepared.self, graph, parameters, *inputs.aggregation,
             inputs.uploaded->data(),
             PipelineOptions{.stages = config.stages,
                             .ways = config.ways,

@@ -144,6 +144,30 @@ void split_grid(const RunConfig& config, Communicator& comm, Prepared::Grid& gri
     warning = std::move(placement.warning);
 }
 
+/// S x F (docs/pipeline.md): the grid's placement with stages for parts, so that a stage's
+/// feature group sits inside a node where the ranks per node allow; on one node (or any layout
+/// that place_grid maps consecutively) the consecutive map of before, on `comm` itself.
+void split_stage_slices(const RunConfig& config, Communicator& comm, Prepared& prepared) {
+    const int slices = config.feature_slices;
+    std::vector<int> nodes(static_cast<std::size_t>(comm.size()));
+    for (int r = 0; r < comm.size(); ++r) {
+        nodes[static_cast<std::size_t>(r)] = comm.node_of(r);
+    }
+    GridPlacement placement = place_grid(nodes, slices);
+    bool consecutive = true;
+    for (int r = 0; r < comm.size(); ++r) {
+        const GridCoord at = placement.of_rank[static_cast<std::size_t>(r)];
+        consecutive = consecutive && at == GridCoord{r / slices, r % slices};
+        prepared.stage_of_rank.push_back(at.g);
+    }
+    const GridCoord me = placement.of_rank[static_cast<std::size_t>(comm.rank())];
+    prepared.grid.feature_group = comm.split(me.g, me.f);
+    if (!consecutive) {  // rank 0 stays (0, 0): place_grid fills rank 0's node first
+        prepared.pipeline_world = comm.split(0, me.g * slices + me.f);
+    }
+    prepared.notes.grid_warning = std::move(placement.warning);
+}
+
 }  // namespace
 
 std::string dataset_identity(const std::string& data, const DataInput& input) {
@@ -170,9 +194,8 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
     const bool grid = sliced && !pipeline;
     if (grid) {
         split_grid(config, comm, prepared.grid, prepared.notes.grid_warning);
-    } else if (sliced) {  // S x F: a stage's F ranks are consecutive (docs/pipeline.md)
-        prepared.grid.feature_group =
-            comm.split(comm.rank() / config.feature_slices, comm.rank() % config.feature_slices);
+    } else if (sliced) {  // S x F: a stage's F ranks inside a node (docs/pipeline.md)
+        split_stage_slices(config, comm, prepared);
     }
     Communicator& part_comm = grid ? *prepared.grid.graph_group : comm;
     {
@@ -240,6 +263,12 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
             prepared.notes.grid = "layout: " + stages + " stages x " + slices +
                                   " feature slices (each stage's chunks in row blocks, its "
                                   "aggregations on column slices)";
+            if (comm.num_nodes() > 1) {
+                prepared.notes.grid += prepared.notes.grid_warning.empty()
+                                           ? "; feature groups inside nodes, stages across " +
+                                                 std::to_string(comm.num_nodes()) + " nodes"
+                                           : std::string("; feature groups on consecutive ranks");
+            }
         }
         if (grid) {
             Prepared::Grid& g = prepared.grid;

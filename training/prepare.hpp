@@ -88,8 +88,14 @@ struct Prepared {
     } grid;
     std::unique_ptr<ModelInputs> inputs;  ///< the model's operator and data in backend memory
     /// The layer pipeline with feature slices (S x F): the stage's aggregation over its F ranks
-    /// (grid.feature_group: consecutive ranks, rank = stage x F + f), over inputs' operator.
+    /// (grid.feature_group: placed as the grid's, inside a node where the ranks per node allow;
+    /// on one node consecutive ranks, rank = stage x F + f), over inputs' operator.
     std::unique_ptr<SlicedStageAggregation> stage_slices;
+    /// S x F whose feature groups are not consecutive ranks (place_grid moved them into nodes):
+    /// the job's ranks renumbered stage x F + f, the pipeline's world. Null: `comm` is.
+    std::unique_ptr<Communicator> pipeline_world;
+    /// S x F: the stage of each rank of `comm` (empty otherwise: rank / (ways x F)).
+    std::vector<int> stage_of_rank;
     FeatureChoice features;
     std::vector<index_t> chunk_offsets;  ///< the layer pipeline: C + 1 row offsets
     std::optional<HostCsr> structure;    ///< the pipeline's W > 1 mirror lists are made from it

@@ -191,7 +191,10 @@ std::vector<std::string> Session::Parts::notes() const {
         for (std::size_t r = 0; r < bytes.size(); ++r) {
             std::array<char, 64> text{};
             std::snprintf(text.data(), text.size(), "%s rank %zu (stage %zu) %.1f MB",
-                          r == 0 ? "" : ",", r, r / static_cast<std::size_t>(c.ways * slices),
+                          r == 0 ? "" : ",", r,
+                          prepared.stage_of_rank.empty()
+                              ? r / static_cast<std::size_t>(c.ways * slices)
+                              : static_cast<std::size_t>(prepared.stage_of_rank[r]),
                           static_cast<double>(bytes[r]) / 1e6);
             per_rank += text.data();
         }
@@ -416,7 +419,10 @@ RunResult Session::run() {
     if (checkpointer) {
         hooks.push_back(&*checkpointer);
     }
-    fit(FitContext{*p.made.executor, adam, parameters, p.backend(), comm, epoch_guard},
+    // S x F placed into nodes runs on the job's ranks renumbered (prepare.hpp): its all-reduces
+    // are counted there.
+    Communicator& fit_comm = p.prepared.pipeline_world ? *p.prepared.pipeline_world : comm;
+    fit(FitContext{*p.made.executor, adam, parameters, p.backend(), fit_comm, epoch_guard},
         FitOptions{.eval_every = c.eval_every,
                    .divergence_hint = [&]() -> std::string {
                        if (!checkpoints || !root) {

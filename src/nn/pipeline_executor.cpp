@@ -176,7 +176,9 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     // Where every tensor of this stage lives (stage_storage.hpp, shared with strata plan's layout
     // planner).
     buffers_ = std::make_unique<StageBuffers>(
-        backend, graph, plan_stage_storage(graph, layout_, this->stage(), rows, options.recompute),
+        backend, graph,
+        plan_stage_storage(graph, layout_, this->stage(), rows, options.recompute,
+                           options.slices != nullptr),
         aggregation_, data_, snapshot_period_ > 0);
     buffers_->fit_chunks(largest_chunk(offsets_));
     if (options.slices != nullptr) {  // a mirror (all rows, slice f) for every buffer aggregated
@@ -255,7 +257,14 @@ void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
         snapshot_period = 0;
     }
     snapshot_period_ = snapshot_period;
+    const std::vector<const float*> before = buffers_->chunk_regions();
     buffers_->fit_chunks(largest_chunk(offsets_));
+    const std::vector<const float*> after = buffers_->chunk_regions();
+    for (std::size_t i = 0; i < before.size(); ++i) {  // S x F: the mirrors follow their regions
+        if (before[i] != after[i]) {
+            options_.slices->rebind(before[i], after[i]);
+        }
+    }
 }
 
 void PipelineExecutor::reset_history() {
@@ -273,21 +282,32 @@ void PipelineExecutor::reset_history() {
 
 void PipelineExecutor::resync_slices() {
     PipelineSlices& sl = *options_.slices;
-    for (const TensorId t : buffers_->storage().snapshot) {
+    const StageStorage& st = buffers_->storage();
+    for (const TensorId t : st.snapshot) {
+        if (st.chunk_only(t)) {
+            continue;  // restore_history wrote its mirror
+        }
         sl.resync(buffers_->value(t), buffers_->value(t), false);
         if (have_snapshot_) {
             sl.resync(buffers_->value(t), buffers_->snapshot_of(t), true);
         }
     }
-    for (const TensorId t : buffers_->storage().kept_grads) {
-        sl.resync(buffers_->grad(t), buffers_->grad(t), false);
+    for (const TensorId t : st.kept_grads) {
+        if (st.grad(t).place != Place::chunk) {
+            sl.resync(buffers_->grad(t), buffers_->grad(t), false);
+        }
     }
 }
 
 PipelineHistory PipelineExecutor::history() const {
     PipelineHistory h{
         .chunks = chunks(), .snapshot_period = snapshot_period_, .has_snapshot = have_snapshot_};
-    buffers_->download(h, have_snapshot_, !options_.grad_zero_scale);
+    // S x F: a chunk copy's every row is in its mirror (collective over the feature group).
+    buffers_->download(h, have_snapshot_, !options_.grad_zero_scale,
+                       [this](TensorId t, int part, MatrixView rows) {
+                           options_.slices->gather(
+                               part == 2 ? buffers_->grad(t) : buffers_->value(t), rows, part == 1);
+                       });
     return h;
 }
 
@@ -299,7 +319,11 @@ void PipelineExecutor::restore_history(const PipelineHistory& h) {
     };
     set_staleness(setting(h.chunks, "chunks"), setting(h.snapshot_period, "snapshot period"));
     reset_history();
-    buffers_->upload(h, !options_.grad_zero_scale);
+    buffers_->upload(h, !options_.grad_zero_scale,
+                     [this](TensorId t, int part, ConstMatrixView rows) {
+                         options_.slices->resync(part == 2 ? buffers_->grad(t) : buffers_->value(t),
+                                                 rows, part == 1);
+                     });
     have_snapshot_ = h.has_snapshot;
     if (options_.slices != nullptr) {
         resync_slices();
@@ -398,6 +422,11 @@ double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t
     const OpContext recompute = chunk_context(epoch, /*recompute=*/true);
     PhaseClock untimed(backend_, world_, nullptr);
     double loss = 0.0;
+    for (const TensorId t : st.refill) {  // S x F: the chunk's rows back from the mirror
+        options_.slices->refill(buffers_->value(t),
+                                views.rows(st.schedule.values[static_cast<std::size_t>(t)]),
+                                views.range());
+    }
     for (std::size_t k = static_cast<std::size_t>(st.schedule.boundary);
          k < st.schedule.steps.size(); ++k) {
         const PlanStep& s = st.schedule.steps[k];
@@ -423,8 +452,10 @@ double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t
     if (options_.grad_zero_scale) {  // T2: processed chunks (every way's) count twice
         for (const TensorId t : st.kept_grads) {
             for (const int c : step) {
-                const MatrixView g = buffers_->grad(t).rows_of(range(c));
-                backend_.axpby(0.0f, g, 2.0f, g);
+                if (st.grad(t).place != Place::chunk) {  // a chunk copy: its mirror only
+                    const MatrixView g = buffers_->grad(t).rows_of(range(c));
+                    backend_.axpby(0.0f, g, 2.0f, g);
+                }
                 if (options_.slices != nullptr) {
                     options_.slices->scale(buffers_->grad(t), range(c), 2.0f);
                 }
@@ -589,7 +620,9 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
 
     if (options_.grad_zero_scale) {  // T2: no historical gradient survives the epoch
         for (const TensorId t : buffers_->storage().kept_grads) {
-            backend_.fill(buffers_->grad(t), 0.0f);
+            if (buffers_->storage().grad(t).place != Place::chunk) {
+                backend_.fill(buffers_->grad(t), 0.0f);
+            }
             if (options_.slices != nullptr) {
                 options_.slices->fill(buffers_->grad(t), 0.0f);
             }

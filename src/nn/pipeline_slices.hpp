@@ -26,12 +26,22 @@ public:
     /// The initial chunks' offsets in local rows (C + 1): chunk c = [o[c], o[c+1]).
     [[nodiscard]] virtual const std::vector<index_t>& local_offsets() const = 0;
 
-    /// Gives the whole-graph buffer `whole` (local rows x w) a mirror (all rows x slice f),
+    /// Gives the whole-graph buffer `whole` (local rows x w, or a chunk copy's region: rows of
+    /// the chunk in flight only; identified by its address) a mirror (all rows x slice f),
     /// zeroed, and a snapshot of it when `snapshot`. Once per buffer, before any call reads it.
+    /// forward and backward read h and dz as every local row or the call's rows only.
     virtual void attach(ConstMatrixView whole, bool snapshot) = 0;
+    /// A chunk copy's region moved (the chunk arena grew): its mirror follows. Local.
+    virtual void rebind(const float* old, const float* now) = 0;
     /// Rewrites whole's mirror (or its snapshot) from `rows` (local rows x w), chunk by chunk:
     /// collective over the feature group.
     virtual void resync(ConstMatrixView whole, ConstMatrixView rows, bool snapshot) = 0;
+    /// The inverse: whole's mirror (or its snapshot) into `rows` (every local row x w).
+    /// Collective over the feature group.
+    virtual void gather(ConstMatrixView whole, MatrixView rows, bool snapshot) = 0;
+    /// The mirror's rows of local rows `range` (whole chunks) into `rows` (range.count x w): a
+    /// chunk copy refilled for backward (switches counted as recomputation). Collective.
+    virtual void refill(ConstMatrixView whole, MatrixView rows, RowRange range) = 0;
     /// whole's mirror rows of the local range `rows` (whole chunks) scaled by `factor`, or every
     /// mirror row set to `value` (fill). Local.
     virtual void scale(ConstMatrixView whole, RowRange rows, float factor) = 0;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,10 +47,14 @@ public:
                  const GraphOperator& aggregation, const TrainingData& data, bool snapshot);
 
     [[nodiscard]] const StageStorage& storage() const { return storage_; }
-    /// Sizes the chunk arena and the workspace for chunks of up to `rows` rows (only grows).
+    /// Sizes the chunk arena, the chunk copies and the workspace for chunks of up to `rows`
+    /// rows (only grows).
     void fit_chunks(index_t rows);
+    /// The address of every chunk copy's region, in slot order (it moves when fit_chunks grows).
+    [[nodiscard]] std::vector<const float*> chunk_regions() const;
     [[nodiscard]] StageViews views(RowRange chunk) const { return {*this, chunk}; }
-    /// Every row of tensor t's value or gradient (a whole-graph buffer).
+    /// Every row of tensor t's value or gradient (a whole-graph buffer; a chunk copy's: its
+    /// region with 0 rows, the same address for every chunk until fit_chunks grows it).
     [[nodiscard]] MatrixView value(TensorId t) const;
     [[nodiscard]] MatrixView grad(TensorId t) const;
     /// Every row of tensor t's snapshot (t an aggregation input of storage().snapshot; the
@@ -61,20 +66,31 @@ public:
     /// `cols` starting `column` floats per row into them; column + cols <= receive_per_row,
     /// rows up to the chunks the arena was sized for.
     [[nodiscard]] MatrixView receive_rows(std::size_t column, index_t rows, index_t cols) const;
-    /// Whether the snapshot was allocated.
-    [[nodiscard]] bool has_snapshot() const { return backup_.size() > 0; }
+    /// Whether the stage keeps a snapshot (asked for, and aggregation inputs to keep; S x F's
+    /// chunk copies keep theirs in the slices' mirrors only).
+    [[nodiscard]] bool has_snapshot() const { return snapshot_ && !storage_.snapshot.empty(); }
     /// T3: copies the aggregation inputs' rows into the snapshot (`take`) or back from it.
     void copy_snapshot(bool take);
 
+    /// A chunk copy's rows in a history (S x F): tensor t, part 0 (embeddings), 1 (snapshot)
+    /// or 2 (gradients), every local row in host memory — the slices' mirror holds them.
+    using ChunkRowsOut = std::function<void(TensorId, int, MatrixView)>;
+    using ChunkRowsIn = std::function<void(TensorId, int, ConstMatrixView)>;
     /// The history regions into `history`: the aggregation inputs' rows, their snapshot (when
-    /// `snapshot`) and the aggregation outputs' gradients (when `gradients`).
-    void download(PipelineHistory& history, bool snapshot, bool gradients) const;
+    /// `snapshot`) and the aggregation outputs' gradients (when `gradients`); chunk copies'
+    /// rows from `chunk_rows`.
+    void download(PipelineHistory& history, bool snapshot, bool gradients,
+                  const ChunkRowsOut& chunk_rows = {}) const;
     /// The inverse: every tensor must match the region's name and shape; a format-4 history's
-    /// rows are split by the regions. Throws strata::Error naming the first that does not fit.
-    void upload(const PipelineHistory& history, bool gradients);
+    /// rows are split by the regions; chunk copies' rows go to `chunk_rows`. Throws
+    /// strata::Error naming the first that does not fit.
+    void upload(const PipelineHistory& history, bool gradients, const ChunkRowsIn& chunk_rows = {});
 
-    /// Floats of the chunk arena and the workspace, and of the snapshot (memory plan).
-    [[nodiscard]] std::size_t scratch_floats() const { return scratch_.size() + workspace_.size(); }
+    /// Floats of the chunk arena, the chunk copies and the workspace, and of the snapshot
+    /// (memory plan).
+    [[nodiscard]] std::size_t scratch_floats() const {
+        return scratch_.size() + chunk_.size() + workspace_.size();
+    }
     [[nodiscard]] std::size_t snapshot_floats() const { return backup_.size(); }
 
 private:
@@ -84,6 +100,7 @@ private:
         float* data;
         index_t rows;
         index_t cols;
+        TensorId tensor;  ///< data null: a chunk copy (its rows in the slices' mirror)
         [[nodiscard]] std::size_t floats() const {
             return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
         }
@@ -103,7 +120,9 @@ private:
     Buffer<float> kept_grad_;
     Buffer<float> backup_;
     Buffer<float> scratch_;
+    Buffer<float> chunk_;  ///< chunk copies: slot at offset x scratch_rows_, chunk rows x cols
     Buffer<float> workspace_;
+    bool snapshot_ = false;
     index_t scratch_rows_ = 0;  ///< rows the chunk arena was sized for
 };
 

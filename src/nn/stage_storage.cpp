@@ -26,7 +26,7 @@ const Location& StageStorage::grad(TensorId t) const {
 }
 
 StageStorage plan_stage_storage(const ModelGraph& graph, const StageLayout& layout, int stage_index,
-                                index_t rows, Recompute recompute) {
+                                index_t rows, Recompute recompute, bool sliced) {
     const Stage& stage = layout.stages.at(static_cast<std::size_t>(stage_index));
     StageStorage st;
     st.schedule = plan_stage_schedule(graph,
@@ -45,6 +45,28 @@ StageStorage plan_stage_storage(const ModelGraph& graph, const StageLayout& layo
             gradient[static_cast<std::size_t>(slot)] = true;
         }
     }
+    // S x F: the slots the slices mirror become chunk copies — aggregation inputs (computed in
+    // the stage or received; not the raw inputs, nor those sent on: a send reads its rows
+    // after the next chunk ran) and aggregation outputs' gradients.
+    std::vector<bool> chunk(schedule.slots.size(), false);
+    for (int n = stage.first; sliced && n < stage.end; ++n) {
+        const Node& node = graph.node(n);
+        if (node.op->kind() != OpKind::aggregate) {
+            continue;
+        }
+        const int g = schedule.grads.at(static_cast<std::size_t>(node.output));
+        if (g >= 0) {
+            chunk[static_cast<std::size_t>(g)] = true;
+        }
+        for (const TensorId t : node.inputs) {
+            const bool sent =
+                std::find(stage.outgoing.begin(), stage.outgoing.end(), t) != stage.outgoing.end();
+            const int v = schedule.values.at(static_cast<std::size_t>(t));
+            if (graph.tensor(t).producer >= 0 && !sent && v >= 0) {
+                chunk[static_cast<std::size_t>(v)] = true;
+            }
+        }
+    }
     for (std::size_t s = 0; s < schedule.slots.size(); ++s) {
         const Slot& slot = schedule.slots[s];
         Location l{.cols = slot.cols};
@@ -54,6 +76,10 @@ StageStorage plan_stage_storage(const ModelGraph& graph, const StageLayout& layo
         } else if (!slot.whole) {
             l.place = Place::scratch;
             l.offset = slot.offset;
+        } else if (chunk[s]) {
+            l.place = Place::chunk;
+            l.offset = st.chunk_per_row;
+            st.chunk_per_row += static_cast<std::size_t>(slot.cols);
         } else if (gradient[s]) {
             l.place = Place::kept_grad;
             l.offset = st.kept_grad_floats;
@@ -95,13 +121,34 @@ StageStorage plan_stage_storage(const ModelGraph& graph, const StageLayout& layo
         for (const TensorId t : node.inputs) {
             if (graph.tensor(t).producer >= 0 &&
                 std::find(st.snapshot.begin(), st.snapshot.end(), t) == st.snapshot.end()) {
-                STRATA_ASSERT(st.value(t).place == Place::kept);
+                STRATA_ASSERT(st.value(t).place == Place::kept || st.chunk_only(t));
                 st.snapshot.push_back(t);
-                st.snapshot_floats += whole_floats(graph.tensor(t).cols);
+                if (!st.chunk_only(t)) {
+                    st.snapshot_floats += whole_floats(graph.tensor(t).cols);
+                }
             }
         }
         STRATA_ASSERT(st.value(node.output).place == Place::kept &&
-                      (!has_grad || st.grad(node.output).place == Place::kept_grad));
+                      (!has_grad || st.grad(node.output).place == Place::kept_grad ||
+                       st.grad(node.output).place == Place::chunk));
+    }
+    // The chunk copies backward reads: refilled from the mirror before a chunk's backward.
+    for (const TensorId t : st.snapshot) {
+        if (!st.chunk_only(t)) {
+            continue;
+        }
+        const int slot = schedule.values.at(static_cast<std::size_t>(t));
+        bool read = false;
+        for (std::size_t k = static_cast<std::size_t>(schedule.boundary); k < schedule.steps.size();
+             ++k) {
+            const PlanStep& step = schedule.steps[k];
+            read = read || std::find(step.x.begin(), step.x.end(), slot) != step.x.end() ||
+                   (step.kind != StepKind::forward && step.kind != StepKind::recompute &&
+                    step.y == slot);
+        }
+        if (read) {
+            st.refill.push_back(t);
+        }
     }
     return st;
 }

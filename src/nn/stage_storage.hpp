@@ -11,6 +11,11 @@
 //               stage transfer, received ahead (stage_receives.hpp)
 //   snapshot    whole-graph rows x cols of the aggregation inputs (T3's historical embeddings)
 //   workspace   the largest op workspace at chunk rows (whole-graph rows for an aggregation)
+//   chunk copy  feature slices (S x F) only: the aggregation inputs (but those sent to the next
+//               stage) and the aggregation outputs' gradients, rows of the chunk in flight only,
+//               per chunk row: their every row lives in the slices' mirror (layout C, all rows
+//               at column slice f, pipeline_slices.hpp), so the R copy serves only the chunk's
+//               row-local readers; backward refills it from the mirror where its steps read it
 // Every whole-graph region is 64-byte aligned (16 floats).
 #pragma once
 
@@ -28,13 +33,13 @@
 
 namespace strata {
 
-enum class Place { none, input, kept, kept_grad, scratch };
+enum class Place { none, input, kept, kept_grad, scratch, chunk };
 
 /// Where a slot of the stage's schedule lives.
 struct Location {
     Place place = Place::none;
     int input = -1;          ///< Place::input: index into the data's inputs
-    std::size_t offset = 0;  ///< kept / kept_grad: floats into that buffer; scratch: per row
+    std::size_t offset = 0;  ///< kept / kept_grad: floats into that buffer; scratch, chunk: per row
     index_t cols = 0;
 };
 
@@ -50,11 +55,17 @@ struct StageStorage {
     /// Of scratch_per_row, the receive rows' (the last ones): the largest of the incoming
     /// values' and the outgoing gradients' columns, summed over the tensors.
     std::size_t receive_per_row = 0;
-    std::size_t snapshot_floats = 0;
+    std::size_t snapshot_floats = 0;  ///< of the aggregation inputs kept whole (not chunk copies)
+    std::size_t chunk_per_row = 0;    ///< floats of chunk copies per chunk row (S x F)
+    /// S x F: the chunk copies of aggregation inputs that backward reads (forward, recompute or
+    /// backward steps after the loss), refilled from the mirror before a chunk's backward.
+    std::vector<TensorId> refill;
 
     /// Where tensor t's value (as forward wrote it) or gradient lives.
     [[nodiscard]] const Location& value(TensorId t) const;
     [[nodiscard]] const Location& grad(TensorId t) const;
+    /// Whether aggregation input t's value is a chunk copy (no whole rows, no R snapshot).
+    [[nodiscard]] bool chunk_only(TensorId t) const { return value(t).place == Place::chunk; }
 };
 
 /// Floats rounded up to a 64-byte aligned region.
@@ -62,8 +73,10 @@ struct StageStorage {
 
 /// The storage of stage `stage` of `layout` over `rows` whole-graph rows, keeping for backward
 /// what `recompute` says (a chunk's aggregations are never recomputed: see plan_stage_schedule).
+/// `sliced` (S x F): the mirrored buffers as chunk copies (above).
 [[nodiscard]] StageStorage plan_stage_storage(const ModelGraph& graph, const StageLayout& layout,
-                                              int stage, index_t rows, Recompute recompute);
+                                              int stage, index_t rows, Recompute recompute,
+                                              bool sliced = false);
 
 /// The largest forward or backward workspace of the stage's steps: row-local ops at
 /// `chunk_rows`, aggregations at the operator's rows.

@@ -11,8 +11,10 @@
 // - layouts that cannot run get one clear error line naming the option;
 // - S x F (feature slices inside each stage, np 4): 2 x 2 trains as 2 x 1 on each pair of ranks
 //   (losses within 1e-5 relative, accuracies within one vertex, every epoch), with the same
-//   stage bytes summed over the ranks and half the whole-graph buffers per rank; the guard's
-//   measurement (a restored history) rewrites the slices' mirrors.
+//   stage bytes summed over the ranks and half the whole-graph part (buffers and mirrors) per
+//   rank; the guard's
+//   measurement (a restored history) rewrites the slices' mirrors; the layout switches' bytes
+//   are exactly the formula of slice_switches.hpp (uneven blocks and odd widths too).
 // On a DIRECTED graph, so a swapped transpose in the chunked pull backward would show.
 #include <array>
 #include <cmath>
@@ -23,6 +25,7 @@
 
 #include "datasets/adjacency.hpp"
 #include "datasets/normalize.hpp"
+#include "layers/layout_switch.hpp"
 #include "layers/model_inputs.hpp"
 #include "layers/model_zoo.hpp"
 #include "layers/pipeline_slices.hpp"
@@ -32,6 +35,7 @@
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/optimizer.hpp"
 #include "src/nn/pipeline_executor.hpp"
+#include "src/nn/slice_switches.hpp"
 #include "src/nn/stage_storage.hpp"
 #include "tests/layers/distributed_harness.hpp"
 #include "tests/support/all_ranks.hpp"
@@ -47,6 +51,7 @@ struct EpochResult {
     double loss = 0.0;
     Evaluation eval;
     std::optional<PipelineEpochStats> pipeline;
+    std::int64_t a2a = 0;  ///< S x F: this rank's layout-switch bytes of the epoch
 };
 
 ModelSpec small(const std::string& name, int layers) {
@@ -105,6 +110,10 @@ struct PipelineRun {
     StageLayout layout;
     index_t rows = 0;
     std::vector<MemoryLine> memory;
+    std::int64_t a2a_formula = 0;  ///< S x F: every stage's stage_switch_floats x 4, per epoch
+    /// S x F: this rank's mirrors of what F = 1 holds nowhere whole twice — the raw inputs'
+    /// (aggregated features) and those of aggregation inputs kept whole too (sent on).
+    std::int64_t extra_mirror_bytes = 0;
 };
 
 PipelineRun train_pipeline(const GraphDataset& g, Communicator& world, Communicator& self,
@@ -164,9 +173,54 @@ PipelineRun train_sliced(const GraphDataset& g, Communicator& world, Communicato
     run.layout = executor.layout();
     run.rows = sliced.num_rows();
     run.memory = executor.memory_plan();
+    const std::vector<index_t> offsets = blocks(part.graph.num_owned, chunks);
+    std::vector<index_t> chunk_rows;
+    for (std::size_t c = 0; c + 1 < offsets.size(); ++c) {
+        chunk_rows.push_back(offsets[c + 1] - offsets[c]);
+    }
+    for (int s = 0; s < options.stages; ++s) {
+        const StageStorage storage = plan_stage_storage(
+            model.graph, run.layout, s, part.graph.num_owned, options.recompute, true);
+        run.a2a_formula += 4 * stage_switch_floats(model.graph, storage, chunk_rows, slices);
+    }
+    {
+        const int slice = world.rank() % slices;
+        const StageStorage mine = plan_stage_storage(model.graph, run.layout, world.rank() / slices,
+                                                     sliced.num_rows(), options.recompute, true);
+        const auto mirror_bytes = [&](index_t cols) {
+            return static_cast<std::int64_t>(part.graph.num_owned) *
+                   grid_block(cols, slices, slice).count * 4;
+        };
+        std::vector<int> aggregated;
+        for (const PlanStep& step : mine.schedule.steps) {
+            if (step.kind != StepKind::forward || model.graph.node(step.node).op->row_local()) {
+                continue;
+            }
+            for (const int slot : step.x) {
+                const Location& l = mine.slots[static_cast<std::size_t>(slot)];
+                if (l.place == Place::input &&
+                    std::find(aggregated.begin(), aggregated.end(), slot) == aggregated.end()) {
+                    aggregated.push_back(slot);
+                    run.extra_mirror_bytes += mirror_bytes(l.cols);
+                }
+            }
+        }
+        for (const TensorId t : mine.snapshot) {
+            if (!mine.chunk_only(t)) {
+                run.extra_mirror_bytes += (options.snapshot_period > 0 ? 2 : 1) *
+                                          mirror_bytes(model.graph.tensor(t).cols);
+            }
+        }
+    }
+    const auto switched = [&] {
+        const HaloBytes b = executor.switch_bytes();
+        return b.forward + b.backward + b.recompute;
+    };
     for (int e = 1; e <= epochs; ++e) {
         EpochResult r;
+        const std::int64_t before = switched();
         r.loss = executor.train_step(e);
+        r.a2a = switched() - before;
         r.pipeline = executor.pipeline_epoch();
         adam.step(parameters.all());
         r.eval = executor.evaluate();
@@ -706,33 +760,82 @@ TEST_CASE("S x F: feature slices inside each stage train as the same pipeline at
             CHECK(sliced.epochs[e].pipeline->stage_bytes == one.epochs[e].pipeline->stage_bytes);
             CHECK(sliced.epochs[e].pipeline->stage_bytes > 0);
         }
-        // The stage's whole-graph buffers hold the slice's rows: summed over the stage's two
-        // slices, one F = 1 stage's (its two pairs of ranks: twice that); plus the mirrors.
-        const std::array<std::string, 3> parts{"whole-graph activations",
-                                               "whole-graph aggregation gradients",
-                                               "historical-embedding snapshot"};
+        // The layout switches: over the 4 ranks exactly the formula (slice_switches.hpp).
+        CHECK(sliced.a2a_formula > 0);
+        for (const EpochResult& r : sliced.epochs) {
+            std::array<std::int64_t, 1> a2a{r.a2a};
+            world.allreduce_sum(a2a);
+            CHECK(a2a[0] == sliced.a2a_formula);
+        }
+        // A stage's whole-graph part (activations, gradients, snapshot and, at F = 2, the
+        // mirrors) is 1/F of F = 1's per rank: summed over the stage's two slices, one F = 1
+        // stage's (its two pairs of ranks: twice that), once the mirrors of what F = 1 keeps
+        // nowhere (the raw features aggregated) or also whole (aggregation inputs sent on) are
+        // set aside. The aggregation gradients are chunk copies only: no whole-graph rows.
+        const std::array<std::string, 4> parts{
+            "whole-graph activations", "whole-graph aggregation gradients",
+            "historical-embedding snapshot", "feature-slice mirrors"};
         auto sums = [&](const PipelineRun& run, int stage) {
-            std::array<std::int64_t, 7> out{};
+            std::array<std::int64_t, 8> out{};
             for (const MemoryLine& line : run.memory) {
                 for (std::size_t p = 0; p < parts.size(); ++p) {
                     if (line.what.find(parts[p]) != std::string::npos) {
-                        out[static_cast<std::size_t>(stage) * 3 + p] += line.bytes;
+                        out[static_cast<std::size_t>(stage) * 4 + p] += line.bytes;
                     }
                 }
-                if (line.what.find("feature-slice mirrors") != std::string::npos) {
-                    out[6] += line.bytes;
-                }
             }
+            out[static_cast<std::size_t>(stage) * 4 + 3] -= run.extra_mirror_bytes;
             world.allreduce_sum(out);
             return out;
         };
         const auto full = sums(one, world.rank() % 2);
-        const auto halves = sums(sliced, world.rank() / 2);
-        for (std::size_t i = 0; i < 6; ++i) {
-            CHECK(2 * halves[i] == full[i]);
+        const auto sliced_sums = sums(sliced, world.rank() / 2);
+        for (std::size_t stage = 0; stage < 2; ++stage) {
+            const auto at = [&](const std::array<std::int64_t, 8>& a, std::size_t p) {
+                return a[stage * 4 + p];
+            };
+            CHECK(at(full, 3) == 0);
+            CHECK(at(sliced_sums, 1) == 0);
+            CHECK(2 * (at(sliced_sums, 0) + at(sliced_sums, 1) + at(sliced_sums, 2) +
+                       at(sliced_sums, 3)) ==
+                  at(full, 0) + at(full, 1) + at(full, 2));
         }
-        CHECK(full[6] == 0);
-        CHECK(halves[6] > 0);
+        CHECK(sliced_sums[3] + sliced_sums[7] > 0);  // (APPNP's MLP stage aggregates nothing)
+    }
+}
+
+TEST_CASE("switch_floats: every entry but the diagonal blocks, by hand", "[pipeline]") {
+    // 5 rows x 3 columns over 2 slices: row blocks 3, 2 and column slices 2, 1; the diagonal
+    // blocks 3·2 + 2·1 = 8 stay, 15 − 8 = 7 move.
+    CHECK(switch_floats(5, 3, 2) == 7);
+    CHECK(switch_floats(100, 8, 2) == 400);  // even: n·w·(F − 1)/F
+    CHECK(switch_floats(7, 4, 3) == 28 - (3 * 2 + 2 * 1 + 2 * 1));
+    CHECK(switch_floats(9, 5, 1) == 0);  // one slice: nothing moves
+}
+
+TEST_CASE("S x F: the switches' bytes are the formula with uneven blocks", "[pipeline][mpi]") {
+    // 203 rows in 3 chunks (67, 68, 68: row blocks 34/33 and 34/34) at odd widths (hidden 7:
+    // column slices 4 and 3), T2 off so gradients accumulate: a2a summed over the 4 ranks is
+    // stage_switch_floats x 4 every epoch.
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    if (world.size() != 4) {
+        return;
+    }
+    const GraphDataset g = test::directed_graph(203, 4, 6, 11, 31);
+    for (const std::string name : {"gcnii", "sage"}) {
+        INFO(name);
+        ModelSpec spec = small(name, 4);
+        spec.hidden = 7;
+        PipelineOptions options;
+        options.grad_zero_scale = false;
+        const PipelineRun run = train_sliced(g, world, self, spec, 2, options, 3, 2);
+        CHECK(run.a2a_formula > 0);
+        for (const EpochResult& r : run.epochs) {
+            std::array<std::int64_t, 1> a2a{r.a2a};
+            world.allreduce_sum(a2a);
+            CHECK(a2a[0] == run.a2a_formula);
+        }
     }
 }
 

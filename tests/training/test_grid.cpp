@@ -9,7 +9,7 @@
 // bytes equal 1D at G's and the switches' bytes the formula (docs/layouts.md), exactly, and the
 // metrics' per-epoch bytes the hand count on a ring, also split inside and across pretended nodes
 // (by slot, round robin, uneven: the placement's fallback), and the layer pipeline's stage bytes
-// too; a checkpoint written on one grid
+// too, S x F's feature groups placed inside the nodes; a checkpoint written on one grid
 // resumes on another (K x 1, 1 x K) and continues the run; rank (g, f) reads part g's structure
 // and feature columns f only, from a partition directory and from the .h5 (bytes = formula), and
 // holds its row chunk's features.
@@ -661,8 +661,9 @@ public:
 /// GCN 12 -> 8 -> 4 on the ring, 2 epochs, block partition, through a Session on `runtime`
 /// with `slices` feature slices (`parallel` = "pipeline": the layer pipeline instead).
 EpochBytes run_ring(Runtime& runtime, const GraphDataset& g, int slices,
-                    const std::string& parallel = "graph") {
+                    const std::string& parallel = "graph", int chunks = 0) {
     RunConfig c;
+    c.chunks = chunks;
     c.seed = 1;
     c.partition_method = "block";
     c.model.model = "gcn";
@@ -793,6 +794,45 @@ TEST_CASE("topology: the layer pipeline's stage bytes split by the pretended nod
         }
     }
     world.set_node_map({0, 0});
+}
+
+TEST_CASE("topology: S x F's feature groups sit inside the pretended nodes", "[grid][mpi]") {
+    // 2 stages x 2 feature slices on 4 ranks, 2 chunks. One node, and nodes 0 0 1 1
+    // (by slot): the consecutive groups {0, 1}, {2, 3}, the same bits. Round robin (0 1 0 1):
+    // place_grid's groups {0, 2} and {1, 3} (stage 0 on node 0, stage 1 on node 1), so every
+    // layout switch stays inside a node and every stage transfer crosses; the same run to the
+    // all-reduces' rounding. Consecutive groups there would put every switch across nodes.
+    Runtime runtime = open_runtime({.device = "cpu", .comm = "mpi", .threads = 1});
+    if (runtime.comm->size() != 4) {
+        return;
+    }
+    auto& world = dynamic_cast<MpiCommunicator&>(*runtime.comm);
+    const GraphDataset g = ring();
+    world.set_node_map({0, 0, 0, 0});
+    const EpochBytes one = run_ring(runtime, g, 2, "pipeline", 2);
+    for (const std::vector<int>& nodes :
+         {std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 1, 0, 1}}) {
+        INFO("nodes " << nodes[0] << nodes[1] << nodes[2] << nodes[3]);
+        world.set_node_map(nodes);
+        const EpochBytes observer = run_ring(runtime, g, 2, "pipeline", 2);
+        CHECK(observer.warnings.empty());
+        REQUIRE(observer.stats.size() == one.stats.size());
+        for (std::size_t e = 0; e < observer.stats.size(); ++e) {
+            const EpochStats& s = observer.stats[e];
+            REQUIRE(s.pipeline.has_value());
+            CHECK(s.a2a_bytes > 0);
+            CHECK(s.a2a_bytes == one.stats[e].a2a_bytes);
+            CHECK(s.pipeline->stage_bytes == one.stats[e].pipeline->stage_bytes);
+            CHECK(s.bytes_intra_node == s.a2a_bytes + s.recompute_a2a_bytes);
+            CHECK(s.bytes_inter_node == s.pipeline->stage_bytes + s.allreduce_bytes);
+            if (nodes[1] == 0) {
+                CHECK(s.loss == one.stats[e].loss);
+            } else {
+                CHECK(close(s.loss, one.stats[e].loss));
+            }
+        }
+    }
+    world.set_node_map(std::vector<int>(4, 0));
 }
 
 TEST_CASE("grid: a checkpoint written on one grid resumes on another and continues the run",

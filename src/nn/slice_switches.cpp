@@ -1,0 +1,54 @@
+// slice_switches: the grid's blocks summed, and the stage's aggregation steps counted.
+#include "src/nn/slice_switches.hpp"
+
+#include "src/base/error.hpp"
+
+namespace strata {
+
+namespace {
+
+/// |block i| of n items in `parts` blocks, the first n mod parts one longer (grid_block).
+std::int64_t block(index_t n, int parts, int i) {
+    return static_cast<std::int64_t>(n / parts + (i < n % parts ? 1 : 0));
+}
+
+}  // namespace
+
+std::int64_t switch_floats(index_t rows, index_t width, int slices) {
+    STRATA_CHECK(slices >= 1 && rows >= 0 && width >= 0, "switch_floats: ", rows, " x ", width,
+                 " over ", slices, " slices");
+    std::int64_t diagonal = 0;
+    for (int f = 0; f < slices; ++f) {
+        diagonal += block(rows, slices, f) * block(width, slices, f);
+    }
+    return static_cast<std::int64_t>(rows) * static_cast<std::int64_t>(width) - diagonal;
+}
+
+std::int64_t stage_switch_floats(const ModelGraph& graph, const StageStorage& storage,
+                                 std::span<const index_t> chunk_rows, int slices) {
+    std::int64_t floats = 0;
+    for (const PlanStep& step : storage.schedule.steps) {
+        if (step.kind == StepKind::loss || graph.node(step.node).op->row_local()) {
+            continue;
+        }
+        STRATA_CHECK(step.kind != StepKind::recompute && step.folded < 0,
+                     "switch_floats: a recomputed or folded aggregation (never in a stage)");
+        const Node& node = graph.node(step.node);
+        const index_t width = graph.tensor(node.output).cols;
+        int switches = 2;  // forward: the input in, the result out
+        if (step.kind == StepKind::backward) {
+            switches = step.modes.at(0) == GradMode::accumulate ? 3 : 2;
+        }
+        for (const index_t rows : chunk_rows) {
+            floats += switches * switch_floats(rows, width, slices);
+        }
+    }
+    for (const TensorId t : storage.refill) {  // chunk copies refilled before backward
+        for (const index_t rows : chunk_rows) {
+            floats += switch_floats(rows, graph.tensor(t).cols, slices);
+        }
+    }
+    return floats;
+}
+
+}  // namespace strata
