@@ -49,7 +49,8 @@ MadeExecutor make_executor(const RunConfig& config, Prepared& prepared, Backend&
                             .seed = config.seed,
                             .nnz = prepared.nnz,
                             .recompute = *parse_recompute(config.recompute),
-                            .slices = prepared.stage_slices.get()});
+                            .slices = prepared.stage_slices.get(),
+                            .precision = *parse_halo_precision(config.halo_precision)});
         prepared.structure.reset();  // read in the constructor only
         made.pipeline = pipeline.get();
         made.executor = std::move(pipeline);
