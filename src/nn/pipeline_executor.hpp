@@ -4,7 +4,8 @@
 // staggered one chunk per stage, then backward in reverse — with one optimizer step per epoch, so
 // weights are never stale. Only the tensors crossing a stage cut travel: 2 x |V| x their widths x
 // 4 bytes per cut and epoch, independent of depth (graph parallelism sends halo rows at every
-// layer).
+// layer); at PipelineOptions::precision bf16 or int8 each row is a packed record instead (2 x
+// width, or width + 4 bytes; src/comm/wire_exchange.hpp), the hybrid's mirror rows too.
 //
 // Staleness: an aggregation of chunk c reads its in-neighbours' rows from whole-graph buffers:
 // fresh for chunks already processed this epoch, historical (last epoch's, or a snapshot's) for

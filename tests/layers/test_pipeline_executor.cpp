@@ -7,6 +7,8 @@
 //   the fewest whole-graph rows;
 // - a run continued from its history (in another recompute mode) equals the uninterrupted run;
 // - layouts that cannot run get one clear error line naming the option;
+// - bf16 / int8 transfers: stage bytes = 2 |V| x Σ record bytes, mirror bytes shrink by the
+//   record ratio, losses near fp32's; precision_losses leaves the run bit for bit as without;
 // - S x F (feature slices inside each stage, np 4): 2 x 2 trains as 2 x 1 on each pair of ranks
 //   (losses within 1e-5 relative, accuracies within one vertex, every epoch), with the same
 //   stage bytes summed over the ranks and half the whole-graph buffers per rank; the guard's
