@@ -139,9 +139,10 @@ Plan make_plan(const PlanRequest& request) {
     const bool whole = !std::filesystem::is_directory(request.data);
     if (request.halo_precision != HaloPrecision::fp32) {
         plan.notes.push_back(std::string("graph parallelism priced with ") +
+                             to_string(request.halo_precision) + " halos and the pipeline with " +
                              to_string(request.halo_precision) +
-                             " halos (--halo-precision; lossy, watched by the precision guard); "
-                             "the pipeline with fp32");
+                             " stage transfers (--halo-precision; lossy, watched by the precision "
+                             "guard)");
     }
 
     // The machine with every figure moved by its spread the slow way: each candidate's error
@@ -280,10 +281,15 @@ Plan make_plan(const PlanRequest& request) {
             c.chunks = layout.chunks;
             c.recompute = to_string(layout.recompute);
             c.threads = shape.threads;
-            const PipelinePrediction p = predict_pipeline_epoch(built.graph, one, layout, shape);
+            RunShape pipe_shape = shape;  // stage transfers at the run's precision
+            pipe_shape.halo_precision = request.halo_precision;
+            RunShape slow_pipe_shape = slow_shape;
+            slow_pipe_shape.halo_precision = request.halo_precision;
+            const PipelinePrediction p =
+                predict_pipeline_epoch(built.graph, one, layout, pipe_shape);
             c.time = p.time;
             c.error_band = spread_band(
-                predict_pipeline_epoch(built.graph, one, layout, slow_shape).time, c.time);
+                predict_pipeline_epoch(built.graph, one, layout, slow_pipe_shape).time, c.time);
             c.stage_bytes = p.stage_bytes;
             c.bubble = p.bubble;
             c.split = p.split;

@@ -33,16 +33,18 @@ RankStats way_share(const PartitionStats& whole, int ways) {
 }
 
 /// Columns crossing each cut s -> s + 1 (the outgoing tensors of stage s).
-std::vector<double> cut_columns(const ModelGraph& graph, const StageLayout& layout) {
-    std::vector<double> cols;
+/// Per cut, the bytes one row of its crossing tensors takes on the wire (packed_row_bytes).
+std::vector<double> cut_row_bytes(const ModelGraph& graph, const StageLayout& layout,
+                                  HaloPrecision precision) {
+    std::vector<double> bytes;
     for (std::size_t s = 0; s + 1 < layout.stages.size(); ++s) {
-        double c = 0.0;
+        double b = 0.0;
         for (const TensorId t : layout.stages[s].outgoing) {
-            c += graph.tensor(t).cols;
+            b += static_cast<double>(packed_row_bytes(precision, graph.tensor(t).cols));
         }
-        cols.push_back(c);
+        bytes.push_back(b);
     }
-    return cols;
+    return bytes;
 }
 
 }  // namespace
@@ -75,13 +77,12 @@ StageLayout pipeline_stage_layout(const ModelGraph& graph, int stages,
 }
 
 std::int64_t pipeline_stage_bytes(const ModelGraph& graph, const StageLayout& layout,
-                                  global_id vertices) {
-    std::int64_t cols = 0;
-    for (const double c : cut_columns(graph, layout)) {
-        cols += static_cast<std::int64_t>(c);
+                                  global_id vertices, HaloPrecision precision) {
+    std::int64_t row_bytes = 0;
+    for (const double b : cut_row_bytes(graph, layout, precision)) {
+        row_bytes += static_cast<std::int64_t>(b);
     }
-    return 2 * static_cast<std::int64_t>(vertices) * cols *
-           static_cast<std::int64_t>(sizeof(float));
+    return 2 * static_cast<std::int64_t>(vertices) * row_bytes;
 }
 
 double pipeline_wave_seconds(std::span<const double> forward, std::span<const double> backward,
@@ -113,13 +114,13 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
     PipelinePrediction out;
     const StageLayout stages = pipeline_stage_layout(graph, layout.stages, whole);
     out.split = stages.describe(graph);
-    out.stage_bytes = pipeline_stage_bytes(graph, stages, whole.vertices);
+    out.stage_bytes = pipeline_stage_bytes(graph, stages, whole.vertices, shape.halo_precision);
     const RankStats way = way_share(whole, layout.ways);
     const ExecutionPlan plan = rank_plan(graph, way, Recompute::none);
     const ThreadRates& rates = shape.machine->rates(shape.threads);
     const double scale = rates.time_scale;
     const int steps = layout.chunks / layout.ways;
-    const std::vector<double> cuts = cut_columns(graph, stages);
+    const std::vector<double> cuts = cut_row_bytes(graph, stages, shape.halo_precision);
     std::vector<double> forward;
     std::vector<double> backward;
     std::vector<double> transfer;
@@ -150,11 +151,10 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
         backward.push_back(per_chunk[1]);
         // The receive before stage s: its cut's rows of one chunk, one message per tensor.
         const double rows = static_cast<double>(way.owned) / steps;
-        transfer.push_back(
-            s == 0
-                ? 0.0
-                : static_cast<double>(stages.stages[s].incoming.size()) * shape.network.latency_s +
-                      rows * cuts[s - 1] * 4.0 / (shape.network.bandwidth_gbs * giga));
+        transfer.push_back(s == 0 ? 0.0
+                                  : static_cast<double>(stages.stages[s].incoming.size()) *
+                                            shape.network.latency_s +
+                                        rows * cuts[s - 1] / (shape.network.bandwidth_gbs * giga));
         const double stage_busy = steps * (per_chunk[0] + per_chunk[1]);
         if (stage_busy >= busiest) {
             busiest = stage_busy;

@@ -7,9 +7,11 @@
 //   the wave      simulated in the executor's order (pipeline_wave_seconds): every chunk forward,
 //                 staggered one chunk per stage, then backward in reverse; a blocking receive per
 //                 cut tensor and chunk, sends asynchronous; transfers not overlapped
-//   stage bytes   2 x |V| x (Σ over cuts of the crossing columns) x 4, summed over ranks — the
-//                 metrics' stage_bytes, exactly (the executor sends every chunk's cut rows once
-//                 forward and once backward)
+//   stage bytes   2 x |V| x (Σ over cuts and crossing tensors of the record bytes of a row),
+//                 summed over ranks — the metrics' stage_bytes, exactly (the executor sends every
+//                 chunk's cut rows once forward and once backward); a record is the run's
+//                 halo_precision's (RunShape::halo_precision): 4 cols (fp32), 2 cols (bf16) or
+//                 cols + 4 (int8)
 //   all-reduce    the gradient over all K ranks; Adam on every rank
 //   evaluation    rank 0 alone on the whole graph (the model's evaluation schedule)
 //   memory        stage_memory_lines over plan_stage_storage — the executor's own functions —
@@ -51,9 +53,11 @@ struct PipelineLayout {
 [[nodiscard]] StageLayout pipeline_stage_layout(const ModelGraph& graph, int stages,
                                                 const PartitionStats& whole);
 
-/// Bytes between stages per epoch, summed over ranks (the metrics' stage_bytes).
+/// Bytes between stages per epoch, summed over ranks (the metrics' stage_bytes), with the
+/// transfers at `precision`.
 [[nodiscard]] std::int64_t pipeline_stage_bytes(const ModelGraph& graph, const StageLayout& layout,
-                                                global_id vertices);
+                                                global_id vertices,
+                                                HaloPrecision precision = HaloPrecision::fp32);
 
 /// Seconds of one GPipe wave of `steps` chunks per way as the executor runs it: forward[s] and
 /// backward[s] are stage s's seconds per chunk, transfer[s] the seconds of the receive before

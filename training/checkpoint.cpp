@@ -95,6 +95,9 @@ void write_checkpoint(const fs::path& path, const Checkpoint& c) {
         file.write_attribute("/", "early_stopped", std::int64_t{c.early_stopped ? 1 : 0});
         file.write_attribute("/", "dataset_path", c.dataset_path);
         file.write_attribute("/", "config", c.config);
+        if (!c.halo_precision_switched.empty()) {
+            file.write_attribute("/", "halo_precision_switched", c.halo_precision_switched);
+        }
         file.write_attribute("/", "model_spec", spec_to_json(c.model));
         file.write_attribute("/", "seed", std::to_string(c.model.seed));
         file.write_attribute("/", "row_normalize_features", std::int64_t{c.row_normalize ? 1 : 0});
@@ -152,6 +155,12 @@ Checkpoint read_checkpoint(const fs::path& path) {
     c.dataset_path = file.read_string_attribute("/", "dataset_path");
     if (version >= 5) {
         c.config = file.read_string_attribute("/", "config");
+        if (file.has_attribute("/", "halo_precision_switched")) {
+            c.halo_precision_switched = file.read_string_attribute("/", "halo_precision_switched");
+            STRATA_CHECK(c.halo_precision_switched == "fp32", name,
+                         ": attribute halo_precision_switched = '", c.halo_precision_switched,
+                         "' (expected fp32)");
+        }
     }
     if (version == 2) {  // GCN options as attributes
         const std::string model_type = file.read_string_attribute("/", "model_type");
@@ -279,7 +288,7 @@ void fields(Archive& a, C& c) {
     a(c.identity.model, c.identity.parameters, c.identity.dataset, c.identity.partition,
       c.identity.training, c.model.seed, c.row_normalize, c.partition_method, c.dataset_path,
       c.config, c.epoch, c.early_stopped, c.params, c.optimizer_state, c.selection, c.best_params,
-      c.history);
+      c.history, c.halo_precision_switched);
 }
 
 }  // namespace

@@ -76,6 +76,10 @@ struct Checkpoint {
     /// rank other than the root holds only its own entry (the others default).
     std::vector<PipelineHistory> pipeline_history{};
     std::optional<GuardState> guard;  ///< the accuracy guard's state, when it is on
+    /// "fp32" once the precision guard switched a compressed-halo run to fp32 halos (root
+    /// attribute `halo_precision_switched`, optional in format 5); empty otherwise and in files
+    /// written before it existed: the run's own halo_precision.
+    std::string halo_precision_switched;
 };
 
 /// describe(model) plus ", row-normalized features" when the input rows were normalized.

@@ -87,6 +87,9 @@ void Checkpointer::end_epoch(const EpochStats& stats, FitState& state) {
     state_.best_params = best_.download();
     state_.best = state.best;
     state_.history = state.history;
+    if (switched_) {
+        state_.halo_precision_switched = switched_();
+    }
     dir_.save(state_);
     state_.pipeline_history.clear();  // rank 0 holds every rank's rows only while it writes
     state_.pipeline_history.shrink_to_fit();

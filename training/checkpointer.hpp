@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "src/nn/model_parameters.hpp"
@@ -33,6 +34,12 @@ public:
     /// same epochs). Without it (graph parallelism) a save involves no communication.
     void add_pipeline_state(Communicator& comm, std::function<PipelineCheckpointState()> source);
 
+    /// Compressed halos with the precision guard: at every save, what `switched` returns ("fp32"
+    /// once the guard switched the run, else empty) goes into the checkpoint.
+    void add_precision_switch(std::function<std::string()> switched) {
+        switched_ = std::move(switched);
+    }
+
     void end_epoch(const EpochStats& stats, FitState& state) override;
     [[nodiscard]] const CheckpointDir& dir() const { return dir_; }
 
@@ -46,6 +53,7 @@ private:
     const BestTracker& best_;
     Communicator* comm_ = nullptr;
     std::function<PipelineCheckpointState()> pipeline_;
+    std::function<std::string()> switched_;
 };
 
 /// Puts a (broadcast) checkpoint's state back: weights, optimizer, best weights, and the loop's

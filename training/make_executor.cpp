@@ -52,7 +52,8 @@ MadeExecutor make_executor(const RunConfig& config, Prepared& prepared, Backend&
                             .nnz = prepared.nnz,
                             .recompute = *parse_recompute(config.recompute),
                             .slices = prepared.stage_slices.get(),
-                            .progress = config.overlap});
+                            .progress = config.overlap,
+                            .precision = *parse_halo_precision(config.halo_precision)});
         prepared.structure.reset();  // read in the constructor only
         made.pipeline = pipeline.get();
         made.executor = std::move(pipeline);

@@ -331,9 +331,6 @@ void validate(const RunConfig& c) {
     STRATA_CHECK_OPTION(c.machine.empty() || c.plan == "auto", "machine", quoted(c.machine),
                         "needs plan = auto");
     if (c.halo_precision != defaults.halo_precision) {
-        STRATA_CHECK_OPTION(c.parallel != "pipeline", "halo_precision", quoted(c.halo_precision),
-                            "not supported with parallel = pipeline yet (its stage transfers are "
-                            "fp32; use fp32, or parallel = graph)");
         STRATA_CHECK_OPTION(c.device == "cpu", "halo_precision", quoted(c.halo_precision),
                             "packs halo rows on the host: not supported with device = ", c.device,
                             " yet (use fp32)");

@@ -17,6 +17,7 @@
 #include "training/best_tracker.hpp"
 #include "training/checkpointer.hpp"
 #include "training/early_stopping.hpp"
+#include "training/guard_list.hpp"
 #include "training/make_executor.hpp"
 #include "training/metrics_writer.hpp"
 #include "training/precision_guard.hpp"
@@ -167,11 +168,17 @@ std::vector<std::string> Session::Parts::notes() const {
                      : c.overlap ? " (this communicator needs no progress calls)"
                                  : " (one inner SpMM, then the waits)"));
     if (c.halo_precision != "fp32") {
-        lines.push_back("halo precision: " + c.halo_precision +
-                        (c.guard ? " (each evaluation repeated with fp32 halos; the precision "
-                                   "guard switches to fp32 on a gap above " +
-                                       std::to_string(c.precision_margin) + ")"
-                                 : " (guard off)"));
+        const bool staged = c.parallel == "pipeline";
+        lines.push_back(
+            "halo precision: " + c.halo_precision +
+            (staged ? " stage transfers and mirror rows" : "") +
+            (!c.guard ? " (guard off)"
+             : staged ? " (at each evaluation the next step repeated with fp32 transfers; the "
+                        "precision guard switches to fp32 on a relative loss gap above " +
+                            std::to_string(c.precision_margin) + ")"
+                      : " (each evaluation repeated with fp32 halos; the precision guard "
+                        "switches to fp32 on a gap above " +
+                            std::to_string(c.precision_margin) + ")"));
     }
     lines.push_back(prepared.notes.order);
     lines.push_back(prepared.notes.features);
@@ -330,26 +337,36 @@ RunResult Session::run() {
                 .select_by = best.selection(), .bound = c.guard_bound, .window = c.guard_window},
             [&p](const std::string& text) { p.note(text, true); });
     }
-    std::optional<PrecisionGuard> precision_guard;  // compressed halos (never the pipeline)
-    if (pipeline == nullptr && c.guard && c.halo_precision != "fp32") {
-        ModelInputs& inputs = *p.prepared.inputs;
-        precision_guard.emplace(
-            *p.made.executor,
-            [&inputs](HaloPrecision precision) { inputs.set_halo_precision(precision); },
-            PrecisionGuardOptions{.precision = *parse_halo_precision(c.halo_precision),
-                                  .margin = c.precision_margin},
-            [&p](const std::string& text) { p.note(text, true); });
-    }
-    EpochGuard* epoch_guard = guard             ? static_cast<EpochGuard*>(&*guard)
-                              : precision_guard ? static_cast<EpochGuard*>(&*precision_guard)
-                                                : nullptr;
-    if (c.resume) {
-        RestoreMore restore_pipeline;
+    std::optional<PrecisionGuard> precision_guard;  // compressed halos or stage transfers
+    if (c.guard && c.halo_precision != "fp32") {
+        const PrecisionGuardOptions options{
+            .precision = *parse_halo_precision(c.halo_precision),
+            .margin = c.precision_margin,
+            .owns_divergence = pipeline == nullptr};  // else the accuracy guard's, reviewing first
+        const auto say = [&p](const std::string& text) { p.note(text, true); };
         if (pipeline != nullptr) {
-            restore_pipeline = [&](const Checkpoint& loaded) {
-                restore_pipeline_state(loaded, *pipeline, guard ? &*guard : nullptr, comm);
-            };
+            precision_guard.emplace(*pipeline, options, say);
+        } else {
+            ModelInputs& inputs = *p.prepared.inputs;
+            precision_guard.emplace(
+                *p.made.executor,
+                [&inputs](HaloPrecision precision) { inputs.set_halo_precision(precision); },
+                options, say);
         }
+    }
+    GuardList guards;  // the pipeline's accuracy guard first, then the precision guard
+    guards.add(guard ? &*guard : nullptr);
+    guards.add(precision_guard ? &*precision_guard : nullptr);
+    EpochGuard* epoch_guard = guards.empty() ? nullptr : &guards;
+    if (c.resume) {
+        const RestoreMore restore_pipeline = [&](const Checkpoint& loaded) {
+            if (pipeline != nullptr) {
+                restore_pipeline_state(loaded, *pipeline, guard ? &*guard : nullptr, comm);
+            }
+            if (!loaded.halo_precision_switched.empty() && precision_guard) {
+                precision_guard->restore_switch();  // fp32 from now on, as before the stop
+            }
+        };
         (void)resume(
             *checkpoints, base.identity, comm, parameters, adam, best, state,
             [&p](const std::string& text, bool warning) {
@@ -402,6 +419,12 @@ RunResult Session::run() {
                     mine.guard = guard->state();
                 }
                 return mine;
+            });
+        }
+        if (precision_guard) {
+            checkpointer->add_precision_switch([&precision_guard] {
+                return precision_guard->in_force() == HaloPrecision::fp32 ? std::string("fp32")
+                                                                          : std::string();
             });
         }
     }

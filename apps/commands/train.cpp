@@ -258,9 +258,11 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
            cmd->add_option("--halo-precision", f.halo_precision,
                            "What halo rows (forward rows and backward gradients) cross the wire "
                            "as: fp32 (exact), bf16 (2 bytes a value, round to nearest even) or "
-                           "int8 (1 byte a value plus a 4-byte scale per row). Graph parallelism "
-                           "on the CPU; with --guard on, each evaluation is repeated with fp32 "
-                           "halos and the run falls back to fp32 when they disagree")
+                           "int8 (1 byte a value plus a 4-byte scale per row); in the layer "
+                           "pipeline its stage transfers and mirror rows. On the CPU; with --guard "
+                           "on, each evaluation is repeated with fp32 halos (the pipeline: the "
+                           "next step with fp32 transfers) and the run falls back to fp32 when "
+                           "they disagree")
                ->default_str("fp32"));
     option(*t, "precision_margin",
            cmd->add_option("--precision-margin", f.precision_margin,

@@ -11,6 +11,7 @@
 
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
+#include "src/comm/wire_exchange.hpp"
 #include "src/device/counter_rng.hpp"
 #include "src/nn/node_runner.hpp"
 #include "src/nn/stage_buffers.hpp"
@@ -49,6 +50,7 @@ struct PipelineExecutor::WaveState {
     std::vector<std::size_t> backward_offsets;  ///< W C + 1, after the forward lists
     Buffer<float> mirror_send;
     Buffer<float> mirror_recv;
+    std::vector<float> mirror_packed;  ///< the mirror rows' records below fp32 (host)
     std::int64_t way_bytes = 0;
     std::int64_t stage_bytes = 0;
     std::int64_t inter_node_bytes = 0;  ///< of the two, sent to ranks on another node
@@ -101,7 +103,8 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
       base_offsets_(options.slices ? options.slices->local_offsets() : options.chunk_offsets),
       offsets_(base_offsets_),
       snapshot_period_(options.snapshot_period),
-      wave_(std::make_unique<WaveState>()) {
+      wave_(std::make_unique<WaveState>()),
+      precision_(options.precision) {
     const index_t rows = aggregation_.num_rows();  // this rank's (its slice's share)
     STRATA_CHECK_OPTION(data_.sparse_input == nullptr, "sparse_features", "on",
                         "the layer pipeline reads dense features");
@@ -372,12 +375,13 @@ void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> 
         backend_.gather_rows(buffer, list(chunk_of(me), w), segment(send, pattern.send_offsets, p));
     }
     Stopwatch watch;
-    auto exchange = world_.start_exchange(pattern, send, recv);
-    st.way_bytes += static_cast<std::int64_t>(send.size() * sizeof(float));
-    st.inter_node_bytes += static_cast<std::int64_t>(rows_to_other_nodes(world_, pattern)) *
-                           static_cast<std::int64_t>(cols) *
-                           static_cast<std::int64_t>(sizeof(float));
-    exchange->wait_all();
+    st.mirror_packed.resize(
+        std::max(st.mirror_packed.size(),
+                 WireExchange::packed_floats(precision_, send.rows, recv.rows, cols)));
+    WireExchange exchange(world_, precision_, pattern, send, recv, st.mirror_packed);
+    st.way_bytes += exchange.bytes_sent();  // rows x the precision's record bytes
+    st.inter_node_bytes += exchange.inter_node_bytes_sent();
+    exchange.wait_all();
     st.wait_s += watch.seconds();
     for (std::size_t p = 0; p < pattern.peers.size(); ++p) {
         const int w = pattern.peers[p] - stage() * ways;
@@ -541,7 +545,7 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
                              std::size_t next_k, bool first) {
         auto [into, staging] = staged(tensors, views_of(k), slot_of);
         if (!receives.posted()) {
-            receives.post(std::move(staging));
+            receives.post(std::move(staging), precision_);
         }
         const double waited = receives.finish(into);
         st.wait_s += waited;
@@ -549,18 +553,18 @@ double PipelineExecutor::train_step(std::int64_t epoch) {
             st.bubble_s += waited;
         }
         if (next_k != k) {
-            receives.post(staged(tensors, views_of(next_k), slot_of).second);
+            receives.post(staged(tensors, views_of(next_k), slot_of).second, precision_);
         }
     };
     auto send = [&](ConstMatrixView rows, int peer,
                     std::vector<std::unique_ptr<StageMessage>>& out) {
         auto m = std::make_unique<StageMessage>();
         m->pattern = one_way(peer, rows.rows, 0);
-        m->exchange = world_.start_exchange(m->pattern, rows, MatrixView{nullptr, 0, rows.cols});
-        st.stage_bytes += static_cast<std::int64_t>(rows.size() * sizeof(float));
-        if (world_.other_node(peer)) {
-            st.inter_node_bytes += static_cast<std::int64_t>(rows.size() * sizeof(float));
-        }
+        m->packed.resize(WireExchange::packed_floats(precision_, rows.rows, 0, rows.cols));
+        m->exchange = std::make_unique<WireExchange>(world_, precision_, m->pattern, rows,
+                                                     MatrixView{nullptr, 0, rows.cols}, m->packed);
+        st.stage_bytes += m->exchange->bytes_sent();  // rows x the precision's record bytes
+        st.inter_node_bytes += m->exchange->inter_node_bytes_sent();
         out.push_back(std::move(m));
     };
 
@@ -675,6 +679,32 @@ StalenessLosses PipelineExecutor::staleness_losses(std::int64_t epoch) {
         const double d = static_cast<double>(stale[i]) - static_cast<double>(fresh[i]);
         difference += d * d;
         norm += static_cast<double>(fresh[i]) * static_cast<double>(fresh[i]);
+    }
+    out.gradient_error = std::sqrt(difference / norm);
+    return out;
+}
+
+PrecisionLosses PipelineExecutor::precision_losses(std::int64_t epoch) {
+    const PipelineHistory before = history();  // put back below: the run goes on as without
+    const std::optional<PipelineEpochStats> figures = last_;
+    const HaloPrecision in_force = precision_;
+    PrecisionLosses out;
+    out.packed = train_step(epoch);  // the next step itself, bit for bit
+    const std::vector<float> packed = parameters_.download_grads();
+    restore_history(before);
+    precision_ = HaloPrecision::fp32;
+    out.fp32 = train_step(epoch);
+    const std::vector<float> exact = parameters_.download_grads();
+    precision_ = in_force;
+    restore_history(before);
+    last_ = figures;
+    parameters_.zero_grads();
+    double difference = 0.0;
+    double norm = 0.0;
+    for (std::size_t i = 0; i < exact.size(); ++i) {
+        const double d = static_cast<double>(packed[i]) - static_cast<double>(exact[i]);
+        difference += d * d;
+        norm += static_cast<double>(exact[i]) * static_cast<double>(exact[i]);
     }
     out.gradient_error = std::sqrt(difference / norm);
     return out;

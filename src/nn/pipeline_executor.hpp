@@ -4,7 +4,8 @@
 // staggered one chunk per stage, then backward in reverse — with one optimizer step per epoch, so
 // weights are never stale. Only the tensors crossing a stage cut travel: 2 x |V| x their widths x
 // 4 bytes per cut and epoch, independent of depth (graph parallelism sends halo rows at every
-// layer).
+// layer); at PipelineOptions::precision bf16 or int8 each row is a packed record instead (2 x
+// width, or width + 4 bytes; src/comm/wire_exchange.hpp), the hybrid's mirror rows too.
 //
 // Staleness: an aggregation of chunk c reads its in-neighbours' rows from whole-graph buffers:
 // fresh for chunks already processed this epoch, historical (last epoch's, or a snapshot's) for
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "src/comm/communicator.hpp"
+#include "src/comm/halo_packing.hpp"
 #include "src/device/buffer.hpp"
 #include "src/nn/executor.hpp"
 #include "src/nn/full_graph_executor.hpp"
@@ -78,6 +80,10 @@ struct PipelineOptions {
     /// ahead, advance while the chunk computes; false: bytes move only inside the waits. The
     /// same bits either way (the run option overlap).
     bool progress = true;
+    /// The wire format of the stage transfers (activations forward, gradients backward) and the
+    /// hybrid's mirror rows (run option halo_precision; halo_packing.hpp). Host memory unless
+    /// fp32; the layout switches of feature slices stay fp32.
+    HaloPrecision precision = HaloPrecision::fp32;
 };
 
 /// The next training step of the same weights and dropout masks from stale and from fresh rows:
@@ -85,6 +91,15 @@ struct PipelineOptions {
 struct StalenessLosses {
     double stale = 0.0;
     double fresh = 0.0;
+    double gradient_error = 0.0;
+};
+
+/// The next training step of the same weights, history and dropout masks with stage transfers
+/// (and mirror rows) at the run's precision and at fp32: the two losses and the gradients'
+/// difference ||g_packed - g_fp32|| / ||g_fp32|| (the precision guard's measure).
+struct PrecisionLosses {
+    double packed = 0.0;
+    double fp32 = 0.0;
     double gradient_error = 0.0;
 };
 
@@ -162,6 +177,14 @@ public:
     void reset_history() override;
     [[nodiscard]] StalenessLosses staleness_losses(std::int64_t epoch) override;
 
+    /// The wire format of the stage transfers and mirror rows from the next step on.
+    void set_precision(HaloPrecision precision) { precision_ = precision; }
+    [[nodiscard]] HaloPrecision precision() const { return precision_; }
+    /// Training epoch `epoch`'s step on the current weights at precision() and at fp32, without
+    /// an update; collective. Leaves the history, the settings and the figures as it found them
+    /// (the gradients zeroed), as staleness_losses does.
+    [[nodiscard]] PrecisionLosses precision_losses(std::int64_t epoch);
+
 private:
     struct WaveState;
     /// One chunk's forward steps; `step`: the chunk each way processes now (hybrid), this
@@ -206,6 +229,7 @@ private:
     std::unique_ptr<FullGraphExecutor> evaluation_;  ///< rank 0 only
     std::optional<PipelineEpochStats> last_;
     bool have_snapshot_ = false;
+    HaloPrecision precision_ = HaloPrecision::fp32;
 };
 
 }  // namespace strata

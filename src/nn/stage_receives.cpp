@@ -11,15 +11,16 @@ StageReceives::StageReceives(Communicator& comm, Backend& backend, int peer)
 
 StageReceives::~StageReceives() = default;
 
-void StageReceives::post(std::vector<MatrixView> staging) {
+void StageReceives::post(std::vector<MatrixView> staging, HaloPrecision precision) {
     STRATA_CHECK(messages_.empty(), "pipeline: a step's receives posted twice");
     staging_ = std::move(staging);
     for (const MatrixView& into : staging_) {
         auto m = std::make_unique<StageMessage>();
         m->pattern = ExchangePattern{
             .peers = {peer_}, .send_offsets = {0, 0}, .recv_offsets = {0, into.rows}};
-        m->exchange =
-            comm_.start_exchange(m->pattern, ConstMatrixView{nullptr, 0, into.cols}, into);
+        m->packed.resize(WireExchange::packed_floats(precision, 0, into.rows, into.cols));
+        m->exchange = std::make_unique<WireExchange>(
+            comm_, precision, m->pattern, ConstMatrixView{nullptr, 0, into.cols}, into, m->packed);
         messages_.push_back(std::move(m));
     }
 }
@@ -29,7 +30,7 @@ double StageReceives::finish(std::span<const MatrixView> into) {
                  " tensors to receive, ", messages_.size(), " posted");
     Stopwatch watch;
     for (const auto& m : messages_) {
-        m->exchange->wait_all();
+        m->exchange->wait_all();  // unpacks the records into the staging view
     }
     const double waited = watch.seconds();
     messages_.clear();

@@ -12,15 +12,18 @@
 #include <vector>
 
 #include "src/comm/communicator.hpp"
+#include "src/comm/wire_exchange.hpp"
 #include "src/device/backend.hpp"
 #include "src/tensor/matrix_view.hpp"
 
 namespace strata {
 
-/// A point-to-point message in flight (the pattern outlives the exchange that reads it).
+/// A point-to-point message in flight (the pattern and the packed records outlive the exchange
+/// that reads them; `packed` is empty at fp32).
 struct StageMessage {
     ExchangePattern pattern;
-    std::unique_ptr<Exchange> exchange;
+    std::vector<float> packed;
+    std::unique_ptr<WireExchange> exchange;
 };
 
 class StageReceives {
@@ -32,8 +35,9 @@ public:
     ~StageReceives();
 
     /// Posts one step's receives, one message per view, in order (the sender sends them in the
-    /// same order). Nothing may be posted already. The views must stay alive until finish().
-    void post(std::vector<MatrixView> staging);
+    /// same order, at `precision`: the records are unpacked into the views). Nothing may be
+    /// posted already. The views must stay alive until finish().
+    void post(std::vector<MatrixView> staging, HaloPrecision precision);
     /// Waits for the posted receives and copies staging view i into `into[i]` (the same shape);
     /// returns the seconds spent waiting (the copies not included).
     double finish(std::span<const MatrixView> into);

@@ -9,6 +9,8 @@
 //   the fewest whole-graph rows;
 // - a run continued from its history (in another recompute mode) equals the uninterrupted run;
 // - layouts that cannot run get one clear error line naming the option;
+// - bf16 / int8 transfers: stage bytes = 2 |V| x Σ record bytes, mirror bytes shrink by the
+//   record ratio, losses near fp32's; precision_losses leaves the run bit for bit as without;
 // - S x F (feature slices inside each stage, np 4): 2 x 2 trains as 2 x 1 on each pair of ranks
 //   (losses within 1e-5 relative, accuracies within one vertex, every epoch), with the same
 //   stage bytes summed over the ranks and half the whole-graph part (buffers and mirrors) per
@@ -426,6 +428,124 @@ TEST_CASE("C chunks: stage-to-stage bytes follow 2 |V| (cut widths) 4; staleness
         };
         CHECK(std::abs(tail_mean(run.epochs) - tail_mean(one)) < 0.1 * tail_mean(one));
     }
+}
+
+TEST_CASE("bf16 and int8 stage transfers and mirror rows: bytes = the records, losses near fp32",
+          "[pipeline][mpi][halo_precision]") {
+    // Stage bytes: 2 |V| x Σ over cut tensors of packed_row_bytes (2 cols bf16, cols + 4 int8).
+    // GCNII's aggregations are all `hidden` wide, so the mirror rows' bytes are fp32's x 2/4
+    // (bf16) and x (hidden + 4) / (4 hidden) (int8) exactly. The transfers change the values
+    // only by rounding: losses within 2 % (bf16) and 5 % (int8) of fp32's.
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    const GraphDataset g = test::directed_graph(300, 4, 6, 12, 23);
+    const ModelSpec spec = small("gcnii", 8);
+    const BuiltModel model = build_model(spec, 12, 4);
+    for (int ways = 1; ways <= world.size(); ways *= 2) {
+        if (world.size() % ways != 0) {
+            continue;
+        }
+        PipelineOptions options;
+        options.snapshot_period = 3;
+        const PipelineRun exact = train_pipeline(g, world, self, spec, 6, options, 4 * ways, ways);
+        for (const HaloPrecision precision : {HaloPrecision::bf16, HaloPrecision::int8}) {
+            INFO(to_string(precision) << ", " << world.size() / ways << " stages x " << ways
+                                      << " ways, " << 4 * ways << " chunks");
+            options.precision = precision;
+            const PipelineRun run =
+                train_pipeline(g, world, self, spec, 6, options, 4 * ways, ways);
+            std::int64_t row_bytes = 0;  // one row of every cut's tensors
+            for (std::size_t s = 0; s + 1 < run.layout.stages.size(); ++s) {
+                for (const TensorId t : run.layout.stages[s].outgoing) {
+                    row_bytes += static_cast<std::int64_t>(
+                        packed_row_bytes(precision, model.graph.tensor(t).cols));
+                }
+            }
+            const std::int64_t h = spec.hidden;
+            bool ok = true;
+            for (std::size_t e = 0; e < run.epochs.size(); ++e) {
+                const PipelineEpochStats& p = *run.epochs[e].pipeline;
+                const PipelineEpochStats& q = *exact.epochs[e].pipeline;
+                CHECK(p.stage_bytes == 2 * static_cast<std::int64_t>(run.rows) * row_bytes);
+                if (precision == HaloPrecision::bf16) {
+                    CHECK(2 * p.stage_bytes == q.stage_bytes);
+                    CHECK(2 * p.way_bytes == q.way_bytes);
+                } else {
+                    CHECK(4 * h * p.way_bytes == (h + 4) * q.way_bytes);
+                }
+                const double tolerance = precision == HaloPrecision::bf16 ? 0.02 : 0.05;
+                CHECK(std::abs(run.epochs[e].loss - exact.epochs[e].loss) <=
+                      tolerance * exact.epochs[e].loss);
+                ok = ok && p.stage_bytes == 2 * static_cast<std::int64_t>(run.rows) * row_bytes &&
+                     std::abs(run.epochs[e].loss - exact.epochs[e].loss) <=
+                         tolerance * exact.epochs[e].loss;
+            }
+            if (world.size() / ways > 1) {
+                CHECK(run.epochs.back().pipeline->stage_bytes > 0);
+                CHECK(run.epochs.back().loss != exact.epochs.back().loss);  // they did differ
+            }
+            if (ways > 1) {
+                CHECK(run.epochs.back().pipeline->way_bytes > 0);
+            }
+            REQUIRE(all_ranks(ok));
+        }
+    }
+}
+
+TEST_CASE("precision_losses: the next step at the run's precision and at fp32; no trace",
+          "[pipeline][mpi][halo_precision]") {
+    // As staleness_losses: the packed loss is the next epoch's own loss, the fp32 one that of
+    // the same step with fp32 transfers, and the run goes on bit for bit as without.
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    const GraphDataset g = test::directed_graph(300, 4, 6, 12, 23);
+    const ModelSpec spec = small("gcnii", 8);
+    auto backend = make_cpu_backend(1);
+    const LocalPart part = whole_part(g);
+    const auto run = [&](bool measure, std::vector<PrecisionLosses>& measured) {
+        BuiltModel model =
+            build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes));
+        const ModelInputs inputs(*backend, self, part, model.graph);
+        ModelParameters parameters(*backend, model.graph, 17);
+        PipelineOptions options;
+        options.stages = world.size();
+        options.chunk_offsets = blocks(part.graph.num_owned, 4);
+        options.nnz = part.graph.inner.nnz();
+        options.snapshot_period = 2;
+        options.precision = HaloPrecision::int8;
+        PipelineExecutor executor(*backend, world, self, model.graph, parameters,
+                                  *inputs.aggregation, inputs.uploaded->data(), options);
+        Adam adam(*backend, parameters.size(), AdamOptions{.lr = 0.01f});
+        std::vector<double> losses;
+        for (int e = 1; e <= 5; ++e) {
+            losses.push_back(executor.train_step(e));
+            adam.step(parameters.all());
+            if (measure) {
+                measured.push_back(executor.precision_losses(e + 1));
+            }
+        }
+        CHECK(executor.precision() == HaloPrecision::int8);
+        return losses;
+    };
+    std::vector<PrecisionLosses> measured;
+    std::vector<PrecisionLosses> none;
+    const std::vector<double> with = run(true, measured);
+    const std::vector<double> without = run(false, none);
+    CHECK(with == without);  // bit for bit
+    bool ok = with == without;
+    for (std::size_t e = 0; e + 1 < with.size(); ++e) {
+        CHECK(measured[e].packed == with[e + 1]);  // the next step itself
+        CHECK(std::abs(measured[e].fp32 - measured[e].packed) <= 0.05 * measured[e].fp32);
+        if (world.size() > 1) {
+            CHECK(measured[e].gradient_error > 0.0);
+            CHECK(measured[e].gradient_error < 0.5);
+        } else {
+            CHECK(measured[e].gradient_error == 0.0);  // one stage: nothing crosses a wire
+            CHECK(measured[e].packed == measured[e].fp32);
+        }
+        ok = ok && measured[e].packed == with[e + 1];
+    }
+    REQUIRE(all_ranks(ok));
 }
 
 TEST_CASE("pipeline layouts that cannot run get one clear line", "[pipeline][mpi]") {

@@ -536,6 +536,35 @@ TEST_CASE(
         REQUIRE(test::all_ranks(p.stage_bytes == executor.pipeline_epoch()->stage_bytes &&
                                 mem.planned_bytes == planned[0]));
     }
+    // Compressed stage transfers: priced at the precision's record bytes, the executor's count:
+    // 2 |V| x Σ over cut tensors of 2 cols (bf16) or cols + 4 (int8).
+    for (const HaloPrecision precision : {HaloPrecision::bf16, HaloPrecision::int8}) {
+        INFO(to_string(precision));
+        PipelineExecutor executor(backend, world, self, model.graph, parameters,
+                                  *inputs.aggregation, inputs.uploaded->data(),
+                                  PipelineOptions{.stages = world.size(),
+                                                  .chunk_offsets = offsets,
+                                                  .nnz = part.graph.inner.nnz(),
+                                                  .precision = precision});
+        (void)executor.train_step(1);
+        const planner::MachineModel m = flat_machine();
+        const planner::PipelineLayout layout{.stages = world.size(), .ways = 1, .chunks = chunks};
+        const planner::PipelinePrediction p = planner::predict_pipeline_epoch(
+            model.graph, s, layout,
+            {.machine = &m, .network = m.shared_memory, .threads = 1, .halo_precision = precision});
+        std::int64_t row_bytes = 0;
+        for (std::size_t k = 0; k + 1 < executor.layout().stages.size(); ++k) {
+            for (const TensorId t : executor.layout().stages[k].outgoing) {
+                const std::int64_t cols = model.graph.tensor(t).cols;  // 8: h or h0
+                row_bytes += precision == HaloPrecision::bf16 ? 2 * cols : cols + 4;
+            }
+        }
+        CHECK(p.stage_bytes == 2 * 300 * row_bytes);
+        CHECK(p.stage_bytes == executor.pipeline_epoch()->stage_bytes);
+        CHECK(p.stage_bytes ==
+              planner::pipeline_stage_bytes(model.graph, executor.layout(), 300, precision));
+        REQUIRE(test::all_ranks(p.stage_bytes == executor.pipeline_epoch()->stage_bytes));
+    }
 }
 
 }  // namespace

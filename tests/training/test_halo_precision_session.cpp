@@ -4,16 +4,26 @@
 // evaluates with fp32 halos beside each evaluation, and a margin the gap always exceeds switches
 // the run to fp32 after two evaluations, printed and recorded (and from then on the epochs send
 // fp32's bytes); the options the wire path cannot serve yet are refused by name.
+// The layer pipeline (2 stages): bf16 and int8 stage transfers train near fp32 with the bytes
+// the records say; its precision guard (the next step at fp32 beside the run's precision) switches
+// with a margin -1 after two evaluations, and a run resumed from a checkpoint written after the
+// switch stays fp32 and continues the uninterrupted run bit for bit.
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include <mpi.h>
 
 #include <catch2/catch.hpp>
 
 #include "layers/model_zoo.hpp"
 #include "src/base/error.hpp"
 #include "tests/support/all_ranks.hpp"
+#include "training/checkpoint.hpp"
 #include "training/session.hpp"
+
+#include <unistd.h>
 
 using namespace strata;
 using Catch::Matchers::Contains;
@@ -50,6 +60,43 @@ std::vector<EpochStats> train(const RunConfig& c, Records& records) {
     Session session(c, runtime, {.observer = &records});
     (void)session.run();
     return records.epochs;
+}
+
+RunConfig pipeline_at(const std::string& precision, int epochs) {
+    RunConfig c = run_at(precision, epochs);
+    c.parallel = "pipeline";  // 2 stages x 8 chunks on the 2 ranks
+    return c;
+}
+
+/// One directory for every rank (rank 0's pid), removed at the end.
+struct SharedDir {
+    std::filesystem::path path;
+    explicit SharedDir(const std::string& tag) {
+        int pid = static_cast<int>(getpid());
+        MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        path = std::filesystem::temp_directory_path() /
+               ("strata-test-precision-" + tag + "-" + std::to_string(pid));
+        int rank = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0) {
+            std::filesystem::remove_all(path);
+            std::filesystem::create_directories(path);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    ~SharedDir() {
+        MPI_Barrier(MPI_COMM_WORLD);
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
+int said(const Records& records, const std::string& text) {
+    int n = 0;
+    for (const std::string& note : records.notes) {
+        n += note.find(text) != std::string::npos ? 1 : 0;
+    }
+    return n;
 }
 
 }  // namespace
@@ -175,19 +222,114 @@ TEST_CASE("precision guard: a gap above the margin twice in a row switches the r
     }
 }
 
-TEST_CASE("compressed halos: the layer pipeline and CUDA are refused by name",
-          "[session][halo_precision]") {
-    RunConfig c = run_at("bf16", 1);
-    c.parallel = "pipeline";
-    try {
-        validate(c);
-        FAIL("bf16 accepted with the pipeline");
-    } catch (const OptionError& e) {
-        CHECK(e.option() == "halo_precision");
-        CHECK_THAT(e.message(), Contains("halo_precision = 'bf16': not supported with parallel = "
-                                         "pipeline yet"));
+TEST_CASE("compressed stage transfers: a 2-stage pipeline on Cora trains near fp32",
+          "[session][halo_precision][pipeline]") {
+    constexpr int epochs = 6;
+    Records exact;
+    Records bf16;
+    Records int8;
+    const std::vector<EpochStats> a = train(pipeline_at("fp32", epochs), exact);
+    const std::vector<EpochStats> b = train(pipeline_at("bf16", epochs), bf16);
+    const std::vector<EpochStats> q = train(pipeline_at("int8", epochs), int8);
+    REQUIRE(a.size() == epochs);
+    REQUIRE(b.size() == epochs);
+    REQUIRE(q.size() == epochs);
+    constexpr std::int64_t rows = 2708;  // every row crosses each cut once forward, once back
+    bool ok = true;
+    for (std::size_t e = 0; e < a.size(); ++e) {
+        INFO("epoch " << e + 1);
+        REQUIRE(a[e].pipeline.has_value());
+        REQUIRE(b[e].pipeline.has_value());
+        REQUIRE(q[e].pipeline.has_value());
+        const std::int64_t fp32_bytes = a[e].pipeline->stage_bytes;
+        CHECK(std::fabs(b[e].loss - a[e].loss) <= 0.02 * a[e].loss);
+        CHECK(std::fabs(q[e].loss - a[e].loss) <= 0.05 * a[e].loss);
+        CHECK(std::fabs(q[e].val_acc - a[e].val_acc) <= 0.05);
+        CHECK(b[e].halo_precision == "bf16");
+        CHECK(q[e].halo_precision == "int8");
+        CHECK_FALSE(b[e].fp32_val_acc.has_value());  // the pipeline compares the next step
+        CHECK(b[e].precision_guard.empty());
+        CHECK(q[e].precision_guard.empty());
+        // bf16: 2 bytes a value; int8: 1 byte a value + 4 a row and cut tensor.
+        CHECK(2 * b[e].pipeline->stage_bytes == fp32_bytes);
+        const std::int64_t extra = q[e].pipeline->stage_bytes - fp32_bytes / 4;
+        CHECK(extra > 0);
+        CHECK(extra % (2 * rows * 4) == 0);
+        ok = ok && 2 * b[e].pipeline->stage_bytes == fp32_bytes && fp32_bytes > 0 && extra > 0 &&
+             extra % (2 * rows * 4) == 0;
     }
-    c = run_at("int8", 1);
+    CHECK(a.back().loss != b.back().loss);  // the runs did differ
+    CHECK(a.back().loss != q.back().loss);
+    REQUIRE(all_ranks(ok));
+}
+
+TEST_CASE("precision guard with the pipeline: the forced switch, and it survives a resume",
+          "[session][halo_precision][pipeline]") {
+    RunConfig c = pipeline_at("int8", 5);
+    c.precision_margin = -1.0;  // every gap exceeds it: the switch after the second evaluation
+    Records records;
+    const std::vector<EpochStats> s = train(c, records);
+    Records exact;
+    const std::vector<EpochStats> f = train(pipeline_at("fp32", 5), exact);
+    REQUIRE(s.size() == 5);
+    REQUIRE(f.size() == 5);
+    CHECK(s[0].halo_precision == "int8");
+    CHECK(s[0].precision_guard.empty());
+    CHECK(s[1].halo_precision == "int8");
+    CHECK_THAT(s[1].precision_guard,
+               Contains("halo precision int8 -> fp32 from epoch 3 on: the next step's training "
+                        "loss with fp32 stage transfers"));
+    CHECK_THAT(s[1].precision_guard, Contains("at 2 evaluations in a row"));
+    CHECK(s[0].pipeline->stage_bytes < f[0].pipeline->stage_bytes);
+    for (std::size_t e = 2; e < s.size(); ++e) {
+        CHECK(s[e].halo_precision == "fp32");
+        CHECK(s[e].pipeline->stage_bytes == f[e].pipeline->stage_bytes);  // fp32's from then on
+        CHECK(s[e].precision_guard.empty());
+    }
+    CHECK(said(records, "precision guard after epoch 2: halo precision int8 -> fp32") == 1);
+
+    // Stopped after epoch 3 (switched), resumed to 5: fp32 still, the uninterrupted run's bits.
+    const SharedDir dir("resume");
+    RunConfig first = c;
+    first.epochs = 3;
+    first.checkpoint_dir = (dir.path / "ck").string();
+    Records before;
+    (void)train(first, before);
+    RunConfig second = first;
+    second.epochs = 5;
+    second.resume = true;
+    Records after;
+    const std::vector<EpochStats> r = train(second, after);
+    REQUIRE(r.size() == 2);
+    CHECK(said(after, "halo precision int8 -> fp32, as switched before the checkpoint") == 1);
+    bool ok = true;
+    for (std::size_t e = 0; e < r.size(); ++e) {
+        INFO("resumed epoch " << r[e].epoch);
+        CHECK(r[e].halo_precision == "fp32");
+        CHECK(r[e].loss == s[e + 3].loss);
+        CHECK(r[e].pipeline->stage_bytes == f[e + 3].pipeline->stage_bytes);
+        ok = ok && r[e].loss == s[e + 3].loss && r[e].halo_precision == "fp32";
+    }
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {  // the file says so; a run that never switched leaves the field out
+        CHECK(read_checkpoint(dir.path / "ck" / "ckpt-000003.h5").halo_precision_switched ==
+              "fp32");
+    }
+    RunConfig calm = pipeline_at("int8", 2);
+    calm.checkpoint_dir = (dir.path / "calm").string();
+    Records calm_records;
+    (void)train(calm, calm_records);
+    if (rank == 0) {
+        CHECK(
+            read_checkpoint(dir.path / "calm" / "ckpt-000002.h5").halo_precision_switched.empty());
+    }
+    REQUIRE(all_ranks(ok));
+}
+
+TEST_CASE("compressed halos: CUDA and unknown precisions are refused by name",
+          "[session][halo_precision]") {
+    RunConfig c = run_at("int8", 1);
     c.device = "cuda";
     CHECK_THROWS_WITH(validate(c), Contains("halo_precision = 'int8': packs halo rows on the "
                                             "host: not supported with device = cuda yet"));
