@@ -8,15 +8,14 @@
 
 #include "partition/metis_partitioner.hpp"
 #include "src/base/atomic_output.hpp"
+#include "src/base/c_file.hpp"
 #include "src/base/error.hpp"
 #include "src/base/release.hpp"
-#include "src/base/c_file.hpp"
 
 namespace strata {
 namespace {
 
 constexpr std::int64_t idx_max = std::numeric_limits<std::int32_t>::max();
-
 
 /// SplitMix64's finalizer: a bijective 64-bit mixer.
 std::uint64_t mix(std::uint64_t z) {

@@ -12,8 +12,8 @@
 
 #include "datasets/graph_io.hpp"
 #include "partition/local_part.hpp"
-#include "src/base/error.hpp"
 #include "src/base/c_file.hpp"
+#include "src/base/error.hpp"
 
 namespace fs = std::filesystem;
 
@@ -21,7 +21,6 @@ namespace strata {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
 
 /// json[key] as T, or a clear error naming the file and the field.
 template <class T>

@@ -471,6 +471,18 @@ double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t
 
 namespace {
 
+/// ||a - b|| / ||b|| (the guards' gradient gaps).
+double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+    double difference = 0.0;
+    double norm = 0.0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
+        difference += d * d;
+        norm += static_cast<double>(b[i]) * static_cast<double>(b[i]);
+    }
+    return std::sqrt(difference / norm);
+}
+
 /// Way w's chunks [w C/W, (w+1) C/W) in this epoch's order (the same on every stage).
 std::vector<int> chunk_order(int chunks, int ways, int w, bool shuffle, std::uint64_t seed,
                              std::int64_t epoch) {
@@ -673,14 +685,7 @@ StalenessLosses PipelineExecutor::staleness_losses(std::int64_t epoch) {
     restore_history(before);  // the chunks, period and rows in force
     last_ = figures;
     parameters_.zero_grads();
-    double difference = 0.0;
-    double norm = 0.0;
-    for (std::size_t i = 0; i < fresh.size(); ++i) {
-        const double d = static_cast<double>(stale[i]) - static_cast<double>(fresh[i]);
-        difference += d * d;
-        norm += static_cast<double>(fresh[i]) * static_cast<double>(fresh[i]);
-    }
-    out.gradient_error = std::sqrt(difference / norm);
+    out.gradient_error = relative_difference(stale, fresh);
     return out;
 }
 
@@ -699,14 +704,7 @@ PrecisionLosses PipelineExecutor::precision_losses(std::int64_t epoch) {
     restore_history(before);
     last_ = figures;
     parameters_.zero_grads();
-    double difference = 0.0;
-    double norm = 0.0;
-    for (std::size_t i = 0; i < exact.size(); ++i) {
-        const double d = static_cast<double>(packed[i]) - static_cast<double>(exact[i]);
-        difference += d * d;
-        norm += static_cast<double>(exact[i]) * static_cast<double>(exact[i]);
-    }
-    out.gradient_error = std::sqrt(difference / norm);
+    out.gradient_error = relative_difference(packed, exact);
     return out;
 }
 
