@@ -11,6 +11,7 @@
 #include "src/device/cpu/cpu_backend.hpp"
 #include "src/tensor/dense_matrix.hpp"
 #include "tests/src/test_util.hpp"
+#include "tests/support/dropout_reference.hpp"
 
 namespace strata {
 namespace {
@@ -53,11 +54,6 @@ double act_grad_ref(Activation a, double slope, double v) {
     return 1;
 }
 
-bool kept(const DropoutKey& key, global_id row, index_t col) {
-    return key.rate == 0.0f || counter_u32(dropout_stream(key.seed, key.epoch, key.layer), row,
-                                           col) >= dropout_threshold(key.rate);
-}
-
 }  // namespace
 
 TEST_CASE("bias_activation with elu, leaky_relu and gelu matches a plain loop, with dropout",
@@ -90,7 +86,7 @@ TEST_CASE("bias_activation with elu, leaky_relu and gelu matches a plain loop, w
                 for (index_t j = 0; j < cols; ++j) {
                     const auto k = static_cast<std::size_t>(i * cols + j);
                     const double v = static_cast<double>(x.values[k]) + bias_row.values[j];
-                    const bool keep = kept(key, ids[static_cast<std::size_t>(i)], j);
+                    const bool keep = test::dropout_kept(key, ids[static_cast<std::size_t>(i)], j);
                     dropped += keep ? 0 : 1;
                     const double s = keep ? 1.0 / (1.0 - rate) : 0.0;
                     worst_y = std::max(worst_y, std::abs(got_y[k] - s * act_ref(a, 0.15, v)));

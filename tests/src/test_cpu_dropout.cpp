@@ -15,6 +15,7 @@
 #include "src/device/cpu/cpu_backend.hpp"
 #include "src/tensor/dense_matrix.hpp"
 #include "tests/src/test_util.hpp"
+#include "tests/support/dropout_reference.hpp"
 
 namespace strata {
 namespace {
@@ -45,12 +46,6 @@ std::vector<global_id> iota_ids(std::size_t n, global_id first) {
     std::vector<global_id> ids(n);
     std::iota(ids.begin(), ids.end(), first);
     return ids;
-}
-
-/// Whether dropout with `key` keeps entry (row id, col): the reference from counter_rng.hpp.
-bool kept(const DropoutKey& key, global_id row, index_t col) {
-    return counter_u32(dropout_stream(key.seed, key.epoch, key.layer), row, col) >=
-           dropout_threshold(key.rate);
 }
 
 /// `values` as a rows x cols matrix (for feeding a forward output to backward).
@@ -238,7 +233,7 @@ TEST_CASE(
     int dropped_positive = 0;
     for (index_t i = 0; i < 40; ++i) {
         for (index_t j = 0; j < 9; ++j) {
-            const bool keep = kept(key, ids[static_cast<std::size_t>(i)], j);
+            const bool keep = test::dropout_kept(key, ids[static_cast<std::size_t>(i)], j);
             const bool positive = x.at(i, j) + bias[static_cast<std::size_t>(j)] > 0.0f;
             const std::size_t k = static_cast<std::size_t>(i) * 9 + static_cast<std::size_t>(j);
             const float expected = keep && positive ? dy.values[k] * scale : 0.0f;
@@ -267,9 +262,10 @@ TEST_CASE("fused bias_activation equals bias, then relu, then dropout done separ
     std::vector<float> expected(x.values.size());
     for (index_t i = 0; i < 50; ++i) {
         for (index_t j = 0; j < 17; ++j) {
-            float v = x.at(i, j) + bias[static_cast<std::size_t>(j)];               // bias
-            v = v > 0.0f ? v : 0.0f;                                                // relu
-            v = kept(key, ids[static_cast<std::size_t>(i)], j) ? v * scale : 0.0f;  // dropout
+            float v = x.at(i, j) + bias[static_cast<std::size_t>(j)];  // bias
+            v = v > 0.0f ? v : 0.0f;                                   // relu
+            v = test::dropout_kept(key, ids[static_cast<std::size_t>(i)], j) ? v * scale
+                                                                             : 0.0f;  // dropout
             expected[static_cast<std::size_t>(i) * 17 + static_cast<std::size_t>(j)] = v;
         }
     }
