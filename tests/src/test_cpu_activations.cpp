@@ -16,8 +16,8 @@
 namespace strata {
 namespace {
 
-constexpr index_t rows = 23;
-constexpr index_t cols = 7;
+constexpr index_t act_rows = 23;
+constexpr index_t act_cols = 7;
 
 /// The reference activation in double.
 double act_ref(Activation a, double slope, double v) {
@@ -59,10 +59,10 @@ double act_grad_ref(Activation a, double slope, double v) {
 TEST_CASE("bias_activation with elu, leaky_relu and gelu matches a plain loop, with dropout",
           "[device]") {
     CpuBackend backend(2);
-    const HostMatrix x = test::random_matrix(rows, cols, 3, -3.0f, 3.0f);
-    const HostMatrix bias_row = test::random_matrix(1, cols, 4);
-    const HostMatrix dy = test::random_matrix(rows, cols, 5);
-    std::vector<global_id> ids(rows);
+    const HostMatrix x = test::random_matrix(act_rows, act_cols, 3, -3.0f, 3.0f);
+    const HostMatrix bias_row = test::random_matrix(1, act_cols, 4);
+    const HostMatrix dy = test::random_matrix(act_rows, act_cols, 5);
+    std::vector<global_id> ids(act_rows);
     std::iota(ids.begin(), ids.end(), 100);
     const DenseMatrix dev_x = DenseMatrix::upload(backend, x);
     const DenseMatrix dev_dy = DenseMatrix::upload(backend, dy);
@@ -71,10 +71,10 @@ TEST_CASE("bias_activation with elu, leaky_relu and gelu matches a plain loop, w
             const ActivationSpec spec{a, 0.15f};
             const DropoutKey key{.seed = 9, .epoch = 2, .layer = 1, .rate = rate};
             INFO("activation " << static_cast<int>(a) << ", rate " << rate);
-            DenseMatrix y(backend, rows, cols);
+            DenseMatrix y(backend, act_rows, act_cols);
             backend.bias_activation(dev_x.view(), bias_row.values, spec, key, ids, y.view());
             const DenseMatrix& saved = a == Activation::gelu ? dev_x : y;
-            DenseMatrix dx(backend, rows, cols);
+            DenseMatrix dx(backend, act_rows, act_cols);
             backend.bias_activation_backward(saved.view(), bias_row.values, dev_dy.view(), spec,
                                              key, ids, dx.view(), 0.0f);
             const std::vector<float> got_y = y.download().values;
@@ -82,9 +82,9 @@ TEST_CASE("bias_activation with elu, leaky_relu and gelu matches a plain loop, w
             double worst_y = 0.0;
             double worst_dx = 0.0;
             int dropped = 0;
-            for (index_t i = 0; i < rows; ++i) {
-                for (index_t j = 0; j < cols; ++j) {
-                    const auto k = static_cast<std::size_t>(i * cols + j);
+            for (index_t i = 0; i < act_rows; ++i) {
+                for (index_t j = 0; j < act_cols; ++j) {
+                    const auto k = static_cast<std::size_t>(i * act_cols + j);
                     const double v = static_cast<double>(x.values[k]) + bias_row.values[j];
                     const bool keep = test::dropout_kept(key, ids[static_cast<std::size_t>(i)], j);
                     dropped += keep ? 0 : 1;
