@@ -1,9 +1,11 @@
 // Halo packing (src/comm/halo_packing.hpp): record sizes, bf16 round to nearest even within
 // 2^-8 relative, int8 within half a scale step per value, zero rows, non-finite values, and the
 // size checks' messages.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -134,4 +136,75 @@ TEST_CASE("halo packing: short buffers and fp32 are refused with the sizes", "[h
                       Contains("unpack_rows: 10 bytes for 2 rows of 4 bf16 values (16 bytes)"));
     CHECK_THROWS_WITH(pack_rows(HaloPrecision::fp32, {x.data(), 2, 4}, small),
                       Contains("fp32 rows are sent as they are"));
+}
+
+namespace {
+
+/// The formats as src/comm/halo_packing.hpp states them, one value at a time with the C library's
+/// rounding (std::nearbyint, std::isnan): what the blocked, vectorized kernels must equal byte
+/// for byte.
+std::vector<std::byte> reference_records(HaloPrecision precision, const std::vector<float>& x,
+                                         index_t rows, index_t width) {
+    std::vector<std::byte> out(static_cast<std::size_t>(rows) * packed_row_bytes(precision, width));
+    for (index_t r = 0; r < rows; ++r) {
+        const float* v = x.data() + static_cast<std::size_t>(r * width);
+        std::byte* to = out.data() + static_cast<std::size_t>(r) * packed_row_bytes(precision, width);
+        if (precision == HaloPrecision::bf16) {
+            for (index_t j = 0; j < width; ++j) {
+                const auto bits = std::bit_cast<std::uint32_t>(v[j]);
+                const auto half = static_cast<std::uint16_t>(
+                    std::isnan(v[j]) ? (bits >> 16) | 0x40u
+                                     : (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+                std::memcpy(to + 2 * j, &half, 2);
+            }
+            continue;
+        }
+        float largest = 0.0f;
+        bool finite = true;
+        for (index_t j = 0; j < width; ++j) {
+            finite = finite && std::isfinite(v[j]);
+            largest = std::max(largest, std::fabs(v[j]));
+        }
+        const float scale = finite ? largest / 127.0f : std::numeric_limits<float>::quiet_NaN();
+        std::memcpy(to, &scale, 4);
+        for (index_t j = 0; j < width; ++j) {
+            const auto level = !finite || scale == 0.0f
+                                   ? 0.0f
+                                   : std::clamp(std::nearbyint(v[j] / scale), -127.0f, 127.0f);
+            to[4 + j] = static_cast<std::byte>(static_cast<std::int8_t>(level));
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("halo packing: the kernels equal a value-at-a-time reference byte for byte",
+          "[halo_packing]") {
+    // Widths around the kernels' 64-value blocks and vector lengths; rows with exact ties
+    // (k + 0.5 steps of the scale), negative zeros, a zero row, a row whose scale underflows,
+    // and rows holding inf and NaN.
+    for (const index_t width : {1, 7, 8, 63, 64, 65, 130, 300}) {
+        const index_t rows = 8;
+        std::vector<float> x = sample(rows, width);
+        for (index_t j = 0; j < width; ++j) {
+            const auto at = [&](index_t r) -> float& {
+                return x[static_cast<std::size_t>(r * width + j)];
+            };
+            // scale exactly 1 (largest 127): every other value k + 0.5 is a tie
+            at(1) = j == 0 ? 127.0f : static_cast<float>(j % 252) - 126.0f + 0.5f;
+            at(2) = j % 2 == 0 ? -0.0f : 0.0f;
+            at(3) = std::numeric_limits<float>::denorm_min() * static_cast<float>(j % 3);
+            at(4) = j == width / 2 ? std::numeric_limits<float>::infinity() : at(4);
+            at(5) = j == width - 1 ? std::numeric_limits<float>::quiet_NaN() : at(5);
+            at(6) = -std::ldexp(1.0f + static_cast<float>(j % 256) / 256.0f, 7);  // bf16 ties
+        }
+        for (const HaloPrecision p : {HaloPrecision::bf16, HaloPrecision::int8}) {
+            CAPTURE(width, to_string(p));
+            std::vector<std::byte> packed(static_cast<std::size_t>(rows) *
+                                          packed_row_bytes(p, width));
+            pack_rows(p, {x.data(), rows, width}, packed);
+            CHECK(packed == reference_records(p, x, rows, width));
+        }
+    }
 }

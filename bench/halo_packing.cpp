@@ -1,0 +1,87 @@
+// bench/halo_packing: the compressed halo formats' pack and unpack kernels (src/comm/
+// halo_packing: pack_rows, unpack_rows) on rows x cols fp32 rows, next to two baselines measured
+// in the same run: a STREAM triad, and a memcpy of the same rows (what an fp32 halo costs to
+// stage). Bytes moved per value: pack reads 4 and writes the record (bf16 2, int8 1 + 4 / cols),
+// unpack the reverse. Prints the best of `reps` in ns per value and GB/s, and one JSON line.
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <omp.h>
+
+#include "bench/triad.hpp"
+#include "src/base/timer.hpp"
+#include "src/comm/halo_packing.hpp"
+
+namespace strata {
+namespace {
+
+template <class Run>
+double best_seconds(int reps, Run&& run) {
+    run();  // warm-up: pages, the thread team
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+        Stopwatch timer;
+        run();
+        best = std::min(best, timer.seconds());
+    }
+    return best;
+}
+
+}  // namespace
+}  // namespace strata
+
+int main(int argc, char** argv) {
+    using namespace strata;
+    CLI::App app{"Halo packing (bf16, int8) vs memcpy and a triad"};
+    index_t rows = 200'000;
+    index_t cols = 256;
+    int threads = 1;
+    int reps = 7;
+    app.add_option("--rows", rows, "Rows")->capture_default_str();
+    app.add_option("--cols", cols, "Columns")->capture_default_str();
+    app.add_option("--threads", threads, "Threads")->capture_default_str();
+    app.add_option("--reps", reps, "Timed repetitions (best is reported)")->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+    omp_set_num_threads(threads);
+
+    const std::size_t values = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+    std::vector<float> x(values);
+    for (std::size_t i = 0; i < values; ++i) {  // activations-like: signs, a spread of magnitudes
+        x[i] = static_cast<float>(static_cast<int>(i * 2654435761u % 2001) - 1000) * 1.7e-3f;
+    }
+    std::vector<float> y(values);
+    const auto n = static_cast<double>(values);
+    const bench::TriadResult triad = bench::run_triad(40'000'000, 5, threads);
+    const double copy_s = best_seconds(reps, [&] { std::memcpy(y.data(), x.data(), values * 4); });
+    std::printf("%d x %d, %d thread(s); triad %.1f GB/s; memcpy of the fp32 rows %.3f ms "
+                "(%.2f ns/value, %.1f GB/s)\n",
+                rows, cols, threads, triad.best_gbs, copy_s * 1e3, copy_s * 1e9 / n, 8.0 * n / copy_s / 1e9);
+    std::string json = "{\"bench\": \"halo_packing\", \"rows\": " + std::to_string(rows) +
+                       ", \"cols\": " + std::to_string(cols) +
+                       ", \"threads\": " + std::to_string(threads) +
+                       ", \"triad_gbs\": " + std::to_string(triad.best_gbs) +
+                       ", \"memcpy_ns\": " + std::to_string(copy_s * 1e9 / n);
+    for (const HaloPrecision p : {HaloPrecision::bf16, HaloPrecision::int8}) {
+        const std::size_t record = packed_row_bytes(p, cols);
+        std::vector<std::byte> packed(record * static_cast<std::size_t>(rows));
+        const ConstMatrixView in{x.data(), rows, cols};
+        const MatrixView out{y.data(), rows, cols};
+        const double pack_s = best_seconds(reps, [&] { pack_rows(p, in, packed); });
+        const double unpack_s = best_seconds(reps, [&] { unpack_rows(p, packed, out); });
+        const double moved = 4.0 * n + static_cast<double>(packed.size());
+        for (const auto& [what, s] : {std::pair{"pack", pack_s}, std::pair{"unpack", unpack_s}}) {
+            std::printf("%-5s %-7s %8.3f ms  %6.2f ns/value  %6.1f GB/s  (%.2f x memcpy's time)\n",
+                        to_string(p), what, s * 1e3, s * 1e9 / n, moved / s / 1e9,
+                        s / copy_s);
+            json += ", \"" + std::string(to_string(p)) + "_" + what +
+                    "_ns\": " + std::to_string(s * 1e9 / n);
+        }
+    }
+    std::printf("%s}\n", json.c_str());
+    return 0;
+}
