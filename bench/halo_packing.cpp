@@ -3,6 +3,8 @@
 // in the same run: a STREAM triad, and a memcpy of the same rows (what an fp32 halo costs to
 // stage). Bytes moved per value: pack reads 4 and writes the record (bf16 2, int8 1 + 4 / cols),
 // unpack the reverse. Prints the best of `reps` in ns per value and GB/s, and one JSON line.
+#include "src/comm/halo_packing.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
@@ -10,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <omp.h>
+
+#include <CLI/CLI.hpp>
 
 #include "bench/triad.hpp"
 #include "src/base/timer.hpp"
-#include "src/comm/halo_packing.hpp"
 
 namespace strata {
 namespace {
@@ -58,9 +60,11 @@ int main(int argc, char** argv) {
     const auto n = static_cast<double>(values);
     const bench::TriadResult triad = bench::run_triad(40'000'000, 5, threads);
     const double copy_s = best_seconds(reps, [&] { std::memcpy(y.data(), x.data(), values * 4); });
-    std::printf("%d x %d, %d thread(s); triad %.1f GB/s; memcpy of the fp32 rows %.3f ms "
-                "(%.2f ns/value, %.1f GB/s)\n",
-                rows, cols, threads, triad.best_gbs, copy_s * 1e3, copy_s * 1e9 / n, 8.0 * n / copy_s / 1e9);
+    std::printf(
+        "%d x %d, %d thread(s); triad %.1f GB/s; memcpy of the fp32 rows %.3f ms "
+        "(%.2f ns/value, %.1f GB/s)\n",
+        rows, cols, threads, triad.best_gbs, copy_s * 1e3, copy_s * 1e9 / n,
+        8.0 * n / copy_s / 1e9);
     std::string json = "{\"bench\": \"halo_packing\", \"rows\": " + std::to_string(rows) +
                        ", \"cols\": " + std::to_string(cols) +
                        ", \"threads\": " + std::to_string(threads) +
@@ -76,8 +80,7 @@ int main(int argc, char** argv) {
         const double moved = 4.0 * n + static_cast<double>(packed.size());
         for (const auto& [what, s] : {std::pair{"pack", pack_s}, std::pair{"unpack", unpack_s}}) {
             std::printf("%-5s %-7s %8.3f ms  %6.2f ns/value  %6.1f GB/s  (%.2f x memcpy's time)\n",
-                        to_string(p), what, s * 1e3, s * 1e9 / n, moved / s / 1e9,
-                        s / copy_s);
+                        to_string(p), what, s * 1e3, s * 1e9 / n, moved / s / 1e9, s / copy_s);
             json += ", \"" + std::string(to_string(p)) + "_" + what +
                     "_ns\": " + std::to_string(s * 1e9 / n);
         }

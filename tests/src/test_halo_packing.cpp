@@ -148,7 +148,8 @@ std::vector<std::byte> reference_records(HaloPrecision precision, const std::vec
     std::vector<std::byte> out(static_cast<std::size_t>(rows) * packed_row_bytes(precision, width));
     for (index_t r = 0; r < rows; ++r) {
         const float* v = x.data() + static_cast<std::size_t>(r * width);
-        std::byte* to = out.data() + static_cast<std::size_t>(r) * packed_row_bytes(precision, width);
+        std::byte* to =
+            out.data() + static_cast<std::size_t>(r) * packed_row_bytes(precision, width);
         if (precision == HaloPrecision::bf16) {
             for (index_t j = 0; j < width; ++j) {
                 const auto bits = std::bit_cast<std::uint32_t>(v[j]);
