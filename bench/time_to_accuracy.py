@@ -17,8 +17,10 @@ writes JSON and a PNG of the validation curves against wall time.
   bench/time_to_accuracy.py --nodes 200000 --out out/bench/tta200k
   bench/time_to_accuracy.py --nodes 20000 --peer-epochs 3 --epochs 60 --out /tmp/tta   # smoke
 
-The peer's Python: --python (default: the venv out/bench/pyg-venv if present, else
-/usr/bin/python3, where only the stand-in sampler runs).
+The peer's Python: --python (default: out/bench/pyg-sparse-venv, which `bench/pyg-venv` makes:
+Debian's torch 1.13 + torch_geometric 2.3.1 + torch-sparse 0.6.17 built from source, so that
+NeighborLoader samples; else /usr/bin/python3, where only the stand-in sampler runs). The JSON's
+"sampler" says which ran.
 """
 import argparse
 import json
@@ -108,7 +110,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--strata", default=os.path.join(ROOT, "build/release/apps/strata"))
-    venv = os.path.join(ROOT, "out/bench/pyg-venv/bin/python")
+    venv = os.path.join(ROOT, "out/bench/pyg-sparse-venv/bin/python")
     p.add_argument("--python", default=venv if os.path.exists(venv) else "/usr/bin/python3")
     p.add_argument("--nodes", type=int, default=200000)
     p.add_argument("--threads", type=int, default=2, help="cores: 1 x T and T x 1")
@@ -152,7 +154,8 @@ def main():
         print(f"{run['name']:<24} {at:>10} {row['epoch'] or '-':>6} {best_val:9.4f} "
               f"{row['epochs_run']:10d}")
     with open(os.path.join(o.out, "time_to_accuracy.json"), "w") as f:
-        json.dump({"graph": data, "target": target, "peer_best": best, "table": table,
+        json.dump({"graph": data, "sampler": peer["sampler"], "target": target,
+                   "peer_best": best, "table": table,
                    "runs": runs, "load_start": load}, f, indent=1)
     try:
         import matplotlib
