@@ -8,11 +8,11 @@ Reads a Strata graph file (.h5, docs/format.md) with h5py. The model is the SAGE
 `--model sage` (docs/models.md): per layer h' = mean_{u->v} h_u W + b + h_v R, ReLU and dropout
 between layers. Each epoch trains over the training vertices in shuffled batches of `--batch`
 seeds with fan-out `--fanout` hop by hop from the seeds (NeighborLoader's num_neighbors order:
-"15,10" keeps 15 in-neighbours of each seed, then 10 of each of those), then evaluates the validation and test
-accuracy with FULL neighbourhoods (layer by layer over the whole graph; D^-1 A as a sparse CSR
-product), which is timed with the epoch. One JSON line per epoch on stdout (and in --out):
-{"epoch", "t" (seconds since this script started, imports and loading included), "train_s",
-"eval_s", "val_acc", "test_acc", "loss", "sampler"}.
+"15,10" keeps 15 in-neighbours of each seed, then 10 of each of those), then evaluates the
+validation and test accuracy with FULL neighbourhoods (layer by layer over the whole graph; D^-1 A
+as a sparse CSR product), which is timed with the epoch. One JSON line per epoch on stdout (and
+in --out): {"epoch", "t" (seconds since this script started, imports and loading included),
+"train_s", "eval_s", "val_acc", "test_acc", "loss", "sampler"}.
 
   /path/to/venv/bin/python bench/minibatch_sage.py --data G.h5 --threads 2 --epochs 20
 """
