@@ -7,9 +7,9 @@ a process's start (loading included) to a target validation accuracy:
      or its uniform stand-in when no sampling backend imports) runs first, evaluating full-neighbour
      validation accuracy every epoch (timed); target = its best validation accuracy - 0.005;
   2. Strata trains SAGE (same layers, hidden, lr, dropout; weight decay 0) full-graph at
-     1 rank x T threads and T ranks x 1 thread, and GCN beside it, evaluating every epoch; each
-     line of its --metrics file is timestamped as it appears (this script polls the file), so
-     Strata's times include start-up and loading the same way the peer's do.
+     1 rank x T threads and T ranks x 1 thread, and GCN beside it (--models), evaluating every
+     epoch; each line of its --metrics file is timestamped as it appears (this script polls the
+     file), so Strata's times include start-up and loading the same way the peer's do.
 A run stops at its epoch budget or --cap-s; the time to the target is the first epoch whose
 validation accuracy reaches it ("not reached" otherwise, with the best reached). Prints a table,
 writes JSON and a PNG of the validation curves against wall time.
@@ -122,7 +122,9 @@ def main():
     p.add_argument("--peer-epochs", type=int, default=20)
     p.add_argument("--epochs", type=int, default=500, help="Strata's epoch budget")
     p.add_argument("--after-target", type=int, default=0, help="epochs run past the target")
-    p.add_argument("--cap-s", type=float, default=3600.0)
+    p.add_argument("--models", default="sage,gcn", help="Strata's, each at 1 x T and T x 1")
+    p.add_argument("--cap-s", type=float, default=3600.0,
+                   help="each run's wall limit (the peer's is checked after each epoch)")
     p.add_argument("--out", default=os.path.join(ROOT, "out/bench/tta"))
     o = p.parse_args()
     os.makedirs(o.out, exist_ok=True)
@@ -133,11 +135,10 @@ def main():
     target = best - 0.005
     runs = [peer]
     t = o.threads
-    for name, model, ranks, threads in [(f"strata sage 1x{t}", "sage", 1, t),
-                                        (f"strata sage {t}x1", "sage", t, 1),
-                                        (f"strata gcn 1x{t}", "gcn", 1, t),
-                                        (f"strata gcn {t}x1", "gcn", t, 1)]:
-        runs.append(run_strata(o, data, o.out, name, model, ranks, threads, target))
+    for model in o.models.split(","):
+        for ranks, threads in [(1, t), (t, 1)]:
+            name = f"strata {model} {ranks}x{threads}"
+            runs.append(run_strata(o, data, o.out, name, model, ranks, threads, target))
     print(f"graph {data}; peer best validation accuracy {best:.4f} ({peer['sampler']}); "
           f"target {target:.4f}; load average at start {load:.2f}, at end "
           f"{os.getloadavg()[0]:.2f}")
