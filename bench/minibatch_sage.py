@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """The mini-batch peer of bench/time_to_accuracy: GraphSAGE trained on sampled neighbourhoods
-(PyTorch Geometric's NeighborLoader when it and a sampling backend, torch-sparse or pyg-lib, import;
-otherwise a uniform neighbour sampler written in torch below, which stands in and says so).
+(PyTorch Geometric's NeighborLoader when it and a sampling backend, torch-sparse or pyg-lib, import:
+bench/pyg-venv builds torch-sparse against Debian's torch; otherwise a uniform neighbour sampler
+written in torch below, which stands in and says so).
 
 Reads a Strata graph file (.h5, docs/format.md) with h5py. The model is the SAGE of Strata's
 `--model sage` (docs/models.md): per layer h' = mean_{u->v} h_u W + b + h_v R, ReLU and dropout
 between layers. Each epoch trains over the training vertices in shuffled batches of `--batch`
-seeds with fan-out `--fanout` (first layer's first), then evaluates the validation and test
-accuracy with FULL neighbourhoods (layer by layer over the whole graph; D^-1 A as a sparse CSR
-product), which is timed with the epoch. One JSON line per epoch on stdout (and in --out):
-{"epoch", "t" (seconds since this script started, imports and loading included), "train_s",
-"eval_s", "val_acc", "test_acc", "loss", "sampler"}.
+seeds with fan-out `--fanout` hop by hop from the seeds (NeighborLoader's num_neighbors order:
+"15,10" keeps 15 in-neighbours of each seed, then 10 of each of those), then evaluates the
+validation and test accuracy with FULL neighbourhoods (layer by layer over the whole graph; D^-1 A
+as a sparse CSR product), which is timed with the epoch. One JSON line per epoch on stdout (and
+in --out): {"epoch", "t" (seconds since this script started, imports and loading included),
+"train_s", "eval_s", "val_acc", "test_acc", "loss", "sampler"}.
 
   /path/to/venv/bin/python bench/minibatch_sage.py --data G.h5 --threads 2 --epochs 20
 """
@@ -27,6 +29,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 warnings.filterwarnings("ignore", message=".*is in beta")  # CSR products, scatter_reduce
+warnings.filterwarnings("ignore", message=".*without a 'pyg-lib' installation")  # torch-sparse's
 
 
 def load(path):
@@ -76,12 +79,13 @@ class Sage(torch.nn.Module):
 
 
 def uniform_blocks(indptr, indices, seeds, fanout, generator):
-    """Stand-in sampler: for each layer (last first), each frontier vertex keeps all its
+    """Stand-in sampler: for each hop from the seeds (fanout[0] first, as NeighborLoader's
+    num_neighbors; the blocks come out input layer first), each frontier vertex keeps all its
     in-neighbours when it has at most k, else k drawn uniformly WITH replacement; the new
     frontier = the old one followed by the newly reached vertices (ids relabelled locally)."""
     nodes = seeds
     blocks = []
-    for k in reversed(fanout):
+    for k in fanout:
         deg = indptr[nodes + 1] - indptr[nodes]
         small = deg <= k
         # all neighbours of low-degree vertices
@@ -123,32 +127,41 @@ def uniform_batches(indptr, indices, train_idx, fanout, batch, generator):
         yield n_id, blocks, seeds.numel()
 
 
-def pyg_batches(indptr, indices, x, train_idx, fanout, batch):
-    """NeighborLoader batches as (n_id, blocks): PyG's subgraph edges used at every layer,
-    the first batch_size nodes are the seeds (PyG's usual mini-batch SAGE)."""
+def pyg_loader(indptr, indices, train_idx, fanout, batch):
+    """PyG's NeighborLoader over the graph, built once (its CSC copy included): the file's CSR
+    rows are destinations, so edge_index = (indices, row of each entry) is already sorted by
+    destination (is_sorted). It samples without replacement (PyG's default)."""
     from torch_geometric.data import Data
     from torch_geometric.loader import NeighborLoader
     n = indptr.numel() - 1
-    dst = torch.repeat_interleave(torch.arange(n), indptr[1:] - indptr[:-1])
-    data = Data(edge_index=torch.stack([indices, dst]), num_nodes=n)
-    loader = NeighborLoader(data, num_neighbors=list(fanout), batch_size=batch,
-                            input_nodes=train_idx, shuffle=True)
+    dst = torch.repeat_interleave(torch.arange(n), (indptr[1:] - indptr[:-1]).long())
+    data = Data(edge_index=torch.stack([indices.long(), dst]), num_nodes=n)
+    return NeighborLoader(data, num_neighbors=list(fanout), batch_size=batch,
+                          input_nodes=train_idx, shuffle=True, is_sorted=True)
+
+
+def pyg_batches(loader, layers):
+    """NeighborLoader batches as (n_id, blocks, seeds): PyG's subgraph edges used at every
+    layer, the first batch_size nodes are the seeds (PyG's usual mini-batch SAGE)."""
     for b in loader:
-        src, dst_ = b.edge_index
-        n_sub = b.num_nodes
-        yield b.n_id, [(src, dst_, n_sub)] * len(fanout), b.batch_size
+        src, dst = b.edge_index
+        yield b.n_id, [(src, dst, b.num_nodes)] * layers, b.batch_size
 
 
-def pyg_available():
+def pyg_backend():
+    """'torch_geometric X, pyg-lib Y' (or torch-sparse Y) when NeighborLoader can sample, else
+    None."""
     try:
-        import torch_geometric.loader  # noqa: F401
+        import torch_geometric.loader
+        pyg = f"torch_geometric {torch_geometric.__version__}"
         try:
-            import pyg_lib  # noqa: F401
+            import pyg_lib
+            return f"{pyg}, pyg-lib {pyg_lib.__version__}"
         except ImportError:
-            import torch_sparse  # noqa: F401
-        return True
+            import torch_sparse
+            return f"{pyg}, torch-sparse {torch_sparse.__version__}"
     except ImportError:
-        return False
+        return None
 
 
 def main():
@@ -171,8 +184,12 @@ def main():
     torch.manual_seed(o.seed)
     generator = torch.Generator().manual_seed(o.seed)
     fanout = [int(k) for k in o.fanout.split(",")]
-    sampler = o.sampler if o.sampler != "auto" else ("pyg" if pyg_available() else "uniform")
-    sampler_name = ("pyg NeighborLoader" if sampler == "pyg" else
+    backend = pyg_backend() if o.sampler != "uniform" else None
+    sampler = o.sampler if o.sampler != "auto" else ("pyg" if backend else "uniform")
+    if sampler == "pyg" and backend is None:
+        sys.exit("minibatch_sage: --sampler pyg: torch_geometric with pyg-lib or torch-sparse "
+                 "does not import (bench/pyg-venv builds them)")
+    sampler_name = (f"pyg NeighborLoader ({backend})" if sampler == "pyg" else
                     "uniform torch sampler (stand-in for NeighborLoader)")
     indptr, indices, x, y, masks, classes = load(o.data)
     n = indptr.numel() - 1
@@ -182,13 +199,14 @@ def main():
     train_idx = torch.nonzero(masks["train"]).squeeze(1)
     model = Sage([x.shape[1]] + [o.hidden] * (len(fanout) - 1) + [classes], o.dropout)
     optimizer = torch.optim.Adam(model.parameters(), lr=o.lr)
+    loader = pyg_loader(indptr, indices, train_idx, fanout, o.batch) if sampler == "pyg" else None
     out = open(o.out, "w") if o.out else None
     for epoch in range(1, o.epochs + 1):
         began = time.time()
         model.train()
         losses = []
         if sampler == "pyg":
-            batches = pyg_batches(indptr, indices, x, train_idx, fanout, o.batch)
+            batches = pyg_batches(loader, len(fanout))
         else:
             batches = uniform_batches(indptr, indices, train_idx, fanout, o.batch, generator)
         for n_id, blocks, size in batches:

@@ -7,9 +7,9 @@ a process's start (loading included) to a target validation accuracy:
      or its uniform stand-in when no sampling backend imports) runs first, evaluating full-neighbour
      validation accuracy every epoch (timed); target = its best validation accuracy - 0.005;
   2. Strata trains SAGE (same layers, hidden, lr, dropout; weight decay 0) full-graph at
-     1 rank x T threads and T ranks x 1 thread, and GCN beside it, evaluating every epoch; each
-     line of its --metrics file is timestamped as it appears (this script polls the file), so
-     Strata's times include start-up and loading the same way the peer's do.
+     1 rank x T threads and T ranks x 1 thread, and GCN beside it (--models), evaluating every
+     epoch; each line of its --metrics file is timestamped as it appears (this script polls the
+     file), so Strata's times include start-up and loading the same way the peer's do.
 A run stops at its epoch budget or --cap-s; the time to the target is the first epoch whose
 validation accuracy reaches it ("not reached" otherwise, with the best reached). Prints a table,
 writes JSON and a PNG of the validation curves against wall time.
@@ -17,8 +17,10 @@ writes JSON and a PNG of the validation curves against wall time.
   bench/time_to_accuracy.py --nodes 200000 --out out/bench/tta200k
   bench/time_to_accuracy.py --nodes 20000 --peer-epochs 3 --epochs 60 --out /tmp/tta   # smoke
 
-The peer's Python: --python (default: the venv out/bench/pyg-venv if present, else
-/usr/bin/python3, where only the stand-in sampler runs).
+The peer's Python: --python (default: out/bench/pyg-sparse-venv, which `bench/pyg-venv` makes:
+Debian's torch 1.13 + torch_geometric 2.3.1 + torch-sparse 0.6.17 built from source, so that
+NeighborLoader samples; else /usr/bin/python3, where only the stand-in sampler runs). The JSON's
+"sampler" says which ran.
 """
 import argparse
 import json
@@ -108,7 +110,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--strata", default=os.path.join(ROOT, "build/release/apps/strata"))
-    venv = os.path.join(ROOT, "out/bench/pyg-venv/bin/python")
+    venv = os.path.join(ROOT, "out/bench/pyg-sparse-venv/bin/python")
     p.add_argument("--python", default=venv if os.path.exists(venv) else "/usr/bin/python3")
     p.add_argument("--nodes", type=int, default=200000)
     p.add_argument("--threads", type=int, default=2, help="cores: 1 x T and T x 1")
@@ -120,7 +122,9 @@ def main():
     p.add_argument("--peer-epochs", type=int, default=20)
     p.add_argument("--epochs", type=int, default=500, help="Strata's epoch budget")
     p.add_argument("--after-target", type=int, default=0, help="epochs run past the target")
-    p.add_argument("--cap-s", type=float, default=3600.0)
+    p.add_argument("--models", default="sage,gcn", help="Strata's, each at 1 x T and T x 1")
+    p.add_argument("--cap-s", type=float, default=3600.0,
+                   help="each run's wall limit (the peer's is checked after each epoch)")
     p.add_argument("--out", default=os.path.join(ROOT, "out/bench/tta"))
     o = p.parse_args()
     os.makedirs(o.out, exist_ok=True)
@@ -131,11 +135,10 @@ def main():
     target = best - 0.005
     runs = [peer]
     t = o.threads
-    for name, model, ranks, threads in [(f"strata sage 1x{t}", "sage", 1, t),
-                                        (f"strata sage {t}x1", "sage", t, 1),
-                                        (f"strata gcn 1x{t}", "gcn", 1, t),
-                                        (f"strata gcn {t}x1", "gcn", t, 1)]:
-        runs.append(run_strata(o, data, o.out, name, model, ranks, threads, target))
+    for model in o.models.split(","):
+        for ranks, threads in [(1, t), (t, 1)]:
+            name = f"strata {model} {ranks}x{threads}"
+            runs.append(run_strata(o, data, o.out, name, model, ranks, threads, target))
     print(f"graph {data}; peer best validation accuracy {best:.4f} ({peer['sampler']}); "
           f"target {target:.4f}; load average at start {load:.2f}, at end "
           f"{os.getloadavg()[0]:.2f}")
@@ -152,7 +155,8 @@ def main():
         print(f"{run['name']:<24} {at:>10} {row['epoch'] or '-':>6} {best_val:9.4f} "
               f"{row['epochs_run']:10d}")
     with open(os.path.join(o.out, "time_to_accuracy.json"), "w") as f:
-        json.dump({"graph": data, "target": target, "peer_best": best, "table": table,
+        json.dump({"graph": data, "sampler": peer["sampler"], "target": target,
+                   "peer_best": best, "table": table,
                    "runs": runs, "load_start": load}, f, indent=1)
     try:
         import matplotlib
