@@ -1,8 +1,9 @@
 // strata plan's S x F pipeline (feature slices inside each stage) against the executor it
-// predicts: the layouts listed at 4 ranks, and on 4 ranks (2 stages x 2 slices) the stage bytes,
-// the layout switches' bytes (a2a and its recomputed part) and the largest rank's memory plan
-// equal the run's exactly, at an odd width and uneven chunks (300 rows in 8 chunks of 37 and 38:
-// row blocks 19/18 and 19/19; hidden 7: column slices 4 and 3), in recompute modes none and all.
+// predicts: the layouts listed at 4 ranks, a plan file's S x F recommendation, and on 4 ranks (2
+// stages x 2 slices) the stage bytes, the layout switches' bytes (a2a and its recomputed part) and
+// the largest rank's memory plan equal the run's exactly, at an odd width and uneven chunks (300
+// rows in 8 chunks of 37 and 38: row blocks 19/18 and 19/19; hidden 7: column slices 4 and 3), in
+// recompute modes none and all.
 #include <algorithm>
 #include <array>
 
@@ -13,6 +14,7 @@
 #include "layers/model_zoo.hpp"
 #include "layers/pipeline_slices.hpp"
 #include "partition/local_part.hpp"
+#include "planner/layout_plan.hpp"
 #include "planner/machine_model.hpp"
 #include "planner/memory_model.hpp"
 #include "planner/partition_stats.hpp"
@@ -84,6 +86,35 @@ TEST_CASE("pipeline layouts at 4 ranks: S = 4, then 2 x 2 (S x F), one way", "[p
     const auto blocked = planner::pipeline_layouts(narrow.graph, 4, 300);
     CHECK(std::none_of(blocked.begin(), blocked.end(),
                        [](const planner::PipelineLayout& l) { return l.feature_slices > 1; }));
+}
+
+TEST_CASE("a plan file's S x F recommendation is the layout --plan applies; S x W x F refused",
+          "[planner]") {
+    const auto plan = [](int stages, int ways, int slices) {
+        return R"({"format": "strata-plan", "version": 3, "candidates": [{"parallel": "pipeline",
+            "ranks": 4, "recompute": "all", "stages": )" +
+               std::to_string(stages) + R"(, "ways": )" + std::to_string(ways) +
+               R"(, "chunks": 8, "feature_slices": )" + std::to_string(slices) +
+               R"(, "recommended": true}]})";
+    };
+    const planner::ChosenLayout sf = planner::chosen_layout(plan(2, 1, 2), "p.json", 4);
+    CHECK(sf.parallel == "pipeline");
+    CHECK(sf.stages == 2);
+    CHECK(sf.ways == 1);
+    CHECK(sf.chunks == 8);
+    CHECK(sf.feature_slices == 2);
+    CHECK(sf.recompute == "all");
+    // A version-2 file (no feature_slices) still reads as F = 1.
+    const std::string old = R"({"format": "strata-plan", "version": 2, "candidates": [{"parallel":
+        "pipeline", "ranks": 4, "recompute": "all", "stages": 4, "ways": 1, "chunks": 16,
+        "recommended": true}]})";
+    CHECK(planner::chosen_layout(old, "old.json", 4).feature_slices == 1);
+    CHECK_THROWS_WITH(planner::chosen_layout(plan(1, 2, 2), "p.json", 4),
+                      Catch::Contains("p.json: pipeline candidate for 4 ranks: stages 1 x ways 2 x "
+                                      "feature_slices 2 with chunks 8 does not fit 4 ranks"));
+    CHECK_THROWS_WITH(
+        planner::chosen_layout(plan(2, 1, 3), "p.json", 4),
+        Catch::Contains("p.json: candidate for 4 ranks: feature_slices 3 does not divide 4 ranks"));
 }
 
 TEST_CASE("S x F: predicted stage bytes, a2a bytes and memory plan equal the executor's",
