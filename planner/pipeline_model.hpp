@@ -98,11 +98,11 @@ struct PipelinePrediction {
 
 /// The executor's memory plan of the largest rank, and its resident peak as for graph
 /// parallelism (every rank holds the whole graph). `largest_chunk`: the rows of the largest
-/// chunk when known (0: |V| / C x 1.03). S x F: `chunk_rows`, the run's chunks' rows when known
-/// (empty: |V| in C even blocks, the largest |V| / C x 1.03 rows).
+/// chunk when known (0: |V| / C x 1.03). S x F: `run_chunks`, the run's chunks' rows when known
+/// (empty: |V| in C even blocks, the chunk arena sized for a block of |V| / C x 1.03 rows).
 [[nodiscard]] MemoryPrediction predict_pipeline_memory(
     const ModelGraph& graph, const PartitionStats& whole, const PipelineLayout& layout,
     const MachineModel& machine, bool whole_graph_input, index_t largest_chunk = 0,
-    std::span<const index_t> chunk_rows = {});
+    std::span<const index_t> run_chunks = {});
 
 }  // namespace strata::planner
