@@ -531,9 +531,11 @@ ChosenLayout chosen_layout(const std::string& json_text, const std::string& what
                                  chosen.chunks >= 1 && chosen.chunks % chosen.ways == 0 &&
                                  (chosen.feature_slices == 1 || chosen.ways == 1),
                              what, ": pipeline candidate for ", ranks, " ranks: stages ",
-                             chosen.stages, " x ways ", chosen.ways, " x feature_slices ",
-                             chosen.feature_slices, " with chunks ", chosen.chunks,
-                             " does not fit ", ranks, " ranks");
+                             chosen.stages, " x ways ", chosen.ways,
+                             chosen.feature_slices > 1
+                                 ? " x feature_slices " + std::to_string(chosen.feature_slices)
+                                 : std::string(),
+                             " with chunks ", chosen.chunks, " does not fit ", ranks, " ranks");
             }
             return chosen;
         }
