@@ -38,11 +38,11 @@ LayoutSwitch::LayoutSwitch(Backend& backend, Communicator& comm, index_t part_ro
                  "CPU backend only, not on ", backend.describe());
 }
 
-std::size_t LayoutSwitch::staging_floats(index_t width) const {
-    const RowRange rows = chunk();
-    const RowRange cols = columns(width);
+std::size_t LayoutSwitch::staging_floats(index_t part_rows, index_t width, int slices, int slice) {
+    const RowRange rows = grid_block(part_rows, slices, slice);
+    const RowRange cols = grid_block(width, slices, slice);
     return static_cast<std::size_t>(rows.count) * static_cast<std::size_t>(width - cols.count) +
-           static_cast<std::size_t>(part_rows_ - rows.count) * static_cast<std::size_t>(cols.count);
+           static_cast<std::size_t>(part_rows - rows.count) * static_cast<std::size_t>(cols.count);
 }
 
 void LayoutSwitch::count(const ExchangePattern& pattern, ExchangePurpose purpose) {

@@ -37,7 +37,13 @@ public:
         return grid_block(width, slices(), slice());
     }
     /// Floats of scratch one switch of a tensor of `width` columns needs (send and receive).
-    [[nodiscard]] std::size_t staging_floats(index_t width) const;
+    [[nodiscard]] std::size_t staging_floats(index_t width) const {
+        return staging_floats(part_rows_, width, slices(), slice());
+    }
+    /// The same for slice `slice` of `slices` over `part_rows` rows, without a switch (strata
+    /// plan): r (w - c) + (n - r) c, r and c the slice's row chunk and column slice.
+    [[nodiscard]] static std::size_t staging_floats(index_t part_rows, index_t width, int slices,
+                                                    int slice);
 
     /// r (chunk rows x w) -> c (n_g x columns(w).count). Collective over the feature group.
     void to_columns(ConstMatrixView r, MatrixView c, std::span<float> staging,

@@ -34,13 +34,34 @@ RowRange SlicedStageAggregation::share(int chunk) const {
 }
 
 std::size_t SlicedStageAggregation::workspace_floats(index_t width) const {
-    std::size_t staging = 0;
-    for (const auto& s : switches_) {
-        staging = std::max(staging, s->staging_floats(width));
+    std::vector<index_t> rows;
+    for (std::size_t c = 0; c + 1 < offsets_.size(); ++c) {
+        rows.push_back(offsets_[c + 1] - offsets_[c]);
     }
-    const index_t cols = grid_block(width, slices(), slice()).count;
-    return static_cast<std::size_t>(global_rows()) * static_cast<std::size_t>(cols) + staging +
-           whole_.workspace_floats(cols);
+    return workspace_floats(rows, slices(), slice(), width, whole_);
+}
+
+std::size_t SlicedStageAggregation::workspace_floats(std::span<const index_t> chunk_rows,
+                                                     int slices, int slice, index_t width,
+                                                     const GraphOperator& whole) {
+    std::size_t staging = 0;
+    index_t rows = 0;
+    for (const index_t n : chunk_rows) {
+        staging = std::max(staging, LayoutSwitch::staging_floats(n, width, slices, slice));
+        rows += n;
+    }
+    const index_t cols = grid_block(width, slices, slice).count;
+    return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) + staging +
+           whole.workspace_floats(cols);
+}
+
+index_t SlicedStageAggregation::share_rows(std::span<const index_t> chunk_rows, int slices,
+                                           int slice) {
+    index_t rows = 0;
+    for (const index_t n : chunk_rows) {
+        rows += grid_block(n, slices, slice).count;
+    }
+    return rows;
 }
 
 HaloBytes SlicedStageAggregation::switch_bytes() const {

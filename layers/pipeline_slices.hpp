@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "layers/layout_switch.hpp"
@@ -36,6 +37,14 @@ public:
     /// The chunk's C result (up to every row at the slice's width), the switch's staging and
     /// the whole operator's workspace at the slice's width.
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override;
+    /// Without a communicator (strata plan): workspace_floats of slice `slice` of `slices` over
+    /// initial chunks of `chunk_rows` whole-graph rows, `whole` the whole graph's operator.
+    [[nodiscard]] static std::size_t workspace_floats(std::span<const index_t> chunk_rows,
+                                                      int slices, int slice, index_t width,
+                                                      const GraphOperator& whole);
+    /// The rank's local rows: Σ over the chunks of its row block (the grid's blocks).
+    [[nodiscard]] static index_t share_rows(std::span<const index_t> chunk_rows, int slices,
+                                            int slice);
     /// z[rows] = (Â h)[rows] for whole chunks `rows` (local rows; z holds every local row or
     /// the range's): their rows of h into h's mirror, the whole operator on the mirror at slice
     /// f, the result back to R.

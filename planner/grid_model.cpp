@@ -9,6 +9,7 @@
 #include "src/base/error.hpp"
 #include "src/nn/full_graph_executor.hpp"
 #include "src/nn/model_parameters.hpp"
+#include "src/nn/slice_switches.hpp"
 #include "training/run_memory.hpp"
 
 namespace strata::planner {
@@ -56,39 +57,30 @@ ExecutionPlan grid_rank_plan(const ModelGraph& graph, const RankStats& part, int
     return plan_execution(graph, options);
 }
 
-/// Floats one switch of width `width` moves over all of part `n`'s feature group: every entry
-/// of the part but the diagonal blocks.
-std::int64_t switch_floats(std::int64_t n, index_t width, int slices) {
-    std::int64_t diagonal = 0;
-    for (int f = 0; f < slices; ++f) {
-        diagonal +=
-            static_cast<std::int64_t>(grid_block(static_cast<index_t>(n), slices, f).count) *
-            grid_block(width, slices, f).count;
-    }
-    return n * width - diagonal;
-}
-
 /// Seconds of rank (g, f)'s switches in `schedule` (not overlapped).
-double switch_seconds(const std::vector<GridSwitches>& calls, const RankStats& part, int slices,
-                      int slice, const Network& network, double memory_gbs) {
-    const auto n = static_cast<double>(part.owned);
-    const auto r =
-        static_cast<double>(grid_block(static_cast<index_t>(part.owned), slices, slice).count);
+double schedule_switch_seconds(const std::vector<GridSwitches>& calls, const RankStats& part,
+                               int slices, int slice, const Network& network, double memory_gbs) {
     double seconds = 0.0;
     for (const GridSwitches& call : calls) {
-        const auto c = static_cast<double>(grid_block(call.width, slices, slice).count);
-        const double sent =
-            r * (static_cast<double>(call.width) - c);  // to_columns' (to_rows': received)
-        const double received = (n - r) * c;
-        const double one = (slices - 1) * network.latency_s +
-                           4.0 * std::max(sent, received) / (network.bandwidth_gbs * giga) +
-                           2.0 * 4.0 * (sent + received) / (memory_gbs * giga);
-        seconds += call.switches * one;
+        seconds += call.switches * switch_seconds(static_cast<index_t>(part.owned), call.width,
+                                                  slices, slice, network, memory_gbs);
     }
     return seconds;
 }
 
 }  // namespace
+
+double switch_seconds(index_t rows, index_t width, int slices, int slice, const Network& network,
+                      double memory_gbs) {
+    const auto n = static_cast<double>(rows);
+    const auto r = static_cast<double>(grid_block(rows, slices, slice).count);
+    const auto c = static_cast<double>(grid_block(width, slices, slice).count);
+    const double sent = r * (static_cast<double>(width) - c);  // to_columns' (to_rows': received)
+    const double received = (n - r) * c;
+    return (slices - 1) * network.latency_s +
+           4.0 * std::max(sent, received) / (network.bandwidth_gbs * giga) +
+           2.0 * 4.0 * (sent + received) / (memory_gbs * giga);
+}
 
 std::vector<GridSwitches> grid_switches(const ModelGraph& graph, const Schedule& schedule) {
     std::vector<GridSwitches> calls;
@@ -136,7 +128,8 @@ GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
             out.time.recompute_halo_bytes += halo.recompute;
             for (const GridSwitches& call : grid_switches(graph, *s)) {
                 const std::int64_t bytes =
-                    4 * call.switches * switch_floats(part.owned, call.width, slices);
+                    4 * call.switches *
+                    switch_floats(static_cast<index_t>(part.owned), call.width, slices);
                 (call.recompute ? out.recompute_a2a_bytes : out.a2a_bytes) += bytes;
             }
         }
@@ -150,10 +143,11 @@ GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
         v.recv_rows = divided(part.recv_rows);
         ranks.ranks.push_back(v);
         const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute);
-        switches = std::max(switches, switch_seconds(grid_switches(graph, plan.training()), part,
-                                                     slices, 0, feature_network, memory_gbs));
-        eval_switches =
-            std::max(eval_switches, switch_seconds(grid_switches(graph, plan.evaluation()), part,
+        switches =
+            std::max(switches, schedule_switch_seconds(grid_switches(graph, plan.training()), part,
+                                                       slices, 0, feature_network, memory_gbs));
+        eval_switches = std::max(
+            eval_switches, schedule_switch_seconds(grid_switches(graph, plan.evaluation()), part,
                                                    slices, 0, feature_network, memory_gbs));
     }
     const std::int64_t halo = out.time.halo_bytes;

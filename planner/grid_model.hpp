@@ -39,6 +39,13 @@ struct GridSwitches {
 [[nodiscard]] std::vector<GridSwitches> grid_switches(const ModelGraph& graph,
                                                       const Schedule& schedule);
 
+/// Seconds of one layout switch of a part (or pipeline chunk) of `rows` rows at `width` on slice
+/// `slice` of `slices` (not overlapped): (F - 1) latencies + the larger of the floats sent,
+/// r (w - c), and received, (n - r) c, x 4 / bandwidth + packing and unpacking the staged side
+/// (2 x 4 (sent + received) bytes at `memory_gbs`); r, c the slice's row chunk and column slice.
+[[nodiscard]] double switch_seconds(index_t rows, index_t width, int slices, int slice,
+                                    const Network& network, double memory_gbs);
+
 struct GridPrediction {
     EpochPrediction time;        ///< the slowest rank's; halo bytes summed over every rank
     std::int64_t a2a_bytes = 0;  ///< per evaluated epoch, every rank (metrics)

@@ -279,18 +279,32 @@ Plan make_plan(const PlanRequest& request) {
             c.stages = layout.stages;
             c.ways = layout.ways;
             c.chunks = layout.chunks;
+            c.feature_slices = layout.feature_slices;
             c.recompute = to_string(layout.recompute);
             c.threads = shape.threads;
             RunShape pipe_shape = shape;  // stage transfers at the run's precision
             pipe_shape.halo_precision = request.halo_precision;
             RunShape slow_pipe_shape = slow_shape;
             slow_pipe_shape.halo_precision = request.halo_precision;
+            // S x F: the feature group's switches inside a node when the ranks per node are a
+            // multiple of F (training/prepare.cpp places it so), as the grid's.
+            const bool feature_inside =
+                request.ranks_per_node == 0 || per_node % layout.feature_slices == 0;
+            const Network& feature_network =
+                feature_inside ? request.machine.shared_memory : request.machine.inter_node;
+            const Network& slow_feature_network =
+                feature_inside ? slowed.shared_memory : slowed.inter_node;
             const PipelinePrediction p =
-                predict_pipeline_epoch(built.graph, one, layout, pipe_shape);
+                predict_pipeline_epoch(built.graph, one, layout, pipe_shape, {}, &feature_network);
             c.time = p.time;
-            c.error_band = spread_band(
-                predict_pipeline_epoch(built.graph, one, layout, slow_pipe_shape).time, c.time);
+            c.error_band =
+                spread_band(predict_pipeline_epoch(built.graph, one, layout, slow_pipe_shape, {},
+                                                   &slow_feature_network)
+                                .time,
+                            c.time);
             c.stage_bytes = p.stage_bytes;
+            c.a2a_bytes = p.a2a_bytes;
+            c.recompute_a2a_bytes = p.recompute_a2a_bytes;
             c.bubble = p.bubble;
             c.split = p.split;
             c.memory = predict_pipeline_memory(built.graph, one, layout, request.machine, whole);
@@ -332,9 +346,9 @@ Plan make_plan(const PlanRequest& request) {
             "accuracy may differ from graph parallelism, and the accuracy guard may halve the "
             "chunks (more bubble) or fall back to exact; not priced");
         plan.notes.push_back(
-            "pipeline: only one way and one feature slice per stage are planned (the W-way "
-            "hybrid's mirror exchange and S x F's layout switches are not modelled); the "
-            "per-chunk history bookkeeping is not priced");
+            "pipeline: only one way per stage is planned (the W-way hybrid's mirror exchange is "
+            "not modelled; S x F is planned with one way); the per-chunk history bookkeeping is "
+            "not priced");
     }
     if (request.compare_plexus) {
         plan.paper = compare_on_paper(plan, one, request.spec);
@@ -416,18 +430,20 @@ std::string format_plan(const Plan& plan) {
     out += line;
     for (const Candidate& c : plan.candidates) {
         // Graph parallelism: the --recompute mode and halo bytes; the pipeline: S x W x C and
-        // stage bytes.
+        // stage bytes (S x F: "S x W x C F=F", stage and all-to-all bytes together).
         // The grid: G x F and the recompute mode, halo and all-to-all bytes together.
         const bool pipeline = c.parallel == "pipeline";
-        const bool grid = c.feature_slices > 1;
-        const std::string layout = pipeline
-                                       ? std::to_string(c.stages) + "x" + std::to_string(c.ways) +
-                                             "x" + std::to_string(c.chunks)
-                                   : grid ? std::to_string(c.ranks / c.feature_slices) + "x" +
-                                                std::to_string(c.feature_slices) + " " + c.recompute
-                                          : c.recompute;
+        const bool sliced = c.feature_slices > 1;
+        const bool grid = sliced && !pipeline;
+        const std::string layout =
+            pipeline ? std::to_string(c.stages) + "x" + std::to_string(c.ways) + "x" +
+                           std::to_string(c.chunks) +
+                           (sliced ? " F=" + std::to_string(c.feature_slices) : "")
+            : grid ? std::to_string(c.ranks / c.feature_slices) + "x" +
+                         std::to_string(c.feature_slices) + " " + c.recompute
+                   : c.recompute;
         const std::int64_t bytes =
-            pipeline ? c.stage_bytes : c.time.halo_bytes + (grid ? c.a2a_bytes : 0);
+            (pipeline ? c.stage_bytes : c.time.halo_bytes) + (sliced ? c.a2a_bytes : 0);
         std::snprintf(
             line, sizeof(line),
             "%-8s %5d %-15s %3d %10.2f %6.0f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
@@ -440,6 +456,13 @@ std::string format_plan(const Plan& plan) {
         if (pipeline) {
             std::snprintf(line, sizeof(line), "%9sbubble %.0f %%, ", "", 100.0 * c.bubble);
             out += line + c.split + "\n";
+            if (sliced) {
+                std::snprintf(line, sizeof(line),
+                              "%9sstages %.3f MB + all-to-all %.3f MB per epoch\n", "",
+                              static_cast<double>(c.stage_bytes) / 1e6,
+                              static_cast<double>(c.a2a_bytes) / 1e6);
+                out += line;
+            }
         }
         if (grid) {
             std::snprintf(line, sizeof(line), "%9shalo %.3f MB + all-to-all %.3f MB per epoch\n",
@@ -499,19 +522,21 @@ ChosenLayout chosen_layout(const std::string& json_text, const std::string& what
             STRATA_CHECK(chosen.parallel == "graph" || chosen.parallel == "pipeline", what,
                          ": candidate for ", ranks, " ranks: parallel '", chosen.parallel,
                          "' is not graph or pipeline");
-            if (chosen.parallel == "pipeline") {
+            STRATA_CHECK(chosen.feature_slices >= 1 && ranks % chosen.feature_slices == 0, what,
+                         ": candidate for ", ranks, " ranks: feature_slices ",
+                         chosen.feature_slices, " does not divide ", ranks, " ranks");
+            if (chosen.parallel == "pipeline") {  // S x W x C, or S x F (one way) x C
                 STRATA_CHECK(chosen.stages >= 1 && chosen.ways >= 1 &&
-                                 chosen.stages * chosen.ways == ranks && chosen.chunks >= 1 &&
-                                 chosen.chunks % chosen.ways == 0,
+                                 chosen.stages * chosen.ways * chosen.feature_slices == ranks &&
+                                 chosen.chunks >= 1 && chosen.chunks % chosen.ways == 0 &&
+                                 (chosen.feature_slices == 1 || chosen.ways == 1),
                              what, ": pipeline candidate for ", ranks, " ranks: stages ",
-                             chosen.stages, " x ways ", chosen.ways, " with chunks ", chosen.chunks,
-                             " does not fit ", ranks, " ranks");
+                             chosen.stages, " x ways ", chosen.ways,
+                             chosen.feature_slices > 1
+                                 ? " x feature_slices " + std::to_string(chosen.feature_slices)
+                                 : std::string(),
+                             " with chunks ", chosen.chunks, " does not fit ", ranks, " ranks");
             }
-            STRATA_CHECK(chosen.feature_slices >= 1 && ranks % chosen.feature_slices == 0 &&
-                             (chosen.feature_slices == 1 || chosen.parallel == "graph"),
-                         what, ": candidate for ", ranks, " ranks: feature_slices ",
-                         chosen.feature_slices, " does not divide ", ranks,
-                         " ranks or is not graph parallelism");
             return chosen;
         }
     }

@@ -1,10 +1,11 @@
 // The plan: for every rank count asked for, the candidate layouts (graph parallelism in each
 // --recompute mode; the G x F grid, feature_slices = F, for every F > 1 dividing the ranks whose
 // slices keep a column each, planner/grid_model.hpp; the layer pipeline, S stages x 1 way x C
-// chunks, planner/pipeline_model.hpp), each with its predicted epoch time and parts, bytes per
-// epoch, memory per rank and whether it fits; the recommendation is the fastest that fits. Text
-// table and JSON (format "strata-plan", version 3: adds feature_slices and the all-to-all bytes;
-// version 2 added the pipeline fields; versions 1 and 2 are still read).
+// chunks and S stages x F feature slices x C chunks, planner/pipeline_model.hpp), each with its
+// predicted epoch time and parts, bytes per epoch, memory per rank and whether it fits; the
+// recommendation is the fastest that fits. Text table and JSON (format "strata-plan", version 3:
+// adds feature_slices and the all-to-all bytes; version 2 added the pipeline fields; versions 1 and
+// 2 are still read).
 #pragma once
 
 #include <cstdint>
@@ -47,8 +48,9 @@ struct Candidate {
     std::int64_t stage_bytes = 0;  ///< pipeline: the metrics' stage_bytes per epoch
     double bubble = 0.0;           ///< pipeline: idle fraction of the busiest stage's wave
     std::string split;             ///< pipeline: the stage split (StageLayout::describe)
-    int feature_slices = 1;        ///< graph parallelism: F of the G x F grid (1: 1D)
-    std::int64_t a2a_bytes = 0;    ///< grid: the layout switches' bytes per epoch (metrics)
+    /// F: of the G x F grid (1: 1D), or the pipeline's feature slices per stage (S x F)
+    int feature_slices = 1;
+    std::int64_t a2a_bytes = 0;  ///< grid, S x F: the layout switches' bytes per epoch (metrics)
     std::int64_t recompute_a2a_bytes = 0;
     int threads = 1;
     EpochPrediction time;
@@ -102,7 +104,7 @@ struct ChosenLayout {
     int stages = 0;  ///< pipeline only
     int ways = 0;
     int chunks = 0;
-    int feature_slices = 1;  ///< graph parallelism only
+    int feature_slices = 1;  ///< the grid's F, or the pipeline's (S x F, one way)
 };
 /// From a plan JSON (plan_to_json); `what` names the file. Throws if it has no recommendation
 /// for `ranks`.

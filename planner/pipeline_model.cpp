@@ -6,6 +6,10 @@
 #include <array>
 #include <cmath>
 
+#include "layers/grid_aggregation.hpp"
+#include "layers/layout_switch.hpp"
+#include "layers/pipeline_slices.hpp"
+#include "planner/pipeline_slices_model.hpp"
 #include "planner/shape_operator.hpp"
 #include "src/base/error.hpp"
 #include "src/nn/execution_plan.hpp"
@@ -53,15 +57,23 @@ std::vector<PipelineLayout> pipeline_layouts(const ModelGraph& graph, int ranks,
                                              global_id vertices) {
     std::vector<PipelineLayout> out;
     const int ways = 1;
-    const int stages = ranks / ways;
-    if (stages < 2 || stages > max_stages(graph)) {
-        return out;
-    }
-    for (const int per : {4, 8, 16}) {
-        const int chunks = per * stages * ways;
-        if (chunks <= vertices) {
-            out.push_back(
-                {.stages = stages, .ways = ways, .chunks = chunks, .recompute = Recompute::all});
+    // F = 1 first (S = ranks), then S x F for every F > 1 dividing the ranks.
+    for (int slices = 1; slices <= ranks; ++slices) {
+        const int stages = ranks / (ways * slices);
+        if (ranks % slices != 0 || stages < 2 || stages > max_stages(graph) ||
+            (slices > 1 && !grid_blocker(graph, slices).empty())) {
+            continue;
+        }
+        for (const int per : {4, 8, 16}) {
+            const int chunks = per * stages * ways;
+            // Every chunk keeps a row per slice (C even chunks; the executor refuses fewer).
+            if (chunks <= vertices && vertices / chunks >= slices) {
+                out.push_back({.stages = stages,
+                               .ways = ways,
+                               .chunks = chunks,
+                               .recompute = Recompute::all,
+                               .feature_slices = slices});
+            }
         }
     }
     return out;
@@ -110,12 +122,32 @@ double pipeline_wave_seconds(std::span<const double> forward, std::span<const do
 }
 
 PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const PartitionStats& whole,
-                                          const PipelineLayout& layout, const RunShape& shape) {
+                                          const PipelineLayout& layout, const RunShape& shape,
+                                          std::span<const index_t> chunk_rows,
+                                          const Network* feature_network) {
     PipelinePrediction out;
+    const int slices = layout.feature_slices;
+    STRATA_CHECK(slices >= 1 && (slices == 1 || layout.ways == 1), "pipeline: ", slices,
+                 " feature slices with ", layout.ways, " ways (S x W x F is not built)");
     const StageLayout stages = pipeline_stage_layout(graph, layout.stages, whole);
     out.split = stages.describe(graph);
+    // S x F: each rank sends its row block of every chunk, |V| rows over the F ranks in all.
     out.stage_bytes = pipeline_stage_bytes(graph, stages, whole.vertices, shape.halo_precision);
-    const RankStats way = way_share(whole, layout.ways);
+    RankStats way = way_share(whole, layout.ways);
+    std::vector<index_t> chunks;
+    if (slices > 1) {
+        chunks = chunk_rows.empty() ? even_chunk_rows(whole.vertices, layout.chunks)
+                                    : std::vector<index_t>(chunk_rows.begin(), chunk_rows.end());
+        // Slice 0's share (its row block of every chunk: the largest), the aggregation's entries
+        // / F: the grid's pricing of a row chunk with its column slice.
+        way.owned = SlicedStageAggregation::share_rows(chunks, slices, 0);
+        way.inner_nnz =
+            static_cast<std::int64_t>(std::llround(static_cast<double>(way.inner_nnz) / slices));
+        const SliceBytes a2a = pipeline_a2a_bytes(graph, stages, chunks, slices, layout.recompute);
+        out.a2a_bytes = a2a.a2a;
+        out.recompute_a2a_bytes = a2a.recompute_a2a;
+    }
+    const Network& switch_network = feature_network != nullptr ? *feature_network : shape.network;
     const ExecutionPlan plan = rank_plan(graph, way, Recompute::none);
     const ThreadRates& rates = shape.machine->rates(shape.threads);
     const double scale = rates.time_scale;
@@ -125,7 +157,9 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
     std::vector<double> backward;
     std::vector<double> transfer;
     EpochTerms slowest;
-    double busiest = 0.0;
+    double busiest = 0.0;       // the busiest stage's compute and switches
+    double busiest_work = 0.0;  // of which compute
+    double switches = 0.0;      // its switches
     for (std::size_t s = 0; s < stages.stages.size(); ++s) {
         const Stage& stage = stages.stages[s];
         EpochTerms terms;
@@ -133,10 +167,10 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
         std::size_t i = 0;
         // Backward also recomputes what the stage's plan does not keep from the chunk's
         // forward (its recompute steps, stage_storage.hpp).
-        const std::vector<int> recompute =
+        const StageStorage storage =
             plan_stage_storage(graph, stages, static_cast<int>(s), static_cast<index_t>(way.owned),
-                               layout.recompute)
-                .recompute;
+                               layout.recompute, slices > 1);
+        const std::vector<int>& recompute = storage.recompute;
         for (const Phase phase : {Phase::forward, Phase::backward}) {
             const double fixed_before = terms.steps_s;
             double busy = price_stage(graph, plan.training(), way, shape, stage.first, stage.end,
@@ -147,48 +181,55 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
             const double fixed = terms.steps_s - fixed_before;  // paid once per chunk
             per_chunk[i++] = scale * ((busy - fixed) / steps + fixed);
         }
-        forward.push_back(per_chunk[0]);
-        backward.push_back(per_chunk[1]);
+        // S x F: the chunk's layout switches, blocking, not overlapped (none at F = 1).
+        const StageSwitchSeconds switched = stage_switch_seconds(graph, storage, chunks, slices, 0,
+                                                                 switch_network, rates.memory_gbs);
+        forward.push_back(per_chunk[0] + switched.forward);
+        backward.push_back(per_chunk[1] + switched.backward);
         // The receive before stage s: its cut's rows of one chunk, one message per tensor.
         const double rows = static_cast<double>(way.owned) / steps;
         transfer.push_back(s == 0 ? 0.0
                                   : static_cast<double>(stages.stages[s].incoming.size()) *
                                             shape.network.latency_s +
                                         rows * cuts[s - 1] / (shape.network.bandwidth_gbs * giga));
-        const double stage_busy = steps * (per_chunk[0] + per_chunk[1]);
+        const double stage_busy = steps * (forward.back() + backward.back());
         if (stage_busy >= busiest) {
             busiest = stage_busy;
+            busiest_work = steps * (per_chunk[0] + per_chunk[1]);
+            switches = steps * (switched.forward + switched.backward);
             slowest = terms;
         }
     }
     const double wave = pipeline_wave_seconds(forward, backward, transfer, steps);
     out.bubble = wave > 0.0 ? 1.0 - busiest / wave : 0.0;
     const double params = static_cast<double>(ModelParameters::count(graph));
-    const int ranks = layout.stages * layout.ways;
+    const int ranks = layout.stages * layout.ways * slices;
     slowest.optimizer_s = optimizer_seconds(params, shape);
     slowest.allreduce_s = allreduce_seconds(params, ranks, shape.network);
     for (const double t : transfer) {
         slowest.exchange_s += steps * 2.0 * t;
     }
+    slowest.exchange_s += switches;
     // Evaluation: rank 0 runs the whole graph's evaluation schedule alone.
     const RankStats& all = whole.ranks.at(0);
     const ExecutionPlan whole_plan = rank_plan(graph, all, Recompute::none);
     EpochTerms eval_terms;
     const double eval = scale * price_evaluation(graph, whole_plan, all, shape, eval_terms);
     EpochPrediction& p = out.time;
-    p.compute_s = busiest + scale * slowest.optimizer_s;
-    p.wait_s = (wave - busiest) + slowest.allreduce_s;
+    p.compute_s = busiest_work + scale * slowest.optimizer_s;
+    p.wait_s = (wave - busiest_work) + slowest.allreduce_s;
     p.eval_s = eval;
     p.epoch_s = p.compute_s + p.wait_s + p.eval_s;
     p.terms = slowest;
-    p.terms.exposed_s = wave - busiest;
+    p.terms.exposed_s = wave - busiest_work;
     p.allreduce_bytes = static_cast<std::int64_t>(params * 4.0);
     return out;
 }
 
 MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const PartitionStats& whole,
                                          const PipelineLayout& layout, const MachineModel& machine,
-                                         bool whole_graph_input, index_t largest_chunk) {
+                                         bool whole_graph_input, index_t largest_chunk,
+                                         std::span<const index_t> run_chunks) {
     MemoryPrediction out;
     const StageLayout stages = pipeline_stage_layout(graph, layout.stages, whole);
     const auto rows = static_cast<index_t>(whole.vertices);
@@ -206,25 +247,57 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
     eval_options.graph = &aggregation;
     eval_options.training = false;
     const std::size_t eval_floats = plan_execution(graph, eval_options).arena_floats();
-    for (int rank = 0; rank < layout.stages * layout.ways; ++rank) {
-        const int s = rank / layout.ways;
-        const StageStorage storage = plan_stage_storage(graph, stages, s, rows, layout.recompute);
-        const std::size_t scratch = storage.scratch_per_row * static_cast<std::size_t>(chunk_rows) +
+    const int slices = layout.feature_slices;
+    // S x F: the chunks' rows, the run's or even blocks (then the chunk arena sized for a
+    // share of chunk_rows rows, as F = 1's).
+    std::vector<index_t> chunks;
+    if (slices > 1) {
+        chunks = !run_chunks.empty() ? std::vector<index_t>(run_chunks.begin(), run_chunks.end())
+                                     : even_chunk_rows(whole.vertices, layout.chunks);
+    }
+    std::vector<index_t> input_cols;
+    for (const TensorId t : graph.inputs()) {
+        input_cols.push_back(graph.tensor(t).cols);
+    }
+    for (int rank = 0; rank < layout.stages * layout.ways * slices; ++rank) {
+        const int s = rank / (layout.ways * slices);
+        StageMemory memory{.stage = s,
+                           .mirror_bytes = 0,
+                           .parameters = params,
+                           .evaluation_floats = rank == 0 ? eval_floats : 0,
+                           .evaluates = rank == 0};
+        if (slices == 1) {
+            const StageStorage storage =
+                plan_stage_storage(graph, stages, s, rows, layout.recompute);
+            memory.kept_floats = storage.kept_floats;
+            memory.kept_grad_floats = storage.kept_grad_floats;
+            memory.scratch_floats = storage.scratch_per_row * static_cast<std::size_t>(chunk_rows) +
                                     stage_workspace_floats(graph, storage, chunk_rows, aggregation);
-        std::vector<MemoryLine> lines = run_memory_lines(
-            {{"inputs (graph blocks, features, labels, masks)", all.input_bytes}},
-            stage_memory_lines(
-                StageMemory{.stage = s,
-                            .kept_floats = storage.kept_floats,
-                            .kept_grad_floats = storage.kept_grad_floats,
-                            .scratch_floats = scratch,
-                            // --snapshot-period's default (23 > 0): the snapshot buffer exists.
-                            .snapshot_floats = storage.snapshot_floats,
-                            .mirror_bytes = 0,
-                            .parameters = params,
-                            .evaluation_floats = rank == 0 ? eval_floats : 0,
-                            .evaluates = rank == 0}),
-            params);
+            // --snapshot-period's default (23 > 0): the snapshot buffer exists.
+            memory.snapshot_floats = storage.snapshot_floats;
+        } else {  // rank (s, f): its share of every chunk, the slices' mirrors, its data rows
+            const SlicedShapeOperator sliced(chunks, slices, rank % slices);
+            const index_t largest =
+                run_chunks.empty()
+                    ? std::max(sliced.largest_share(), grid_block(chunk_rows, slices, 0).count)
+                    : sliced.largest_share();
+            const StageStorage storage =
+                plan_stage_storage(graph, stages, s, sliced.num_rows(), layout.recompute, true);
+            memory.kept_floats = storage.kept_floats;
+            memory.kept_grad_floats = storage.kept_grad_floats;
+            memory.scratch_floats = (storage.scratch_per_row + storage.chunk_per_row) *
+                                        static_cast<std::size_t>(largest) +
+                                    stage_workspace_floats(graph, storage, largest, sliced);
+            memory.snapshot_floats = storage.snapshot_floats;
+            // The snapshot period's default (23 > 0): the stage keeps a snapshot when it has
+            // aggregation inputs (StageBuffers::has_snapshot).
+            memory.slice_mirror_floats = slice_mirror_floats(
+                graph, storage, !storage.snapshot.empty(), rows, slices, rank % slices);
+            memory.share_bytes = slice_share_bytes(sliced.num_rows(), input_cols);
+        }
+        std::vector<MemoryLine> lines =
+            run_memory_lines({{"inputs (graph blocks, features, labels, masks)", all.input_bytes}},
+                             stage_memory_lines(memory), params);
         const std::int64_t total = total_bytes(lines);
         if (total > out.planned_bytes) {
             out.planned_bytes = total;

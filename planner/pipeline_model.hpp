@@ -1,9 +1,13 @@
 // The layer pipeline (`strata train --parallel pipeline`, src/nn/pipeline_executor.hpp) priced:
-// S stages x W ways x C chunks on K = S x W ranks. Per candidate
+// S stages x W ways x C chunks on K = S x W ranks, or S stages x F feature slices (one way) on
+// K = S x F ranks (pipeline_slices_model.hpp). Per candidate
 //   stages        plan_stages — the executor's own split (same cost model, same |V| and nnz)
 //   compute       each stage's nodes priced by the graph-parallel cost model (price_stage) on
 //                 the rows a way holds (|V| / W), forward and backward apart, divided into its
-//                 C / W chunks (the fixed step cost paid per chunk)
+//                 C / W chunks (the fixed step cost paid per chunk); S x F: on slice 0's share
+//                 of the rows (its row block of every chunk, the largest) with the entries / F
+//                 (the grid's pricing: the aggregation at width w / F), plus the stage's layout
+//                 switches per chunk (the grid's switch time, over the feature group's network)
 //   the wave      simulated in the executor's order (pipeline_wave_seconds): every chunk forward,
 //                 staggered one chunk per stage, then backward in reverse; a blocking receive per
 //                 cut tensor and chunk, sends asynchronous; transfers not overlapped
@@ -11,14 +15,17 @@
 //                 summed over ranks — the metrics' stage_bytes, exactly (the executor sends every
 //                 chunk's cut rows once forward and once backward); a record is the run's
 //                 halo_precision's (RunShape::halo_precision): 4 cols (fp32), 2 cols (bf16) or
-//                 cols + 4 (int8)
+//                 cols + 4 (int8); S x F: each rank sends its row blocks, |V| rows in all
+//   a2a bytes     S x F: 4 x stage_switch_floats over the stages (the metrics' a2a_bytes)
 //   all-reduce    the gradient over all K ranks; Adam on every rank
 //   evaluation    rank 0 alone on the whole graph (the model's evaluation schedule)
 //   memory        stage_memory_lines over plan_stage_storage — the executor's own functions —
 //                 and the inputs of the whole graph; the chunk scratch is sized for |V| / C rows
-//                 x 1.03 (the METIS chunks' balance; the executor sizes it for the largest chunk)
-// Not modelled: the W-way mirror exchange (W > 1 is not planned), staleness (the accuracy guard
-// may halve the chunks: a note).
+//                 x 1.03 (the METIS chunks' balance; the executor sizes it for the largest chunk);
+//                 S x F: per rank (s, f) the sliced storage over its share, the slices' mirrors
+//                 (slice_mirror_floats) and its copy of its rows of the data (slice_share_bytes)
+// Not modelled: the W-way mirror exchange (W > 1 is not planned), S x W x F, staleness (the
+// accuracy guard may halve the chunks: a note).
 #pragma once
 
 #include <cstdint>
@@ -41,11 +48,16 @@ struct PipelineLayout {
     int chunks = 8;
     /// What backward recomputes chunk by chunk (PipelineOptions::recompute).
     Recompute recompute = Recompute::none;
+    /// F: feature slices inside each stage (S x F with ways = 1; 1: none).
+    int feature_slices = 1;
 };
 
 /// The pipeline layouts planned for `ranks`: S = ranks, W = 1 (S >= 2 and at most the model's
 /// layer boundaries + 1), C in {4 S W (the executor's default), 8 S W, 16 S W} up to |V|, each
-/// with recompute `all` (the least memory: every stage holds whole-graph buffers).
+/// with recompute `all` (the least memory: every stage holds whole-graph buffers); then S x F
+/// for every F > 1 dividing `ranks` with S = ranks / F >= 2 (the same chunks C = 4 S, 8 S, 16 S
+/// and recompute), where the model gives every aggregation a column per slice (grid_blocker)
+/// and the smallest of C even chunks keeps a row per slice (the executor's refusals).
 [[nodiscard]] std::vector<PipelineLayout> pipeline_layouts(const ModelGraph& graph, int ranks,
                                                            global_id vertices);
 
@@ -69,20 +81,28 @@ struct PipelineLayout {
 struct PipelinePrediction {
     EpochPrediction time;
     std::int64_t stage_bytes = 0;
-    double bubble = 0.0;  ///< idle fraction of the wave on the busiest stage
-    std::string split;    ///< StageLayout::describe
+    std::int64_t a2a_bytes = 0;  ///< S x F: the layout switches' bytes per epoch (metrics)
+    std::int64_t recompute_a2a_bytes = 0;  ///< S x F: of chunk copies refilled for backward
+    double bubble = 0.0;                   ///< idle fraction of the wave on the busiest stage
+    std::string split;                     ///< StageLayout::describe
 };
 
+/// `chunk_rows`: the run's chunks' rows when known (empty: |V| in C even blocks; S x F only);
+/// `feature_network`: S x F's feature group's network (null: shape.network).
 [[nodiscard]] PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph,
                                                         const PartitionStats& whole,
                                                         const PipelineLayout& layout,
-                                                        const RunShape& shape);
+                                                        const RunShape& shape,
+                                                        std::span<const index_t> chunk_rows = {},
+                                                        const Network* feature_network = nullptr);
 
 /// The executor's memory plan of the largest rank, and its resident peak as for graph
 /// parallelism (every rank holds the whole graph). `largest_chunk`: the rows of the largest
-/// chunk when known (0: |V| / C x 1.03).
+/// chunk when known (0: |V| / C x 1.03). S x F: `run_chunks`, the run's chunks' rows when known
+/// (empty: |V| in C even blocks, the chunk arena sized for a block of |V| / C x 1.03 rows).
 [[nodiscard]] MemoryPrediction predict_pipeline_memory(
     const ModelGraph& graph, const PartitionStats& whole, const PipelineLayout& layout,
-    const MachineModel& machine, bool whole_graph_input, index_t largest_chunk = 0);
+    const MachineModel& machine, bool whole_graph_input, index_t largest_chunk = 0,
+    std::span<const index_t> run_chunks = {});
 
 }  // namespace strata::planner

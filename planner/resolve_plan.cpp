@@ -65,6 +65,10 @@ ResolvedPlan resolve_plan(const RunConfig& config, Communicator& comm,
             c.chunks = layout.chunks;
             line += ", stages = " + std::to_string(c.stages) +
                     ", ways = " + std::to_string(c.ways) + ", chunks = " + std::to_string(c.chunks);
+            if (layout.feature_slices > 1) {  // S x F
+                c.feature_slices = layout.feature_slices;
+                line += ", feature_slices = " + std::to_string(c.feature_slices);
+            }
         } else {
             line += ", recompute = " + c.recompute;
             if (layout.feature_slices > 1) {

@@ -13,7 +13,9 @@
 namespace strata::planner {
 
 struct ResolvedPlan {
-    RunConfig config;  ///< plan cleared; parallel, recompute (stages, ways, chunks) set
+    /// plan cleared; parallel, recompute (stages, ways, chunks; feature_slices: the grid's or
+    /// S x F's) set
+    RunConfig config;
     /// What was applied: "plan (planned here, machine uncalibrated ...): parallel = graph,
     /// recompute = none, partition_method = metis, for 2 ranks". Empty without a plan.
     std::string line;

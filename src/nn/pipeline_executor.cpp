@@ -30,14 +30,11 @@ struct PipelineExecutor::ShareRows {
     Buffer<std::uint8_t> test_mask;
     Buffer<global_id> row_ids;
 
+    std::vector<index_t> input_cols;
+
+    /// What strata plan prices (stage_storage.hpp).
     [[nodiscard]] std::int64_t bytes() const {
-        std::size_t sum = labels.size() * sizeof(index_t) +
-                          (train_mask.size() + val_mask.size() + test_mask.size()) +
-                          row_ids.size() * sizeof(global_id);
-        for (const Buffer<float>& input : inputs) {
-            sum += input.size() * sizeof(float);
-        }
-        return static_cast<std::int64_t>(sum);
+        return slice_share_bytes(static_cast<index_t>(row_ids.size()), input_cols);
     }
 };
 
@@ -137,6 +134,7 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
                                                    std::span<const float>(input.data, input.size()),
                                                    static_cast<std::size_t>(input.cols), sl));
             input = ConstMatrixView{share_->inputs.back().data(), rows, input.cols};
+            share_->input_cols.push_back(input.cols);
         }
         share_->labels = gather_shares(backend, data.labels, 1, sl);
         share_->train_mask = gather_shares(backend, data.train_mask, 1, sl);
@@ -187,29 +185,12 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     if (options.slices != nullptr) {  // a mirror (all rows, slice f) for every buffer aggregated
         PipelineSlices& sl = *options.slices;
         const StageStorage& st = buffers_->storage();
-        for (const TensorId t : st.snapshot) {
-            sl.attach(buffers_->value(t), buffers_->has_snapshot());
-        }
-        for (const TensorId t : st.kept_grads) {
-            sl.attach(buffers_->grad(t), false);
-        }
         const StageViews whole = buffers_->views({0, 0});
-        for (const PlanStep& s : st.schedule.steps) {
-            if (s.kind == StepKind::loss || graph.node(s.node).op->row_local()) {
-                continue;
-            }
-            if (s.kind == StepKind::backward) {
-                sl.attach(whole.all(s.dy), false);
-                continue;
-            }
-            for (const int slot : s.x) {
-                if (slot < 0) {
-                    continue;
-                }
-                sl.attach(whole.all(slot), false);
-                if (st.slots[static_cast<std::size_t>(slot)].place == Place::input) {
-                    sl.resync(whole.all(slot), whole.all(slot), false);  // never changes
-                }
+        // The list strata plan sizes the mirrors from (stage_storage.hpp).
+        for (const SliceMirror& m : slice_mirrors(graph, st, buffers_->has_snapshot())) {
+            sl.attach(whole.all(m.slot), m.snapshot);
+            if (st.slots[static_cast<std::size_t>(m.slot)].place == Place::input) {
+                sl.resync(whole.all(m.slot), whole.all(m.slot), false);  // never changes
             }
         }
     }

@@ -24,9 +24,8 @@ std::int64_t switch_floats(index_t rows, index_t width, int slices) {
     return static_cast<std::int64_t>(rows) * static_cast<std::int64_t>(width) - diagonal;
 }
 
-std::int64_t stage_switch_floats(const ModelGraph& graph, const StageStorage& storage,
-                                 std::span<const index_t> chunk_rows, int slices) {
-    std::int64_t floats = 0;
+std::vector<SliceSwitches> stage_switches(const ModelGraph& graph, const StageStorage& storage) {
+    std::vector<SliceSwitches> out;
     for (const PlanStep& step : storage.schedule.steps) {
         if (step.kind == StepKind::loss || graph.node(step.node).op->row_local()) {
             continue;
@@ -34,18 +33,28 @@ std::int64_t stage_switch_floats(const ModelGraph& graph, const StageStorage& st
         STRATA_CHECK(step.kind != StepKind::recompute && step.folded < 0,
                      "switch_floats: a recomputed or folded aggregation (never in a stage)");
         const Node& node = graph.node(step.node);
-        const index_t width = graph.tensor(node.output).cols;
-        int switches = 2;  // forward: the input in, the result out
-        if (step.kind == StepKind::backward) {
-            switches = step.modes.at(0) == GradMode::accumulate ? 3 : 2;
-        }
-        for (const index_t rows : chunk_rows) {
-            floats += switches * switch_floats(rows, width, slices);
-        }
+        const bool backward = step.kind == StepKind::backward;
+        // forward: the input in, the result out; backward: dz in, dh out (and dh in first when
+        // it accumulates)
+        const int count = backward && step.modes.at(0) == GradMode::accumulate ? 3 : 2;
+        out.push_back({graph.tensor(node.output).cols, count, backward, false});
     }
     for (const TensorId t : storage.refill) {  // chunk copies refilled before backward
+        out.push_back({graph.tensor(t).cols, 1, true, true});
+    }
+    return out;
+}
+
+std::int64_t stage_switch_floats(const ModelGraph& graph, const StageStorage& storage,
+                                 std::span<const index_t> chunk_rows, int slices,
+                                 std::optional<bool> refills) {
+    std::int64_t floats = 0;
+    for (const SliceSwitches& s : stage_switches(graph, storage)) {
+        if (refills.has_value() && *refills != s.refill) {
+            continue;
+        }
         for (const index_t rows : chunk_rows) {
-            floats += switch_floats(rows, graph.tensor(t).cols, slices);
+            floats += s.count * switch_floats(rows, s.width, slices);
         }
     }
     return floats;

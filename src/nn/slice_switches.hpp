@@ -17,7 +17,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "src/nn/model_graph.hpp"
 #include "src/nn/stage_storage.hpp"
@@ -27,9 +29,26 @@ namespace strata {
 /// Floats one switch of `rows` x `width` moves, summed over the `slices` ranks.
 [[nodiscard]] std::int64_t switch_floats(index_t rows, index_t width, int slices);
 
+/// One kind of switch a stage makes per initial chunk and epoch: `count` switches of `width`
+/// columns, in the chunk's forward or backward pass; `refill`: a chunk copy refilled from the
+/// mirror (its bytes counted as recomputation).
+struct SliceSwitches {
+    index_t width = 0;
+    int count = 0;
+    bool backward = false;
+    bool refill = false;
+};
+
+/// The switches stage `storage` makes per initial chunk and epoch, in schedule order then the
+/// refills (what stage_switch_floats sums; strata plan prices their time from it).
+[[nodiscard]] std::vector<SliceSwitches> stage_switches(const ModelGraph& graph,
+                                                        const StageStorage& storage);
+
 /// Floats one epoch's switches of stage `storage` move over its feature group, the initial
 /// pipeline chunks having `chunk_rows` whole-graph rows each.
+/// `refills`: only the refills' (recompute_a2a_bytes), or all but them (a2a_bytes); unset: all.
 [[nodiscard]] std::int64_t stage_switch_floats(const ModelGraph& graph, const StageStorage& storage,
-                                               std::span<const index_t> chunk_rows, int slices);
+                                               std::span<const index_t> chunk_rows, int slices,
+                                               std::optional<bool> refills = std::nullopt);
 
 }  // namespace strata

@@ -174,6 +174,67 @@ std::size_t stage_workspace_floats(const ModelGraph& graph, const StageStorage& 
     return workspace;
 }
 
+std::vector<SliceMirror> slice_mirrors(const ModelGraph& graph, const StageStorage& storage,
+                                       bool snapshot) {
+    std::vector<SliceMirror> out;
+    // A buffer is its place and offset (or input): two slots there are one buffer, one mirror.
+    const auto add = [&](int slot, bool with_snapshot) {
+        if (slot < 0) {
+            return;
+        }
+        const Location& l = storage.slots.at(static_cast<std::size_t>(slot));
+        for (const SliceMirror& m : out) {
+            const Location& o = storage.slots[static_cast<std::size_t>(m.slot)];
+            if (o.place == l.place && o.offset == l.offset && o.input == l.input) {
+                return;
+            }
+        }
+        out.push_back({slot, with_snapshot});
+    };
+    const Schedule& schedule = storage.schedule;
+    for (const TensorId t : storage.snapshot) {
+        add(schedule.values.at(static_cast<std::size_t>(t)), snapshot);
+    }
+    for (const TensorId t : storage.kept_grads) {
+        add(schedule.grads.at(static_cast<std::size_t>(t)), false);
+    }
+    for (const PlanStep& step : schedule.steps) {
+        if (step.kind == StepKind::loss || graph.node(step.node).op->row_local()) {
+            continue;
+        }
+        if (step.kind == StepKind::backward) {
+            add(step.dy, false);
+            continue;
+        }
+        for (const int slot : step.x) {
+            add(slot, false);
+        }
+    }
+    return out;
+}
+
+std::size_t slice_mirror_floats(const ModelGraph& graph, const StageStorage& storage, bool snapshot,
+                                index_t rows, int slices, int slice) {
+    STRATA_CHECK(slices >= 1 && slice >= 0 && slice < slices, "slice_mirror_floats: slice ", slice,
+                 " of ", slices);
+    std::size_t floats = 0;
+    for (const SliceMirror& m : slice_mirrors(graph, storage, snapshot)) {
+        const index_t cols = storage.slots[static_cast<std::size_t>(m.slot)].cols;
+        const index_t mine = cols / slices + (slice < cols % slices ? 1 : 0);  // grid_block
+        floats +=
+            static_cast<std::size_t>(rows) * static_cast<std::size_t>(mine) * (m.snapshot ? 2 : 1);
+    }
+    return floats;
+}
+
+std::int64_t slice_share_bytes(index_t rows, std::span<const index_t> input_cols) {
+    std::int64_t per_row = sizeof(index_t) + 3 * sizeof(std::uint8_t) + sizeof(global_id);
+    for (const index_t cols : input_cols) {
+        per_row += static_cast<std::int64_t>(cols) * static_cast<std::int64_t>(sizeof(float));
+    }
+    return static_cast<std::int64_t>(rows) * per_row;
+}
+
 std::vector<MemoryLine> stage_memory_lines(const StageMemory& m) {
     const auto bytes = [](std::size_t floats) {
         return static_cast<std::int64_t>(floats * sizeof(float));

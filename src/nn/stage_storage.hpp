@@ -16,11 +16,15 @@
 //               per chunk row: their every row lives in the slices' mirror (layout C, all rows
 //               at column slice f, pipeline_slices.hpp), so the R copy serves only the chunk's
 //               row-local readers; backward refills it from the mirror where its steps read it
+//   mirrors     feature slices (S x F) only: the buffers the slices mirror (slice_mirrors: every
+//               whole-graph row at the rank's column slice, pipeline_slices.hpp), and the rank's
+//               copy of its rows of the data (slice_share_bytes)
 // Every whole-graph region is 64-byte aligned (16 floats).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -83,6 +87,31 @@ struct StageStorage {
 [[nodiscard]] std::size_t stage_workspace_floats(const ModelGraph& graph,
                                                  const StageStorage& storage, index_t chunk_rows,
                                                  const GraphOperator& aggregation);
+
+/// S x F: a slot the stage's feature slices mirror (PipelineSlices::attach: every whole-graph
+/// row at the rank's column slice), and whether its mirror has a T3 snapshot.
+struct SliceMirror {
+    int slot = -1;
+    bool snapshot = false;
+};
+
+/// The slots a stage's slices mirror, each buffer once, in the executor's attach order: the
+/// aggregation inputs of storage.snapshot (with a snapshot when `snapshot`: the stage keeps
+/// one, StageBuffers::has_snapshot), the aggregation outputs' gradients, then every other slot
+/// an aggregation step reads (a raw input; a backward's dy).
+[[nodiscard]] std::vector<SliceMirror> slice_mirrors(const ModelGraph& graph,
+                                                     const StageStorage& storage, bool snapshot);
+
+/// Floats of those mirrors and their snapshots on slice `slice` of `slices` over `rows`
+/// whole-graph rows: rows x the slot's column slice (the grid's blocks: the first cols mod F
+/// one wider) each — PipelineSlices::mirror_floats, for strata plan.
+[[nodiscard]] std::size_t slice_mirror_floats(const ModelGraph& graph, const StageStorage& storage,
+                                              bool snapshot, index_t rows, int slices, int slice);
+
+/// S x F: bytes of a rank's copy of its `rows` rows of the data (the executor's share): per
+/// row, every input's columns as floats, a label (index_t), three masks (a byte each) and the
+/// row's global id.
+[[nodiscard]] std::int64_t slice_share_bytes(index_t rows, std::span<const index_t> input_cols);
 
 /// The sizes a stage's memory plan lists (floats, except mirror_bytes).
 struct StageMemory {

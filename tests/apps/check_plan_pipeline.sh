@@ -6,7 +6,10 @@
 # for |V| / C x 1.03 rows, train's for its largest METIS chunk). And `train --plan auto` with
 # graph parallelism from the .h5 partitions with METIS, as the planner measured. The plan's 1 x 2
 # grid candidate (feature_slices = 2), made the recommendation, runs as planned: the metrics'
-# halo and all-to-all bytes equal the plan's every epoch.
+# halo and all-to-all bytes equal the plan's every epoch. At 4 ranks, the plan's S x F candidate
+# (2 stages x 2 feature slices x 8 chunks), made the recommendation, runs as planned: the
+# metrics' stage bytes and all-to-all bytes equal the plan's every epoch, and the largest rank's
+# memory plan is within 2 % of the plan's.
 # Usage: check_plan_pipeline.sh MPIEXEC STRATA DATA_DIR
 mpiexec=$1
 strata=$(realpath "$2")
@@ -78,4 +81,39 @@ timeout 240 "$mpiexec" -n 2 --oversubscribe "$strata" train --data "$data/cora.h
 grep -q -- "planned here, machine .*: parallel = graph, recompute = [a-z]*, partition_method = metis, for 2 ranks" \
   "$tmp/planned.out" && ok "a planned run partitions with METIS" ||
   { grep "^plan" "$tmp/planned.out"; fail "planned run: no partition_method = metis"; }
+# S x F: the pipeline with feature slices inside its stages, planned at 4 ranks.
+"$strata" plan --data "$data/cora.h5" "${model[@]}" --ranks 4 --cache-dir "$tmp/cache" --json \
+  >"$tmp/plan4.json" && ok "plan at 4 ranks" || fail "strata plan --ranks 4"
+/usr/bin/python3 - "$tmp/plan4.json" "$tmp/sf.json" <<'PY' && ok "an S x F candidate 2 x 2 x 8" || fail "no S x F candidate"
+import json, sys
+plan = json.load(open(sys.argv[1]))
+found = False
+for c in plan["candidates"]:
+    c["recommended"] = False
+    if c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"], c["feature_slices"]) == (2, 1, 8, 2):
+        c["recommended"] = found = True
+        assert c["stage_bytes"] > 0 and c["a2a_bytes"] > 0, c
+assert found
+json.dump(plan, open(sys.argv[2], "w"))
+PY
+timeout 240 "$mpiexec" -n 4 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
+  --epochs 2 --threads 1 --plan "$tmp/sf.json" --metrics "$tmp/sf.jsonl" >"$tmp/sf.out" 2>&1 &&
+  ok "train --plan FILE runs S x F" || { cat "$tmp/sf.out"; fail "train --plan FILE (S x F)"; }
+grep -q -- "): parallel = pipeline, stages = 2, ways = 1, chunks = 8, feature_slices = 2, for 4 ranks" \
+  "$tmp/sf.out" && ok "the plan's S x F applied" || { grep "^plan" "$tmp/sf.out"; fail "S x F not reported"; }
+/usr/bin/python3 - "$tmp/sf.json" "$tmp/sf.jsonl" "$tmp/sf.out" <<'PY' && ok "S x F: stage and a2a bytes exact, memory within 2 %" || fail "S x F bytes or memory differ"
+import json, re, sys
+c = next(c for c in json.load(open(sys.argv[1]))["candidates"] if c["recommended"])
+epochs = [json.loads(l) for l in open(sys.argv[2])]
+assert len(epochs) == 2
+for e in epochs:
+    got = (e["stage_bytes"], e["a2a_bytes"], e["recompute_a2a_bytes"])
+    assert got == (c["stage_bytes"], c["a2a_bytes"], c["recompute_a2a_bytes"]), (got, c)
+ranks = [float(x) for x in re.findall(r"rank \d+ \(stage \d+\) ([0-9.]+) MB", open(sys.argv[3]).read())]
+assert len(ranks) == 4, ranks
+measured, predicted = max(ranks), c["planned_bytes"] / 1e6
+print(f"S x F: stage bytes {c['stage_bytes']}, a2a bytes {c['a2a_bytes']} (plan = metrics); "
+      f"memory plan {predicted:.1f} MB planned, {measured:.1f} MB printed")
+assert abs(predicted - measured) <= 0.02 * measured, (predicted, measured)
+PY
 finish

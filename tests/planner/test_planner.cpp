@@ -28,6 +28,7 @@
 #include "src/nn/model_parameters.hpp"
 #include "src/nn/pipeline_executor.hpp"
 #include "tests/support/all_ranks.hpp"
+#include "tests/support/flat_machine.hpp"
 #include "tests/support/graphs.hpp"
 #include "training/run_memory.hpp"
 
@@ -53,22 +54,7 @@ GraphDataset path_graph(index_t features) {
     return g;
 }
 
-/// Flat rates: 1 GFLOP/s, 1 G entries x cols/s, 1 GB/s, no step cost, free network.
-planner::MachineModel flat_machine() {
-    planner::MachineModel m;
-    m.cores = 1;
-    m.cache_bytes = 1e9;
-    m.by_threads.push_back({.threads = 1,
-                            .memory_gbs = 1.0,
-                            .step_s = 0.0,
-                            .gemm = {{1, 1.0}},
-                            .gemm_tn = {{1, 1.0}},
-                            .spmm_in_cache = {{1, 1.0}},
-                            .spmm_out_of_cache = {{1, 1.0}}});
-    m.shared_memory = {0.0, 1e9};
-    m.inter_node = m.shared_memory;
-    return m;
-}
+using test::flat_machine;
 
 /// A 2-layer GCN of hidden 8 for path_graph(16).
 BuiltModel path_gcn() {
