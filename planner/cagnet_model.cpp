@@ -81,9 +81,9 @@ PartitionStats team_stats(const PartitionStats& team, int c) {
 }
 
 PartitionStats stationary_2d_stats(const PartitionStats& oned, int rows, int cols) {
-    STRATA_CHECK(rows >= 1 && cols >= 1 &&
-                     static_cast<std::size_t>(rows) * cols == oned.ranks.size(),
-                 "cagnet model: 2D grid ", rows, "x", cols, " for ", oned.ranks.size(), " parts");
+    STRATA_CHECK(
+        rows >= 1 && cols >= 1 && static_cast<std::size_t>(rows) * cols == oned.ranks.size(),
+        "cagnet model: 2D grid ", rows, "x", cols, " for ", oned.ranks.size(), " parts");
     PartitionStats out = oned;
     const auto n = static_cast<std::int64_t>(oned.vertices);
     for (RankStats& r : out.ranks) {

@@ -107,8 +107,8 @@ void add_cagnet(PaperComparison& row, const PaperInputs& in) {
     row.h = halo_factor(stats);
     row.extrapolated = stats.extrapolated;
     row.error_band = stats.error_band;
-    const PaperLayout one_half = best_one_and_half_d(
-        p, vertices, u, [&](int k) { return halo_factor(in.stats_at(k)); });
+    const PaperLayout one_half =
+        best_one_and_half_d(p, vertices, u, [&](int k) { return halo_factor(in.stats_at(k)); });
     if (one_half.a > 0) {
         const PartitionStats team = in.stats_at(p / one_half.a);
         row.replication = one_half.a;
@@ -622,9 +622,9 @@ std::string format_plan(const Plan& plan) {
             "h(K), not measured or run; bytes per rank per evaluated epoch, as the plan's 1D and "
             "grid; memory plan of the largest rank):\n";
         std::snprintf(line, sizeof(line),
-                      "%6s %6s %9s %9s %-7s %9s %9s %4s %6s %9s %9s %-7s %9s %9s\n", "ranks", "h(P)",
-                      "1D_MB", "1D_memMB", "grid", "grid_MB", "grid_mem", "c", "h(P/c)", "1.5D_MB",
-                      "1.5D_mem", "2D", "2D_MB", "2D_memMB");
+                      "%6s %6s %9s %9s %-7s %9s %9s %4s %6s %9s %9s %-7s %9s %9s\n", "ranks",
+                      "h(P)", "1D_MB", "1D_memMB", "grid", "grid_MB", "grid_mem", "c", "h(P/c)",
+                      "1.5D_MB", "1.5D_mem", "2D", "2D_MB", "2D_memMB");
         out += line;
         const auto figure = [](bool present, double bytes) {
             char text[32];
@@ -634,20 +634,20 @@ std::string format_plan(const Plan& plan) {
         for (const PaperComparison& r : plan.paper) {
             const bool one_half = r.replication > 0;
             const std::string band =
-                r.extrapolated
-                    ? "  (extrapolated, ±" + std::to_string(static_cast<int>(100 * r.error_band)) +
-                          " %)"
-                    : "";
-            std::snprintf(
-                line, sizeof(line), "%6d %6.2f %9.3f %9.3f %-7s %s %s %4d %6.2f %s %s %-7s %s %s%s\n",
-                r.ranks, r.h, r.oned_bytes / 1e6, r.oned_memory_bytes / 1e6,
-                r.grid.empty() ? "-" : r.grid.c_str(), figure(!r.grid.empty(), r.grid_bytes).c_str(),
-                figure(!r.grid.empty(), r.grid_memory_bytes).c_str(), r.replication, r.team_h,
-                figure(one_half, r.one_and_half_d_bytes).c_str(),
-                figure(one_half, r.one_and_half_d_memory_bytes).c_str(),
-                r.two_d.empty() ? "-" : r.two_d.c_str(),
-                figure(!r.two_d.empty(), r.two_d_bytes).c_str(),
-                figure(!r.two_d.empty(), r.two_d_memory_bytes).c_str(), band.c_str());
+                r.extrapolated ? "  (extrapolated, ±" +
+                                     std::to_string(static_cast<int>(100 * r.error_band)) + " %)"
+                               : "";
+            std::snprintf(line, sizeof(line),
+                          "%6d %6.2f %9.3f %9.3f %-7s %s %s %4d %6.2f %s %s %-7s %s %s%s\n",
+                          r.ranks, r.h, r.oned_bytes / 1e6, r.oned_memory_bytes / 1e6,
+                          r.grid.empty() ? "-" : r.grid.c_str(),
+                          figure(!r.grid.empty(), r.grid_bytes).c_str(),
+                          figure(!r.grid.empty(), r.grid_memory_bytes).c_str(), r.replication,
+                          r.team_h, figure(one_half, r.one_and_half_d_bytes).c_str(),
+                          figure(one_half, r.one_and_half_d_memory_bytes).c_str(),
+                          r.two_d.empty() ? "-" : r.two_d.c_str(),
+                          figure(!r.two_d.empty(), r.two_d_bytes).c_str(),
+                          figure(!r.two_d.empty(), r.two_d_memory_bytes).c_str(), band.c_str());
             out += line;
         }
         for (const PaperComparison& r : plan.paper) {

@@ -69,7 +69,8 @@ struct Candidate {
 /// One rank count's comparison on paper (PlanRequest::compare_plexus, compare_cagnet).
 struct PaperComparison {
     int ranks = 0;
-    std::string plexus_grid;  ///< compare_plexus only: Plexus's fields  ///< "XxYxZ" of the P the model ran (the power of two <= ranks)
+    std::string plexus_grid;  ///< compare_plexus only: Plexus's fields  ///< "XxYxZ" of the P the
+                              ///< model ran (the power of two <= ranks)
     int plexus_ranks = 0;
     double plexus_bytes = 0.0;         ///< received per rank per training step
     double plexus_memory_bytes = 0.0;  ///< per rank
@@ -79,14 +80,14 @@ struct PaperComparison {
     double grid_bytes = 0.0;           ///< its halo + all-to-all bytes per rank
     double grid_memory_bytes = 0.0;
     // compare_cagnet only (cagnet_model.hpp), bytes per rank per evaluated epoch as oned_bytes:
-    double h = 0.0;               ///< h(P) of the plan's P-way partition
-    bool extrapolated = false;    ///< h(P) or h(P/c) extrapolated (error_band: the larger band)
+    double h = 0.0;             ///< h(P) of the plan's P-way partition
+    bool extrapolated = false;  ///< h(P) or h(P/c) extrapolated (error_band: the larger band)
     double error_band = 0.0;
-    int replication = 0;          ///< 1.5D's best c (0: none for this P)
-    double team_h = 0.0;          ///< its h(P/c)
+    int replication = 0;  ///< 1.5D's best c (0: none for this P)
+    double team_h = 0.0;  ///< its h(P/c)
     double one_and_half_d_bytes = 0.0;
     double one_and_half_d_memory_bytes = 0.0;  ///< memory plan of its largest rank
-    std::string two_d;            ///< 2D's best "GrxGc" ("" if P has none)
+    std::string two_d;                         ///< 2D's best "GrxGc" ("" if P has none)
     double two_d_bytes = 0.0;
     double two_d_memory_bytes = 0.0;
     std::string fewest;  ///< which of 1D, the grid, 1.5D and 2D moves the fewest bytes

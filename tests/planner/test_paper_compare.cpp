@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 namespace planner = strata::planner;
 
 TEST_CASE("strata plan --compare cagnet: 1.5D and 2D in the plan's own bytes", "[planner]") {
-    const fs::path dir = fs::temp_directory_path() / ("strata-cagnet-" + std::to_string(::getpid()));
+    const fs::path dir =
+        fs::temp_directory_path() / ("strata-cagnet-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     strata::GenerateOptions g;
@@ -50,10 +51,10 @@ TEST_CASE("strata plan --compare cagnet: 1.5D and 2D in the plan's own bytes", "
     CHECK(r.two_d_memory_bytes > 0.0);
     const double least = std::min({r.oned_bytes, r.grid.empty() ? r.oned_bytes : r.grid_bytes,
                                    r.one_and_half_d_bytes, r.two_d_bytes});
-    const double chosen = r.fewest == "1D"                       ? r.oned_bytes
-                          : r.fewest.rfind("grid", 0) == 0       ? r.grid_bytes
-                          : r.fewest.rfind("1.5D", 0) == 0       ? r.one_and_half_d_bytes
-                                                                 : r.two_d_bytes;
+    const double chosen = r.fewest == "1D"                 ? r.oned_bytes
+                          : r.fewest.rfind("grid", 0) == 0 ? r.grid_bytes
+                          : r.fewest.rfind("1.5D", 0) == 0 ? r.one_and_half_d_bytes
+                                                           : r.two_d_bytes;
     CHECK(chosen == least);
     const std::string text = planner::format_plan(plan);
     INFO(text);
