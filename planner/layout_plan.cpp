@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "layers/grid_aggregation.hpp"
 #include "layers/sparse_features.hpp"
 #include "layers/sparse_input_graph.hpp"
+#include "planner/cagnet_model.hpp"
 #include "planner/grid_model.hpp"
 #include "planner/machine_file.hpp"
 #include "planner/partition_stats.hpp"
@@ -53,10 +55,87 @@ std::string grid_name(int a, int b) {
     return std::to_string(a) + "x" + std::to_string(b);
 }
 
-/// Per rank count: Plexus's model for a GCN of the plan's widths, Strata's 1D (recompute none)
-/// and its grid with the fewest bytes, from the plan's own candidates.
+/// What the comparisons on paper need of make_plan beyond the plan itself.
+struct PaperInputs {
+    const ModelGraph* graph = nullptr;  ///< graph parallelism's model (the 1D candidates')
+    const MachineModel* machine = nullptr;
+    bool whole = true;
+    FeatureStorage features = FeatureStorage::dense;
+    HaloPrecision precision = HaloPrecision::fp32;
+    std::function<PartitionStats(int)> stats_at;  ///< make_plan's: measured or extrapolated
+    bool plexus = false;
+    bool cagnet = false;
+};
+
+/// Bytes one halo row costs per evaluated epoch (u of cagnet_model.hpp): rank 0's training and
+/// evaluation schedules priced for one row each way.
+double halo_row_bytes(const ModelGraph& graph, const PartitionStats& stats,
+                      HaloPrecision precision) {
+    const ExecutionPlan plan = rank_plan(graph, stats.ranks.front(), Recompute::none);
+    const RankStats unit{.send_rows = 1, .recv_rows = 1};
+    return static_cast<double>(schedule_halo_bytes(graph, plan.training(), unit, precision).sent +
+                               schedule_halo_bytes(graph, plan.evaluation(), unit, precision).sent);
+}
+
+/// The layouts of a CAGNET comparison and their bytes per rank: 1D, the grid, 1.5D, 2D (those
+/// the rank count has).
+std::vector<std::pair<std::string, double>> paper_layouts(const PaperComparison& r) {
+    std::vector<std::pair<std::string, double>> layouts{{"1D", r.oned_bytes}};
+    if (!r.grid.empty()) {
+        layouts.emplace_back("grid " + r.grid, r.grid_bytes);
+    }
+    if (r.replication > 0) {
+        layouts.emplace_back("1.5D c=" + std::to_string(r.replication), r.one_and_half_d_bytes);
+    }
+    if (!r.two_d.empty()) {
+        layouts.emplace_back("2D " + r.two_d, r.two_d_bytes);
+    }
+    return layouts;
+}
+
+/// CAGNET's 1.5D and 2D for `row` (cagnet_model.hpp), and the verdict.
+void add_cagnet(PaperComparison& row, const PaperInputs& in) {
+    const int p = row.ranks;
+    const PartitionStats stats = in.stats_at(p);
+    const auto vertices = static_cast<double>(stats.vertices);
+    const double u = halo_row_bytes(*in.graph, stats, in.precision);
+    const auto memory = [&](const PartitionStats& s) {
+        return static_cast<double>(
+            predict_graph_memory(*in.graph, Recompute::none, s, *in.machine, in.whole, in.features)
+                .planned_bytes);
+    };
+    row.h = halo_factor(stats);
+    row.extrapolated = stats.extrapolated;
+    row.error_band = stats.error_band;
+    const PaperLayout one_half =
+        best_one_and_half_d(p, vertices, u, [&](int k) { return halo_factor(in.stats_at(k)); });
+    if (one_half.a > 0) {
+        const PartitionStats team = in.stats_at(p / one_half.a);
+        row.replication = one_half.a;
+        row.team_h = halo_factor(team);
+        row.one_and_half_d_bytes = one_half.bytes;
+        row.one_and_half_d_memory_bytes = memory(team_stats(team, one_half.a));
+        row.extrapolated = row.extrapolated || team.extrapolated;
+        row.error_band = std::max(row.error_band, team.error_band);
+    }
+    const PaperLayout two = best_stationary_2d(p, vertices, u);
+    if (two.a > 0) {
+        row.two_d = grid_name(two.a, two.b);
+        row.two_d_bytes = two.bytes;
+        row.two_d_memory_bytes = memory(stationary_2d_stats(stats, two.a, two.b));
+    }
+    // The verdict: the fewest bytes, ties to the simpler layout (listed first).
+    const auto layouts = paper_layouts(row);
+    row.fewest = std::min_element(layouts.begin(), layouts.end(), [](const auto& a, const auto& b) {
+                     return a.second < b.second;
+                 })->first;
+}
+
+/// Per rank count: Strata's 1D (recompute none) and its grid with the fewest bytes, from the
+/// plan's own candidates, beside Plexus's model for a GCN of the plan's widths and/or CAGNET's
+/// 1.5D and 2D.
 std::vector<PaperComparison> compare_on_paper(const Plan& plan, const PartitionStats& one,
-                                              const ModelSpec& spec) {
+                                              const ModelSpec& spec, const PaperInputs& in) {
     std::vector<double> widths{static_cast<double>(one.features)};
     for (int l = 1; l < spec.layers; ++l) {
         widths.push_back(spec.hidden);
@@ -75,13 +154,16 @@ std::vector<PaperComparison> compare_on_paper(const Plan& plan, const PartitionS
         }
         const double k = c.ranks;
         if (rows.empty() || rows.back().ranks != c.ranks) {
-            const PlexusGrid p = plexus_best_grid(vertices, entries, widths, parameters, c.ranks);
             PaperComparison row;
             row.ranks = c.ranks;
-            row.plexus_grid = grid_name(p.x, p.y) + "x" + std::to_string(p.z);
-            row.plexus_ranks = p.x * p.y * p.z;
-            row.plexus_bytes = 4.0 * p.words;
-            row.plexus_memory_bytes = p.memory_bytes;
+            if (in.plexus) {
+                const PlexusGrid p =
+                    plexus_best_grid(vertices, entries, widths, parameters, c.ranks);
+                row.plexus_grid = grid_name(p.x, p.y) + "x" + std::to_string(p.z);
+                row.plexus_ranks = p.x * p.y * p.z;
+                row.plexus_bytes = 4.0 * p.words;
+                row.plexus_memory_bytes = p.memory_bytes;
+            }
             rows.push_back(row);
         }
         PaperComparison& row = rows.back();
@@ -93,6 +175,11 @@ std::vector<PaperComparison> compare_on_paper(const Plan& plan, const PartitionS
             row.grid = grid_name(c.ranks / c.feature_slices, c.feature_slices);
             row.grid_bytes = bytes;
             row.grid_memory_bytes = static_cast<double>(c.memory.planned_bytes);
+        }
+    }
+    if (in.cagnet) {
+        for (PaperComparison& row : rows) {
+            add_cagnet(row, in);
         }
     }
     return rows;
@@ -350,8 +437,16 @@ Plan make_plan(const PlanRequest& request) {
             "not modelled; S x F is planned with one way); the per-chunk history bookkeeping is "
             "not priced");
     }
-    if (request.compare_plexus) {
-        plan.paper = compare_on_paper(plan, one, request.spec);
+    if (request.compare_plexus || request.compare_cagnet) {
+        const PaperInputs in{.graph = &graph_model.graph,
+                             .machine = &request.machine,
+                             .whole = whole,
+                             .features = sparse ? FeatureStorage::sparse : FeatureStorage::dense,
+                             .precision = request.halo_precision,
+                             .stats_at = stats_at,
+                             .plexus = request.compare_plexus,
+                             .cagnet = request.compare_cagnet};
+        plan.paper = compare_on_paper(plan, one, request.spec, in);
     }
     plan.planning_s = watch.seconds();
     return plan;
@@ -400,7 +495,9 @@ std::string plan_to_json(const Plan& plan) {
                     {"candidates", candidates},
                     {"notes", plan.notes}};
     json out = j;
-    if (!plan.paper.empty()) {
+    const bool plexus = !plan.paper.empty() && !plan.paper.front().plexus_grid.empty();
+    const bool cagnet = !plan.paper.empty() && !plan.paper.front().fewest.empty();
+    if (plexus) {
         json paper = json::array();
         for (const PaperComparison& r : plan.paper) {
             paper.push_back({{"ranks", r.ranks},
@@ -416,8 +513,57 @@ std::string plan_to_json(const Plan& plan) {
         }
         out["on_paper_plexus"] = paper;
     }
+    if (cagnet) {
+        json paper = json::array();
+        for (const PaperComparison& r : plan.paper) {
+            paper.push_back({{"ranks", r.ranks},
+                             {"h", r.h},
+                             {"oned_bytes_per_rank", r.oned_bytes},
+                             {"oned_planned_bytes", r.oned_memory_bytes},
+                             {"grid", r.grid},
+                             {"grid_bytes_per_rank", r.grid_bytes},
+                             {"grid_planned_bytes", r.grid_memory_bytes},
+                             {"replication", r.replication},
+                             {"team_h", r.team_h},
+                             {"one_and_half_d_bytes_per_rank", r.one_and_half_d_bytes},
+                             {"one_and_half_d_planned_bytes", r.one_and_half_d_memory_bytes},
+                             {"two_d", r.two_d},
+                             {"two_d_bytes_per_rank", r.two_d_bytes},
+                             {"two_d_planned_bytes", r.two_d_memory_bytes},
+                             {"extrapolated", r.extrapolated},
+                             {"error_band", r.error_band},
+                             {"fewest", r.fewest}});
+        }
+        out["on_paper_cagnet"] = paper;
+    }
     return out.dump(2) + "\n";
 }
+
+namespace {
+
+/// The verdict's figures: the fewest bytes per rank, and each other layout's bytes over them.
+std::string verdict_ratios(const PaperComparison& r) {
+    const auto layouts = paper_layouts(r);
+    double least = 0.0;
+    for (const auto& [name, bytes] : layouts) {
+        if (name == r.fewest) {
+            least = bytes;
+        }
+    }
+    char text[64];
+    std::snprintf(text, sizeof(text), " (%.4g MB per rank", least / 1e6);
+    std::string out = text;
+    for (const auto& [name, bytes] : layouts) {
+        if (name != r.fewest) {
+            std::snprintf(text, sizeof(text), "; %s x%.3g", name.c_str(),
+                          least > 0.0 ? bytes / least : 0.0);
+            out += text;
+        }
+    }
+    return out + ")";
+}
+
+}  // namespace
 
 std::string format_plan(const Plan& plan) {
     std::string out = "plan: " + plan.data + ", " + plan.model + ", machine " + plan.machine_host +
@@ -471,7 +617,9 @@ std::string format_plan(const Plan& plan) {
             out += line;
         }
     }
-    if (!plan.paper.empty()) {
+    const bool plexus = !plan.paper.empty() && !plan.paper.front().plexus_grid.empty();
+    const bool cagnet = !plan.paper.empty() && !plan.paper.front().fewest.empty();
+    if (plexus) {
         out +=
             "on paper (Plexus's published model for a GCN of these widths, not measured; "
             "Plexus: received per rank per training step; Strata: this plan's halo + "
@@ -489,6 +637,45 @@ std::string format_plan(const Plan& plan) {
                           r.grid_memory_bytes / 1e6,
                           r.plexus_ranks != r.ranks ? "  (Plexus at the power of two below)" : "");
             out += line;
+        }
+    }
+    if (cagnet) {
+        out +=
+            "on paper (CAGNET's 1.5D, sparsity-aware, and stationary 2D priced with this plan's "
+            "h(K), not measured or run; bytes per rank per evaluated epoch, as the plan's 1D and "
+            "grid; memory plan of the largest rank):\n";
+        std::snprintf(line, sizeof(line),
+                      "%6s %6s %9s %9s %-7s %9s %9s %4s %6s %9s %9s %-7s %9s %9s\n", "ranks",
+                      "h(P)", "1D_MB", "1D_memMB", "grid", "grid_MB", "grid_mem", "c", "h(P/c)",
+                      "1.5D_MB", "1.5D_mem", "2D", "2D_MB", "2D_memMB");
+        out += line;
+        const auto figure = [](bool present, double bytes) {
+            char text[32];
+            std::snprintf(text, sizeof(text), "%9.3f", bytes / 1e6);
+            return present ? std::string(text) : std::string(8, ' ') + "-";
+        };
+        for (const PaperComparison& r : plan.paper) {
+            const bool one_half = r.replication > 0;
+            const std::string band =
+                r.extrapolated ? "  (extrapolated, ±" +
+                                     std::to_string(static_cast<int>(100 * r.error_band)) + " %)"
+                               : "";
+            std::snprintf(line, sizeof(line),
+                          "%6d %6.2f %9.3f %9.3f %-7s %s %s %4d %6.2f %s %s %-7s %s %s%s\n",
+                          r.ranks, r.h, r.oned_bytes / 1e6, r.oned_memory_bytes / 1e6,
+                          r.grid.empty() ? "-" : r.grid.c_str(),
+                          figure(!r.grid.empty(), r.grid_bytes).c_str(),
+                          figure(!r.grid.empty(), r.grid_memory_bytes).c_str(), r.replication,
+                          r.team_h, figure(one_half, r.one_and_half_d_bytes).c_str(),
+                          figure(one_half, r.one_and_half_d_memory_bytes).c_str(),
+                          r.two_d.empty() ? "-" : r.two_d.c_str(),
+                          figure(!r.two_d.empty(), r.two_d_bytes).c_str(),
+                          figure(!r.two_d.empty(), r.two_d_memory_bytes).c_str(), band.c_str());
+            out += line;
+        }
+        for (const PaperComparison& r : plan.paper) {
+            out += "verdict " + std::to_string(r.ranks) + " ranks: " + r.fewest +
+                   " moves the fewest bytes" + verdict_ratios(r) + "\n";
         }
     }
     for (const std::string& note : plan.notes) {

@@ -36,6 +36,10 @@ struct PlanRequest {
     /// Also print, per rank count, Plexus's published model for a GCN of the plan's widths beside
     /// Strata's 1D and best grid (planner/plexus_model.hpp): a comparison on paper.
     bool compare_plexus = false;
+    /// Also print, per rank count, CAGNET's 1.5D (best replication c) and stationary 2D (best
+    /// Gr x Gc) on paper beside the same 1D and grid (planner/cagnet_model.hpp), and which of
+    /// the four moves the fewest bytes.
+    bool compare_cagnet = false;
 };
 
 struct Candidate {
@@ -64,10 +68,11 @@ struct Candidate {
     bool recommended = false;
 };
 
-/// One rank count's comparison on paper (PlanRequest::compare_plexus).
+/// One rank count's comparison on paper (PlanRequest::compare_plexus, compare_cagnet).
 struct PaperComparison {
     int ranks = 0;
-    std::string plexus_grid;  ///< "XxYxZ" of the P the model ran (the power of two <= ranks)
+    std::string plexus_grid;  ///< compare_plexus only: Plexus's fields  ///< "XxYxZ" of the P the
+                              ///< model ran (the power of two <= ranks)
     int plexus_ranks = 0;
     double plexus_bytes = 0.0;         ///< received per rank per training step
     double plexus_memory_bytes = 0.0;  ///< per rank
@@ -76,6 +81,18 @@ struct PaperComparison {
     std::string grid;                  ///< Strata's grid with the fewest bytes ("" if none)
     double grid_bytes = 0.0;           ///< its halo + all-to-all bytes per rank
     double grid_memory_bytes = 0.0;
+    // compare_cagnet only (cagnet_model.hpp), bytes per rank per evaluated epoch as oned_bytes:
+    double h = 0.0;             ///< h(P) of the plan's P-way partition
+    bool extrapolated = false;  ///< h(P) or h(P/c) extrapolated (error_band: the larger band)
+    double error_band = 0.0;
+    int replication = 0;  ///< 1.5D's best c (0: none for this P)
+    double team_h = 0.0;  ///< its h(P/c)
+    double one_and_half_d_bytes = 0.0;
+    double one_and_half_d_memory_bytes = 0.0;  ///< memory plan of its largest rank
+    std::string two_d;                         ///< 2D's best "GrxGc" ("" if P has none)
+    double two_d_bytes = 0.0;
+    double two_d_memory_bytes = 0.0;
+    std::string fewest;  ///< which of 1D, the grid, 1.5D and 2D moves the fewest bytes
 };
 
 struct Plan {
@@ -86,7 +103,7 @@ struct Plan {
     double memory_per_rank_bytes = 0.0;
     std::vector<Candidate> candidates;
     std::vector<std::string> notes;
-    std::vector<PaperComparison> paper;  ///< compare_plexus only
+    std::vector<PaperComparison> paper;  ///< compare_plexus or compare_cagnet only
     double planning_s = 0.0;
 };
 

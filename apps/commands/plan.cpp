@@ -68,9 +68,13 @@ int run_plan(const PlanOptions& o) {
     STRATA_CHECK(precision.has_value(), "--halo-precision: '", o.halo_precision,
                  "' is not fp32, bf16 or int8");
     request.halo_precision = *precision;
-    STRATA_CHECK(o.compare.empty() || o.compare == "plexus", "--compare: '", o.compare,
-                 "' is not a model it knows (plexus)");
-    request.compare_plexus = o.compare == "plexus";
+    std::stringstream models(o.compare);
+    std::string name;
+    while (std::getline(models, name, ',')) {
+        STRATA_CHECK(name == "plexus" || name == "cagnet", "--compare: '", name,
+                     "' is not a model it knows (plexus, cagnet)");
+        (name == "plexus" ? request.compare_plexus : request.compare_cagnet) = true;
+    }
     // Before the partitioning, which can take a while: a user who asked for more ranks than
     // cores learns it now.
     const std::string oversubscribed = planner::oversubscription_warning(
@@ -127,7 +131,9 @@ Command add_plan_command(CLI::App& root) {
     cmd->add_option("--compare", o->compare,
                     "plexus: also print Plexus's published model (SC'25) for a GCN of these "
                     "widths beside Strata's 1D and best grid, per rank count: a comparison on "
-                    "paper (docs/planner.md)");
+                    "paper (docs/planner.md); cagnet: CAGNET's 1.5D (best replication c) and "
+                    "stationary 2D (best Gr x Gc) priced with the plan's partition statistics, "
+                    "and which layout moves the fewest bytes; plexus,cagnet: both");
     cmd->add_flag("--json", o->json, "Print the plan as JSON (format strata-plan, version 3)");
     return {cmd, [o] { return run_plan(*o); }};
 }

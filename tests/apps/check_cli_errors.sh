@@ -178,8 +178,8 @@ expect_message "train --plan: pipeline layout that does not fit the ranks" \
   "$strata" train --data "$data/cora.h5" --plan "$tmp/plan2.json" --epochs 1
 expect_message "train --plan with --stages" "stages = 2: cannot be set with a plan (the plan chooses it) (--stages)" \
   "$strata" train --data "$data/cora.h5" --plan auto --stages 2
-expect_message "plan --compare with an unknown model" "--compare: 'cagnet' is not a model it knows (plexus)" \
-  "$strata" plan --data "$data/cora.h5" --ranks 2 --compare cagnet
+expect_message "plan --compare with an unknown model" "--compare: 'dgl' is not a model it knows (plexus, cagnet)" \
+  "$strata" plan --data "$data/cora.h5" --ranks 2 --compare plexus,dgl
 expect_message "train --plan with --feature-slices" \
   "feature_slices = 2: cannot be set with a plan (the plan chooses it) (--feature-slices)" \
   "$strata" train --data "$data/cora.h5" --plan auto --feature-slices 2

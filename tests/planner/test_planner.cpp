@@ -15,6 +15,7 @@
 #include "partition/distributed_load.hpp"
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
+#include "planner/cagnet_model.hpp"
 #include "planner/cost_model.hpp"
 #include "planner/layout_plan.hpp"
 #include "planner/machine_model.hpp"
@@ -578,6 +579,73 @@ TEST_CASE("Plexus's model: a grid by hand and the design note's worked example",
     // The search runs powers of two only: 6 ranks are planned as 4.
     const planner::PlexusGrid best = planner::plexus_best_grid(10, 30, {4, 8, 2}, 50, 6);
     CHECK(best.x * best.y * best.z == 4);
+}
+
+TEST_CASE("CAGNET's 1.5D and 2D: words by hand and the design note's crossovers", "[planner]") {
+    // P = 4, N = 8, u = 40 bytes a halo row per epoch: 1D at h(4) = 2 moves 2 x 8 x 40 / 4 = 160
+    // bytes per rank; 1.5D at c = 2 with h(2) = 0.5 moves (0.5 + 2 (2 - 1)) x 80 = 200; 2D 2 x 2
+    // moves (2 + 2 - 2) x 80 = 160 (a tie with 1D at h(4) = 2).
+    CHECK(planner::oned_paper_bytes(4, 8, 40, 2.0) == Approx(160.0));
+    const planner::PaperLayout l = planner::one_and_half_d(4, 2, 8, 40, 0.5);
+    CHECK(l.factor == Approx(2.5));
+    CHECK(l.bytes == Approx(200.0));
+    CHECK(planner::stationary_2d(2, 2, 8, 40).bytes == Approx(160.0));
+    // c divides P and c <= P / c; the grids have both sides >= 2.
+    CHECK(planner::replication_factors(4) == std::vector<int>{2});
+    CHECK(planner::replication_factors(12) == std::vector<int>{2, 3});
+    CHECK(planner::replication_factors(16) == std::vector<int>{2, 4});
+    CHECK(planner::replication_factors(7).empty());
+    CHECK(planner::best_one_and_half_d(7, 8, 40, [](int) { return 0.0; }).a == 0);
+    CHECK(planner::best_stationary_2d(7, 8, 40).a == 0);
+    CHECK(planner::best_stationary_2d(1, 8, 40).a == 0);
+    // The best c: at P = 16, h(8) = 5, h(4) = 0.5: c = 2 gives 5 + 2 = 7, c = 4 0.5 + 6 = 6.5.
+    const auto h = [](int k) { return k == 8 ? 5.0 : 0.5; };
+    CHECK(planner::best_one_and_half_d(16, 8, 40, h).a == 4);
+    CHECK(planner::best_one_and_half_d(16, 8, 40, h).factor == Approx(6.5));
+    // The best grid: 4 x 4 (6) over 2 x 8 (8); 3 x 4 (5) at P = 12.
+    const planner::PaperLayout square = planner::best_stationary_2d(16, 8, 40);
+    CHECK((square.a == 4 && square.b == 4 && square.factor == Approx(6.0)));
+    CHECK(planner::best_stationary_2d(12, 8, 40).factor == Approx(5.0));
+    // ../shared/docs/research/multidim.md section 4 (4.8M vertices, Σw = 706, 4 bytes a word):
+    // 1.5D c = 2 at P = 4 (h(2) = 0.93) 2.48e9 words, at P = 64 (h(32) = 10) 6.35e8; 2D 2 x 2
+    // 1.69e9, 8 x 8 7.41e8.
+    const double u = 4.0 * 706.0;
+    CHECK(planner::one_and_half_d(4, 2, 4.8e6, u, 0.93).bytes / 4 == Approx(2.48e9).epsilon(0.005));
+    CHECK(planner::one_and_half_d(64, 2, 4.8e6, u, 10.0).bytes / 4 ==
+          Approx(6.35e8).epsilon(0.005));
+    CHECK(planner::stationary_2d(2, 2, 4.8e6, u).bytes / 4 == Approx(1.69e9).epsilon(0.005));
+    CHECK(planner::stationary_2d(8, 8, 4.8e6, u).bytes / 4 == Approx(7.41e8).epsilon(0.005));
+    // Section 3's crossovers as properties: 1.5D beats 1D iff h(P/c) + 2 (c - 1) < h(P); 2D
+    // beats 1D iff Gr + Gc - 2 < h(P).
+    const std::vector<double> hs{0.0, 0.3, 1.0, 2.0, 2.33, 4.08, 10.0, 14.4, 30.0, 48.8, 300.0};
+    for (const int p : {4, 6, 8, 16, 64, 256, 1024}) {
+        for (const double hp : hs) {
+            const double oned = planner::oned_paper_bytes(p, 1e5, u, hp);
+            for (const int c : planner::replication_factors(p)) {
+                for (const double ht : hs) {
+                    const bool beats = planner::one_and_half_d(p, c, 1e5, u, ht).bytes < oned;
+                    CHECK(beats == (ht + 2.0 * (c - 1) < hp));
+                }
+            }
+            for (int r = 1; r <= p; ++r) {
+                if (p % r == 0) {
+                    const bool beats = planner::stationary_2d(r, p / r, 1e5, u).bytes < oned;
+                    CHECK(beats == (r + p / r - 2 < hp));
+                }
+            }
+        }
+    }
+    // The memory model's ranks: a 1.5D rank receives 1/c of its team's halo rows; a 2D rank
+    // gathers N / Gc rows of H and holds N / Gr rows of partial Z (8 vertices, 2 x 2: 4 - 2).
+    PartitionStats four;
+    four.vertices = 8;
+    four.ranks.assign(4, RankStats{.owned = 2, .send_rows = 3, .recv_rows = 3});
+    const PartitionStats team = planner::team_stats(four, 2);
+    CHECK((team.ranks[0].send_rows == 2 && team.ranks[0].recv_rows == 2));
+    const PartitionStats two = planner::stationary_2d_stats(four, 2, 2);
+    CHECK((two.ranks[3].recv_rows == 2 && two.ranks[3].send_rows == 2));
+    CHECK(planner::halo_factor(four) == Approx(12.0 / 8.0));
+    CHECK_THROWS(planner::one_and_half_d(8, 4, 8, 40, 0.0));  // 4 > 8 / 4
 }
 
 }  // namespace
