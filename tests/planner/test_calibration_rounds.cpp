@@ -17,6 +17,7 @@
 #include "planner/layout_plan.hpp"
 #include "planner/machine_model.hpp"
 #include "planner/timed_rounds.hpp"
+#include "tests/support/small_plan_request.hpp"
 
 #include <unistd.h>
 
@@ -179,21 +180,8 @@ TEST_CASE("slowed_by_spread: costs up, rates down, each by its own spread", "[pl
 
 TEST_CASE("the plan's error band grows with the spread of the figures", "[planner]") {
     const fs::path dir = fs::temp_directory_path() / ("strata-band-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    strata::GenerateOptions g;
-    g.num_vertices = 400;
-    g.avg_degree = 6;
-    g.num_features = 16;
-    g.num_classes = 4;
-    strata::write_graph(strata::generate_graph(g), (dir / "g.h5").string());
-    planner::PlanRequest request;
-    request.data = (dir / "g.h5").string();
-    request.spec = strata::find_model("gcn").recipe.spec;
+    planner::PlanRequest request = strata::test::small_plan_request(dir);
     request.ranks = {1, 2};
-    request.cache_dir = (dir / "cache").string();
-    request.machine = planner::default_machine();
-    request.machine.cores = 2;
     const auto bands = [&](const std::map<std::string, double>& spread) {
         planner::PlanRequest r = request;
         r.machine.by_threads[0].spread = spread;

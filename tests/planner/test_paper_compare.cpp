@@ -12,6 +12,7 @@
 #include "layers/model_zoo.hpp"
 #include "planner/layout_plan.hpp"
 #include "planner/machine_model.hpp"
+#include "tests/support/small_plan_request.hpp"
 
 #include <unistd.h>
 
@@ -21,21 +22,8 @@ namespace planner = strata::planner;
 TEST_CASE("strata plan --compare cagnet: 1.5D and 2D in the plan's own bytes", "[planner]") {
     const fs::path dir =
         fs::temp_directory_path() / ("strata-cagnet-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    strata::GenerateOptions g;
-    g.num_vertices = 400;
-    g.avg_degree = 6;
-    g.num_features = 16;
-    g.num_classes = 4;
-    strata::write_graph(strata::generate_graph(g), (dir / "g.h5").string());
-    planner::PlanRequest request;
-    request.data = (dir / "g.h5").string();
-    request.spec = strata::find_model("gcn").recipe.spec;
+    planner::PlanRequest request = strata::test::small_plan_request(dir);
     request.ranks = {4};
-    request.cache_dir = (dir / "cache").string();
-    request.machine = planner::default_machine();
-    request.machine.cores = 2;
     request.compare_cagnet = true;
     const planner::Plan plan = planner::make_plan(request);
     REQUIRE(plan.paper.size() == 1);
