@@ -24,7 +24,10 @@ std::size_t AggregateOp::forward_workspace(const WorkspaceQuery& query) const {
 
 std::size_t AggregateOp::backward_workspace(const WorkspaceQuery& query) const {
     // input_cols, not output_cols: a folded backward (execution_plan.hpp) asks at dy's width.
-    return query.graph == nullptr ? 0 : query.graph->workspace_floats(query.input_cols[0]);
+    const bool accumulate = !query.modes.empty() && query.modes[0] == GradMode::accumulate;
+    return query.graph == nullptr
+               ? 0
+               : query.graph->backward_workspace_floats(query.input_cols[0], accumulate);
 }
 
 void AggregateOp::forward(const OpContext& context, const ForwardArgs& args) {

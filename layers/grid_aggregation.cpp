@@ -1,6 +1,8 @@
 // GridAggregation: switch to C, aggregate the part's slice, switch back; grid_blocker.
 #include "layers/grid_aggregation.hpp"
 
+#include <algorithm>
+
 #include "src/base/error.hpp"
 
 namespace strata {
@@ -30,14 +32,26 @@ GridAggregation::GridAggregation(OverlappedAggregation& part, LayoutSwitch& layo
                  part.num_rows(), " rows, the layout switch ", layout.part_rows());
 }
 
+std::size_t GridAggregation::workspace_floats(index_t part_rows, index_t width, int slices,
+                                             int slice, std::size_t exchange_floats,
+                                             bool accumulate) {
+    const std::size_t staging = LayoutSwitch::staging_floats(part_rows, width, slices, slice);
+    const std::size_t c = static_cast<std::size_t>(part_rows) *
+                          static_cast<std::size_t>(grid_block(width, slices, slice).count);
+    return 2 * std::max(c, staging) + exchange_floats + (accumulate ? staging : 0);
+}
+
 std::size_t GridAggregation::workspace_floats(index_t width) const {
-    const index_t slice = layout_.columns(width).count;
-    return 2 * static_cast<std::size_t>(layout_.part_rows()) * static_cast<std::size_t>(slice) +
-           layout_.staging_floats(width) + part_.workspace_floats(slice);
+    return backward_workspace_floats(width, false);
+}
+
+std::size_t GridAggregation::backward_workspace_floats(index_t width, bool accumulate) const {
+    return workspace_floats(layout_.part_rows(), width, layout_.slices(), layout_.slice(),
+                            part_.workspace_floats(layout_.columns(width).count), accumulate);
 }
 
 GridAggregation::Scratch GridAggregation::scratch(std::span<float> workspace, index_t width,
-                                                  RowRange rows) const {
+                                                  RowRange rows, bool accumulate) const {
     STRATA_CHECK(rows.first == 0 && rows.count == num_rows(), "grid aggregation: rows [",
                  rows.first, ", ", rows.end(), ") of ", num_rows(),
                  ": the feature grid aggregates whole row chunks only");
@@ -46,34 +60,44 @@ GridAggregation::Scratch GridAggregation::scratch(std::span<float> workspace, in
     STRATA_CHECK(width >= layout_.slices(), "grid aggregation: width ", width,
                  " has fewer columns than the ", layout_.slices(), " feature slices");
     const index_t slice = layout_.columns(width).count;
-    STRATA_CHECK(workspace.size() >= workspace_floats(width), "grid aggregation: workspace of ",
-                 workspace.size(), " floats, needs ", workspace_floats(width));
+    const std::size_t needs = backward_workspace_floats(width, accumulate);
+    STRATA_CHECK(workspace.size() >= needs, "grid aggregation: workspace of ", workspace.size(),
+                 " floats, needs ", needs);
     const index_t n = layout_.part_rows();
-    const std::size_t c = static_cast<std::size_t>(n) * static_cast<std::size_t>(slice);
     const std::size_t staging = layout_.staging_floats(width);
+    const std::size_t room =
+        std::max(static_cast<std::size_t>(n) * static_cast<std::size_t>(slice), staging);
+    const std::size_t exchange = part_.workspace_floats(slice);
     return {.in = {workspace.data(), n, slice},
-            .out = {workspace.data() + c, n, slice},
-            .staging = workspace.subspan(2 * c, staging),
-            .exchange = workspace.subspan(2 * c + staging)};
+            .out = {workspace.data() + room, n, slice},
+            .in_room = workspace.subspan(0, staging),
+            .out_room = workspace.subspan(room, staging),
+            .exchange = workspace.subspan(2 * room, exchange),
+            .own_staging = workspace.subspan(2 * room + exchange, accumulate ? staging : 0)};
 }
 
+// Each switch stages R's side in the C buffer that is idle at the time: `out` before the
+// aggregation writes it, `in` once the aggregation has read it.
 void GridAggregation::forward(ConstMatrixView h, MatrixView z, RowRange rows,
                               std::span<float> workspace, ExchangePurpose purpose) {
-    const Scratch s = scratch(workspace, h.cols, rows);
-    layout_.to_columns(h, s.in, s.staging, purpose);
+    const Scratch s = scratch(workspace, h.cols, rows, false);
+    layout_.to_columns(h, s.in, s.out_room, purpose);
     part_.forward(s.in, s.out, {0, layout_.part_rows()}, s.exchange, purpose);
-    layout_.to_rows(s.out, z, s.staging, purpose);
+    layout_.to_rows(s.out, z, s.in_room, purpose);
 }
 
 void GridAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
                                std::span<float> workspace) {
-    const Scratch s = scratch(workspace, dz.cols, rows);
-    layout_.to_columns(dz, s.in, s.staging, ExchangePurpose::backward);
-    if (beta != 0.0f) {  // accumulate in C, as 1D at G ranks does: the same sums
-        layout_.to_columns(dh, s.out, s.staging, ExchangePurpose::backward);
+    const bool accumulate = beta != 0.0f;
+    const Scratch s = scratch(workspace, dz.cols, rows, accumulate);
+    if (accumulate) {  // accumulate in C, as 1D at G ranks does: the same sums
+        layout_.to_columns(dh, s.out, s.in_room, ExchangePurpose::backward);
+        layout_.to_columns(dz, s.in, s.own_staging, ExchangePurpose::backward);
+    } else {
+        layout_.to_columns(dz, s.in, s.out_room, ExchangePurpose::backward);
     }
     part_.backward(s.in, s.out, {0, layout_.part_rows()}, beta, s.exchange);
-    layout_.to_rows(s.out, dh, s.staging, ExchangePurpose::backward);
+    layout_.to_rows(s.out, dh, s.in_room, ExchangePurpose::backward);
 }
 
 }  // namespace strata

@@ -27,8 +27,19 @@ public:
 
     /// The row chunk's rows.
     [[nodiscard]] index_t num_rows() const override { return layout_.chunk().count; }
-    /// Input and output in layout C, the switch's staging, the part's exchange at the slice width.
+    /// Input and output in layout C, the part's exchange at the slice width (workspace_floats
+    /// below). The switches' staging lives in whichever C buffer is idle.
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override;
+    /// Accumulating, dh's switch to C needs staging of its own.
+    [[nodiscard]] std::size_t backward_workspace_floats(index_t width,
+                                                        bool accumulate) const override;
+    /// Rank (g, f)'s workspace for a part of `part_rows` rows, slice `slice` of `slices`, whose
+    /// 1D exchange at the slice width needs `exchange_floats` (strata plan's too): two C
+    /// buffers of n_g x c floats, each at least the staging r (w - c) (a row chunk's other
+    /// columns), then the exchange; accumulating backward adds one more staging.
+    [[nodiscard]] static std::size_t workspace_floats(index_t part_rows, index_t width, int slices,
+                                                      int slice, std::size_t exchange_floats,
+                                                      bool accumulate);
 
     /// z = Â h over the chunk's rows (all of them; a partial range is refused): h to C, the
     /// part's forward at the slice width, the result back to R.
@@ -46,13 +57,18 @@ public:
     [[nodiscard]] const LayoutSwitch& layout() const { return layout_; }
 
 private:
+    /// The workspace's parts: in and out (layout C), each with room for a staging; the part's
+    /// exchange; accumulating, a staging of its own.
     struct Scratch {
         MatrixView in;
         MatrixView out;
-        std::span<float> staging;
+        std::span<float> in_room;
+        std::span<float> out_room;
         std::span<float> exchange;
+        std::span<float> own_staging;
     };
-    [[nodiscard]] Scratch scratch(std::span<float> workspace, index_t width, RowRange rows) const;
+    [[nodiscard]] Scratch scratch(std::span<float> workspace, index_t width, RowRange rows,
+                                  bool accumulate) const;
 
     OverlappedAggregation& part_;
     LayoutSwitch& layout_;

@@ -1,8 +1,9 @@
-// LayoutSwitch: pack the strided blocks, exchange at width 1, copy the rank's own block while
-// the messages fly, unpack in peer order.
+// LayoutSwitch: pack the strided blocks, exchange at width 1 with the peers below and above at
+// once (C's side in place), copy the rank's own block while the messages fly, unpack in peer order.
 #include "layers/layout_switch.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "src/base/error.hpp"
 #include "src/comm/peer_order.hpp"
@@ -41,8 +42,7 @@ LayoutSwitch::LayoutSwitch(Backend& backend, Communicator& comm, index_t part_ro
 std::size_t LayoutSwitch::staging_floats(index_t part_rows, index_t width, int slices, int slice) {
     const RowRange rows = grid_block(part_rows, slices, slice);
     const RowRange cols = grid_block(width, slices, slice);
-    return static_cast<std::size_t>(rows.count) * static_cast<std::size_t>(width - cols.count) +
-           static_cast<std::size_t>(part_rows - rows.count) * static_cast<std::size_t>(cols.count);
+    return static_cast<std::size_t>(rows.count) * static_cast<std::size_t>(width - cols.count);
 }
 
 void LayoutSwitch::count(const ExchangePattern& pattern, ExchangePurpose purpose) {
@@ -55,8 +55,8 @@ void LayoutSwitch::count(const ExchangePattern& pattern, ExchangePurpose purpose
         static_cast<std::int64_t>(rows_to_other_nodes(comm_, pattern)) * float_bytes;
 }
 
-ExchangePattern LayoutSwitch::columns_pattern(ConstMatrixView r, ConstMatrixView c,
-                                              std::span<float> staging) const {
+std::array<ExchangePattern, 2> LayoutSwitch::columns_patterns(ConstMatrixView r, ConstMatrixView c,
+                                                              std::span<float> staging) const {
     const int slices = this->slices();
     const index_t width = r.cols;
     const RowRange mine = chunk();
@@ -67,17 +67,18 @@ ExchangePattern LayoutSwitch::columns_pattern(ConstMatrixView r, ConstMatrixView
     STRATA_CHECK(staging.size() >= staging_floats(width), "layout switch: staging of ",
                  staging.size(), " floats, needs ", staging_floats(width));
     // To each peer p: the chunk's rows of p's columns; from p: p's chunk of this slice.
-    ExchangePattern pattern;
+    std::array<ExchangePattern, 2> halves;  // the peers below this slice, then above
     for (int p = 0; p < slices; ++p) {
         if (p != slice()) {
-            pattern.peers.push_back(p);
-            pattern.send_offsets.push_back(pattern.send_offsets.back() +
-                                           mine.count * grid_block(width, slices, p).count);
-            pattern.recv_offsets.push_back(pattern.recv_offsets.back() +
-                                           grid_block(part_rows_, slices, p).count * cols.count);
+            ExchangePattern& half = halves[p < slice() ? 0 : 1];
+            half.peers.push_back(p);
+            half.send_offsets.push_back(half.send_offsets.back() +
+                                        mine.count * grid_block(width, slices, p).count);
+            half.recv_offsets.push_back(half.recv_offsets.back() +
+                                        grid_block(part_rows_, slices, p).count * cols.count);
         }
     }
-    return pattern;
+    return halves;
 }
 
 void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> staging,
@@ -86,27 +87,36 @@ void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> 
     const index_t width = r.cols;
     const RowRange mine = chunk();
     const RowRange cols = columns(width);
-    const ExchangePattern pattern = columns_pattern(r, c, staging);
-    const MatrixView send{staging.data(), pattern.num_send_rows(), 1};
-    const MatrixView recv{staging.data() + send.size(), pattern.num_recv_rows(), 1};
-    for (std::size_t i = 0; i < pattern.peers.size(); ++i) {
-        const RowRange theirs = grid_block(width, slices, pattern.peers[i]);
-        copy_block(r.data, width, theirs.first, send.data + pattern.send_offsets[i], theirs.count,
-                   0, mine.count, theirs.count);
+    const std::array<ExchangePattern, 2> halves = columns_patterns(r, c, staging);
+    float* packed = staging.data();
+    for (const ExchangePattern& half : halves) {
+        for (const int peer : half.peers) {
+            const RowRange theirs = grid_block(width, slices, peer);
+            copy_block(r.data, width, theirs.first, packed, theirs.count, 0, mine.count,
+                       theirs.count);
+            packed += static_cast<std::size_t>(mine.count) * static_cast<std::size_t>(theirs.count);
+        }
     }
-    auto exchange = comm_.start_exchange(pattern, send, recv);
-    count(pattern, purpose);
+    // The peers' row chunks land in place: C's rows before this chunk, and after it.
+    const std::array<float*, 2> lands{c.data, c.row_range(mine.end(), 0).data};
+    std::array<std::unique_ptr<Exchange>, 2> flying;
+    const float* send = staging.data();
+    for (std::size_t h = 0; h < halves.size(); ++h) {
+        if (!halves[h].peers.empty()) {
+            flying[h] = comm_.start_exchange(
+                halves[h], ConstMatrixView{send, halves[h].num_send_rows(), 1},
+                MatrixView{lands[h], halves[h].num_recv_rows(), 1});
+            count(halves[h], purpose);
+            send += halves[h].num_send_rows();
+        }
+    }
     copy_block(r.data, width, cols.first, c.row_range(mine.first, mine.count).data, cols.count, 0,
                mine.count, cols.count);
-    InPeerOrder arrivals(*exchange, pattern.peers.size());
-    while (auto peer = arrivals.next()) {
-        const auto i = static_cast<std::size_t>(*peer);
-        const RowRange rows = grid_block(part_rows_, slices, pattern.peers[i]);
-        const float* from = recv.data + pattern.recv_offsets[i];
-        std::copy(from, from + static_cast<std::size_t>(rows.count) * cols.count,
-                  c.row_range(rows.first, rows.count).data);
+    for (const auto& exchange : flying) {
+        if (exchange) {
+            exchange->wait_all();
+        }
     }
-    exchange->wait_all();
 }
 
 void LayoutSwitch::to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging,
@@ -115,27 +125,38 @@ void LayoutSwitch::to_rows(ConstMatrixView c, MatrixView r, std::span<float> sta
     const index_t width = r.cols;
     const RowRange mine = chunk();
     const RowRange cols = columns(width);
-    const ExchangePattern pattern = columns_pattern(r, c, staging).reversed();
-    const MatrixView send{staging.data(), pattern.num_send_rows(), 1};
-    const MatrixView recv{staging.data() + send.size(), pattern.num_recv_rows(), 1};
-    for (std::size_t i = 0; i < pattern.peers.size(); ++i) {
-        const RowRange rows = grid_block(part_rows_, slices, pattern.peers[i]);
-        const float* from = c.row_range(rows.first, rows.count).data;
-        std::copy(from, from + static_cast<std::size_t>(rows.count) * cols.count,
-                  send.data + pattern.send_offsets[i]);
+    const std::array<ExchangePattern, 2> forward = columns_patterns(r, c, staging);
+    const std::array<ExchangePattern, 2> halves{forward[0].reversed(), forward[1].reversed()};
+    // The peers' row chunks leave from where they are: C's rows before this chunk, and after it.
+    const std::array<const float*, 2> leaves{c.data, c.row_range(mine.end(), 0).data};
+    std::array<std::unique_ptr<Exchange>, 2> flying;
+    std::array<float*, 2> arrives{};
+    float* recv = staging.data();
+    for (std::size_t h = 0; h < halves.size(); ++h) {
+        arrives[h] = recv;
+        if (!halves[h].peers.empty()) {
+            flying[h] = comm_.start_exchange(
+                halves[h], ConstMatrixView{leaves[h], halves[h].num_send_rows(), 1},
+                MatrixView{recv, halves[h].num_recv_rows(), 1});
+            count(halves[h], purpose);
+            recv += halves[h].num_recv_rows();
+        }
     }
-    auto exchange = comm_.start_exchange(pattern, send, recv);
-    count(pattern, purpose);
     copy_block(c.row_range(mine.first, mine.count).data, cols.count, 0, r.data, width, cols.first,
                mine.count, cols.count);
-    InPeerOrder arrivals(*exchange, pattern.peers.size());
-    while (auto peer = arrivals.next()) {
-        const auto i = static_cast<std::size_t>(*peer);
-        const RowRange theirs = grid_block(width, slices, pattern.peers[i]);
-        copy_block(recv.data + pattern.recv_offsets[i], theirs.count, 0, r.data, width,
-                   theirs.first, mine.count, theirs.count);
+    for (std::size_t h = 0; h < halves.size(); ++h) {
+        if (!flying[h]) {
+            continue;
+        }
+        InPeerOrder arrivals(*flying[h], halves[h].peers.size());
+        while (auto peer = arrivals.next()) {
+            const auto i = static_cast<std::size_t>(*peer);
+            const RowRange theirs = grid_block(width, slices, halves[h].peers[i]);
+            copy_block(arrives[h] + halves[h].recv_offsets[i], theirs.count, 0, r.data, width,
+                       theirs.first, mine.count, theirs.count);
+        }
+        flying[h]->wait_all();
     }
-    exchange->wait_all();
 }
 
 }  // namespace strata

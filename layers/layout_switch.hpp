@@ -5,10 +5,13 @@
 // n_g rows of part g, column slice f: what the aggregation runs on, at width w/F, inside the
 // graph group). to_columns turns R into C, to_rows C into R; each sends (F-1)/F of the rank's
 // block, one message per peer, and is the exchange of the Communicator at width 1 (an
-// all-to-all-v of floats). The strided side (R's column blocks) is packed through staging, the
-// contiguous side (C's row chunks) is not. Host memory only (the CPU backend).
+// all-to-all-v of floats). C's side travels in place: the peers' row chunks are C's rows before
+// and after the rank's own chunk, so each switch runs two exchanges at once (the peers below f,
+// the peers above), whose C blocks are contiguous. Only R's side, the peers' column blocks of the
+// chunk (strided), passes through staging: r (w - c) floats. Host memory only (the CPU backend).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <span>
 
@@ -36,19 +39,22 @@ public:
     [[nodiscard]] RowRange columns(index_t width) const {
         return grid_block(width, slices(), slice());
     }
-    /// Floats of scratch one switch of a tensor of `width` columns needs (send and receive).
+    /// Floats of scratch one switch of a tensor of `width` columns needs: R's side, the
+    /// peers' column blocks of the row chunk (to_columns sends them, to_rows receives them).
     [[nodiscard]] std::size_t staging_floats(index_t width) const {
         return staging_floats(part_rows_, width, slices(), slice());
     }
     /// The same for slice `slice` of `slices` over `part_rows` rows, without a switch (strata
-    /// plan): r (w - c) + (n - r) c, r and c the slice's row chunk and column slice.
+    /// plan): r (w - c), r and c the slice's row chunk and column slice.
     [[nodiscard]] static std::size_t staging_floats(index_t part_rows, index_t width, int slices,
                                                     int slice);
 
     /// r (chunk rows x w) -> c (n_g x columns(w).count). Collective over the feature group.
+    /// `staging` (staging_floats(w)) may be any memory but r's and c's.
     void to_columns(ConstMatrixView r, MatrixView c, std::span<float> staging,
                     ExchangePurpose purpose);
-    /// c (n_g x columns(w).count) -> r (chunk rows x w). Collective over the feature group.
+    /// c (n_g x columns(w).count) -> r (chunk rows x w); c is only read. Collective over the
+    /// feature group. `staging` (staging_floats(w)) may be any memory but r's and c's.
     void to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging,
                  ExchangePurpose purpose);
 
@@ -56,9 +62,13 @@ public:
     [[nodiscard]] HaloBytes bytes_sent() const { return sent_; }
 
 private:
-    /// to_columns' exchange at width 1 (to_rows': its reverse), after checking the shapes.
-    [[nodiscard]] ExchangePattern columns_pattern(ConstMatrixView r, ConstMatrixView c,
-                                                  std::span<float> staging) const;
+    /// to_columns' two exchanges at width 1, with the peers below this slice and above it (to_rows':
+    /// their reverses), after checking the shapes. Send offsets index the staging (the peers'
+    /// column blocks in peer order, below first), receive offsets C's rows from the block's
+    /// first (row 0 below, the chunk's end above).
+    [[nodiscard]] std::array<ExchangePattern, 2> columns_patterns(ConstMatrixView r,
+                                                                  ConstMatrixView c,
+                                                                  std::span<float> staging) const;
     void count(const ExchangePattern& pattern, ExchangePurpose purpose);
 
     Communicator& comm_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "layers/grid_aggregation.hpp"
 #include "layers/layout_switch.hpp"
 #include "src/base/error.hpp"
 #include "src/nn/full_graph_executor.hpp"
@@ -22,12 +23,14 @@ public:
         : part_(part), slices_(slices), slice_(slice) {}
     [[nodiscard]] index_t num_rows() const override { return chunk().count; }
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override {
-        const auto n = static_cast<std::size_t>(part_.owned);
-        const auto r = static_cast<std::size_t>(chunk().count);
-        const auto c = static_cast<std::size_t>(grid_block(width, slices_, slice_).count);
-        const std::size_t staging = r * (static_cast<std::size_t>(width) - c) + (n - r) * c;
-        return 2 * n * c + staging +
-               exchange_workspace_floats(part_.send_rows, part_.recv_rows, static_cast<index_t>(c));
+        return backward_workspace_floats(width, false);
+    }
+    [[nodiscard]] std::size_t backward_workspace_floats(index_t width,
+                                                        bool accumulate) const override {
+        const index_t c = grid_block(width, slices_, slice_).count;
+        return GridAggregation::workspace_floats(
+            static_cast<index_t>(part_.owned), width, slices_, slice_,
+            exchange_workspace_floats(part_.send_rows, part_.recv_rows, c), accumulate);
     }
     void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>,
                  ExchangePurpose) override {
@@ -77,9 +80,10 @@ double switch_seconds(index_t rows, index_t width, int slices, int slice, const 
     const auto c = static_cast<double>(grid_block(width, slices, slice).count);
     const double sent = r * (static_cast<double>(width) - c);  // to_columns' (to_rows': received)
     const double received = (n - r) * c;
+    // Only R's side is staged (packed by to_columns, unpacked by to_rows); C's travels in place.
     return (slices - 1) * network.latency_s +
            4.0 * std::max(sent, received) / (network.bandwidth_gbs * giga) +
-           2.0 * 4.0 * (sent + received) / (memory_gbs * giga);
+           2.0 * 4.0 * sent / (memory_gbs * giga);
 }
 
 std::vector<GridSwitches> grid_switches(const ModelGraph& graph, const Schedule& schedule) {

@@ -41,8 +41,9 @@ struct GridSwitches {
 
 /// Seconds of one layout switch of a part (or pipeline chunk) of `rows` rows at `width` on slice
 /// `slice` of `slices` (not overlapped): (F - 1) latencies + the larger of the floats sent,
-/// r (w - c), and received, (n - r) c, x 4 / bandwidth + packing and unpacking the staged side
-/// (2 x 4 (sent + received) bytes at `memory_gbs`); r, c the slice's row chunk and column slice.
+/// r (w - c), and received, (n - r) c, x 4 / bandwidth + packing (to_rows: unpacking) R's
+/// staged side (2 x 4 r (w - c) bytes at `memory_gbs`; C's side travels in place); r, c the
+/// slice's row chunk and column slice.
 [[nodiscard]] double switch_seconds(index_t rows, index_t width, int slices, int slice,
                                     const Network& network, double memory_gbs);
 

@@ -55,6 +55,13 @@ public:
     /// Floats of scratch one forward or backward call needs at `width` columns (the exchange
     /// buffers). The caller provides it: executors plan it with the other buffers.
     [[nodiscard]] virtual std::size_t workspace_floats(index_t width) const = 0;
+    /// Floats of scratch one backward call needs at `width` columns, accumulating into dh (beta
+    /// != 0) or not. workspace_floats(width) unless accumulating costs more (the grid's).
+    [[nodiscard]] virtual std::size_t backward_workspace_floats(index_t width,
+                                                                bool accumulate) const {
+        (void)accumulate;
+        return workspace_floats(width);
+    }
 
     /// z[rows] = (Â h)[rows].   h: num_rows x w (all owned rows); z: num_rows x w (only `rows`
     /// written) or, for a partial range, rows.count x w (exactly those rows: a chunk's buffer).

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -314,7 +315,16 @@ TEST_CASE("grid: an aggregation on G x F equals 1D at G ranks bit for bit, both 
             }
             const std::size_t first = static_cast<std::size_t>(chunk.first * width);
             const std::size_t count = static_cast<std::size_t>(chunk.count * width);
+            // Exactly the sizes asked: forward and overwriting backward stage in the idle C
+            // buffer, so only accumulating asks for a staging of its own.
+            const index_t cols = grid.grid.layout->columns(width).count;
+            const std::size_t staging = grid.grid.layout->staging_floats(width);
+            CHECK(a.workspace_floats(width) ==
+                  2 * std::max(static_cast<std::size_t>(n * cols), staging) +
+                      b.workspace_floats(cols));
+            CHECK(a.backward_workspace_floats(width, true) == a.workspace_floats(width) + staging);
             std::vector<float> wa(a.workspace_floats(width));
+            std::vector<float> wacc(a.backward_workspace_floats(width, true));
             std::vector<float> wb(b.workspace_floats(width));
             std::vector<float> za(count);
             std::vector<float> zb(h.size());
@@ -329,7 +339,8 @@ TEST_CASE("grid: an aggregation on G x F equals 1D at G ranks bit for bit, both 
                                       dh.begin() + static_cast<std::ptrdiff_t>(first + count));
                 std::vector<float> gb(dh);
                 a.backward(ConstMatrixView{h.data() + first, chunk.count, width},
-                           MatrixView{ga.data(), chunk.count, width}, {0, chunk.count}, beta, wa);
+                           MatrixView{ga.data(), chunk.count, width}, {0, chunk.count}, beta,
+                           beta != 0.0f ? std::span<float>(wacc) : std::span<float>(wa));
                 b.backward(ConstMatrixView{h.data(), n, width}, MatrixView{gb.data(), n, width},
                            {0, n}, beta, wb);
                 INFO("backward, beta " << beta);
