@@ -42,12 +42,15 @@ def graph(strata, nodes, out_dir):
 
 
 def run_peer(o, data, out_dir):
-    out = os.path.join(out_dir, f"peer_t{o.threads}.jsonl")
-    cmd = [o.python, os.path.join(ROOT, "bench/minibatch_sage.py"), "--data", data,
-           "--threads", str(o.threads), "--epochs", str(o.peer_epochs), "--hidden", str(o.hidden),
-           "--lr", str(o.peer_lr), "--dropout", str(o.dropout), "--cap-s", str(o.cap_s),
-           "--fanout", o.fanout, "--batch", "1024", "--out", out]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    """The mini-batch peer's curve: run now, or read from --peer (an earlier run's
+    peer_tT.jsonl on the same graph and threads)."""
+    out = o.peer or os.path.join(out_dir, f"peer_t{o.threads}.jsonl")
+    if not o.peer:
+        cmd = [o.python, os.path.join(ROOT, "bench/minibatch_sage.py"), "--data", data,
+               "--threads", str(o.threads), "--epochs", str(o.peer_epochs),
+               "--hidden", str(o.hidden), "--lr", str(o.peer_lr), "--dropout", str(o.dropout),
+               "--cap-s", str(o.cap_s), "--fanout", o.fanout, "--batch", "1024", "--out", out]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     curve = [json.loads(line) for line in open(out)]
     return {"name": f"minibatch sage 1x{o.threads}", "sampler": curve[0]["sampler"],
             "curve": [{"epoch": r["epoch"], "t": r["t"], "val_acc": r["val_acc"],
@@ -126,6 +129,9 @@ def main():
     p.add_argument("--cap-s", type=float, default=3600.0,
                    help="each run's wall limit (the peer's is checked after each epoch)")
     p.add_argument("--out", default=os.path.join(ROOT, "out/bench/tta"))
+    p.add_argument("--peer", default="",
+                   help="reuse this peer curve (peer_tT.jsonl of an earlier run on the same graph "
+                        "and threads) instead of running the peer again")
     o = p.parse_args()
     os.makedirs(o.out, exist_ok=True)
     data = graph(o.strata, o.nodes, os.path.dirname(o.out) or ".")

@@ -1,4 +1,5 @@
-// GridAggregation: switch to C, aggregate the part's slice, switch back; grid_blocker.
+// GridAggregation: per column block, switch to C, aggregate the part's slice, switch back;
+// grid_blocker.
 #include "layers/grid_aggregation.hpp"
 
 #include <algorithm>
@@ -26,18 +27,26 @@ std::string grid_blocker(const ModelGraph& model, int slices) {
     return {};
 }
 
-GridAggregation::GridAggregation(OverlappedAggregation& part, LayoutSwitch& layout)
-    : part_(part), layout_(layout) {
+GridAggregation::GridAggregation(OverlappedAggregation& part, LayoutSwitch& layout, int blocks)
+    : part_(part), layout_(layout), blocks_(blocks) {
     STRATA_CHECK(part.num_rows() == layout.part_rows(), "grid aggregation: the part has ",
                  part.num_rows(), " rows, the layout switch ", layout.part_rows());
+    STRATA_CHECK(blocks >= 1, "grid aggregation: ", blocks, " column blocks");
+}
+
+int GridAggregation::blocks_at(index_t width, int slices, int blocks) {
+    return static_cast<int>(std::clamp<index_t>(width / slices, 1, blocks));
 }
 
 std::size_t GridAggregation::workspace_floats(index_t part_rows, index_t width, int slices,
-                                             int slice, std::size_t exchange_floats,
+                                             int slice, int blocks, std::size_t exchange_floats,
                                              bool accumulate) {
-    const std::size_t staging = LayoutSwitch::staging_floats(part_rows, width, slices, slice);
+    // Block 0 is every slice's widest (grid_block puts the remainder first).
+    const SliceBlock widest{blocks_at(width, slices, blocks), 0};
+    const std::size_t staging =
+        LayoutSwitch::staging_floats(part_rows, width, slices, slice, widest);
     const std::size_t c = static_cast<std::size_t>(part_rows) *
-                          static_cast<std::size_t>(grid_block(width, slices, slice).count);
+                          static_cast<std::size_t>(slice_columns(width, slices, slice, widest).count);
     return 2 * std::max(c, staging) + exchange_floats + (accumulate ? staging : 0);
 }
 
@@ -46,12 +55,15 @@ std::size_t GridAggregation::workspace_floats(index_t width) const {
 }
 
 std::size_t GridAggregation::backward_workspace_floats(index_t width, bool accumulate) const {
-    return workspace_floats(layout_.part_rows(), width, layout_.slices(), layout_.slice(),
-                            part_.workspace_floats(layout_.columns(width).count), accumulate);
+    const int blocks = blocks_at(width, layout_.slices(), blocks_);
+    return workspace_floats(layout_.part_rows(), width, layout_.slices(), layout_.slice(), blocks,
+                            part_.workspace_floats(layout_.columns(width, {blocks, 0}).count),
+                            accumulate);
 }
 
 GridAggregation::Scratch GridAggregation::scratch(std::span<float> workspace, index_t width,
-                                                  RowRange rows, bool accumulate) const {
+                                                  RowRange rows, bool accumulate,
+                                                  SliceBlock block) const {
     STRATA_CHECK(rows.first == 0 && rows.count == num_rows(), "grid aggregation: rows [",
                  rows.first, ", ", rows.end(), ") of ", num_rows(),
                  ": the feature grid aggregates whole row chunks only");
@@ -59,17 +71,20 @@ GridAggregation::Scratch GridAggregation::scratch(std::span<float> workspace, in
     // throw while its feature group waits for it).
     STRATA_CHECK(width >= layout_.slices(), "grid aggregation: width ", width,
                  " has fewer columns than the ", layout_.slices(), " feature slices");
-    const index_t slice = layout_.columns(width).count;
     const std::size_t needs = backward_workspace_floats(width, accumulate);
     STRATA_CHECK(workspace.size() >= needs, "grid aggregation: workspace of ", workspace.size(),
                  " floats, needs ", needs);
     const index_t n = layout_.part_rows();
-    const std::size_t staging = layout_.staging_floats(width);
+    const SliceBlock widest{block.blocks, 0};
     const std::size_t room =
-        std::max(static_cast<std::size_t>(n) * static_cast<std::size_t>(slice), staging);
-    const std::size_t exchange = part_.workspace_floats(slice);
-    return {.in = {workspace.data(), n, slice},
-            .out = {workspace.data() + room, n, slice},
+        std::max(static_cast<std::size_t>(n) *
+                     static_cast<std::size_t>(layout_.columns(width, widest).count),
+                 layout_.staging_floats(width, widest));
+    const std::size_t exchange = part_.workspace_floats(layout_.columns(width, widest).count);
+    const index_t cols = layout_.columns(width, block).count;
+    const std::size_t staging = layout_.staging_floats(width, block);
+    return {.in = {workspace.data(), n, cols},
+            .out = {workspace.data() + room, n, cols},
             .in_room = workspace.subspan(0, staging),
             .out_room = workspace.subspan(room, staging),
             .exchange = workspace.subspan(2 * room, exchange),
@@ -77,27 +92,36 @@ GridAggregation::Scratch GridAggregation::scratch(std::span<float> workspace, in
 }
 
 // Each switch stages R's side in the C buffer that is idle at the time: `out` before the
-// aggregation writes it, `in` once the aggregation has read it.
+// aggregation writes it, `in` once the aggregation has read it. Block by block: each writes
+// its own columns of z (dh).
 void GridAggregation::forward(ConstMatrixView h, MatrixView z, RowRange rows,
                               std::span<float> workspace, ExchangePurpose purpose) {
-    const Scratch s = scratch(workspace, h.cols, rows, false);
-    layout_.to_columns(h, s.in, s.out_room, purpose);
-    part_.forward(s.in, s.out, {0, layout_.part_rows()}, s.exchange, purpose);
-    layout_.to_rows(s.out, z, s.in_room, purpose);
+    const int blocks = blocks_at(h.cols, layout_.slices(), blocks_);
+    for (int b = 0; b < blocks; ++b) {
+        const SliceBlock block{blocks, b};
+        const Scratch s = scratch(workspace, h.cols, rows, false, block);
+        layout_.to_columns(h, s.in, s.out_room, purpose, block);
+        part_.forward(s.in, s.out, {0, layout_.part_rows()}, s.exchange, purpose);
+        layout_.to_rows(s.out, z, s.in_room, purpose, block);
+    }
 }
 
 void GridAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
                                std::span<float> workspace) {
     const bool accumulate = beta != 0.0f;
-    const Scratch s = scratch(workspace, dz.cols, rows, accumulate);
-    if (accumulate) {  // accumulate in C, as 1D at G ranks does: the same sums
-        layout_.to_columns(dh, s.out, s.in_room, ExchangePurpose::backward);
-        layout_.to_columns(dz, s.in, s.own_staging, ExchangePurpose::backward);
-    } else {
-        layout_.to_columns(dz, s.in, s.out_room, ExchangePurpose::backward);
+    const int blocks = blocks_at(dz.cols, layout_.slices(), blocks_);
+    for (int b = 0; b < blocks; ++b) {
+        const SliceBlock block{blocks, b};
+        const Scratch s = scratch(workspace, dz.cols, rows, accumulate, block);
+        if (accumulate) {  // accumulate in C, as 1D at G ranks does: the same sums
+            layout_.to_columns(dh, s.out, s.in_room, ExchangePurpose::backward, block);
+            layout_.to_columns(dz, s.in, s.own_staging, ExchangePurpose::backward, block);
+        } else {
+            layout_.to_columns(dz, s.in, s.out_room, ExchangePurpose::backward, block);
+        }
+        part_.backward(s.in, s.out, {0, layout_.part_rows()}, beta, s.exchange);
+        layout_.to_rows(s.out, dh, s.in_room, ExchangePurpose::backward, block);
     }
-    part_.backward(s.in, s.out, {0, layout_.part_rows()}, beta, s.exchange);
-    layout_.to_rows(s.out, dh, s.in_room, ExchangePurpose::backward);
 }
 
 }  // namespace strata

@@ -39,10 +39,20 @@ LayoutSwitch::LayoutSwitch(Backend& backend, Communicator& comm, index_t part_ro
                  "CPU backend only, not on ", backend.describe());
 }
 
-std::size_t LayoutSwitch::staging_floats(index_t part_rows, index_t width, int slices, int slice) {
+RowRange slice_columns(index_t width, int slices, int slice, SliceBlock b) {
+    const RowRange whole = grid_block(width, slices, slice);
+    const RowRange part = grid_block(whole.count, b.blocks, b.block);
+    return {whole.first + part.first, part.count};
+}
+
+std::size_t LayoutSwitch::staging_floats(index_t part_rows, index_t width, int slices, int slice,
+                                         SliceBlock b) {
     const RowRange rows = grid_block(part_rows, slices, slice);
-    const RowRange cols = grid_block(width, slices, slice);
-    return static_cast<std::size_t>(rows.count) * static_cast<std::size_t>(width - cols.count);
+    index_t others = 0;
+    for (int p = 0; p < slices; ++p) {
+        others += p == slice ? 0 : slice_columns(width, slices, p, b).count;
+    }
+    return static_cast<std::size_t>(rows.count) * static_cast<std::size_t>(others);
 }
 
 void LayoutSwitch::count(const ExchangePattern& pattern, ExchangePurpose purpose) {
@@ -56,16 +66,19 @@ void LayoutSwitch::count(const ExchangePattern& pattern, ExchangePurpose purpose
 }
 
 std::array<ExchangePattern, 2> LayoutSwitch::columns_patterns(ConstMatrixView r, ConstMatrixView c,
-                                                              std::span<float> staging) const {
+                                                              std::span<float> staging,
+                                                              SliceBlock b) const {
     const int slices = this->slices();
     const index_t width = r.cols;
     const RowRange mine = chunk();
-    const RowRange cols = columns(width);
+    const RowRange cols = columns(width, b);
+    STRATA_CHECK(b.blocks >= 1 && b.block >= 0 && b.block < b.blocks, "layout switch: block ",
+                 b.block, " of ", b.blocks);
     STRATA_CHECK(r.rows == mine.count && c.rows == part_rows_ && c.cols == cols.count,
                  "layout switch: R ", r.rows, " x ", r.cols, " and C ", c.rows, " x ", c.cols,
                  ", expected ", mine.count, " rows and ", part_rows_, " x ", cols.count);
-    STRATA_CHECK(staging.size() >= staging_floats(width), "layout switch: staging of ",
-                 staging.size(), " floats, needs ", staging_floats(width));
+    STRATA_CHECK(staging.size() >= staging_floats(width, b), "layout switch: staging of ",
+                 staging.size(), " floats, needs ", staging_floats(width, b));
     // To each peer p: the chunk's rows of p's columns; from p: p's chunk of this slice.
     std::array<ExchangePattern, 2> halves;  // the peers below this slice, then above
     for (int p = 0; p < slices; ++p) {
@@ -73,7 +86,7 @@ std::array<ExchangePattern, 2> LayoutSwitch::columns_patterns(ConstMatrixView r,
             ExchangePattern& half = halves[p < slice() ? 0 : 1];
             half.peers.push_back(p);
             half.send_offsets.push_back(half.send_offsets.back() +
-                                        mine.count * grid_block(width, slices, p).count);
+                                        mine.count * slice_columns(width, slices, p, b).count);
             half.recv_offsets.push_back(half.recv_offsets.back() +
                                         grid_block(part_rows_, slices, p).count * cols.count);
         }
@@ -82,16 +95,16 @@ std::array<ExchangePattern, 2> LayoutSwitch::columns_patterns(ConstMatrixView r,
 }
 
 void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> staging,
-                              ExchangePurpose purpose) {
+                              ExchangePurpose purpose, SliceBlock b) {
     const int slices = this->slices();
     const index_t width = r.cols;
     const RowRange mine = chunk();
-    const RowRange cols = columns(width);
-    const std::array<ExchangePattern, 2> halves = columns_patterns(r, c, staging);
+    const RowRange cols = columns(width, b);
+    const std::array<ExchangePattern, 2> halves = columns_patterns(r, c, staging, b);
     float* packed = staging.data();
     for (const ExchangePattern& half : halves) {
         for (const int peer : half.peers) {
-            const RowRange theirs = grid_block(width, slices, peer);
+            const RowRange theirs = slice_columns(width, slices, peer, b);
             copy_block(r.data, width, theirs.first, packed, theirs.count, 0, mine.count,
                        theirs.count);
             packed += static_cast<std::size_t>(mine.count) * static_cast<std::size_t>(theirs.count);
@@ -120,12 +133,12 @@ void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> 
 }
 
 void LayoutSwitch::to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging,
-                           ExchangePurpose purpose) {
+                           ExchangePurpose purpose, SliceBlock b) {
     const int slices = this->slices();
     const index_t width = r.cols;
     const RowRange mine = chunk();
-    const RowRange cols = columns(width);
-    const std::array<ExchangePattern, 2> forward = columns_patterns(r, c, staging);
+    const RowRange cols = columns(width, b);
+    const std::array<ExchangePattern, 2> forward = columns_patterns(r, c, staging, b);
     const std::array<ExchangePattern, 2> halves{forward[0].reversed(), forward[1].reversed()};
     // The peers' row chunks leave from where they are: C's rows before this chunk, and after it.
     const std::array<const float*, 2> leaves{c.data, c.row_range(mine.end(), 0).data};
@@ -151,7 +164,7 @@ void LayoutSwitch::to_rows(ConstMatrixView c, MatrixView r, std::span<float> sta
         InPeerOrder arrivals(*flying[h], halves[h].peers.size());
         while (auto peer = arrivals.next()) {
             const auto i = static_cast<std::size_t>(*peer);
-            const RowRange theirs = grid_block(width, slices, halves[h].peers[i]);
+            const RowRange theirs = slice_columns(width, slices, halves[h].peers[i], b);
             copy_block(arrives[h] + halves[h].recv_offsets[i], theirs.count, 0, r.data, width,
                        theirs.first, mine.count, theirs.count);
         }

@@ -24,6 +24,17 @@ namespace strata {
 /// Block `i` of `n` items in `parts` contiguous blocks, the first n mod parts one longer.
 [[nodiscard]] RowRange grid_block(index_t n, int parts, int i);
 
+/// Which columns of every slice a switch moves: block `block` of `blocks` of each slice's
+/// columns (grid_block again). The default, one block, is the whole slice; the grid's
+/// aggregation in column blocks (GridAggregation) switches and aggregates one block at a time.
+struct SliceBlock {
+    int blocks = 1;
+    int block = 0;
+};
+
+/// Columns of slice `slice` of `slices` of a width that `b` moves, as a range of the width.
+[[nodiscard]] RowRange slice_columns(index_t width, int slices, int slice, SliceBlock b = {});
+
 class LayoutSwitch {
 public:
     /// `comm`: the feature group (rank f of F); `part_rows`: n_g, the same on every member.
@@ -35,28 +46,31 @@ public:
     [[nodiscard]] index_t part_rows() const { return part_rows_; }
     /// This rank's row chunk of the part (layout R's rows).
     [[nodiscard]] RowRange chunk() const { return grid_block(part_rows_, slices(), slice()); }
-    /// This rank's column slice of a width (layout C's columns).
-    [[nodiscard]] RowRange columns(index_t width) const {
-        return grid_block(width, slices(), slice());
+    /// This rank's column slice of a width (layout C's columns), or the block `b` of it.
+    [[nodiscard]] RowRange columns(index_t width, SliceBlock b = {}) const {
+        return slice_columns(width, slices(), slice(), b);
     }
-    /// Floats of scratch one switch of a tensor of `width` columns needs: R's side, the
-    /// peers' column blocks of the row chunk (to_columns sends them, to_rows receives them).
-    [[nodiscard]] std::size_t staging_floats(index_t width) const {
-        return staging_floats(part_rows_, width, slices(), slice());
+    /// Floats of scratch one switch of block `b` of a tensor of `width` columns needs: R's
+    /// side, the peers' column blocks of the row chunk (to_columns sends them, to_rows
+    /// receives them).
+    [[nodiscard]] std::size_t staging_floats(index_t width, SliceBlock b = {}) const {
+        return staging_floats(part_rows_, width, slices(), slice(), b);
     }
     /// The same for slice `slice` of `slices` over `part_rows` rows, without a switch (strata
-    /// plan): r (w - c), r and c the slice's row chunk and column slice.
+    /// plan): r (w_b - c), r the slice's row chunk, c its columns in `b`, w_b every slice's.
     [[nodiscard]] static std::size_t staging_floats(index_t part_rows, index_t width, int slices,
-                                                    int slice);
+                                                    int slice, SliceBlock b = {});
 
-    /// r (chunk rows x w) -> c (n_g x columns(w).count). Collective over the feature group.
-    /// `staging` (staging_floats(w)) may be any memory but r's and c's.
+    /// r (chunk rows x w) -> c (n_g x columns(w, b).count): block `b` of every slice's columns.
+    /// Collective over the feature group. `staging` (staging_floats(w, b)) may be any memory
+    /// but r's and c's.
     void to_columns(ConstMatrixView r, MatrixView c, std::span<float> staging,
-                    ExchangePurpose purpose);
-    /// c (n_g x columns(w).count) -> r (chunk rows x w); c is only read. Collective over the
-    /// feature group. `staging` (staging_floats(w)) may be any memory but r's and c's.
+                    ExchangePurpose purpose, SliceBlock b = {});
+    /// c (n_g x columns(w, b).count) -> the columns of block `b` of r (chunk rows x w); c is
+    /// only read, r's other columns are not touched. Collective over the feature group.
+    /// `staging` (staging_floats(w, b)) may be any memory but r's and c's.
     void to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging,
-                 ExchangePurpose purpose);
+                 ExchangePurpose purpose, SliceBlock b = {});
 
     /// Payload sent so far, by purpose, and of it to ranks on another node (bytes, this rank).
     [[nodiscard]] HaloBytes bytes_sent() const { return sent_; }
@@ -68,7 +82,8 @@ private:
     /// first (row 0 below, the chunk's end above).
     [[nodiscard]] std::array<ExchangePattern, 2> columns_patterns(ConstMatrixView r,
                                                                   ConstMatrixView c,
-                                                                  std::span<float> staging) const;
+                                                                  std::span<float> staging,
+                                                                  SliceBlock b) const;
     void count(const ExchangePattern& pattern, ExchangePurpose purpose);
 
     Communicator& comm_;

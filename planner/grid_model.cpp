@@ -19,17 +19,18 @@ namespace {
 /// The grid operator's sizes on rank (g, f): GridAggregation::workspace_floats without a graph.
 class GridShapeOperator final : public GraphOperator {
 public:
-    GridShapeOperator(const RankStats& part, int slices, int slice)
-        : part_(part), slices_(slices), slice_(slice) {}
+    GridShapeOperator(const RankStats& part, int slices, int slice, int blocks)
+        : part_(part), slices_(slices), slice_(slice), blocks_(blocks) {}
     [[nodiscard]] index_t num_rows() const override { return chunk().count; }
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override {
         return backward_workspace_floats(width, false);
     }
     [[nodiscard]] std::size_t backward_workspace_floats(index_t width,
                                                         bool accumulate) const override {
-        const index_t c = grid_block(width, slices_, slice_).count;
+        const int blocks = GridAggregation::blocks_at(width, slices_, blocks_);
+        const index_t c = slice_columns(width, slices_, slice_, {blocks, 0}).count;
         return GridAggregation::workspace_floats(
-            static_cast<index_t>(part_.owned), width, slices_, slice_,
+            static_cast<index_t>(part_.owned), width, slices_, slice_, blocks_,
             exchange_workspace_floats(part_.send_rows, part_.recv_rows, c), accumulate);
     }
     void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>,
@@ -48,11 +49,12 @@ private:
     const RankStats& part_;
     int slices_;
     int slice_;
+    int blocks_;
 };
 
 ExecutionPlan grid_rank_plan(const ModelGraph& graph, const RankStats& part, int slices, int slice,
-                             Recompute recompute) {
-    const GridShapeOperator op(part, slices, slice);
+                             Recompute recompute, int blocks) {
+    const GridShapeOperator op(part, slices, slice, blocks);
     PlanOptions options;
     options.rows = op.num_rows();
     options.recompute = recompute;
@@ -60,13 +62,17 @@ ExecutionPlan grid_rank_plan(const ModelGraph& graph, const RankStats& part, int
     return plan_execution(graph, options);
 }
 
-/// Seconds of rank (g, f)'s switches in `schedule` (not overlapped).
+/// Seconds of rank (g, f)'s switches in `schedule` (not overlapped); in `blocks` column blocks,
+/// each switch's latencies `blocks` times.
 double schedule_switch_seconds(const std::vector<GridSwitches>& calls, const RankStats& part,
-                               int slices, int slice, const Network& network, double memory_gbs) {
+                               int slices, int slice, const Network& network, double memory_gbs,
+                               int blocks) {
     double seconds = 0.0;
     for (const GridSwitches& call : calls) {
-        seconds += call.switches * switch_seconds(static_cast<index_t>(part.owned), call.width,
-                                                  slices, slice, network, memory_gbs);
+        const int b = GridAggregation::blocks_at(call.width, slices, blocks);
+        seconds += call.switches * (switch_seconds(static_cast<index_t>(part.owned), call.width,
+                                                   slices, slice, network, memory_gbs) +
+                                    (b - 1) * (slices - 1) * network.latency_s);
     }
     return seconds;
 }
@@ -111,7 +117,7 @@ std::vector<GridSwitches> grid_switches(const ModelGraph& graph, const Schedule&
 
 GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
                                   const PartitionStats& stats, int slices, const RunShape& shape,
-                                  const Network& feature_network) {
+                                  const Network& feature_network, int blocks) {
     STRATA_CHECK(slices >= 1, "grid: ", slices, " feature slices");
     GridPrediction out;
     // Rank (g, f) as a rank of graph parallelism with part g's sizes / F.
@@ -146,13 +152,13 @@ GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
         v.send_rows = divided(part.send_rows);
         v.recv_rows = divided(part.recv_rows);
         ranks.ranks.push_back(v);
-        const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute);
-        switches =
-            std::max(switches, schedule_switch_seconds(grid_switches(graph, plan.training()), part,
-                                                       slices, 0, feature_network, memory_gbs));
+        const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute, blocks);
+        switches = std::max(switches,
+                            schedule_switch_seconds(grid_switches(graph, plan.training()), part,
+                                                    slices, 0, feature_network, memory_gbs, blocks));
         eval_switches = std::max(
             eval_switches, schedule_switch_seconds(grid_switches(graph, plan.evaluation()), part,
-                                                   slices, 0, feature_network, memory_gbs));
+                                                   slices, 0, feature_network, memory_gbs, blocks));
     }
     const std::int64_t halo = out.time.halo_bytes;
     const std::int64_t recompute_halo = out.time.recompute_halo_bytes;
@@ -171,11 +177,12 @@ GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
 
 MemoryPrediction predict_grid_memory(const ModelGraph& graph, Recompute recompute,
                                      const PartitionStats& stats, int slices,
-                                     const MachineModel& machine, bool whole_graph_input) {
+                                     const MachineModel& machine, bool whole_graph_input,
+                                     int blocks) {
     MemoryPrediction out;
     const std::size_t params = ModelParameters::count(graph);
     for (const RankStats& part : stats.ranks) {  // slice 0: the part's largest rank
-        const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute);
+        const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute, blocks);
         // The rank uploads its row chunk's features, not the part's (docs/layouts.md, "Loading").
         const std::int64_t chunk_rows =
             grid_block(static_cast<index_t>(part.owned), slices, 0).count;

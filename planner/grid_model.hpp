@@ -7,15 +7,17 @@
 //          bytes as the slice's width on the whole part), over the graph group's network, plus
 //          its layout switches: per aggregation 2 (a backward that accumulates its input
 //          gradient: 3) all-to-alls in the feature group, each (F - 1) latencies + the larger of
-//          sent and received bytes / bandwidth + packing and unpacking the staged side
+//          sent and received bytes / bandwidth + packing or unpacking R's staged side
 //          (2 x staging floats x 4 bytes at the streaming bandwidth); switches do not overlap.
-//          The gradient all-reduce spans all G F ranks.
+//          In B column blocks, B x the switches' latencies (the part's halo messages, also B x,
+//          are not priced apart). The gradient all-reduce spans all G F ranks.
 //   bytes  halo: Σ_g Σ_f rows x c_f(w) x record = 1D at G's halo bytes exactly (the slices'
 //          widths add up to w); all-to-all: 4 (n_g w - Σ_f r_f c_f(w)) per switch of width w per
 //          part, exactly (the metrics' a2a_bytes and recompute_a2a_bytes).
 //   memory each rank's plan laid out by the executor's planner with the grid operator's
-//          workspace (two n_g x c_f(w) layout-C blocks, the switch's staging, part g's exchange
-//          at c_f(w)), beside the whole part's inputs (every rank of part g uploads all of it).
+//          workspace (GridAggregation::workspace_floats: two n_g x c_f(w) / B layout-C blocks,
+//          the switches staged inside them, part g's exchange at their width), beside part g's
+//          inputs with its row chunk's features.
 #pragma once
 
 #include <cstdint>
@@ -55,15 +57,16 @@ struct GridPrediction {
 
 /// Predicts one evaluated epoch of the grid of stats.parts x `slices` ranks. `shape.network` is
 /// the graph group's network, `feature_network` the feature group's.
+/// `blocks`: the aggregation's column blocks (column_blocks).
 [[nodiscard]] GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
                                                 const PartitionStats& stats, int slices,
                                                 const RunShape& shape,
-                                                const Network& feature_network);
+                                                const Network& feature_network, int blocks = 1);
 
 /// The memory of the grid's largest rank (dense features: the grid reads them dense).
 [[nodiscard]] MemoryPrediction predict_grid_memory(const ModelGraph& graph, Recompute recompute,
                                                    const PartitionStats& stats, int slices,
                                                    const MachineModel& machine,
-                                                   bool whole_graph_input);
+                                                   bool whole_graph_input, int blocks = 1);
 
 }  // namespace strata::planner

@@ -338,24 +338,43 @@ Plan make_plan(const PlanRequest& request) {
                                          (groups - 1)
                                    : 0.0;
                 }
-                const GridPrediction p =
-                    predict_grid_epoch(built.graph, mode, parts, f, grid_shape, feature_network);
-                c.time = p.time;
-                c.a2a_bytes = p.a2a_bytes;
-                c.recompute_a2a_bytes = p.recompute_a2a_bytes;
-                c.memory = predict_grid_memory(built.graph, mode, parts, f, request.machine, whole);
-                c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
-                c.extrapolated = parts.extrapolated;
                 RunShape slow_grid_shape = slow_shape;
                 slow_grid_shape.halo_precision = request.halo_precision;
                 slow_grid_shape.cross_share = grid_shape.cross_share;
                 const Network slow_feature_network =
                     feature_inside ? slowed.shared_memory : slowed.inter_node;
-                c.error_band = parts.error_band +
-                               spread_band(predict_grid_epoch(built.graph, mode, parts, f,
-                                                              slow_grid_shape, slow_feature_network)
-                                               .time,
-                                           c.time);
+                // The asked column blocks; a grid that does not fit tries 2x as many (up to 8)
+                // while that still shrinks it.
+                bool priced = false;
+                std::int64_t planned = 0;
+                for (int b = std::max(1, request.column_blocks);
+                     b <= std::max(8, request.column_blocks); b *= 2) {
+                    if (priced && c.fits) {
+                        break;
+                    }
+                    const MemoryPrediction memory =
+                        predict_grid_memory(built.graph, mode, parts, f, request.machine, whole, b);
+                    if (priced && memory.planned_bytes >= planned) {
+                        break;  // no aggregation is wide enough for more blocks
+                    }
+                    planned = memory.planned_bytes;
+                    const GridPrediction p = predict_grid_epoch(built.graph, mode, parts, f,
+                                                                grid_shape, feature_network, b);
+                    priced = true;
+                    c.column_blocks = b;
+                    c.time = p.time;
+                    c.a2a_bytes = p.a2a_bytes;
+                    c.recompute_a2a_bytes = p.recompute_a2a_bytes;
+                    c.memory = memory;
+                    c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
+                    c.extrapolated = parts.extrapolated;
+                    c.error_band =
+                        parts.error_band +
+                        spread_band(predict_grid_epoch(built.graph, mode, parts, f,
+                                                       slow_grid_shape, slow_feature_network, b)
+                                        .time,
+                                    c.time);
+                }
                 plan.candidates.push_back(std::move(c));
             }
         }
@@ -465,6 +484,7 @@ std::string plan_to_json(const Plan& plan) {
                               {"bubble", c.bubble},
                               {"split", c.split},
                               {"feature_slices", c.feature_slices},
+                              {"column_blocks", c.column_blocks},
                               {"a2a_bytes", c.a2a_bytes},
                               {"recompute_a2a_bytes", c.recompute_a2a_bytes},
                               {"threads", c.threads},
@@ -570,7 +590,7 @@ std::string format_plan(const Plan& plan) {
                       ", memory limit " + mb(plan.memory_per_rank_bytes) + " MB per rank\n";
     char line[256];
     std::snprintf(line, sizeof(line),
-                  "%-8s %5s %-15s %3s %10s %6s %10s %9s %9s %12s %10s %10s %4s\n", "parallel",
+                  "%-8s %5s %-19s %3s %10s %6s %10s %9s %9s %12s %10s %10s %4s\n", "parallel",
                   "ranks", "layout", "thr", "epoch_ms", "band_%", "compute_ms", "wait_ms",
                   "eval_ms", "bytes_MB/ep", "plan_MB", "peak_MB", "fits");
     out += line;
@@ -586,13 +606,15 @@ std::string format_plan(const Plan& plan) {
                            std::to_string(c.chunks) +
                            (sliced ? " F=" + std::to_string(c.feature_slices) : "")
             : grid ? std::to_string(c.ranks / c.feature_slices) + "x" +
-                         std::to_string(c.feature_slices) + " " + c.recompute
+                         std::to_string(c.feature_slices) +
+                         (c.column_blocks > 1 ? " B=" + std::to_string(c.column_blocks) : "") +
+                         " " + c.recompute
                    : c.recompute;
         const std::int64_t bytes =
             (pipeline ? c.stage_bytes : c.time.halo_bytes) + (sliced ? c.a2a_bytes : 0);
         std::snprintf(
             line, sizeof(line),
-            "%-8s %5d %-15s %3d %10.2f %6.0f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
+            "%-8s %5d %-19s %3d %10.2f %6.0f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
             c.parallel.c_str(), c.ranks, layout.c_str(), c.threads, 1e3 * c.time.epoch_s,
             100.0 * c.error_band, 1e3 * c.time.compute_s, 1e3 * c.time.wait_s, 1e3 * c.time.eval_s,
             static_cast<double>(bytes) / 1e6, static_cast<double>(c.memory.planned_bytes) / 1e6,
@@ -705,13 +727,16 @@ ChosenLayout chosen_layout(const std::string& json_text, const std::string& what
                                 .stages = c.value("stages", 0),
                                 .ways = c.value("ways", 0),
                                 .chunks = c.value("chunks", 0),
-                                .feature_slices = c.value("feature_slices", 1)};
+                                .feature_slices = c.value("feature_slices", 1),
+                                .column_blocks = c.value("column_blocks", 1)};
             STRATA_CHECK(chosen.parallel == "graph" || chosen.parallel == "pipeline", what,
                          ": candidate for ", ranks, " ranks: parallel '", chosen.parallel,
                          "' is not graph or pipeline");
             STRATA_CHECK(chosen.feature_slices >= 1 && ranks % chosen.feature_slices == 0, what,
                          ": candidate for ", ranks, " ranks: feature_slices ",
                          chosen.feature_slices, " does not divide ", ranks, " ranks");
+            STRATA_CHECK(chosen.column_blocks >= 1, what, ": candidate for ", ranks,
+                         " ranks: column_blocks ", chosen.column_blocks, " is under 1");
             if (chosen.parallel == "pipeline") {  // S x W x C, or S x F (one way) x C
                 STRATA_CHECK(chosen.stages >= 1 && chosen.ways >= 1 &&
                                  chosen.stages * chosen.ways * chosen.feature_slices == ranks &&

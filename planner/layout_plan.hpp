@@ -3,9 +3,9 @@
 // slices keep a column each, planner/grid_model.hpp; the layer pipeline, S stages x 1 way x C
 // chunks and S stages x F feature slices x C chunks, planner/pipeline_model.hpp), each with its
 // predicted epoch time and parts, bytes per epoch, memory per rank and whether it fits; the
-// recommendation is the fastest that fits. Text table and JSON (format "strata-plan", version 3:
-// adds feature_slices and the all-to-all bytes; version 2 added the pipeline fields; versions 1 and
-// 2 are still read).
+// recommendation is the fastest that fits. Text table and JSON (format "strata-plan", version 4:
+// adds the grid's column_blocks; version 3 added feature_slices and the all-to-all bytes, version 2
+// the pipeline fields; versions 1 to 3 are still read, as column_blocks = 1).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +40,8 @@ struct PlanRequest {
     /// Gr x Gc) on paper beside the same 1D and grid (planner/cagnet_model.hpp), and which of
     /// the four moves the fewest bytes.
     bool compare_cagnet = false;
+    /// The grids' column blocks (strata plan --column-blocks; a grid that does not fit tries more)
+    int column_blocks = 1;
 };
 
 struct Candidate {
@@ -54,6 +56,9 @@ struct Candidate {
     std::string split;             ///< pipeline: the stage split (StageLayout::describe)
     /// F: of the G x F grid (1: 1D), or the pipeline's feature slices per stage (S x F)
     int feature_slices = 1;
+    /// The grid's column blocks (column_blocks; 1 otherwise): the asked number, or more when
+    /// that grid does not fit
+    int column_blocks = 1;
     std::int64_t a2a_bytes = 0;  ///< grid, S x F: the layout switches' bytes per epoch (metrics)
     std::int64_t recompute_a2a_bytes = 0;
     int threads = 1;
@@ -96,7 +101,7 @@ struct PaperComparison {
 };
 
 struct Plan {
-    static constexpr int format_version = 3;
+    static constexpr int format_version = 4;
     std::string data;
     std::string model;  ///< describe(spec)
     std::string machine_host;
@@ -122,6 +127,7 @@ struct ChosenLayout {
     int ways = 0;
     int chunks = 0;
     int feature_slices = 1;  ///< the grid's F, or the pipeline's (S x F, one way)
+    int column_blocks = 1;   ///< the grid's
 };
 /// From a plan JSON (plan_to_json); `what` names the file. Throws if it has no recommendation
 /// for `ranks`.

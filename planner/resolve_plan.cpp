@@ -75,6 +75,10 @@ ResolvedPlan resolve_plan(const RunConfig& config, Communicator& comm,
                 c.feature_slices = layout.feature_slices;
                 line += ", feature_slices = " + std::to_string(c.feature_slices);
             }
+            if (layout.feature_slices > 1 && layout.column_blocks > 1) {
+                c.column_blocks = layout.column_blocks;
+                line += ", column_blocks = " + std::to_string(c.column_blocks);
+            }
             // The plan's statistics come from METIS's partition of a .h5
             // (planner/partition_stats.cpp): a planned run partitions the same way.
             std::error_code ec;

@@ -274,16 +274,20 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
             Prepared::Grid& g = prepared.grid;
             g.layout =
                 std::make_unique<LayoutSwitch>(backend, *g.feature_group, part.graph.num_owned);
-            g.aggregation =
-                std::make_unique<GridAggregation>(*prepared.inputs->aggregation, *g.layout);
+            g.aggregation = std::make_unique<GridAggregation>(*prepared.inputs->aggregation,
+                                                              *g.layout, config.column_blocks);
             chunk = g.layout->chunk();
             prepared.owned = chunk.count;
             const std::string parts = std::to_string(g.graph_group->size());
             const std::string slices = std::to_string(config.feature_slices);
             prepared.notes.grid = "layout: " + parts + "x" + slices + " grid (" + parts +
                                   " graph parts x " + slices +
-                                  " feature slices; aggregations on column slices, dense ops on "
-                                  "row chunks)";
+                                  " feature slices; aggregations on column slices" +
+                                  (config.column_blocks > 1
+                                       ? " in " + std::to_string(config.column_blocks) +
+                                             " column blocks"
+                                       : std::string()) +
+                                  ", dense ops on row chunks)";
             if (comm.num_nodes() > 1) {
                 prepared.notes.grid += prepared.notes.grid_warning.empty()
                                            ? "; feature groups inside nodes, graph groups across " +

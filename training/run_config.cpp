@@ -151,6 +151,7 @@ const std::vector<Field>& fields() {
         field("guard_window", &RunConfig::guard_window),
         field("guard_bound", &RunConfig::guard_bound),
         field("feature_slices", &RunConfig::feature_slices),
+        field("column_blocks", &RunConfig::column_blocks),
         field("plan", &RunConfig::plan),
         field("machine", &RunConfig::machine),
         field("device", &RunConfig::device),
@@ -295,6 +296,7 @@ void validate(const RunConfig& c) {
     STRATA_CHECK_OPTION(std::isfinite(c.precision_margin), "precision_margin", c.precision_margin,
                         "must be a finite number (a fraction: 0.02 is two points)");
     at_least("feature_slices", c.feature_slices, 1);
+    at_least("column_blocks", c.column_blocks, 1);
     check_name("device", c.device, {"cpu", "cuda"});
     check_name("comm", c.comm, {"auto", "mpi", "nccl"});
     STRATA_CHECK_OPTION(c.comm != "nccl" || c.device == "cuda", "comm", "'nccl'",
@@ -317,6 +319,8 @@ void validate(const RunConfig& c) {
         STRATA_CHECK_OPTION(c.chunks == defaults.chunks, "chunks", c.chunks, chosen);
         STRATA_CHECK_OPTION(c.feature_slices == defaults.feature_slices, "feature_slices",
                             c.feature_slices, chosen);
+        STRATA_CHECK_OPTION(c.column_blocks == defaults.column_blocks, "column_blocks",
+                            c.column_blocks, chosen);
     }
     if (c.parallel != "pipeline") {
         STRATA_CHECK_OPTION(c.stages == defaults.stages, "stages", c.stages,
@@ -343,6 +347,15 @@ void validate(const RunConfig& c) {
                             "feature_slices = 1");
         STRATA_CHECK_OPTION(c.device == "cpu", "feature_slices", c.feature_slices,
                             "needs device = cpu (the grid's layout switches run on host memory)");
+    }
+    if (c.column_blocks != defaults.column_blocks) {
+        STRATA_CHECK_OPTION(c.feature_slices > 1 && c.parallel != "pipeline", "column_blocks",
+                            c.column_blocks,
+                            "needs the grid of graph parallelism (feature_slices > 1, parallel = "
+                            "graph)");
+        STRATA_CHECK_OPTION(c.halo_precision != "int8", "column_blocks", c.column_blocks,
+                            "with halo_precision = int8 would scale each block's rows apart "
+                            "(other bytes, other values); use fp32 or bf16, or column_blocks = 1");
     }
 }
 

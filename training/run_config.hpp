@@ -64,6 +64,10 @@ struct RunConfig {
     /// The G x F grid (docs/layouts.md): F column slices per graph part, G = ranks / F parts
     /// (1: the graph-parallel layout of every earlier run).
     int feature_slices = 1;
+    /// The grid's aggregation in B column blocks of every slice, one after the other: its two
+    /// layout-C buffers / B, B x the switch and halo messages, the same bytes and bits
+    /// (docs/layouts.md, "Memory"). Graph parallelism with feature_slices > 1 only.
+    int column_blocks = 1;
     /// "" (none), "auto" (plan this run) or a `strata plan --json` file: resolved into the
     /// layout fields by planner::resolve_plan before a Session runs the config.
     std::string plan;

@@ -30,6 +30,7 @@ struct PlanOptions {
     std::uint64_t seed = 0;
     std::string halo_precision = "fp32";
     std::string compare;
+    int column_blocks = 1;
     bool json = false;
 };
 
@@ -68,6 +69,7 @@ int run_plan(const PlanOptions& o) {
     STRATA_CHECK(precision.has_value(), "--halo-precision: '", o.halo_precision,
                  "' is not fp32, bf16 or int8");
     request.halo_precision = *precision;
+    request.column_blocks = o.column_blocks;
     std::stringstream models(o.compare);
     std::string name;
     while (std::getline(models, name, ',')) {
@@ -134,7 +136,12 @@ Command add_plan_command(CLI::App& root) {
                     "paper (docs/planner.md); cagnet: CAGNET's 1.5D (best replication c) and "
                     "stationary 2D (best Gr x Gc) priced with the plan's partition statistics, "
                     "and which layout moves the fewest bytes; plexus,cagnet: both");
-    cmd->add_flag("--json", o->json, "Print the plan as JSON (format strata-plan, version 3)");
+    cmd->add_option("--column-blocks", o->column_blocks,
+                    "Price every G x F grid with its aggregation in B column blocks (as strata "
+                    "train --column-blocks); a grid that does not fit also tries 2B, 4B, up to 8")
+        ->check(positive())
+        ->capture_default_str();
+    cmd->add_flag("--json", o->json, "Print the plan as JSON (format strata-plan, version 4)");
     return {cmd, [o] { return run_plan(*o); }};
 }
 

@@ -247,6 +247,12 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                            "Each feature group (F ranks) is placed inside one node, the graph "
                            "groups across nodes (consecutive ranks, with a warning, when a node's "
                            "ranks are not a multiple of F). 1: every rank owns a whole part (1D)"));
+    option(*t, "column_blocks",
+           cmd->add_option("--column-blocks", f.column_blocks,
+                           "The grid (--feature-slices > 1): aggregate each column slice in B "
+                           "blocks, one after the other: the aggregation's two layout-C buffers "
+                           "/ B, B x the switch and halo messages, the same bytes and results "
+                           "(docs/layouts.md, \"Memory\")"));
     option(*t, "overlap",
            cmd->add_option("--overlap", t->overlap,
                            "on: run the inner SpMM of each aggregation in row blocks and let MPI "
@@ -319,7 +325,8 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     for (const auto& [key, flag] : t->options) {
         for (const char* numeric : {"epochs", "lr", "seed", "eval_every", "early_stop", "patience",
                                     "split_index", "stages", "ways", "chunks", "snapshot_period",
-                                    "guard_window", "guard_bound", "feature_slices", "comm_timeout",
+                                    "guard_window", "guard_bound", "feature_slices", "column_blocks",
+                                    "comm_timeout",
                                     "precision_margin", "checkpoint_every", "threads"}) {
             if (key == numeric) {
                 flag->check(a_number());

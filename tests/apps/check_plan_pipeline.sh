@@ -22,7 +22,7 @@ model=(--model gcnii --layers 8 --hidden 64)
 /usr/bin/python3 - "$tmp/plan.json" "$tmp/pipe.json" <<'PY' && ok "a pipeline candidate 2 x 1 x 8" || fail "no pipeline candidate"
 import json, sys
 plan = json.load(open(sys.argv[1]))
-assert plan["version"] == 3, plan["version"]
+assert plan["version"] == 4, plan["version"]
 found = False
 for c in plan["candidates"]:
     c["recommended"] = False

@@ -20,6 +20,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -29,6 +30,7 @@
 #include "datasets/adjacency.hpp"
 #include "datasets/graph_io.hpp"
 #include "datasets/graph_slice_io.hpp"
+#include "layers/grid_aggregation.hpp"
 #include "layers/layout_switch.hpp"
 #include "partition/local_part.hpp"
 #include "partition/partition.hpp"
@@ -77,6 +79,8 @@ struct Epoch {
 struct Trained {
     std::vector<Epoch> epochs;
     std::vector<index_t> split_sizes;  ///< train, val, test vertices (for "one vertex")
+    HaloBytes halo;                    ///< this rank's, at the end
+    HaloBytes a2a;
 };
 
 /// prepare + make_executor + Adam, as a Session does, on `comm`; `epochs` steps with an
@@ -96,6 +100,8 @@ Trained train(const RunConfig& config, Communicator& comm, int epochs,
         r.eval = made.executor->evaluate();
         t.epochs.push_back(r);
     }
+    t.halo = made.executor->halo_bytes();
+    t.a2a = made.executor->switch_bytes();
     return t;
 }
 
@@ -302,9 +308,14 @@ TEST_CASE("grid: an aggregation on G x F equals 1D at G ranks bit for bit, both 
         // The same part in the same local order.
         CHECK(std::equal(grid.rows->ids.begin(), grid.rows->ids.end(),
                          oned.rows->ids.begin() + chunk.first));
-        GraphOperator& a = *grid.grid.aggregation;
         GraphOperator& b = *oned.inputs->aggregation;
+        // In column blocks too (3 of 7 columns: blocks of 3, 2, 2 and uneven slices).
+        GridAggregation blocked(*grid.inputs->aggregation, *grid.grid.layout, 3);
+        for (GridAggregation* grid_op : {grid.grid.aggregation.get(), &blocked})
         for (const index_t width : {7, 16, 29}) {
+            GridAggregation& a = *grid_op;
+            const int blocks = GridAggregation::blocks_at(width, slices, a.blocks());
+            INFO("width " << width << ", " << blocks << " column blocks");
             std::mt19937 rng(static_cast<unsigned>(width));
             std::uniform_real_distribution<float> value(-1.0f, 1.0f);
             std::vector<float> h(static_cast<std::size_t>(n * width));
@@ -316,9 +327,11 @@ TEST_CASE("grid: an aggregation on G x F equals 1D at G ranks bit for bit, both 
             const std::size_t first = static_cast<std::size_t>(chunk.first * width);
             const std::size_t count = static_cast<std::size_t>(chunk.count * width);
             // Exactly the sizes asked: forward and overwriting backward stage in the idle C
-            // buffer, so only accumulating asks for a staging of its own.
-            const index_t cols = grid.grid.layout->columns(width).count;
-            const std::size_t staging = grid.grid.layout->staging_floats(width);
+            // buffer, so only accumulating asks for a staging of its own; a block's buffers are
+            // the widest block's.
+            const SliceBlock widest{blocks, 0};
+            const index_t cols = grid.grid.layout->columns(width, widest).count;
+            const std::size_t staging = grid.grid.layout->staging_floats(width, widest);
             CHECK(a.workspace_floats(width) ==
                   2 * std::max(static_cast<std::size_t>(n * cols), staging) +
                       b.workspace_floats(cols));
@@ -414,6 +427,32 @@ TEST_CASE("grid: GCN on Cora trains on every G x F grid as on one rank, every re
             config.feature_slices = slices;
             const Trained grid = train(config, world, 12);
             CHECK(all_ranks(same_run(grid, one, cora_vertex)));
+        }
+    }
+}
+
+TEST_CASE("grid: in column blocks, GCN trains as on one rank with the same bytes", "[grid][mpi]") {
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    for (const std::string recompute : {"none", "aggregation"}) {
+        RunConfig one_config = base_config(1);
+        one_config.recompute = recompute;
+        one_config.model.layers = 3;
+        const Trained one = train(one_config, self, 6);
+        for (const int slices : slice_counts(world.size())) {
+            INFO("recompute " << recompute << ", " << world.size() / slices << "x" << slices);
+            RunConfig config = one_config;
+            config.feature_slices = slices;
+            const Trained whole = train(config, world, 6);
+            config.column_blocks = 2;
+            const Trained blocked = train(config, world, 6);
+            CHECK(all_ranks(same_run(blocked, one, cora_vertex)));
+            for (const auto& [x, y] : {std::pair{blocked.halo, whole.halo},
+                                       std::pair{blocked.a2a, whole.a2a}}) {
+                CHECK(x.forward == y.forward);
+                CHECK(x.backward == y.backward);
+                CHECK(x.recompute == y.recompute);
+            }
         }
     }
 }
@@ -537,13 +576,16 @@ TEST_CASE("grid: the planner's bytes and memory plan are the run's", "[grid][mpi
     if (world.size() == 4) {
         grids.push_back(2);  // 2 x 2
     }
-    for (const int slices : grids) {
+    for (const int slices : grids)
+    for (const int blocks : {1, 2}) {
         for (const std::string mode : {"none", "all"}) {
-            INFO(world.size() / slices << "x" << slices << ", recompute " << mode);
+            INFO(world.size() / slices << "x" << slices << ", recompute " << mode << ", "
+                                       << blocks << " column blocks");
             auto backend = make_cpu_backend(1);
             RunConfig config = base_config(slices);
             config.recompute = mode;
             config.model.layers = 3;
+            config.column_blocks = blocks;
             Prepared grid = prepare(config, *backend, world);
             ModelParameters parameters(*backend, grid.model.graph, 1);
             MadeExecutor made = make_executor(config, grid, *backend, world, parameters);
@@ -565,13 +607,13 @@ TEST_CASE("grid: the planner's bytes and memory plan are the run's", "[grid][mpi
             const planner::GridPrediction p = planner::predict_grid_epoch(
                 grid.model.graph, recompute, stats, slices,
                 {.machine = &machine, .network = machine.shared_memory, .threads = 1},
-                machine.shared_memory);
+                machine.shared_memory, blocks);
             CHECK(p.time.halo_bytes == sent[0]);
             CHECK(p.time.recompute_halo_bytes == sent[1]);
             CHECK(p.a2a_bytes == sent[2]);
             CHECK(p.recompute_a2a_bytes == sent[3]);
             const planner::MemoryPrediction memory = planner::predict_grid_memory(
-                grid.model.graph, recompute, stats, slices, machine, true);
+                grid.model.graph, recompute, stats, slices, machine, true, blocks);
             CHECK(memory.planned_bytes == planned[0]);
             CHECK(p.time.epoch_s > 0.0);
         }
@@ -912,6 +954,23 @@ TEST_CASE("grid: an aggregation narrower than the slices is refused before train
     CHECK_THROWS_WITH(prepare(c, *backend, world, {.graph = &g}),
                       Catch::Matchers::StartsWith("feature_slices = 2: model gcn: op gcn0.") &&
                           Contains("at width 1, under one column per slice"));
+}
+
+TEST_CASE("grid: column blocks: at most one per column of a slice; the grid's only", "[grid][mpi]") {
+    CHECK(GridAggregation::blocks_at(256, 4, 2) == 2);
+    CHECK(GridAggregation::blocks_at(7, 4, 2) == 1);  // Cora's 7 classes on 4 slices
+    CHECK(GridAggregation::blocks_at(9, 2, 8) == 4);
+    CHECK(GridAggregation::blocks_at(3, 4, 8) == 1);
+    RunConfig oned = base_config(1);
+    oned.column_blocks = 2;
+    CHECK_THROWS_WITH(validate(oned),
+                      Catch::Matchers::StartsWith("column_blocks = 2: needs the grid of graph "
+                                                  "parallelism (feature_slices > 1"));
+    RunConfig int8 = base_config(2);
+    int8.column_blocks = 2;
+    int8.halo_precision = "int8";
+    CHECK_THROWS_WITH(validate(int8),
+                      Catch::Matchers::StartsWith("column_blocks = 2: with halo_precision = int8"));
 }
 
 TEST_CASE("grid: feature_slices must divide the ranks", "[grid][mpi]") {
