@@ -39,14 +39,15 @@ int GridAggregation::blocks_at(index_t width, int slices, int blocks) {
 }
 
 std::size_t GridAggregation::workspace_floats(index_t part_rows, index_t width, int slices,
-                                             int slice, int blocks, std::size_t exchange_floats,
-                                             bool accumulate) {
+                                              int slice, int blocks, std::size_t exchange_floats,
+                                              bool accumulate) {
     // Block 0 is every slice's widest (grid_block puts the remainder first).
     const SliceBlock widest{blocks_at(width, slices, blocks), 0};
     const std::size_t staging =
         LayoutSwitch::staging_floats(part_rows, width, slices, slice, widest);
-    const std::size_t c = static_cast<std::size_t>(part_rows) *
-                          static_cast<std::size_t>(slice_columns(width, slices, slice, widest).count);
+    const std::size_t c =
+        static_cast<std::size_t>(part_rows) *
+        static_cast<std::size_t>(slice_columns(width, slices, slice, widest).count);
     return 2 * std::max(c, staging) + exchange_floats + (accumulate ? staging : 0);
 }
 

@@ -45,8 +45,7 @@ public:
     /// staging.
     [[nodiscard]] static std::size_t workspace_floats(index_t part_rows, index_t width, int slices,
                                                       int slice, int blocks,
-                                                      std::size_t exchange_floats,
-                                                      bool accumulate);
+                                                      std::size_t exchange_floats, bool accumulate);
     [[nodiscard]] int blocks() const { return blocks_; }
     /// The column blocks an aggregation at `width` runs in: the asked `blocks`, at most one per
     /// column of the narrowest slice (floor(width / slices)), at least one.

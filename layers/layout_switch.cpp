@@ -116,9 +116,9 @@ void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> 
     const float* send = staging.data();
     for (std::size_t h = 0; h < halves.size(); ++h) {
         if (!halves[h].peers.empty()) {
-            flying[h] = comm_.start_exchange(
-                halves[h], ConstMatrixView{send, halves[h].num_send_rows(), 1},
-                MatrixView{lands[h], halves[h].num_recv_rows(), 1});
+            flying[h] =
+                comm_.start_exchange(halves[h], ConstMatrixView{send, halves[h].num_send_rows(), 1},
+                                     MatrixView{lands[h], halves[h].num_recv_rows(), 1});
             count(halves[h], purpose);
             send += halves[h].num_send_rows();
         }

@@ -69,16 +69,16 @@ public:
     /// c (n_g x columns(w, b).count) -> the columns of block `b` of r (chunk rows x w); c is
     /// only read, r's other columns are not touched. Collective over the feature group.
     /// `staging` (staging_floats(w, b)) may be any memory but r's and c's.
-    void to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging,
-                 ExchangePurpose purpose, SliceBlock b = {});
+    void to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging, ExchangePurpose purpose,
+                 SliceBlock b = {});
 
     /// Payload sent so far, by purpose, and of it to ranks on another node (bytes, this rank).
     [[nodiscard]] HaloBytes bytes_sent() const { return sent_; }
 
 private:
-    /// to_columns' two exchanges at width 1, with the peers below this slice and above it (to_rows':
-    /// their reverses), after checking the shapes. Send offsets index the staging (the peers'
-    /// column blocks in peer order, below first), receive offsets C's rows from the block's
+    /// to_columns' two exchanges at width 1, with the peers below this slice and above it
+    /// (to_rows': their reverses), after checking the shapes. Send offsets index the staging (the
+    /// peers' column blocks in peer order, below first), receive offsets C's rows from the block's
     /// first (row 0 below, the chunk's end above).
     [[nodiscard]] std::array<ExchangePattern, 2> columns_patterns(ConstMatrixView r,
                                                                   ConstMatrixView c,

@@ -153,9 +153,9 @@ GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
         v.recv_rows = divided(part.recv_rows);
         ranks.ranks.push_back(v);
         const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute, blocks);
-        switches = std::max(switches,
-                            schedule_switch_seconds(grid_switches(graph, plan.training()), part,
-                                                    slices, 0, feature_network, memory_gbs, blocks));
+        switches = std::max(
+            switches, schedule_switch_seconds(grid_switches(graph, plan.training()), part, slices,
+                                              0, feature_network, memory_gbs, blocks));
         eval_switches = std::max(
             eval_switches, schedule_switch_seconds(grid_switches(graph, plan.evaluation()), part,
                                                    slices, 0, feature_network, memory_gbs, blocks));

@@ -370,8 +370,8 @@ Plan make_plan(const PlanRequest& request) {
                     c.extrapolated = parts.extrapolated;
                     c.error_band =
                         parts.error_band +
-                        spread_band(predict_grid_epoch(built.graph, mode, parts, f,
-                                                       slow_grid_shape, slow_feature_network, b)
+                        spread_band(predict_grid_epoch(built.graph, mode, parts, f, slow_grid_shape,
+                                                       slow_feature_network, b)
                                         .time,
                                     c.time);
                 }

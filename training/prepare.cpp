@@ -280,14 +280,13 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
             prepared.owned = chunk.count;
             const std::string parts = std::to_string(g.graph_group->size());
             const std::string slices = std::to_string(config.feature_slices);
-            prepared.notes.grid = "layout: " + parts + "x" + slices + " grid (" + parts +
-                                  " graph parts x " + slices +
-                                  " feature slices; aggregations on column slices" +
-                                  (config.column_blocks > 1
-                                       ? " in " + std::to_string(config.column_blocks) +
-                                             " column blocks"
-                                       : std::string()) +
-                                  ", dense ops on row chunks)";
+            prepared.notes.grid =
+                "layout: " + parts + "x" + slices + " grid (" + parts + " graph parts x " + slices +
+                " feature slices; aggregations on column slices" +
+                (config.column_blocks > 1
+                     ? " in " + std::to_string(config.column_blocks) + " column blocks"
+                     : std::string()) +
+                ", dense ops on row chunks)";
             if (comm.num_nodes() > 1) {
                 prepared.notes.grid += prepared.notes.grid_warning.empty()
                                            ? "; feature groups inside nodes, graph groups across " +

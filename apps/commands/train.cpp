@@ -323,11 +323,11 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                          "there is none, start at epoch 1)"));
     // Numbers are checked as numbers here; their ranges are the configuration's to check.
     for (const auto& [key, flag] : t->options) {
-        for (const char* numeric : {"epochs", "lr", "seed", "eval_every", "early_stop", "patience",
-                                    "split_index", "stages", "ways", "chunks", "snapshot_period",
-                                    "guard_window", "guard_bound", "feature_slices", "column_blocks",
-                                    "comm_timeout",
-                                    "precision_margin", "checkpoint_every", "threads"}) {
+        for (const char* numeric :
+             {"epochs", "lr", "seed", "eval_every", "early_stop", "patience", "split_index",
+              "stages", "ways", "chunks", "snapshot_period", "guard_window", "guard_bound",
+              "feature_slices", "column_blocks", "comm_timeout", "precision_margin",
+              "checkpoint_every", "threads"}) {
             if (key == numeric) {
                 flag->check(a_number());
             }

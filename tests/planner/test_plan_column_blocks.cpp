@@ -20,7 +20,7 @@ TEST_CASE("strata plan --column-blocks: the grids' memory shrinks, their bytes d
         fs::temp_directory_path() / ("strata-column-blocks-" + std::to_string(::getpid()));
     planner::PlanRequest request = strata::test::small_plan_request(dir);
     request.ranks = {2};
-    request.spec.layers = 3;  // the middle layer aggregates at the hidden width
+    request.spec.layers = 3;    // the middle layer aggregates at the hidden width
     request.spec.hidden = 256;  // 128 columns a slice at F = 2: the aggregation's scratch leads
     const planner::Plan whole = planner::make_plan(request);
     request.column_blocks = 2;
@@ -64,7 +64,6 @@ TEST_CASE("a plan file's column blocks are what --plan applies; older versions r
     CHECK(planner::chosen_layout(plan(4, R"(, "column_blocks": 2)"), "p.json", 4).column_blocks ==
           2);
     CHECK(planner::chosen_layout(plan(3, ""), "p.json", 4).column_blocks == 1);
-    CHECK_THROWS_WITH(
-        planner::chosen_layout(plan(4, R"(, "column_blocks": 0)"), "p.json", 4),
-        Catch::Contains("p.json: candidate for 4 ranks: column_blocks 0 is under 1"));
+    CHECK_THROWS_WITH(planner::chosen_layout(plan(4, R"(, "column_blocks": 0)"), "p.json", 4),
+                      Catch::Contains("p.json: candidate for 4 ranks: column_blocks 0 is under 1"));
 }

@@ -312,54 +312,55 @@ TEST_CASE("grid: an aggregation on G x F equals 1D at G ranks bit for bit, both 
         // In column blocks too (3 of 7 columns: blocks of 3, 2, 2 and uneven slices).
         GridAggregation blocked(*grid.inputs->aggregation, *grid.grid.layout, 3);
         for (GridAggregation* grid_op : {grid.grid.aggregation.get(), &blocked})
-        for (const index_t width : {7, 16, 29}) {
-            GridAggregation& a = *grid_op;
-            const int blocks = GridAggregation::blocks_at(width, slices, a.blocks());
-            INFO("width " << width << ", " << blocks << " column blocks");
-            std::mt19937 rng(static_cast<unsigned>(width));
-            std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-            std::vector<float> h(static_cast<std::size_t>(n * width));
-            std::vector<float> dh(h.size());
-            for (std::size_t i = 0; i < h.size(); ++i) {
-                h[i] = value(rng);
-                dh[i] = value(rng);
+            for (const index_t width : {7, 16, 29}) {
+                GridAggregation& a = *grid_op;
+                const int blocks = GridAggregation::blocks_at(width, slices, a.blocks());
+                INFO("width " << width << ", " << blocks << " column blocks");
+                std::mt19937 rng(static_cast<unsigned>(width));
+                std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+                std::vector<float> h(static_cast<std::size_t>(n * width));
+                std::vector<float> dh(h.size());
+                for (std::size_t i = 0; i < h.size(); ++i) {
+                    h[i] = value(rng);
+                    dh[i] = value(rng);
+                }
+                const std::size_t first = static_cast<std::size_t>(chunk.first * width);
+                const std::size_t count = static_cast<std::size_t>(chunk.count * width);
+                // Exactly the sizes asked: forward and overwriting backward stage in the idle C
+                // buffer, so only accumulating asks for a staging of its own; a block's buffers are
+                // the widest block's.
+                const SliceBlock widest{blocks, 0};
+                const index_t cols = grid.grid.layout->columns(width, widest).count;
+                const std::size_t staging = grid.grid.layout->staging_floats(width, widest);
+                CHECK(a.workspace_floats(width) ==
+                      2 * std::max(static_cast<std::size_t>(n * cols), staging) +
+                          b.workspace_floats(cols));
+                CHECK(a.backward_workspace_floats(width, true) ==
+                      a.workspace_floats(width) + staging);
+                std::vector<float> wa(a.workspace_floats(width));
+                std::vector<float> wacc(a.backward_workspace_floats(width, true));
+                std::vector<float> wb(b.workspace_floats(width));
+                std::vector<float> za(count);
+                std::vector<float> zb(h.size());
+                a.forward(ConstMatrixView{h.data() + first, chunk.count, width},
+                          MatrixView{za.data(), chunk.count, width}, {0, chunk.count}, wa,
+                          ExchangePurpose::forward);
+                b.forward(ConstMatrixView{h.data(), n, width}, MatrixView{zb.data(), n, width},
+                          {0, n}, wb, ExchangePurpose::forward);
+                CHECK(all_ranks(std::memcmp(za.data(), zb.data() + first, count * 4) == 0));
+                for (const float beta : {0.0f, 1.0f}) {
+                    std::vector<float> ga(dh.begin() + static_cast<std::ptrdiff_t>(first),
+                                          dh.begin() + static_cast<std::ptrdiff_t>(first + count));
+                    std::vector<float> gb(dh);
+                    a.backward(ConstMatrixView{h.data() + first, chunk.count, width},
+                               MatrixView{ga.data(), chunk.count, width}, {0, chunk.count}, beta,
+                               beta != 0.0f ? std::span<float>(wacc) : std::span<float>(wa));
+                    b.backward(ConstMatrixView{h.data(), n, width}, MatrixView{gb.data(), n, width},
+                               {0, n}, beta, wb);
+                    INFO("backward, beta " << beta);
+                    CHECK(all_ranks(std::memcmp(ga.data(), gb.data() + first, count * 4) == 0));
+                }
             }
-            const std::size_t first = static_cast<std::size_t>(chunk.first * width);
-            const std::size_t count = static_cast<std::size_t>(chunk.count * width);
-            // Exactly the sizes asked: forward and overwriting backward stage in the idle C
-            // buffer, so only accumulating asks for a staging of its own; a block's buffers are
-            // the widest block's.
-            const SliceBlock widest{blocks, 0};
-            const index_t cols = grid.grid.layout->columns(width, widest).count;
-            const std::size_t staging = grid.grid.layout->staging_floats(width, widest);
-            CHECK(a.workspace_floats(width) ==
-                  2 * std::max(static_cast<std::size_t>(n * cols), staging) +
-                      b.workspace_floats(cols));
-            CHECK(a.backward_workspace_floats(width, true) == a.workspace_floats(width) + staging);
-            std::vector<float> wa(a.workspace_floats(width));
-            std::vector<float> wacc(a.backward_workspace_floats(width, true));
-            std::vector<float> wb(b.workspace_floats(width));
-            std::vector<float> za(count);
-            std::vector<float> zb(h.size());
-            a.forward(ConstMatrixView{h.data() + first, chunk.count, width},
-                      MatrixView{za.data(), chunk.count, width}, {0, chunk.count}, wa,
-                      ExchangePurpose::forward);
-            b.forward(ConstMatrixView{h.data(), n, width}, MatrixView{zb.data(), n, width}, {0, n},
-                      wb, ExchangePurpose::forward);
-            CHECK(all_ranks(std::memcmp(za.data(), zb.data() + first, count * 4) == 0));
-            for (const float beta : {0.0f, 1.0f}) {
-                std::vector<float> ga(dh.begin() + static_cast<std::ptrdiff_t>(first),
-                                      dh.begin() + static_cast<std::ptrdiff_t>(first + count));
-                std::vector<float> gb(dh);
-                a.backward(ConstMatrixView{h.data() + first, chunk.count, width},
-                           MatrixView{ga.data(), chunk.count, width}, {0, chunk.count}, beta,
-                           beta != 0.0f ? std::span<float>(wacc) : std::span<float>(wa));
-                b.backward(ConstMatrixView{h.data(), n, width}, MatrixView{gb.data(), n, width},
-                           {0, n}, beta, wb);
-                INFO("backward, beta " << beta);
-                CHECK(all_ranks(std::memcmp(ga.data(), gb.data() + first, count * 4) == 0));
-            }
-        }
     }
 }
 
@@ -447,8 +448,8 @@ TEST_CASE("grid: in column blocks, GCN trains as on one rank with the same bytes
             config.column_blocks = 2;
             const Trained blocked = train(config, world, 6);
             CHECK(all_ranks(same_run(blocked, one, cora_vertex)));
-            for (const auto& [x, y] : {std::pair{blocked.halo, whole.halo},
-                                       std::pair{blocked.a2a, whole.a2a}}) {
+            for (const auto& [x, y] :
+                 {std::pair{blocked.halo, whole.halo}, std::pair{blocked.a2a, whole.a2a}}) {
                 CHECK(x.forward == y.forward);
                 CHECK(x.backward == y.backward);
                 CHECK(x.recompute == y.recompute);
@@ -577,47 +578,47 @@ TEST_CASE("grid: the planner's bytes and memory plan are the run's", "[grid][mpi
         grids.push_back(2);  // 2 x 2
     }
     for (const int slices : grids)
-    for (const int blocks : {1, 2}) {
-        for (const std::string mode : {"none", "all"}) {
-            INFO(world.size() / slices << "x" << slices << ", recompute " << mode << ", "
-                                       << blocks << " column blocks");
-            auto backend = make_cpu_backend(1);
-            RunConfig config = base_config(slices);
-            config.recompute = mode;
-            config.model.layers = 3;
-            config.column_blocks = blocks;
-            Prepared grid = prepare(config, *backend, world);
-            ModelParameters parameters(*backend, grid.model.graph, 1);
-            MadeExecutor made = make_executor(config, grid, *backend, world, parameters);
-            made.executor->train_step(1);
-            made.executor->evaluate();
-            const HaloBytes halo = made.executor->halo_bytes();
-            const HaloBytes a2a = made.executor->switch_bytes();
-            std::array<std::int64_t, 4> sent{halo.forward + halo.backward, halo.recompute,
-                                             a2a.forward + a2a.backward, a2a.recompute};
-            world.allreduce_sum(sent);
-            std::array<std::int64_t, 1> planned{total_bytes(
-                run_memory_lines(grid.lines, made.executor->memory_plan(), parameters.size()))};
-            world.allreduce_max(planned);
+        for (const int blocks : {1, 2}) {
+            for (const std::string mode : {"none", "all"}) {
+                INFO(world.size() / slices << "x" << slices << ", recompute " << mode << ", "
+                                           << blocks << " column blocks");
+                auto backend = make_cpu_backend(1);
+                RunConfig config = base_config(slices);
+                config.recompute = mode;
+                config.model.layers = 3;
+                config.column_blocks = blocks;
+                Prepared grid = prepare(config, *backend, world);
+                ModelParameters parameters(*backend, grid.model.graph, 1);
+                MadeExecutor made = make_executor(config, grid, *backend, world, parameters);
+                made.executor->train_step(1);
+                made.executor->evaluate();
+                const HaloBytes halo = made.executor->halo_bytes();
+                const HaloBytes a2a = made.executor->switch_bytes();
+                std::array<std::int64_t, 4> sent{halo.forward + halo.backward, halo.recompute,
+                                                 a2a.forward + a2a.backward, a2a.recompute};
+                world.allreduce_sum(sent);
+                std::array<std::int64_t, 1> planned{total_bytes(
+                    run_memory_lines(grid.lines, made.executor->memory_plan(), parameters.size()))};
+                world.allreduce_max(planned);
 
-            const Recompute recompute = *parse_recompute(mode);
-            const planner::PartitionStats stats =
-                planner::measure_partition(cora_graph, "cora", world.size() / slices,
-                                           grid.model.graph.normalization(), config.seed);
-            const planner::GridPrediction p = planner::predict_grid_epoch(
-                grid.model.graph, recompute, stats, slices,
-                {.machine = &machine, .network = machine.shared_memory, .threads = 1},
-                machine.shared_memory, blocks);
-            CHECK(p.time.halo_bytes == sent[0]);
-            CHECK(p.time.recompute_halo_bytes == sent[1]);
-            CHECK(p.a2a_bytes == sent[2]);
-            CHECK(p.recompute_a2a_bytes == sent[3]);
-            const planner::MemoryPrediction memory = planner::predict_grid_memory(
-                grid.model.graph, recompute, stats, slices, machine, true, blocks);
-            CHECK(memory.planned_bytes == planned[0]);
-            CHECK(p.time.epoch_s > 0.0);
+                const Recompute recompute = *parse_recompute(mode);
+                const planner::PartitionStats stats =
+                    planner::measure_partition(cora_graph, "cora", world.size() / slices,
+                                               grid.model.graph.normalization(), config.seed);
+                const planner::GridPrediction p = planner::predict_grid_epoch(
+                    grid.model.graph, recompute, stats, slices,
+                    {.machine = &machine, .network = machine.shared_memory, .threads = 1},
+                    machine.shared_memory, blocks);
+                CHECK(p.time.halo_bytes == sent[0]);
+                CHECK(p.time.recompute_halo_bytes == sent[1]);
+                CHECK(p.a2a_bytes == sent[2]);
+                CHECK(p.recompute_a2a_bytes == sent[3]);
+                const planner::MemoryPrediction memory = planner::predict_grid_memory(
+                    grid.model.graph, recompute, stats, slices, machine, true, blocks);
+                CHECK(memory.planned_bytes == planned[0]);
+                CHECK(p.time.epoch_s > 0.0);
+            }
         }
-    }
 }
 
 TEST_CASE("grid: rank (g, f) reads part g's structure and feature columns f only (bytes = formula)",
@@ -956,7 +957,8 @@ TEST_CASE("grid: an aggregation narrower than the slices is refused before train
                           Contains("at width 1, under one column per slice"));
 }
 
-TEST_CASE("grid: column blocks: at most one per column of a slice; the grid's only", "[grid][mpi]") {
+TEST_CASE("grid: column blocks: at most one per column of a slice; the grid's only",
+          "[grid][mpi]") {
     CHECK(GridAggregation::blocks_at(256, 4, 2) == 2);
     CHECK(GridAggregation::blocks_at(7, 4, 2) == 1);  // Cora's 7 classes on 4 slices
     CHECK(GridAggregation::blocks_at(9, 2, 8) == 4);
