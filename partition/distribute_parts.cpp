@@ -248,8 +248,19 @@ void receive_rows(std::span<const std::byte> block, int source, std::vector<Part
 }
 
 /// Concatenates the segments in source order (ascending original ids), freeing each one as it
-/// is copied.
+/// is copied; a part whose rows all came from one source takes that segment whole.
 void assemble(PartRows& part) {
+    const auto filled = std::count_if(part.from.begin(), part.from.end(),
+                                      [](const RowSegment& seg) { return !seg.original.empty(); });
+    if (filled <= 1) {  // one source (a part of one rank's slice): moved, not copied
+        for (RowSegment& seg : part.from) {
+            if (!seg.original.empty()) {
+                static_cast<RowSegment&>(part) = std::move(seg);
+            }
+        }
+        release(part.from);
+        return;
+    }
     std::size_t rows = 0;
     std::size_t entries = 0;
     std::size_t masks = 0;
@@ -684,15 +695,15 @@ std::vector<LocalPart> distribute(const GraphSlice& slice, GraphSlice* release,
                          slice.num_classes);
         }
     }
-    for (PartRows& part : parts) {
-        assemble(part);
-    }
     GraphSlice shape;  // what local_part reads of the slice, kept past its release
     shape.num_classes = slice.num_classes;
     shape.features.cols = slice.features.cols;
     shape.num_splits = slice.num_splits;
     if (release != nullptr) {
         *release = GraphSlice{};  // everything is sent: the caller's slice is no longer needed
+    }
+    for (PartRows& part : parts) {
+        assemble(part);
     }
     exchange_halos(parts, partition, comm);
     std::vector<LocalPart> out;

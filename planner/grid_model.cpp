@@ -197,7 +197,7 @@ MemoryPrediction predict_grid_memory(const ModelGraph& graph, Recompute recomput
             out.lines = std::move(lines);
         }
     }
-    set_peaks(out, stats, machine, whole_graph_input, FeatureStorage::dense);
+    set_peaks(out, stats, machine, whole_graph_input, FeatureStorage::dense, slices);
     return out;
 }
 

@@ -34,21 +34,26 @@ MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompu
 }
 
 void set_peaks(MemoryPrediction& out, const PartitionStats& stats, const MachineModel& machine,
-               bool whole_graph_input, FeatureStorage features) {
+               bool whole_graph_input, FeatureStorage features, int feature_slices) {
     const bool sparse = features == FeatureStorage::sparse;
     const auto baseline = static_cast<std::int64_t>(machine.baseline_rss_bytes);
     const RankStats& largest = *std::max_element(
         stats.ranks.begin(), stats.ranks.end(),
         [](const RankStats& a, const RankStats& b) { return a.input_bytes < b.input_bytes; });
-    // The host part holds the features dense (input_bytes); the upload is the plan's.
-    const std::int64_t host = largest.input_bytes;
+    // The host part holds the features dense (input_bytes; a grid's rank one column slice of
+    // them); the upload is the plan's.
+    const std::int64_t slice_columns = (stats.features + feature_slices - 1) / feature_slices;
+    const std::int64_t host = largest.input_bytes - static_cast<std::int64_t>(sizeof(float)) *
+                                                        largest.owned *
+                                                        (stats.features - slice_columns);
     const std::int64_t device = sparse ? largest.sparse_input_bytes : largest.input_bytes;
     if (whole_graph_input) {
-        if (stats.parts == 1) {  // the part is built beside the whole graph and A
+        const std::int64_t batch = std::min(host, static_cast<std::int64_t>(default_batch_bytes));
+        if (stats.parts == 1 && feature_slices == 1) {  // the part beside the whole graph and A
             out.load_peak_bytes = baseline + stats.load_bytes + host;
+        } else if (stats.parts == 1) {  // a 1 x F rank: its slice of every row, then its part
+            out.load_peak_bytes = baseline + 2 * host + 2 * batch;
         } else {  // METIS beside the slice, then the slice, the part and a batch each way
-            const std::int64_t batch =
-                std::min(host, static_cast<std::int64_t>(default_batch_bytes));
             out.load_peak_bytes = baseline + std::max(stats.load_bytes, 2 * host + 2 * batch);
         }
     }

@@ -7,7 +7,7 @@
 //                  by doing its reads when the planner partitioned): K = 1 the whole graph and A,
 //                  plus the part built beside them; K > 1 its slice, the whole adjacency and
 //                  METIS, or, after them, the slice, the part and a row batch each way
-//                  (distribute_parts), whichever is larger.
+//                  (distribute_parts), whichever is larger; a 1 x F grid's rank the latter.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +38,10 @@ struct MemoryPrediction {
     FeatureStorage features = FeatureStorage::dense);
 
 /// Sets m.load_peak_bytes and m.peak_bytes from m.planned_bytes (above): the steady state, the
-/// upload of the largest rank's host part and the load-time peak.
+/// upload of the largest rank's host part and the load-time peak. `feature_slices` (a grid's F):
+/// each rank's host part holds one column slice of the features, and a 1 x F rank reads its
+/// slice of every row (no whole-graph read).
 void set_peaks(MemoryPrediction& m, const PartitionStats& stats, const MachineModel& machine,
-               bool whole_graph_input, FeatureStorage features);
+               bool whole_graph_input, FeatureStorage features, int feature_slices = 1);
 
 }  // namespace strata::planner

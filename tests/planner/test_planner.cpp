@@ -326,6 +326,20 @@ TEST_CASE("load-time and upload peaks: by hand", "[planner]") {
     s.load_bytes = 1000;
     CHECK(planner::predict_graph_memory(model.graph, Recompute::none, s, m, true).load_peak_bytes ==
           200000 + 20000);
+    // A grid's rank holds one column slice of the features: 4 rows x 4 columns, F = 2 -> the
+    // host part is 5000 - 4 x 2 x 4 bytes; a 1 x F rank reads its slice of every row (no
+    // whole-graph read, whatever load_bytes says): the slice, the part and a batch each way.
+    s.features = 4;
+    const std::int64_t host = 5000 - 4 * 2 * 4;
+    planner::MemoryPrediction grid;
+    planner::set_peaks(grid, s, m, true, FeatureStorage::dense, 2);
+    CHECK(grid.load_peak_bytes == 200000 + 4 * host);
+    s.parts = 1;
+    s.load_bytes = 1000000;
+    planner::set_peaks(grid, s, m, true, FeatureStorage::dense, 2);
+    CHECK(grid.load_peak_bytes == 200000 + 4 * host);
+    planner::set_peaks(grid, s, m, true, FeatureStorage::dense, 1);
+    CHECK(grid.load_peak_bytes == 200000 + 1000000 + 5000);
 }
 
 TEST_CASE("GEMM and SpMM rates interpolate in log width", "[planner]") {
