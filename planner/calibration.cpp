@@ -89,6 +89,10 @@ double exchange_seconds(Communicator& comm, Backend& backend, index_t floats, do
     }
     DenseMatrix send(backend, std::max<index_t>(floats, 1), 1);
     DenseMatrix recv(backend, std::max<index_t>(floats, 1), 1);
+    // Written first: pages never written read as the kernel's one zero page, always in cache
+    // (an unwritten send buffer measured 18 GB/s where the written one moves 11).
+    std::fill_n(send.data(), send.rows(), 1.0f);
+    std::fill_n(recv.data(), recv.rows(), 0.0f);
     const ConstMatrixView s{send.view().data, rank <= 1 ? floats : 0, 1};
     const MatrixView r{recv.view().data, rank <= 1 ? floats : 0, 1};
     // A fixed repetition count on every rank (all must join each barrier).
@@ -371,7 +375,11 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
     // Network between ranks 0 and 1 (shared memory when they are on one node), in rounds.
     if (comm.size() >= 2) {
         CpuBackend backend(1);
-        const index_t big_floats = 1 << 22;
+        // A message twice the last-level cache (at least 16 MB): exchanges of the graphs worth
+        // distributing stream from memory, which on one node is several times slower than
+        // between caches (bench/layout_switch: 7 GB/s at 51 MB where 16 MB gave 22 GB/s).
+        const auto big_floats = static_cast<index_t>(
+            std::max(static_cast<double>(1 << 22), 2.0 * m.cache_bytes / sizeof(float)));
         const double budget = options.seconds_per_figure / options.rounds;
         std::vector<double> latency;
         std::vector<double> bandwidth;

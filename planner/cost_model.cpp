@@ -299,14 +299,17 @@ double allreduce_seconds(double params, int ranks, const Network& network) {
            2.0 * (k - 1.0) / k * params * 4.0 / (network.bandwidth_gbs * giga);
 }
 
-double optimizer_seconds(double params, const RunShape& shape) {
+double streaming_gbs(const RunShape& shape) {
     const ThreadRates& rates = shape.machine->rates(shape.threads);
     const double share = shared_fraction(shape);
-    const double adam_gbs =
-        share < 1.0 ? std::min(rates.memory_gbs,
-                               shape.machine->rates(shape.machine->cores).memory_gbs * share)
-                    : rates.memory_gbs;
-    return params * 28.0 / (adam_gbs * giga) + rates.step_s;
+    return share < 1.0 ? std::min(rates.memory_gbs,
+                                  shape.machine->rates(shape.machine->cores).memory_gbs * share)
+                       : rates.memory_gbs;
+}
+
+double optimizer_seconds(double params, const RunShape& shape) {
+    return params * 28.0 / (streaming_gbs(shape) * giga) +
+           shape.machine->rates(shape.threads).step_s;
 }
 
 double price_stage(const ModelGraph& graph, const Schedule& schedule, const RankStats& rank,

@@ -90,6 +90,9 @@ struct RunShape {
 
 /// The gradient all-reduce over `ranks`: 2 ceil(log2 K) latencies + 2 (K-1)/K x 4 P bytes.
 [[nodiscard]] double allreduce_seconds(double params, int ranks, const Network& network);
+/// The rank's streaming bandwidth (GB/s) at its threads: its own, at most its share of the
+/// node's (rate(all cores) x threads / cores) when ranks share the node (ranks_per_node > 1).
+[[nodiscard]] double streaming_gbs(const RunShape& shape);
 /// Adam's step: 28 bytes per parameter at the rank's (shared) streaming bandwidth, one step.
 [[nodiscard]] double optimizer_seconds(double params, const RunShape& shape);
 

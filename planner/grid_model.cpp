@@ -65,13 +65,13 @@ ExecutionPlan grid_rank_plan(const ModelGraph& graph, const RankStats& part, int
 /// Seconds of rank (g, f)'s switches in `schedule` (not overlapped); in `blocks` column blocks,
 /// each switch's latencies `blocks` times.
 double schedule_switch_seconds(const std::vector<GridSwitches>& calls, const RankStats& part,
-                               int slices, int slice, const Network& network, double memory_gbs,
+                               int slices, int slice, const Network& network, double copy_gbs,
                                int blocks) {
     double seconds = 0.0;
     for (const GridSwitches& call : calls) {
         const int b = GridAggregation::blocks_at(call.width, slices, blocks);
         seconds += call.switches * (switch_seconds(static_cast<index_t>(part.owned), call.width,
-                                                   slices, slice, network, memory_gbs) +
+                                                   slices, slice, network, copy_gbs) +
                                     (b - 1) * (slices - 1) * network.latency_s);
     }
     return seconds;
@@ -80,16 +80,18 @@ double schedule_switch_seconds(const std::vector<GridSwitches>& calls, const Ran
 }  // namespace
 
 double switch_seconds(index_t rows, index_t width, int slices, int slice, const Network& network,
-                      double memory_gbs) {
+                      double copy_gbs) {
     const auto n = static_cast<double>(rows);
     const auto r = static_cast<double>(grid_block(rows, slices, slice).count);
     const auto c = static_cast<double>(grid_block(width, slices, slice).count);
     const double sent = r * (static_cast<double>(width) - c);  // to_columns' (to_rows': received)
     const double received = (n - r) * c;
-    // Only R's side is staged (packed by to_columns, unpacked by to_rows); C's travels in place.
+    // Copies: R's staged side (packed by to_columns, unpacked by to_rows) and the rank's own
+    // block between R and C, r c floats, each read and written; C's side travels in place.
+    const double copied = sent + r * c;
     return (slices - 1) * network.latency_s +
            4.0 * std::max(sent, received) / (network.bandwidth_gbs * giga) +
-           2.0 * 4.0 * sent / (memory_gbs * giga);
+           4.0 * copied / (copy_gbs * giga);
 }
 
 std::vector<GridSwitches> grid_switches(const ModelGraph& graph, const Schedule& schedule) {
@@ -129,7 +131,9 @@ GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
     };
     double switches = 0.0;
     double eval_switches = 0.0;
-    const double memory_gbs = shape.machine->rates(shape.threads).memory_gbs;
+    // A copy out of cache moves at the node's process-to-process rate (one memcpy per float:
+    // bench/layout_switch), not at the streaming triad's.
+    const double copy_gbs = shape.machine->shared_memory.bandwidth_gbs;
     for (const RankStats& part : stats.ranks) {
         const ExecutionPlan part_plan = rank_plan(graph, part, recompute);
         for (const Schedule* s : {&part_plan.training(), &part_plan.evaluation()}) {
@@ -155,10 +159,10 @@ GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
         const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute, blocks);
         switches = std::max(
             switches, schedule_switch_seconds(grid_switches(graph, plan.training()), part, slices,
-                                              0, feature_network, memory_gbs, blocks));
+                                              0, feature_network, copy_gbs, blocks));
         eval_switches = std::max(
             eval_switches, schedule_switch_seconds(grid_switches(graph, plan.evaluation()), part,
-                                                   slices, 0, feature_network, memory_gbs, blocks));
+                                                   slices, 0, feature_network, copy_gbs, blocks));
     }
     const std::int64_t halo = out.time.halo_bytes;
     const std::int64_t recompute_halo = out.time.recompute_halo_bytes;

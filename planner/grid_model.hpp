@@ -7,8 +7,9 @@
 //          bytes as the slice's width on the whole part), over the graph group's network, plus
 //          its layout switches: per aggregation 2 (a backward that accumulates its input
 //          gradient: 3) all-to-alls in the feature group, each (F - 1) latencies + the larger of
-//          sent and received bytes / bandwidth + packing or unpacking R's staged side
-//          (2 x staging floats x 4 bytes at the streaming bandwidth); switches do not overlap.
+//          sent and received bytes / bandwidth + the copies: R's staged side packed or
+//          unpacked and the rank's own block between R and C ((r (w - c) + r c) x 4 bytes at
+//          the node's process-to-process copy rate, shared_memory); nothing overlaps.
 //          In B column blocks, B x the switches' latencies (the part's halo messages, also B x,
 //          are not priced apart). The gradient all-reduce spans all G F ranks.
 //   bytes  halo: Σ_g Σ_f rows x c_f(w) x record = 1D at G's halo bytes exactly (the slices'
@@ -43,11 +44,13 @@ struct GridSwitches {
 
 /// Seconds of one layout switch of a part (or pipeline chunk) of `rows` rows at `width` on slice
 /// `slice` of `slices` (not overlapped): (F - 1) latencies + the larger of the floats sent,
-/// r (w - c), and received, (n - r) c, x 4 / bandwidth + packing (to_rows: unpacking) R's
-/// staged side (2 x 4 r (w - c) bytes at `memory_gbs`; C's side travels in place); r, c the
-/// slice's row chunk and column slice.
+/// r (w - c), and received, (n - r) c, x 4 / bandwidth + the copies x 4 / `copy_gbs` (the
+/// machine's shared_memory bandwidth: a copy out of cache, one memcpy per float, as MPI's
+/// shared-memory path): R's staged side packed (to_rows: unpacked), r (w - c) floats, and the
+/// rank's own block between R and C, r c (C's side travels in place); none overlaps. r, c the
+/// slice's row chunk and column slice. bench/layout_switch measures the switch beside both.
 [[nodiscard]] double switch_seconds(index_t rows, index_t width, int slices, int slice,
-                                    const Network& network, double memory_gbs);
+                                    const Network& network, double copy_gbs);
 
 struct GridPrediction {
     EpochPrediction time;        ///< the slowest rank's; halo bytes summed over every rank

@@ -182,8 +182,9 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
             per_chunk[i++] = scale * ((busy - fixed) / steps + fixed);
         }
         // S x F: the chunk's layout switches, blocking, not overlapped (none at F = 1).
-        const StageSwitchSeconds switched = stage_switch_seconds(graph, storage, chunks, slices, 0,
-                                                                 switch_network, rates.memory_gbs);
+        const StageSwitchSeconds switched =
+            stage_switch_seconds(graph, storage, chunks, slices, 0, switch_network,
+                                 shape.machine->shared_memory.bandwidth_gbs);
         forward.push_back(per_chunk[0] + switched.forward);
         backward.push_back(per_chunk[1] + switched.backward);
         // The receive before stage s: its cut's rows of one chunk, one message per tensor.

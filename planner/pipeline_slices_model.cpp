@@ -51,7 +51,7 @@ void SlicedShapeOperator::backward(ConstMatrixView, MatrixView, RowRange, float,
 
 StageSwitchSeconds stage_switch_seconds(const ModelGraph& graph, const StageStorage& storage,
                                         std::span<const index_t> chunk_rows, int slices, int slice,
-                                        const Network& network, double memory_gbs) {
+                                        const Network& network, double copy_gbs) {
     StageSwitchSeconds out;
     if (slices <= 1 || chunk_rows.empty()) {
         return out;
@@ -59,7 +59,7 @@ StageSwitchSeconds stage_switch_seconds(const ModelGraph& graph, const StageStor
     for (const SliceSwitches& s : stage_switches(graph, storage)) {
         double seconds = 0.0;
         for (const index_t rows : chunk_rows) {
-            seconds += switch_seconds(rows, s.width, slices, slice, network, memory_gbs);
+            seconds += switch_seconds(rows, s.width, slices, slice, network, copy_gbs);
         }
         (s.backward ? out.backward : out.forward) +=
             s.count * seconds / static_cast<double>(chunk_rows.size());

@@ -56,7 +56,7 @@ struct StageSwitchSeconds {
                                                       const StageStorage& storage,
                                                       std::span<const index_t> chunk_rows,
                                                       int slices, int slice, const Network& network,
-                                                      double memory_gbs);
+                                                      double copy_gbs);
 
 /// The switches' payload per epoch over every stage and rank (the metrics' a2a_bytes and
 /// recompute_a2a_bytes: 4 x stage_switch_floats).

@@ -17,6 +17,7 @@
 #include "partition/metis_partitioner.hpp"
 #include "planner/cagnet_model.hpp"
 #include "planner/cost_model.hpp"
+#include "planner/grid_model.hpp"
 #include "planner/layout_plan.hpp"
 #include "planner/machine_model.hpp"
 #include "planner/memory_model.hpp"
@@ -151,6 +152,17 @@ TEST_CASE("ranks across nodes share their node's link: by hand", "[planner]") {
                                          .network = {0.0, 1.0},
                                          .cross_share = 0.25,
                                          .link_ranks = 4}) == Approx(1.5));
+}
+
+TEST_CASE("a grid's layout switch: by hand", "[planner]") {
+    // 10 rows x 6 columns at F = 2, slice 0: r = 5 rows, c = 3 columns. Sent r (w - c) = 15
+    // floats, received (n - r) c = 15; copies: the staged 15 and the own block r c = 15.
+    // Network 1 us and 1 GB/s: 1 us + 60 B / 1 GB/s; copies at 2 GB/s: 120 B / 2 GB/s.
+    const planner::Network net{1e-6, 1.0};
+    CHECK(planner::switch_seconds(10, 6, 2, 0, net, 2.0) == Approx(1e-6 + 60e-9 + 60e-9));
+    // F = 4 (slice 0 of 11 rows x 8 columns: r = 3, c = 2): sent 3 x 6 = 18, received 8 x 2 =
+    // 16; 3 latencies + 72 B, copies 18 + 6 floats = 96 B at 1 GB/s.
+    CHECK(planner::switch_seconds(11, 8, 4, 0, net, 1.0) == Approx(3e-6 + 72e-9 + 96e-9));
 }
 
 TEST_CASE("time of one linear layer: by hand", "[planner]") {
