@@ -26,7 +26,10 @@ struct MemoryPrediction {
     std::int64_t planned_bytes = 0;    ///< the largest rank's plan (strata train's "MB per rank")
     std::int64_t load_peak_bytes = 0;  ///< the load-time peak (0 for a partition directory)
     std::int64_t peak_bytes = 0;       ///< predicted resident peak of the largest rank
-    std::vector<MemoryLine> lines;     ///< the largest rank's plan
+    /// Pipeline: what the accuracy guard's check step (one chunk per way) adds to the plan while
+    /// it runs (in peak_bytes; 0: nothing, or no guard).
+    std::int64_t guard_bytes = 0;
+    std::vector<MemoryLine> lines;  ///< the largest rank's plan
 };
 
 /// `whole_graph_input`: --data is a .h5 file, not a directory. `features`: how the run uploads

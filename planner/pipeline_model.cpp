@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <tuple>
 
 #include "layers/grid_aggregation.hpp"
 #include "layers/layout_switch.hpp"
@@ -19,6 +20,26 @@
 
 namespace strata::planner {
 namespace {
+
+/// Bytes of the host copy the accuracy guard's check takes of a stage's history (the executor's
+/// PipelineExecutor::history, put back after the check): every aggregation input of the stage
+/// at the rank's rows, and its T3 snapshot (the default period keeps one); T2's default (on)
+/// copies no gradients. S x F: the rank's rows are its share of every chunk.
+std::int64_t history_copy_bytes(const ModelGraph& graph, const StageLayout& stages, int stage,
+                                Recompute recompute, int slices, int rank,
+                                std::span<const index_t> chunks, index_t rows) {
+    const index_t own =
+        slices > 1
+            ? SlicedShapeOperator({chunks.begin(), chunks.end()}, slices, rank % slices).num_rows()
+            : rows;
+    const StageStorage storage =
+        plan_stage_storage(graph, stages, stage, own, recompute, slices > 1);
+    std::int64_t floats = 0;
+    for (const TensorId t : storage.snapshot) {
+        floats += static_cast<std::int64_t>(own) * graph.tensor(t).cols;
+    }
+    return 2 * floats * static_cast<std::int64_t>(sizeof(float));
+}
 
 /// The METIS chunks' balance: the largest of C chunks holds at most this x |V| / C rows.
 constexpr double chunk_balance = 1.03;
@@ -230,16 +251,10 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
 MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const PartitionStats& whole,
                                          const PipelineLayout& layout, const MachineModel& machine,
                                          bool whole_graph_input, index_t largest_chunk,
-                                         std::span<const index_t> run_chunks) {
+                                         std::span<const index_t> run_chunks, bool guard) {
     MemoryPrediction out;
     const StageLayout stages = pipeline_stage_layout(graph, layout.stages, whole);
     const auto rows = static_cast<index_t>(whole.vertices);
-    const index_t chunk_rows =
-        largest_chunk > 0
-            ? largest_chunk
-            : static_cast<index_t>(std::min<double>(
-                  static_cast<double>(rows),
-                  std::ceil(chunk_balance * static_cast<double>(rows) / layout.chunks)));
     const RankStats& all = whole.ranks.at(0);
     const ShapeOperator aggregation(rows, 0, 0);
     const std::size_t params = ModelParameters::count(graph);
@@ -249,66 +264,92 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
     eval_options.training = false;
     const std::size_t eval_floats = plan_execution(graph, eval_options).arena_floats();
     const int slices = layout.feature_slices;
-    // S x F: the chunks' rows, the run's or even blocks (then the chunk arena sized for a
-    // share of chunk_rows rows, as F = 1's).
+    std::vector<index_t> input_cols;
+    for (const TensorId t : graph.inputs()) {
+        input_cols.push_back(graph.tensor(t).cols);
+    }
+    const index_t chunk_rows =
+        largest_chunk > 0
+            ? largest_chunk
+            : static_cast<index_t>(std::min<double>(
+                  static_cast<double>(rows),
+                  std::ceil(chunk_balance * static_cast<double>(rows) / layout.chunks)));
+    // S x F: the chunks' rows, the run's or even blocks (then the chunk arena sized for a share
+    // of chunk_rows rows, as F = 1's).
     std::vector<index_t> chunks;
     if (slices > 1) {
         chunks = !run_chunks.empty() ? std::vector<index_t>(run_chunks.begin(), run_chunks.end())
                                      : even_chunk_rows(whole.vertices, layout.chunks);
     }
-    std::vector<index_t> input_cols;
-    for (const TensorId t : graph.inputs()) {
-        input_cols.push_back(graph.tensor(t).cols);
-    }
-    for (int rank = 0; rank < layout.stages * layout.ways * slices; ++rank) {
-        const int s = rank / (layout.ways * slices);
-        StageMemory memory{.stage = s,
-                           .mirror_bytes = 0,
-                           .parameters = params,
-                           .evaluation_floats = rank == 0 ? eval_floats : 0,
-                           .evaluates = rank == 0};
-        if (slices == 1) {
-            const StageStorage storage =
-                plan_stage_storage(graph, stages, s, rows, layout.recompute);
-            memory.kept_floats = storage.kept_floats;
-            memory.kept_grad_floats = storage.kept_grad_floats;
-            memory.scratch_floats = storage.scratch_per_row * static_cast<std::size_t>(chunk_rows) +
-                                    stage_workspace_floats(graph, storage, chunk_rows, aggregation);
-            // --snapshot-period's default (23 > 0): the snapshot buffer exists.
-            memory.snapshot_floats = storage.snapshot_floats;
-        } else {  // rank (s, f): its share of every chunk, the slices' mirrors, its data rows
-            const SlicedShapeOperator sliced(chunks, slices, rank % slices);
-            const index_t largest =
-                run_chunks.empty()
-                    ? std::max(sliced.largest_share(), grid_block(chunk_rows, slices, 0).count)
-                    : sliced.largest_share();
-            const StageStorage storage =
-                plan_stage_storage(graph, stages, s, sliced.num_rows(), layout.recompute, true);
-            memory.kept_floats = storage.kept_floats;
-            memory.kept_grad_floats = storage.kept_grad_floats;
-            memory.scratch_floats = (storage.scratch_per_row + storage.chunk_per_row) *
-                                        static_cast<std::size_t>(largest) +
-                                    stage_workspace_floats(graph, storage, largest, sliced);
-            memory.snapshot_floats = storage.snapshot_floats;
-            // The snapshot period's default (23 > 0): the stage keeps a snapshot when it has
-            // aggregation inputs (StageBuffers::has_snapshot).
-            memory.slice_mirror_floats = slice_mirror_floats(
-                graph, storage, !storage.snapshot.empty(), rows, slices, rank % slices);
-            memory.share_bytes = slice_share_bytes(sliced.num_rows(), input_cols);
+    const bool exact = !run_chunks.empty();
+    // The largest rank's plan with the chunk arena sized for the largest chunk, or for a way's
+    // rows (`whole_way`: the accuracy guard's check step at one chunk per way; storage as
+    // before: it is sized for the rank's rows, the same at any chunk count).
+    const auto largest_plan = [&](bool whole_way) {
+        std::pair<std::int64_t, std::vector<MemoryLine>> best{0, {}};
+        for (int rank = 0; rank < layout.stages * layout.ways * slices; ++rank) {
+            const int s = rank / (layout.ways * slices);
+            StageMemory memory{.stage = s,
+                               .mirror_bytes = 0,
+                               .parameters = params,
+                               .evaluation_floats = rank == 0 ? eval_floats : 0,
+                               .evaluates = rank == 0};
+            if (slices == 1) {
+                const StageStorage storage =
+                    plan_stage_storage(graph, stages, s, rows, layout.recompute);
+                memory.kept_floats = storage.kept_floats;
+                memory.kept_grad_floats = storage.kept_grad_floats;
+                const index_t largest = whole_way ? rows : chunk_rows;
+                memory.scratch_floats =
+                    storage.scratch_per_row * static_cast<std::size_t>(largest) +
+                    stage_workspace_floats(graph, storage, largest, aggregation);
+                // --snapshot-period's default (23 > 0): the snapshot buffer exists.
+                memory.snapshot_floats = storage.snapshot_floats;
+            } else {  // rank (s, f): its share of every chunk, the slices' mirrors, its data rows
+                const SlicedShapeOperator sliced({chunks.begin(), chunks.end()}, slices,
+                                                 rank % slices);
+                const index_t largest = whole_way ? sliced.num_rows()
+                                        : exact   ? sliced.largest_share()
+                                                  : std::max(sliced.largest_share(),
+                                                             grid_block(chunk_rows, slices, 0).count);
+                const StageStorage storage =
+                    plan_stage_storage(graph, stages, s, sliced.num_rows(), layout.recompute, true);
+                memory.kept_floats = storage.kept_floats;
+                memory.kept_grad_floats = storage.kept_grad_floats;
+                memory.scratch_floats = (storage.scratch_per_row + storage.chunk_per_row) *
+                                            static_cast<std::size_t>(largest) +
+                                        stage_workspace_floats(graph, storage, largest, sliced);
+                memory.snapshot_floats = storage.snapshot_floats;
+                // The snapshot period's default (23 > 0): the stage keeps a snapshot when it
+                // has aggregation inputs (StageBuffers::has_snapshot).
+                memory.slice_mirror_floats = slice_mirror_floats(
+                    graph, storage, !storage.snapshot.empty(), rows, slices, rank % slices);
+                memory.share_bytes = slice_share_bytes(sliced.num_rows(), input_cols);
+            }
+            std::vector<MemoryLine> lines = run_memory_lines(
+                {{"inputs (graph blocks, features, labels, masks)", all.input_bytes}},
+                stage_memory_lines(memory), params);
+            std::int64_t total = total_bytes(lines);
+            if (whole_way) {
+                total += history_copy_bytes(graph, stages, s, layout.recompute, slices, rank,
+                                            chunks, rows);
+            }
+            if (total > best.first) {
+                best = {total, std::move(lines)};
+            }
         }
-        std::vector<MemoryLine> lines =
-            run_memory_lines({{"inputs (graph blocks, features, labels, masks)", all.input_bytes}},
-                             stage_memory_lines(memory), params);
-        const std::int64_t total = total_bytes(lines);
-        if (total > out.planned_bytes) {
-            out.planned_bytes = total;
-            out.lines = std::move(lines);
-        }
+        return best;
+    };
+    std::tie(out.planned_bytes, out.lines) = largest_plan(false);
+    // The accuracy guard's check step runs at one chunk per way (nothing stale: the executor's
+    // staleness_losses) and grows the chunk arena to a way's rows for the rest of the run.
+    if (guard && layout.chunks > layout.ways) {
+        out.guard_bytes = std::max<std::int64_t>(0, largest_plan(true).first - out.planned_bytes);
     }
     const auto baseline = static_cast<std::int64_t>(machine.baseline_rss_bytes);
     out.load_peak_bytes = whole_graph_input ? baseline + whole.load_bytes + all.input_bytes : 0;
-    out.peak_bytes = std::max(
-        {baseline + out.planned_bytes, baseline + 2 * all.input_bytes, out.load_peak_bytes});
+    out.peak_bytes = std::max({baseline + out.planned_bytes + out.guard_bytes,
+                               baseline + 2 * all.input_bytes, out.load_peak_bytes});
     return out;
 }
 

@@ -24,6 +24,8 @@
 //                 x 1.03 (the METIS chunks' balance; the executor sizes it for the largest chunk);
 //                 S x F: per rank (s, f) the sliced storage over its share, the slices' mirrors
 //                 (slice_mirror_floats) and its copy of its rows of the data (slice_share_bytes)
+//                 the accuracy guard's check step at one chunk per way: its larger chunk arena
+//                 (guard_bytes) in the peak
 // Not modelled: the W-way mirror exchange (W > 1 is not planned), S x W x F, staleness (the
 // accuracy guard may halve the chunks: a note).
 #pragma once
@@ -100,9 +102,12 @@ struct PipelinePrediction {
 /// parallelism (every rank holds the whole graph). `largest_chunk`: the rows of the largest
 /// chunk when known (0: |V| / C x 1.03). S x F: `run_chunks`, the run's chunks' rows when known
 /// (empty: |V| in C even blocks, the chunk arena sized for a block of |V| / C x 1.03 rows).
+/// `guard` (the accuracy guard, on by default): its check step runs at one chunk per way and
+/// grows the chunk arena to a way's rows; what that adds to the plan is `guard_bytes`, inside
+/// `peak_bytes` (`planned_bytes` stays the run's printed plan).
 [[nodiscard]] MemoryPrediction predict_pipeline_memory(
     const ModelGraph& graph, const PartitionStats& whole, const PipelineLayout& layout,
     const MachineModel& machine, bool whole_graph_input, index_t largest_chunk = 0,
-    std::span<const index_t> run_chunks = {});
+    std::span<const index_t> run_chunks = {}, bool guard = true);
 
 }  // namespace strata::planner

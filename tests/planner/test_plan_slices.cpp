@@ -23,6 +23,7 @@
 #include "src/device/cpu/cpu_backend.hpp"
 #include "src/nn/model_parameters.hpp"
 #include "src/nn/pipeline_executor.hpp"
+#include "src/nn/pipeline_history.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/flat_machine.hpp"
 #include "tests/support/graphs.hpp"
@@ -195,6 +196,22 @@ TEST_CASE("S x F: predicted stage bytes, a2a bytes and memory plan equal the exe
             CHECK(std::abs(estimated.planned_bytes - planned[0]) < planned[0] / 20);
             REQUIRE(test::all_ranks(p.stage_bytes == executor.pipeline_epoch()->stage_bytes &&
                                     p.a2a_bytes == a2a[0] && mem.planned_bytes == planned[0]));
+            // The accuracy guard's check step (one chunk per way): the grown plan is the
+            // predicted plan + guard_bytes.
+            (void)executor.staleness_losses(2);
+            // ... and holds a host copy of the history while it runs: every aggregation input's
+            // rows and their snapshot (priced as present), 2 x the embeddings' floats.
+            std::int64_t history = 0;
+            for (const HistoryTensor& t : executor.history().embeddings) {
+                history += 2 * static_cast<std::int64_t>(t.values.size() * sizeof(float));
+            }
+            std::array<std::int64_t, 1> checked{
+                total_bytes(
+                    run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size())) +
+                history};
+            world.allreduce_max(checked);
+            CHECK(mem.guard_bytes > 0);
+            CHECK(mem.planned_bytes + mem.guard_bytes == checked[0]);
         }
     }
 }

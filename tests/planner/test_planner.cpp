@@ -29,6 +29,7 @@
 #include "src/device/cpu/cpu_backend.hpp"
 #include "src/nn/model_parameters.hpp"
 #include "src/nn/pipeline_executor.hpp"
+#include "src/nn/pipeline_history.hpp"
 #include "tests/support/all_ranks.hpp"
 #include "tests/support/flat_machine.hpp"
 #include "tests/support/graphs.hpp"
@@ -548,6 +549,26 @@ TEST_CASE(
         CHECK(std::abs(estimated.planned_bytes - planned[0]) < planned[0] / 20);
         REQUIRE(test::all_ranks(p.stage_bytes == executor.pipeline_epoch()->stage_bytes &&
                                 mem.planned_bytes == planned[0]));
+        // The accuracy guard's check step (one chunk per way) grows the chunk arena for the
+        // rest of the run: the plan then is the predicted plan + guard_bytes
+        (void)executor.staleness_losses(2);
+        // ... and holds a host copy of the history while it runs: every aggregation input's rows
+        // and their snapshot (priced as present), 2 x the embeddings' floats.
+        std::int64_t history = 0;
+        for (const HistoryTensor& t : executor.history().embeddings) {
+            history += 2 * static_cast<std::int64_t>(t.values.size() * sizeof(float));
+        }
+        std::array<std::int64_t, 1> checked{
+            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size())) +
+            history};
+        world.allreduce_max(checked);
+        CHECK(mem.guard_bytes > 0);
+        CHECK(mem.planned_bytes + mem.guard_bytes == checked[0]);
+        CHECK(mem.peak_bytes >= mem.planned_bytes + mem.guard_bytes);
+        const planner::MemoryPrediction unguarded =
+            planner::predict_pipeline_memory(model.graph, s, layout, m, true, largest, {}, false);
+        CHECK(unguarded.guard_bytes == 0);
+        CHECK(unguarded.planned_bytes == mem.planned_bytes);
     }
     // Compressed stage transfers: priced at the precision's record bytes, the executor's count:
     // 2 |V| x Σ over cut tensors of 2 cols (bf16) or cols + 4 (int8).
