@@ -451,8 +451,8 @@ Plan make_plan(const PlanRequest& request) {
             "pipeline rows are stale (chunks read last epoch's rows of unprocessed chunks): "
             "accuracy may differ from graph parallelism, and the accuracy guard may halve the "
             "chunks (more bubble) or fall back to exact; not priced. The guard's check step "
-            "runs at one chunk per way: its larger chunk arena is in peak_MB (strata train "
-            "--guard off runs without it)");
+            "runs at one chunk per way: its larger chunk arena and the copy of the history it "
+            "holds are in peak_MB (strata train --guard off runs without them)");
         plan.notes.push_back(
             "pipeline: only one way per stage is planned (the W-way hybrid's mirror exchange is "
             "not modelled; S x F is planned with one way); the per-chunk history bookkeeping is "
