@@ -375,11 +375,11 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
     // Network between ranks 0 and 1 (shared memory when they are on one node), in rounds.
     if (comm.size() >= 2) {
         CpuBackend backend(1);
-        // A message twice the last-level cache (at least 16 MB): exchanges of the graphs worth
-        // distributing stream from memory, which on one node is several times slower than
-        // between caches (bench/layout_switch: 7 GB/s at 51 MB where 16 MB gave 22 GB/s).
-        const auto big_floats = static_cast<index_t>(
-            std::max(static_cast<double>(1 << 22), 2.0 * m.cache_bytes / sizeof(float)));
+        // A message twice the last-level cache (16 MB to 256 MB): exchanges of the graphs worth
+        // distributing stream from memory, slower than between caches on one node.
+        const auto big_floats = static_cast<index_t>(std::clamp(2.0 * m.cache_bytes / sizeof(float),
+                                                                static_cast<double>(1 << 22),
+                                                                static_cast<double>(1 << 26)));
         const double budget = options.seconds_per_figure / options.rounds;
         std::vector<double> latency;
         std::vector<double> bandwidth;
