@@ -87,7 +87,7 @@ double switch_seconds(index_t rows, index_t width, int slices, int slice, const 
     const double sent = r * (static_cast<double>(width) - c);  // to_columns' (to_rows': received)
     const double received = (n - r) * c;
     // Copies: R's staged side (packed by to_columns, unpacked by to_rows) and the rank's own
-    // block between R and C, r c floats, each read and written; C's side travels in place.
+    // block between R and C, r c floats, at the copy rate; C's side travels in place.
     const double copied = sent + r * c;
     return (slices - 1) * network.latency_s +
            4.0 * std::max(sent, received) / (network.bandwidth_gbs * giga) +
