@@ -83,24 +83,22 @@ int main(int argc, char** argv) {
         buffer(owner, backend, static_cast<std::size_t>(chunk.count * width), 1.0f);
     std::span<float> c = buffer(owner, backend, static_cast<std::size_t>(rows * cols.count), 0.0f);
     std::span<float> staging = buffer(owner, backend, layout.staging_floats(width), 0.0f);
+    const auto to_c = [&] {
+        layout.to_columns(ConstMatrixView{r.data(), chunk.count, width},
+                          MatrixView{c.data(), rows, cols.count}, staging,
+                          ExchangePurpose::forward);
+    };
+    const auto to_r = [&] {
+        layout.to_rows(ConstMatrixView{c.data(), rows, cols.count},
+                       MatrixView{r.data(), chunk.count, width}, staging,
+                       ExchangePurpose::backward);
+    };
     const double switch_pair = median_seconds(comm, reps, [&] {
-        layout.to_columns(ConstMatrixView{r.data(), chunk.count, width},
-                          MatrixView{c.data(), rows, cols.count}, staging,
-                          ExchangePurpose::forward);
-        layout.to_rows(ConstMatrixView{c.data(), rows, cols.count},
-                       MatrixView{r.data(), chunk.count, width}, staging,
-                       ExchangePurpose::backward);
+        to_c();
+        to_r();
     });
-    const double to_columns = median_seconds(comm, reps, [&] {
-        layout.to_columns(ConstMatrixView{r.data(), chunk.count, width},
-                          MatrixView{c.data(), rows, cols.count}, staging,
-                          ExchangePurpose::forward);
-    });
-    const double to_rows = median_seconds(comm, reps, [&] {
-        layout.to_rows(ConstMatrixView{c.data(), rows, cols.count},
-                       MatrixView{r.data(), chunk.count, width}, staging,
-                       ExchangePurpose::backward);
-    });
+    const double to_columns = median_seconds(comm, reps, to_c);
+    const double to_rows = median_seconds(comm, reps, to_r);
     // The same floats to every peer between contiguous buffers: the sent side, r (w - c_p) to
     // peer p, received (n_p c) from p.
     ExchangePattern pattern;

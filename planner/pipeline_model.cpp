@@ -23,20 +23,13 @@ namespace {
 
 /// Bytes of the host copy the accuracy guard's check takes of a stage's history (the executor's
 /// PipelineExecutor::history, put back after the check): every aggregation input of the stage
-/// at the rank's rows, and its T3 snapshot (the default period keeps one); T2's default (on)
-/// copies no gradients. S x F: the rank's rows are its share of every chunk.
-std::int64_t history_copy_bytes(const ModelGraph& graph, const StageLayout& stages, int stage,
-                                Recompute recompute, int slices, int rank,
-                                std::span<const index_t> chunks, index_t rows) {
-    const index_t own =
-        slices > 1
-            ? SlicedShapeOperator({chunks.begin(), chunks.end()}, slices, rank % slices).num_rows()
-            : rows;
-    const StageStorage storage =
-        plan_stage_storage(graph, stages, stage, own, recompute, slices > 1);
+/// (`storage`) at the rank's `rows`, and its T3 snapshot (the default period keeps one); T2's
+/// default (on) copies no gradients. S x F: the rank's rows are its share of every chunk.
+std::int64_t history_copy_bytes(const ModelGraph& graph, const StageStorage& storage,
+                                index_t rows) {
     std::int64_t floats = 0;
     for (const TensorId t : storage.snapshot) {
-        floats += static_cast<std::int64_t>(own) * graph.tensor(t).cols;
+        floats += static_cast<std::int64_t>(rows) * graph.tensor(t).cols;
     }
     return 2 * floats * static_cast<std::int64_t>(sizeof(float));
 }
@@ -294,6 +287,7 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
                                .parameters = params,
                                .evaluation_floats = rank == 0 ? eval_floats : 0,
                                .evaluates = rank == 0};
+            std::int64_t history = 0;  // the guard's copy of the stage's history
             if (slices == 1) {
                 const StageStorage storage =
                     plan_stage_storage(graph, stages, s, rows, layout.recompute);
@@ -305,6 +299,7 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
                     stage_workspace_floats(graph, storage, largest, aggregation);
                 // --snapshot-period's default (23 > 0): the snapshot buffer exists.
                 memory.snapshot_floats = storage.snapshot_floats;
+                history = history_copy_bytes(graph, storage, rows);
             } else {  // rank (s, f): its share of every chunk, the slices' mirrors, its data rows
                 const SlicedShapeOperator sliced({chunks.begin(), chunks.end()}, slices,
                                                  rank % slices);
@@ -325,14 +320,14 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
                 memory.slice_mirror_floats = slice_mirror_floats(
                     graph, storage, !storage.snapshot.empty(), rows, slices, rank % slices);
                 memory.share_bytes = slice_share_bytes(sliced.num_rows(), input_cols);
+                history = history_copy_bytes(graph, storage, sliced.num_rows());
             }
             std::vector<MemoryLine> lines = run_memory_lines(
                 {{"inputs (graph blocks, features, labels, masks)", all.input_bytes}},
                 stage_memory_lines(memory), params);
             std::int64_t total = total_bytes(lines);
             if (whole_way) {
-                total += history_copy_bytes(graph, stages, s, layout.recompute, slices, rank,
-                                            chunks, rows);
+                total += history;
             }
             if (total > best.first) {
                 best = {total, std::move(lines)};
