@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
                                            chunk.count *
                                                slice_columns(width, comm.size(), p).count);
             pattern.recv_offsets.push_back(pattern.recv_offsets.back() +
-                                           grid_block(rows, comm.size(), p).count * cols.count);
+                                           grid_rows(rows, comm.size(), p).count * cols.count);
         }
     }
     std::span<float> send =
@@ -132,11 +132,15 @@ int main(int argc, char** argv) {
         static_cast<double>(std::max(pattern.num_send_rows(), pattern.num_recv_rows()))};
     comm.allreduce_max(floats);
     const double bytes = 4.0 * floats[0];
-    // The model at this run's rates (the slice with the longest chunk, as the planner prices).
+    // The model at this run's rates: the slowest slice, as the planner prices every one.
     const double copied =
         4.0 * static_cast<double>(std::min(pattern.num_send_rows(), pattern.num_recv_rows()));
-    const double modelled = planner::switch_seconds(
-        rows, width, comm.size(), 0, {0.0, bytes / exchange / 1e9}, copied / copy / 1e9);
+    double modelled = 0.0;
+    for (int f = 0; f < comm.size(); ++f) {
+        modelled = std::max(
+            modelled, planner::switch_seconds(rows, width, comm.size(), f,
+                                              {0.0, bytes / exchange / 1e9}, copied / copy / 1e9));
+    }
     if (comm.rank() == 0) {
         const double each = switch_pair / 2.0;
         std::printf(

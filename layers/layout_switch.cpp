@@ -26,13 +26,6 @@ void copy_block(const float* a, index_t from_stride, index_t from_col, float* b,
 
 }  // namespace
 
-RowRange grid_block(index_t n, int parts, int i) {
-    const index_t base = n / parts;
-    const index_t extra = n % parts;
-    const index_t first = static_cast<index_t>(i) * base + std::min<index_t>(i, extra);
-    return {first, base + (i < extra ? 1 : 0)};
-}
-
 LayoutSwitch::LayoutSwitch(Backend& backend, Communicator& comm, index_t part_rows)
     : comm_(comm), part_rows_(part_rows) {
     STRATA_CHECK(backend.kind() == DeviceKind::cpu, "layout switch: the feature grid runs on the ",
@@ -47,7 +40,7 @@ RowRange slice_columns(index_t width, int slices, int slice, SliceBlock b) {
 
 std::size_t LayoutSwitch::staging_floats(index_t part_rows, index_t width, int slices, int slice,
                                          SliceBlock b) {
-    const RowRange rows = grid_block(part_rows, slices, slice);
+    const RowRange rows = grid_rows(part_rows, slices, slice);
     index_t others = 0;
     for (int p = 0; p < slices; ++p) {
         others += p == slice ? 0 : slice_columns(width, slices, p, b).count;
@@ -88,7 +81,7 @@ std::array<ExchangePattern, 2> LayoutSwitch::columns_patterns(ConstMatrixView r,
             half.send_offsets.push_back(half.send_offsets.back() +
                                         mine.count * slice_columns(width, slices, p, b).count);
             half.recv_offsets.push_back(half.recv_offsets.back() +
-                                        grid_block(part_rows_, slices, p).count * cols.count);
+                                        grid_rows(part_rows_, slices, p).count * cols.count);
         }
     }
     return halves;

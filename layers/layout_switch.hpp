@@ -1,6 +1,7 @@
 // LayoutSwitch: the G x F grid's all-to-all inside a feature group (docs/layouts.md). Part g's
-// n_g rows are split into F contiguous row chunks and every width w into F contiguous column
-// slices (both: the first n mod F blocks one longer). Rank (g, f) holds a tensor in layout R
+// n_g rows are split into F contiguous row chunks (grid_rows: whole GEMM row tiles, so a chunk's
+// products give the part's bits) and every width w into F contiguous column slices (grid_block:
+// the first w mod F one longer). Rank (g, f) holds a tensor in layout R
 // (row chunk f, all w columns: what the executor and every row-local op see) or in layout C (all
 // n_g rows of part g, column slice f: what the aggregation runs on, at width w/F, inside the
 // graph group). to_columns turns R into C, to_rows C into R; each sends (F-1)/F of the rank's
@@ -18,11 +19,9 @@
 #include "src/comm/communicator.hpp"
 #include "src/device/backend.hpp"
 #include "src/nn/graph_operator.hpp"
+#include "src/tensor/grid_blocks.hpp"
 
 namespace strata {
-
-/// Block `i` of `n` items in `parts` contiguous blocks, the first n mod parts one longer.
-[[nodiscard]] RowRange grid_block(index_t n, int parts, int i);
 
 /// Which columns of every slice a switch moves: block `block` of `blocks` of each slice's
 /// columns (grid_block again). The default, one block, is the whole slice; the grid's
@@ -45,7 +44,7 @@ public:
     [[nodiscard]] int slice() const { return comm_.rank(); }
     [[nodiscard]] index_t part_rows() const { return part_rows_; }
     /// This rank's row chunk of the part (layout R's rows).
-    [[nodiscard]] RowRange chunk() const { return grid_block(part_rows_, slices(), slice()); }
+    [[nodiscard]] RowRange chunk() const { return grid_rows(part_rows_, slices(), slice()); }
     /// This rank's column slice of a width (layout C's columns), or the block `b` of it.
     [[nodiscard]] RowRange columns(index_t width, SliceBlock b = {}) const {
         return slice_columns(width, slices(), slice(), b);

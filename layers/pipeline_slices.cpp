@@ -59,7 +59,7 @@ index_t SlicedStageAggregation::share_rows(std::span<const index_t> chunk_rows, 
                                            int slice) {
     index_t rows = 0;
     for (const index_t n : chunk_rows) {
-        rows += grid_block(n, slices, slice).count;
+        rows += grid_rows(n, slices, slice).count;
     }
     return rows;
 }

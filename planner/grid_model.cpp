@@ -44,7 +44,7 @@ public:
 
 private:
     [[nodiscard]] RowRange chunk() const {
-        return grid_block(static_cast<index_t>(part_.owned), slices_, slice_);
+        return grid_rows(static_cast<index_t>(part_.owned), slices_, slice_);
     }
     const RankStats& part_;
     int slices_;
@@ -82,7 +82,7 @@ double schedule_switch_seconds(const std::vector<GridSwitches>& calls, const Ran
 double switch_seconds(index_t rows, index_t width, int slices, int slice, const Network& network,
                       double copy_gbs) {
     const auto n = static_cast<double>(rows);
-    const auto r = static_cast<double>(grid_block(rows, slices, slice).count);
+    const auto r = static_cast<double>(grid_rows(rows, slices, slice).count);
     const auto c = static_cast<double>(grid_block(width, slices, slice).count);
     const double sent = r * (static_cast<double>(width) - c);  // to_columns' (to_rows': received)
     const double received = (n - r) * c;
@@ -147,22 +147,25 @@ GridPrediction predict_grid_epoch(const ModelGraph& graph, Recompute recompute,
                 (call.recompute ? out.recompute_a2a_bytes : out.a2a_bytes) += bytes;
             }
         }
-        // Slice 0 has the longest row chunk and the widest column slices (grid_block gives the
-        // first n mod F blocks one more): part g's slowest and largest rank.
-        RankStats v = part;
-        v.owned = grid_block(static_cast<index_t>(part.owned), slices, 0).count;
-        v.inner_nnz = divided(part.inner_nnz);
-        v.halo_nnz = divided(part.halo_nnz);
-        v.send_rows = divided(part.send_rows);
-        v.recv_rows = divided(part.recv_rows);
-        ranks.ranks.push_back(v);
-        const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute, blocks);
-        switches = std::max(
-            switches, schedule_switch_seconds(grid_switches(graph, plan.training()), part, slices,
-                                              0, feature_network, copy_gbs, blocks));
-        eval_switches = std::max(
-            eval_switches, schedule_switch_seconds(grid_switches(graph, plan.evaluation()), part,
-                                                   slices, 0, feature_network, copy_gbs, blocks));
+        // Every rank (g, f) of the part: its row chunk (grid_rows: whole tiles, not always
+        // the first the longest) and its column slices (grid_block: the first the widest).
+        for (int f = 0; f < slices; ++f) {
+            RankStats v = part;
+            v.owned = grid_rows(static_cast<index_t>(part.owned), slices, f).count;
+            v.inner_nnz = divided(part.inner_nnz);
+            v.halo_nnz = divided(part.halo_nnz);
+            v.send_rows = divided(part.send_rows);
+            v.recv_rows = divided(part.recv_rows);
+            ranks.ranks.push_back(v);
+            const ExecutionPlan plan = grid_rank_plan(graph, part, slices, f, recompute, blocks);
+            switches = std::max(
+                switches, schedule_switch_seconds(grid_switches(graph, plan.training()), part,
+                                                  slices, f, feature_network, copy_gbs, blocks));
+            eval_switches =
+                std::max(eval_switches,
+                         schedule_switch_seconds(grid_switches(graph, plan.evaluation()), part,
+                                                 slices, f, feature_network, copy_gbs, blocks));
+        }
     }
     const std::int64_t halo = out.time.halo_bytes;
     const std::int64_t recompute_halo = out.time.recompute_halo_bytes;
@@ -185,20 +188,23 @@ MemoryPrediction predict_grid_memory(const ModelGraph& graph, Recompute recomput
                                      int blocks) {
     MemoryPrediction out;
     const std::size_t params = ModelParameters::count(graph);
-    for (const RankStats& part : stats.ranks) {  // slice 0: the part's largest rank
-        const ExecutionPlan plan = grid_rank_plan(graph, part, slices, 0, recompute, blocks);
-        // The rank uploads its row chunk's features, not the part's (docs/layouts.md, "Loading").
-        const std::int64_t chunk_rows =
-            grid_block(static_cast<index_t>(part.owned), slices, 0).count;
-        const std::int64_t features = static_cast<std::int64_t>(sizeof(float)) * stats.features;
-        const std::int64_t inputs = part.input_bytes - features * (part.owned - chunk_rows);
-        std::vector<MemoryLine> lines =
-            run_memory_lines({{"inputs (graph blocks, features, labels, masks)", inputs}},
-                             FullGraphExecutor::plan_memory(plan, params), params);
-        const std::int64_t total = total_bytes(lines);
-        if (total > out.planned_bytes) {
-            out.planned_bytes = total;
-            out.lines = std::move(lines);
+    for (const RankStats& part : stats.ranks) {
+        for (int f = 0; f < slices; ++f) {  // every rank (g, f): the largest
+            const ExecutionPlan plan = grid_rank_plan(graph, part, slices, f, recompute, blocks);
+            // The rank uploads its row chunk's features, not the part's (docs/layouts.md,
+            // "Loading").
+            const std::int64_t chunk_rows =
+                grid_rows(static_cast<index_t>(part.owned), slices, f).count;
+            const std::int64_t features = static_cast<std::int64_t>(sizeof(float)) * stats.features;
+            const std::int64_t inputs = part.input_bytes - features * (part.owned - chunk_rows);
+            std::vector<MemoryLine> lines =
+                run_memory_lines({{"inputs (graph blocks, features, labels, masks)", inputs}},
+                                 FullGraphExecutor::plan_memory(plan, params), params);
+            const std::int64_t total = total_bytes(lines);
+            if (total > out.planned_bytes) {
+                out.planned_bytes = total;
+                out.lines = std::move(lines);
+            }
         }
     }
     set_peaks(out, stats, machine, whole_graph_input, FeatureStorage::dense, slices);

@@ -1,7 +1,9 @@
 // The G x F grid (feature_slices = F, docs/layouts.md) priced from the statistics of its G graph
-// parts. Rank (g, f) holds row chunk f of part g (r_f = grid_block(n_g, F, f).count rows) for
-// every GEMM and pointwise op, and runs each aggregation on all n_g rows at the column slice's
-// width c_f(w) = grid_block(w, F, f).count, over the graph group (part g's 1D exchange).
+// parts. Rank (g, f) holds row chunk f of part g (r_f = grid_rows(n_g, F, f).count rows, on
+// GEMM row tiles: src/tensor/grid_blocks.hpp) for every GEMM and pointwise op, and runs each
+// aggregation on all n_g rows at the column slice's width c_f(w) = grid_block(w, F, f).count,
+// over the graph group (part g's 1D exchange). Every rank (g, f) is priced: the slowest and the
+// largest count.
 //   time   each rank is priced as graph parallelism's rank of part g with its sizes / F (owned
 //          r_f rows; operator entries, halo rows sent and received / F: the same products and
 //          bytes as the slice's width on the whole part), over the graph group's network, plus

@@ -149,12 +149,19 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
     out.stage_bytes = pipeline_stage_bytes(graph, stages, whole.vertices, shape.halo_precision);
     RankStats way = way_share(whole, layout.ways);
     std::vector<index_t> chunks;
+    int priced = 0;  // the slice priced: the largest share of rows
     if (slices > 1) {
         chunks = chunk_rows.empty() ? even_chunk_rows(whole.vertices, layout.chunks)
                                     : std::vector<index_t>(chunk_rows.begin(), chunk_rows.end());
-        // Slice 0's share (its row block of every chunk: the largest), the aggregation's entries
-        // / F: the grid's pricing of a row chunk with its column slice.
-        way.owned = SlicedStageAggregation::share_rows(chunks, slices, 0);
+        for (int f = 1; f < slices; ++f) {
+            if (SlicedStageAggregation::share_rows(chunks, slices, f) >
+                SlicedStageAggregation::share_rows(chunks, slices, priced)) {
+                priced = f;
+            }
+        }
+        // That slice's share (its row block of every chunk), the aggregation's entries / F: the
+        // grid's pricing of a row chunk with its column slice.
+        way.owned = SlicedStageAggregation::share_rows(chunks, slices, priced);
         way.inner_nnz =
             static_cast<std::int64_t>(std::llround(static_cast<double>(way.inner_nnz) / slices));
         const SliceBytes a2a = pipeline_a2a_bytes(graph, stages, chunks, slices, layout.recompute);
@@ -197,7 +204,7 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
         }
         // S x F: the chunk's layout switches, blocking, not overlapped (none at F = 1).
         const StageSwitchSeconds switched =
-            stage_switch_seconds(graph, storage, chunks, slices, 0, switch_network,
+            stage_switch_seconds(graph, storage, chunks, slices, priced, switch_network,
                                  shape.machine->shared_memory.bandwidth_gbs);
         forward.push_back(per_chunk[0] + switched.forward);
         backward.push_back(per_chunk[1] + switched.backward);
@@ -306,7 +313,7 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
                 const index_t largest = whole_way ? sliced.num_rows()
                                         : exact   ? sliced.largest_share()
                                                   : std::max(sliced.largest_share(),
-                                                             grid_block(chunk_rows, slices, 0).count);
+                                                             longest_grid_rows(chunk_rows, slices));
                 const StageStorage storage =
                     plan_stage_storage(graph, stages, s, sliced.num_rows(), layout.recompute, true);
                 memory.kept_floats = storage.kept_floats;

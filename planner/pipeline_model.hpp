@@ -4,8 +4,8 @@
 //   stages        plan_stages — the executor's own split (same cost model, same |V| and nnz)
 //   compute       each stage's nodes priced by the graph-parallel cost model (price_stage) on
 //                 the rows a way holds (|V| / W), forward and backward apart, divided into its
-//                 C / W chunks (the fixed step cost paid per chunk); S x F: on slice 0's share
-//                 of the rows (its row block of every chunk, the largest) with the entries / F
+//                 C / W chunks (the fixed step cost paid per chunk); S x F: on the largest
+//                 share of the rows (a slice's row block of every chunk) with the entries / F
 //                 (the grid's pricing: the aggregation at width w / F), plus the stage's layout
 //                 switches per chunk (the grid's switch time, over the feature group's network)
 //   the wave      simulated in the executor's order (pipeline_wave_seconds): every chunk forward,

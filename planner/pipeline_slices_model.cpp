@@ -27,7 +27,7 @@ SlicedShapeOperator::SlicedShapeOperator(std::vector<index_t> chunk_rows, int sl
     : chunk_rows_(std::move(chunk_rows)), slices_(slices), slice_(slice) {
     rows_ = SlicedStageAggregation::share_rows(chunk_rows_, slices_, slice_);
     for (const index_t n : chunk_rows_) {
-        largest_ = std::max(largest_, grid_block(n, slices_, slice_).count);
+        largest_ = std::max(largest_, grid_rows(n, slices_, slice_).count);
     }
 }
 

@@ -2,24 +2,17 @@
 #include "src/nn/slice_switches.hpp"
 
 #include "src/base/error.hpp"
+#include "src/tensor/grid_blocks.hpp"
 
 namespace strata {
-
-namespace {
-
-/// |block i| of n items in `parts` blocks, the first n mod parts one longer (grid_block).
-std::int64_t block(index_t n, int parts, int i) {
-    return static_cast<std::int64_t>(n / parts + (i < n % parts ? 1 : 0));
-}
-
-}  // namespace
 
 std::int64_t switch_floats(index_t rows, index_t width, int slices) {
     STRATA_CHECK(slices >= 1 && rows >= 0 && width >= 0, "switch_floats: ", rows, " x ", width,
                  " over ", slices, " slices");
     std::int64_t diagonal = 0;
     for (int f = 0; f < slices; ++f) {
-        diagonal += block(rows, slices, f) * block(width, slices, f);
+        diagonal += static_cast<std::int64_t>(grid_rows(rows, slices, f).count) *
+                    static_cast<std::int64_t>(grid_block(width, slices, f).count);
     }
     return static_cast<std::int64_t>(rows) * static_cast<std::int64_t>(width) - diagonal;
 }

@@ -3,8 +3,8 @@
 // model. A switch of a chunk of n rows at width w over F slices moves every entry but the F
 // diagonal blocks (rank f keeps row block f's column slice f), in both directions alike:
 //   switch_floats(n, w, F) = n·w − Σ_f |b_f(n)|·|k_f(w)|
-// with b_f, k_f the grid's blocks (grid_block: the first n mod F one longer), summed over the
-// feature group's F ranks (n·w·(F−1)/F when F divides both). Per epoch, a stage's aggregation of
+// with b_f = grid_rows(n, F, f) and k_f = grid_block(w, F, f) (src/tensor/grid_blocks.hpp),
+// summed over the feature group's F ranks. Per epoch, a stage's aggregation of
 // width w switches every initial chunk twice forward (its input into the mirror, the result
 // back) and, when it has a backward, twice more (dz in, dh out) plus once when the backward
 // accumulates into dh (dh to layout C first):

@@ -15,6 +15,7 @@
 #include <cblas.h>
 
 #include "src/device/cpu/cpu_kernels.hpp"
+#include "src/tensor/grid_blocks.hpp"
 
 namespace strata::cpu {
 namespace {
@@ -23,6 +24,10 @@ namespace {
 /// a packed copy of A (measured with Debian's 0.3.21, 2 threads: RSS +200 MB for a 200000 x 256
 /// A, 128 MiB buffers per thread). Row blocks of at most this many floats bound that copy.
 constexpr std::size_t block_floats = std::size_t{4} << 20;  // 16 MiB
+/// At most this many rows a call: OpenBLAS cuts a call's rows into panels of its GEMM_R rows
+/// (tens of thousands, a multiple of 16 but not of every kernel's tile), which would put a tile
+/// boundary mid-call; blocks below it keep every cut on a multiple of gemm_row_tile.
+constexpr std::int64_t tile_cap = 80 * gemm_row_tile;  // 3840 rows
 /// Row blocks come in multiples of this many (equal) blocks, so that 1, 2, 4 or 8 threads
 /// share them evenly; the split is a function of the shape only.
 constexpr std::int64_t block_multiple = 8;
@@ -61,8 +66,8 @@ void set_blas_threads(int threads) {
 void gemm(const float* a, index_t lda, bool trans_a, const float* b, index_t ldb, bool trans_b,
           float* c, index_t m, index_t n, index_t k, float alpha, float beta, int threads) {
     // c = alpha op(a) op(b) + beta c.   op(a): m x k, op(b): k x n, c: m x n (ldc = n).
-    // Every element of c is one cblas dot over k in OpenBLAS's order, whichever block holds it,
-    // so the result does not depend on the thread count.
+    // The blocks are a function of the shape only, so the result does not depend on the thread
+    // count.
     if (m == 0 || n == 0) {
         return;
     }
@@ -85,16 +90,23 @@ void gemm(const float* a, index_t lda, bool trans_a, const float* b, index_t ldb
         return static_cast<std::size_t>(first) * pointer_step;
     };
     if (!trans_a) {
-        // Rows of c are rows of a: equal row blocks, a multiple of block_multiple of them.
+        // Rows of c are rows of a: blocks of whole gemm_row_tile tiles (the last block ends with
+        // the partial one), a multiple of block_multiple of them, at most tile_cap rows each.
+        // A row's bits then depend only on its offset from the call's first row, not on m or
+        // the thread count: a call on rows [t gemm_row_tile, ...) of a larger product gives that
+        // product's bits (the grid's row chunks, src/tensor/grid_blocks.hpp).
         const auto rows = static_cast<std::int64_t>(m);
+        const std::int64_t tile = gemm_row_tile;
+        const std::int64_t tiles = (rows + tile - 1) / tile;
         const auto cap = static_cast<std::int64_t>(
             std::max<std::size_t>(256, block_floats / static_cast<std::size_t>(std::max(k, n))));
-        std::int64_t blocks = (rows + cap - 1) / cap;
-        blocks = std::min(rows, (blocks + block_multiple - 1) / block_multiple * block_multiple);
+        const std::int64_t cap_tiles = std::max<std::int64_t>(1, std::min(cap, tile_cap) / tile);
+        std::int64_t blocks = (tiles + cap_tiles - 1) / cap_tiles;
+        blocks = std::min(tiles, (blocks + block_multiple - 1) / block_multiple * block_multiple);
 #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
         for (std::int64_t i = 0; i < blocks; ++i) {
-            const auto first = static_cast<index_t>(rows * i / blocks);
-            const auto last = static_cast<index_t>(rows * (i + 1) / blocks);
+            const auto first = static_cast<index_t>(tiles * i / blocks * tile);
+            const auto last = static_cast<index_t>(std::min(rows, tiles * (i + 1) / blocks * tile));
             sgemm(a + row_step(static_cast<std::size_t>(lda), first), lda, false, b, ldb, trans_b,
                   c + row_step(static_cast<std::size_t>(n), first), n, last - first, n, k, alpha,
                   beta);
