@@ -182,6 +182,36 @@ TEST_CASE("spmm gives bitwise equal results with 1 and 2 threads", "[device]") {
     }
 }
 
+TEST_CASE("spmm at a ragged width (its tail in a register) gives the bits of a padded width",
+          "[device]") {
+    // Each column is computed on its own, so columns [0, f) of the product at width f (a tail
+    // past the last multiple of 8: cpu_spmm.cpp's spmm_row) must equal those of the product at
+    // the next multiple of 8 (the plain vector loop), with empty rows and every beta path.
+    CpuBackend backend(2);
+    const HostCsr a = test::random_csr(200, 150, 0.05, 51);
+    for (const index_t f : {9, 15, 33, 47, 100}) {
+        const index_t padded = (f + 7) / 8 * 8;
+        const HostMatrix x_wide = test::random_matrix(150, padded, 52);
+        const HostMatrix y_wide = test::random_matrix(200, padded, 53);
+        const auto narrow = [&](const std::vector<float>& values, std::int64_t rows) {
+            HostMatrix out(rows, f);  // columns [0, f) of a rows x padded matrix
+            for (std::int64_t r = 0; r < rows; ++r) {
+                for (index_t j = 0; j < f; ++j) {
+                    out.at(r, j) = values[static_cast<std::size_t>(r * padded + j)];
+                }
+            }
+            return out;
+        };
+        for (const float beta : {0.0f, 1.0f, 0.3f}) {
+            CAPTURE(f, beta);
+            const std::vector<float> wide = run_spmm(backend, a, x_wide, y_wide, beta);
+            const HostMatrix x = narrow(x_wide.values, 150);
+            const HostMatrix y0 = narrow(y_wide.values, 200);
+            CHECK(test::bitwise_equal(run_spmm(backend, a, x, y0, beta), narrow(wide, 200).values));
+        }
+    }
+}
+
 TEST_CASE("spmm caches its row partition in the matrix's plan slot", "[device]") {
     CpuBackend backend(2);
     const CsrMatrix a = CsrMatrix::upload(backend, test::random_csr(50, 40, 0.1, 31));
