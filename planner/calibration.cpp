@@ -335,6 +335,37 @@ std::string spread_warning(const std::string& what, const std::map<std::string, 
     return text;
 }
 
+std::string cores_warning(const ThreadRates& one, const ThreadRates& many) {
+    if (many.threads <= one.threads || one.spmm_in_cache.empty() || one.gemm.empty() ||
+        many.spmm_in_cache.empty() || many.gemm.empty()) {
+        return "";
+    }
+    const double threads = static_cast<double>(many.threads) / one.threads;
+    struct Scaling {
+        const char* name;
+        double ratio;
+    };
+    const auto ratio = [](double a, double b) { return b > 0.0 ? a / b : 0.0; };
+    const Scaling spmm{"in-cache SpMM",
+                       ratio(many.spmm_in_cache.back().rate, one.spmm_in_cache.back().rate)};
+    const Scaling gemm{"GEMM", ratio(many.gemm.back().rate, one.gemm.back().rate)};
+    const Scaling& least = spmm.ratio <= gemm.ratio ? spmm : gemm;
+    const Scaling& other = &least == &spmm ? gemm : spmm;
+    if (least.ratio >= core_scaling_floor * threads) {
+        return "";
+    }
+    char text[400];
+    std::snprintf(text, sizeof(text),
+                  "threads %d: %s at width %.0f ran %.2fx as fast as one thread's (%s %.2fx); work "
+                  "in cache scales with the cores, so they were shared while timing (another job, "
+                  "SMT siblings, a VM's busy host) and every %d-thread figure is too slow; "
+                  "calibrate again when the cores are free",
+                  many.threads, least.name,
+                  &least == &spmm ? one.spmm_in_cache.back().x : one.gemm.back().x, least.ratio,
+                  other.name, other.ratio, many.threads);
+    return text;
+}
+
 MachineModel merge_network(MachineModel kernels, const MachineModel& network) {
     kernels.shared_memory = network.shared_memory;
     kernels.mpi_measured = network.mpi_measured;
@@ -370,6 +401,10 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
         }
         for (int threads : counts) {
             m.by_threads.push_back(measure_threads(threads, m, options));
+        }
+        const std::string warning = cores_warning(m.by_threads.front(), m.by_threads.back());
+        if (!warning.empty() && options.warn) {
+            options.warn(warning);
         }
     }
     // Network between ranks 0 and 1 (shared memory when they are on one node), in rounds.

@@ -47,6 +47,17 @@ inline constexpr double spread_threshold = 0.10;
 /// `load` < 0 (unknown).
 [[nodiscard]] std::string busy_warning(double load, int cores);
 
+/// Empty when `many` (several threads in one process) computes in cache at least
+/// core_scaling_floor x its thread count as fast as `one` (one thread) — in-cache SpMM and GEMM at
+/// their widest measured width, work that scales with the cores — else one line naming the
+/// figure that scaled least and by how much: the cores were shared while timing (another job,
+/// SMT siblings, a VM's busy host), so every figure of `many` is too slow. (On this project's
+/// 2-core VM one calibration measured in-cache SpMM at 2 threads 15.1 G/s and the next 29.3.)
+[[nodiscard]] std::string cores_warning(const ThreadRates& one, const ThreadRates& many);
+
+/// Below this share of linear scaling cores_warning speaks (2 threads: under 1.3x one's rate).
+inline constexpr double core_scaling_floor = 0.65;
+
 /// Empty when every figure of `spreads` (name -> spread) is at most spread_threshold and the
 /// 1-minute load average `load`, read while calibrate's own threads ran, is at most `cores`;
 /// else one line naming the figure of the largest spread, its spread, how many are above the

@@ -125,6 +125,30 @@ TEST_CASE("spread warning: names the figure, its spread and the load", "[planner
           "(largest spread spmm_scale 10 %); calibrate again on an idle machine");
 }
 
+TEST_CASE("cores warning: in-cache work that did not scale with the threads", "[planner]") {
+    using planner::cores_warning;
+    const auto rates = [](int threads, double spmm, double gemm) {
+        planner::ThreadRates r;
+        r.threads = threads;
+        r.spmm_in_cache = {{64, spmm / 2}, {256, spmm}};
+        r.gemm = {{64, gemm / 2}, {256, gemm}};
+        return r;
+    };
+    const planner::ThreadRates one = rates(1, 15.0, 120.0);
+    CHECK(cores_warning(one, rates(2, 29.3, 240.0)).empty());
+    CHECK(cores_warning(one, rates(2, 19.6, 200.0)).empty());  // 1.31x: above 0.65 x 2
+    CHECK(cores_warning(one, one).empty());                    // one thread only
+    // The 2-thread in-cache SpMM of one of two back-to-back calibrations on this project's VM.
+    CHECK(cores_warning(one, rates(2, 15.1, 235.0)) ==
+          "threads 2: in-cache SpMM at width 256 ran 1.01x as fast as one thread's (GEMM 1.96x); "
+          "work in cache scales with the cores, so they were shared while timing (another job, "
+          "SMT siblings, a VM's busy host) and every 2-thread figure is too slow; calibrate "
+          "again when the cores are free");
+    CHECK_THAT(cores_warning(one, rates(2, 29.0, 130.0)),
+               Catch::StartsWith("threads 2: GEMM at width 256 ran 1.08x as fast as one "
+                                 "thread's (in-cache SpMM 1.93x)"));
+}
+
 TEST_CASE("machine.json version 2 keeps each figure's spread, version 1 reads as spread 0",
           "[planner]") {
     planner::MachineModel m = planner::default_machine();
