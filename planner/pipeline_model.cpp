@@ -16,6 +16,7 @@
 #include "src/nn/execution_plan.hpp"
 #include "src/nn/model_parameters.hpp"
 #include "src/nn/stage_storage.hpp"
+#include "src/nn/way_mirrors.hpp"
 #include "training/run_memory.hpp"
 
 namespace strata::planner {
@@ -109,6 +110,50 @@ std::int64_t pipeline_stage_bytes(const ModelGraph& graph, const StageLayout& la
         row_bytes += static_cast<std::int64_t>(b);
     }
     return 2 * static_cast<std::int64_t>(vertices) * row_bytes;
+}
+
+std::int64_t pipeline_way_bytes(const ModelGraph& graph, const StageLayout& layout,
+                                const HostCsr& structure, std::span<const index_t> chunk_offsets,
+                                int ways, Recompute recompute, HaloPrecision precision) {
+    if (ways <= 1) {
+        return 0;
+    }
+    // Rows sent per exchange kind over one epoch: each chunk's lists to the other ways (a
+    // chunk's list for its own way is empty).
+    const WayMirrors mirrors = way_mirrors(structure, chunk_offsets, ways);
+    std::int64_t forward_rows = 0;
+    std::int64_t backward_rows = 0;
+    for (int c = 0; c < mirrors.chunks; ++c) {
+        for (int w = 0; w < ways; ++w) {
+            forward_rows += static_cast<std::int64_t>(mirrors.forward_rows(c, w).size());
+            backward_rows += static_cast<std::int64_t>(mirrors.backward_rows(c, w).size());
+        }
+    }
+    const auto record = [&](const StageStorage& st, int slot) {
+        return static_cast<std::int64_t>(
+            packed_row_bytes(precision, st.slots[static_cast<std::size_t>(slot)].cols));
+    };
+    std::int64_t bytes = 0;
+    for (int s = 0; s < static_cast<int>(layout.stages.size()); ++s) {
+        const StageStorage st =
+            plan_stage_storage(graph, layout, s, structure.rows, recompute, false);
+        for (std::size_t k = 0; k < st.schedule.steps.size(); ++k) {
+            const PlanStep& step = st.schedule.steps[k];
+            if (step.kind == StepKind::loss || graph.node(step.node).op->row_local()) {
+                continue;
+            }
+            if (static_cast<int>(k) < st.schedule.boundary) {  // forward: the kept inputs
+                for (const int slot : step.x) {
+                    if (st.slots[static_cast<std::size_t>(slot)].place == Place::kept) {
+                        bytes += forward_rows * record(st, slot);
+                    }
+                }
+            } else if (step.kind == StepKind::backward) {  // the output gradient
+                bytes += backward_rows * record(st, step.dy);
+            }
+        }
+    }
+    return bytes;
 }
 
 double pipeline_wave_seconds(std::span<const double> forward, std::span<const double> backward,

@@ -26,8 +26,9 @@
 //                 (slice_mirror_floats) and its copy of its rows of the data (slice_share_bytes)
 //                 the accuracy guard's check step at one chunk per way: its larger chunk arena
 //                 (guard_bytes) in the peak
-// Not modelled: the W-way mirror exchange (W > 1 is not planned), S x W x F, staleness (the
-// accuracy guard may halve the chunks: a note).
+// Not modelled: the W-way mirror exchange's time and buffers (W > 1 is not planned; its bytes:
+// pipeline_way_bytes, given the run's chunks), S x W x F, staleness (the accuracy guard may halve
+// the chunks: a note).
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,7 @@
 #include "src/nn/execution_plan.hpp"
 #include "src/nn/model_graph.hpp"
 #include "src/nn/stage_layout.hpp"
+#include "src/tensor/host_csr.hpp"
 
 namespace strata::planner {
 
@@ -66,6 +68,21 @@ struct PipelineLayout {
 /// The executor's stage split for `stages` on the whole graph (|V| rows, nnz of A).
 [[nodiscard]] StageLayout pipeline_stage_layout(const ModelGraph& graph, int stages,
                                                 const PartitionStats& whole);
+
+/// The hybrid's mirror exchange (W > 1 ways a stage) per epoch, summed over ranks (the metrics'
+/// way_bytes): in every stage, before each non-row-local step of a chunk's forward each kept
+/// input, and before each of its backward steps the output gradient, exchanged between the
+/// ways — every chunk's rows that another way reads (way_mirrors over `structure`, the
+/// operator's pattern in chunk order, and the run's `chunk_offsets`), once per epoch, at
+/// `precision`'s record bytes for the tensor's width. As the executor exchanges
+/// (PipelineExecutor::forward_chunk and backward_chunk); 0 with one way. Not yet planned by
+/// `strata plan` (which has no chunks of the real graph): a building block, tested against the
+/// executor.
+[[nodiscard]] std::int64_t pipeline_way_bytes(const ModelGraph& graph, const StageLayout& layout,
+                                              const HostCsr& structure,
+                                              std::span<const index_t> chunk_offsets, int ways,
+                                              Recompute recompute,
+                                              HaloPrecision precision = HaloPrecision::fp32);
 
 /// Bytes between stages per epoch, summed over ranks (the metrics' stage_bytes), with the
 /// transfers at `precision`.

@@ -601,6 +601,63 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("the hybrid's mirror bytes (W ways) equal the executor's way_bytes", "[planner][mpi]") {
+    // A directed graph: the forward lists (rows another way reads) and the backward ones (rows
+    // whose gradient another way's pull reads) differ, so a swapped direction shows.
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    CpuBackend backend(1);
+    const GraphDataset g = test::directed_graph(300, 4, 5, 12, 37);
+    LocalPart part =
+        build_local_part(g, adjacency_matrix(g), partition_block(g.num_vertices(), 1), 0);
+    for (int ways = 2; ways <= world.size(); ++ways) {
+        if (world.size() % ways != 0) {
+            continue;
+        }
+        for (const std::string name : {"gcnii", "sage"}) {
+            ModelSpec spec = find_model(name).recipe.spec;
+            spec.layers = 4;
+            spec.hidden = 8;
+            spec.dropout = 0.0f;
+            BuiltModel model = build_model(spec, 12, 4);
+            ModelInputs inputs(backend, self, part, model.graph);
+            ModelParameters parameters(backend, model.graph, 1);
+            const int chunks = 4 * ways;
+            std::vector<index_t> offsets;
+            for (int c = 0; c <= chunks; ++c) {
+                offsets.push_back(static_cast<index_t>(part.graph.num_owned * c / chunks));
+            }
+            for (const Recompute mode : {Recompute::none, Recompute::all}) {
+                for (const HaloPrecision precision : {HaloPrecision::fp32, HaloPrecision::int8}) {
+                    INFO(name << ", " << ways << " ways, recompute " << to_string(mode) << ", "
+                              << to_string(precision));
+                    PipelineExecutor executor(backend, world, self, model.graph, parameters,
+                                              *inputs.aggregation, inputs.uploaded->data(),
+                                              PipelineOptions{.stages = world.size() / ways,
+                                                              .ways = ways,
+                                                              .structure = &part.graph.inner,
+                                                              .chunk_offsets = offsets,
+                                                              .nnz = part.graph.inner.nnz(),
+                                                              .recompute = mode,
+                                                              .precision = precision});
+                    (void)executor.train_step(1);
+                    const std::int64_t priced = planner::pipeline_way_bytes(
+                        model.graph, executor.layout(), part.graph.inner, offsets, ways, mode,
+                        precision);
+                    CHECK(priced > 0);
+                    CHECK(priced == executor.pipeline_epoch()->way_bytes);
+                    REQUIRE(test::all_ranks(priced == executor.pipeline_epoch()->way_bytes));
+                }
+            }
+        }
+    }
+    // One way: no mirror exchange.
+    BuiltModel model = build_model(find_model("gcn").recipe.spec, 12, 4);
+    const std::vector<index_t> two{0, 150, 300};
+    CHECK(planner::pipeline_way_bytes(model.graph, plan_stages(model.graph, 1, {.rows = 300}),
+                                      part.graph.inner, two, 1, Recompute::none) == 0);
+}
+
 }  // namespace
 }  // namespace strata
 
