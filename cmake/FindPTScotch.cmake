@@ -6,12 +6,20 @@
 # SCOTCH_dgraphPart (MPI_ERR_TRUNCATE in MPI_Allgatherv with 2 processes, a hang with 3) on a
 # 16-vertex ring where scotch-int64 and scotch-int32 succeed (docs/scale.md).
 # Only the scotch-int64 folders are searched (never the 32-bit ones beside them), under every
-# CMAKE_PREFIX_PATH entry (scripts/gpu-check's private prefix) and then /usr.
+# CMAKE_PREFIX_PATH entry, the variable's and the environment's (scripts/gpu-check's private
+# prefix), and then /usr. The multiarch folder is the compiler's, else x86_64-linux-gnu (a
+# compiler outside the system's, as /opt/gcc on the GPU machine, may report none).
 set(_ptscotch_includes)
 set(_ptscotch_libdirs)
-foreach(_prefix IN LISTS CMAKE_PREFIX_PATH ITEMS /usr)
+set(_ptscotch_arch ${CMAKE_LIBRARY_ARCHITECTURE})
+if(NOT _ptscotch_arch)
+    set(_ptscotch_arch x86_64-linux-gnu)
+endif()
+set(_ptscotch_prefixes ${CMAKE_PREFIX_PATH} $ENV{CMAKE_PREFIX_PATH})
+string(REPLACE ":" ";" _ptscotch_prefixes "${_ptscotch_prefixes}")
+foreach(_prefix IN LISTS _ptscotch_prefixes ITEMS /usr)
     list(APPEND _ptscotch_includes ${_prefix}/include/scotch-int64)
-    list(APPEND _ptscotch_libdirs ${_prefix}/lib/${CMAKE_LIBRARY_ARCHITECTURE}/scotch-int64)
+    list(APPEND _ptscotch_libdirs ${_prefix}/lib/${_ptscotch_arch}/scotch-int64)
 endforeach()
 find_path(PTSCOTCH_INCLUDE_DIR ptscotch.h PATHS ${_ptscotch_includes} NO_DEFAULT_PATH)
 find_library(PTSCOTCH_LIBRARY NAMES libptscotch.a PATHS ${_ptscotch_libdirs} NO_DEFAULT_PATH)
@@ -33,5 +41,7 @@ if(PTScotch_FOUND AND NOT TARGET PTScotch::PTScotch)
         INTERFACE_INCLUDE_DIRECTORIES "${PTSCOTCH_INCLUDE_DIR}"
         INTERFACE_LINK_LIBRARIES "${PTSCOTCH_LIBRARY};${PTSCOTCH_SCOTCH_LIBRARY};MPI::MPI_C;ZLIB::ZLIB;${PTSCOTCH_BZ2_LIBRARY};${PTSCOTCH_LZMA_LIBRARY};Threads::Threads;m")
 endif()
+unset(_ptscotch_arch)
+unset(_ptscotch_prefixes)
 unset(_ptscotch_includes)
 unset(_ptscotch_libdirs)

@@ -2,9 +2,9 @@
 // rows.count x f, row-major). All rows go through cuSPARSE's generic SpMM; the matrix's plan slot
 // holds a CudaSpmmPlan: the sparse descriptor, a grow-only workspace and one entry per width f
 // (dense descriptors of x and y, re-pointed with cusparseDnMatSetValues, and the algorithm).
-// A new width runs the algorithm STRATA_SPMM_ALGORITHM fixes (cuSPARSE's default when unset:
-// reproducible across runs and ranks), or with "auto" times every CSR algorithm cuSPARSE accepts
-// (spmm_algorithms.hpp) into a scratch output and keeps the fastest.
+// A new width runs the algorithm STRATA_SPMM_ALGORITHM fixes (cuSPARSE's default when unset;
+// "reproducible": CSR_ALG3, the same bits in every run), or with "auto" times every CSR
+// algorithm cuSPARSE accepts (spmm_algorithms.hpp) into a scratch output and keeps the fastest.
 //
 // A smaller row range (chunked execution, rare) runs the plain kernel of spmm_rows.cu instead.
 // Why not a cuSPARSE descriptor of the slice (rows.count rows, row offsets a.row_ptr() +
@@ -61,8 +61,8 @@ public:
         const cusparseStatus_t status =
             cuda::run_spmm(handle, matrix_.get(), entry.x.get(), beta, entry.y.get(),
                            entry.algorithm.id, workspace_.reserve(0));
-        if (cuda::refuses(status) && entry.forced) {
-            refuse_forced(entry.algorithm, entry.width);
+        if (cuda::refuses(status) && entry.requested) {
+            refuse(entry);
         }
         STRATA_CUDA_CHECK(status);
     }
@@ -83,7 +83,9 @@ private:
         cuda::DnMatDescr x;
         cuda::DnMatDescr y;
         cuda::SpmmAlgorithm algorithm{};
-        bool forced = false;  ///< fixed (STRATA_SPMM_ALGORITHM unset or named) rather than measured
+        /// STRATA_SPMM_ALGORITHM's value when it fixed the algorithm ("" when unset); none when
+        /// the algorithm was measured ("auto").
+        std::optional<std::string> requested;
     };
 
     /// The entry of width x.cols, created (and its algorithm chosen) on first use. Its y
@@ -101,14 +103,15 @@ private:
         const cuda::DeviceMemory scratch = cuda::make_device_memory(
             static_cast<std::size_t>(rows_) * static_cast<std::size_t>(x.cols) * sizeof(float));
         entry.y = cuda::make_dense(rows_, x.cols, static_cast<const float*>(scratch.get()));
-        if (const auto forced = cuda::forced_spmm_algorithm()) {
-            entry.algorithm = *forced;
-            entry.forced = true;
+        const cuda::SpmmRequest request = cuda::requested_spmm_algorithms();
+        if (request.algorithm) {
+            entry.algorithm = *request.algorithm;
+            entry.requested = request.value;
             std::size_t bytes = 0;
             const cusparseStatus_t status = cuda::spmm_buffer_size(
-                handle, matrix_.get(), entry.x.get(), entry.y.get(), forced->id, bytes);
+                handle, matrix_.get(), entry.x.get(), entry.y.get(), entry.algorithm.id, bytes);
             if (cuda::refuses(status)) {
-                refuse_forced(*forced, x.cols);
+                refuse(entry);
             }
             STRATA_CUDA_CHECK(status);
             workspace_.reserve(bytes);
@@ -137,11 +140,13 @@ private:
         return *best;
     }
 
-    [[noreturn]] void refuse_forced(const cuda::SpmmAlgorithm& algorithm, index_t width) const {
-        STRATA_FAIL("STRATA_SPMM_ALGORITHM=", algorithm.name,
-                    ": cuSPARSE does not support this SpMM algorithm for A ", rows_, " x ", cols_,
-                    " (nnz ", nnz_, "), f ", width,
-                    " (STRATA_SPMM_ALGORITHM=auto chooses by measurement)");
+    /// cuSPARSE refused the algorithm the entry's request fixed.
+    [[noreturn]] void refuse(const Entry& entry) const {
+        STRATA_FAIL(
+            "STRATA_SPMM_ALGORITHM=", entry.requested->empty() ? "(unset)" : *entry.requested,
+            ": cuSPARSE does not support its SpMM algorithm ", entry.algorithm.name, " for A ",
+            rows_, " x ", cols_, " (nnz ", nnz_, "), f ", entry.width,
+            " (STRATA_SPMM_ALGORITHM=auto chooses by measurement)");
     }
 
     const CudaBackend* owner_;

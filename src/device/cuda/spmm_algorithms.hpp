@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <cusparse.h>
@@ -28,13 +29,23 @@ struct SpmmAlgorithm {
 /// which some versions return for an algorithm/layout mismatch) rather than failed.
 [[nodiscard]] bool refuses(cusparseStatus_t status);
 
-/// The algorithm STRATA_SPMM_ALGORITHM fixes: cuSPARSE's ALG_DEFAULT ("default") when the
-/// variable is unset or empty (reproducible: the same algorithm on every rank and in every run,
-/// and cuSPARSE's non-transposed SpMM is bit-wise deterministic for a given algorithm), the
-/// named one, or nullopt for "auto" (time every algorithm per width and keep the fastest:
-/// faster, but two runs or two ranks may pick differently and round differently). Throws
-/// strata::Error naming the value and the accepted ones when it is unknown.
-[[nodiscard]] std::optional<SpmmAlgorithm> forced_spmm_algorithm();
+/// What STRATA_SPMM_ALGORITHM asks of a new width.
+struct SpmmRequest {
+    /// What runs at every width ("auto": nothing fixed, every algorithm is timed).
+    std::optional<SpmmAlgorithm> algorithm;
+    std::string value;  ///< STRATA_SPMM_ALGORITHM as given ("" when unset)
+};
+
+/// Unset or empty: cuSPARSE's ALG_DEFAULT (its own choice, the fastest or as fast as the
+/// fastest on an H200: 19.3 ms at f = 256 on 2.4M vertices, like CSR_ALG2). It is not bit-wise
+/// reproducible: on an H200 with CUDA 13.0 repeated runs on the same operands differed in the
+/// last bits, as did CSR_ALG1 and CSR_ALG2 (scripts/gpu-check, 2026-12-04). "reproducible":
+/// CSR_ALG3, the one that gave the same bits in every run there (about 2.1x slower at f = 256).
+/// Another name ("default", "alg1", "alg2", "alg3"): that algorithm. "auto": time every
+/// algorithm per width and keep the fastest (two runs or two ranks may pick differently). No
+/// choice is timed except by "auto", so every rank takes the same algorithm for the same
+/// request. Throws strata::Error naming the value and the accepted ones when unknown.
+[[nodiscard]] SpmmRequest requested_spmm_algorithms();
 
 /// A row-major FP32 dense descriptor over `data` (rows x cols). cuSPARSE never writes through
 /// the descriptor of x, so a const x may be wrapped too (and re-pointed later).

@@ -36,21 +36,25 @@ std::span<const SpmmAlgorithm> spmm_algorithms() {
     return algorithms;
 }
 
-std::optional<SpmmAlgorithm> forced_spmm_algorithm() {
+SpmmRequest requested_spmm_algorithms() {
     const char* value = std::getenv("STRATA_SPMM_ALGORITHM");
     if (value == nullptr || *value == '\0') {
-        return algorithms[0];  // cuSPARSE's default: reproducible (no timing)
+        return {.algorithm = algorithms[0], .value = {}};  // cuSPARSE's default (no timing)
     }
-    if (std::string_view(value) == "auto") {
-        return std::nullopt;
+    const std::string_view name(value);
+    if (name == "auto") {
+        return {.algorithm = std::nullopt, .value = value};
+    }
+    if (name == "reproducible") {
+        return {.algorithm = algorithms[3], .value = value};  // CSR_ALG3: the same bits each run
     }
     for (const SpmmAlgorithm& algorithm : algorithms) {
-        if (std::string_view(value) == algorithm.name) {
-            return algorithm;
+        if (name == algorithm.name) {
+            return {.algorithm = algorithm, .value = value};
         }
     }
     STRATA_FAIL("STRATA_SPMM_ALGORITHM: unknown cuSPARSE SpMM algorithm '", value,
-                "' (default, alg1, alg2, alg3, or auto to choose by measurement)");
+                "' (default, alg1, alg2, alg3, reproducible, or auto to choose by measurement)");
 }
 
 DnMatDescr make_dense(index_t rows, index_t cols, const float* data) {
