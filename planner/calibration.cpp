@@ -343,12 +343,16 @@ std::string cores_warning(const ThreadRates& one, const ThreadRates& many) {
     const double threads = static_cast<double>(many.threads) / one.threads;
     struct Scaling {
         const char* name;
+        double width;
         double ratio;
     };
-    const auto ratio = [](double a, double b) { return b > 0.0 ? a / b : 0.0; };
-    const Scaling spmm{"in-cache SpMM",
-                       ratio(many.spmm_in_cache.back().rate, one.spmm_in_cache.back().rate)};
-    const Scaling gemm{"GEMM", ratio(many.gemm.back().rate, one.gemm.back().rate)};
+    const auto scaling = [](const char* name, const std::vector<RatePoint>& all,
+                            const std::vector<RatePoint>& single) {
+        const double rate = single.back().rate;
+        return Scaling{name, single.back().x, rate > 0.0 ? all.back().rate / rate : 0.0};
+    };
+    const Scaling spmm = scaling("in-cache SpMM", many.spmm_in_cache, one.spmm_in_cache);
+    const Scaling gemm = scaling("GEMM", many.gemm, one.gemm);
     const Scaling& least = spmm.ratio <= gemm.ratio ? spmm : gemm;
     const Scaling& other = &least == &spmm ? gemm : spmm;
     if (least.ratio >= core_scaling_floor * threads) {
@@ -360,9 +364,8 @@ std::string cores_warning(const ThreadRates& one, const ThreadRates& many) {
                   "in cache scales with the cores, so they were shared while timing (another job, "
                   "SMT siblings, a VM's busy host) and every %d-thread figure is too slow; "
                   "calibrate again when the cores are free",
-                  many.threads, least.name,
-                  &least == &spmm ? one.spmm_in_cache.back().x : one.gemm.back().x, least.ratio,
-                  other.name, other.ratio, many.threads);
+                  many.threads, least.name, least.width, least.ratio, other.name, other.ratio,
+                  many.threads);
     return text;
 }
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -400,20 +401,28 @@ Plan make_plan(const PlanRequest& request) {
                 feature_inside ? request.machine.shared_memory : request.machine.inter_node;
             const Network& slow_feature_network =
                 feature_inside ? slowed.shared_memory : slowed.inter_node;
-            const PipelinePrediction p =
-                predict_pipeline_epoch(built.graph, one, layout, pipe_shape, {}, &feature_network);
+            // W > 1: the mirror lists of the real graph's chunks (as strata train makes them).
+            std::optional<WayStats> way_stats;
+            if (layout.ways > 1) {
+                way_stats = cache.way_stats(layout.chunks, layout.ways);
+            }
+            const WayStats* ways = way_stats ? &*way_stats : nullptr;
+            const PipelinePrediction p = predict_pipeline_epoch(
+                built.graph, one, layout, pipe_shape, {}, &feature_network, ways);
             c.time = p.time;
             c.error_band =
                 spread_band(predict_pipeline_epoch(built.graph, one, layout, slow_pipe_shape, {},
-                                                   &slow_feature_network)
+                                                   &slow_feature_network, ways)
                                 .time,
                             c.time);
             c.stage_bytes = p.stage_bytes;
+            c.way_bytes = p.way_bytes;
             c.a2a_bytes = p.a2a_bytes;
             c.recompute_a2a_bytes = p.recompute_a2a_bytes;
             c.bubble = p.bubble;
             c.split = p.split;
-            c.memory = predict_pipeline_memory(built.graph, one, layout, request.machine, whole);
+            c.memory = predict_pipeline_memory(built.graph, one, layout, request.machine, whole, 0,
+                                               {}, true, ways);
             c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
             plan.candidates.push_back(std::move(c));
         }
@@ -454,9 +463,9 @@ Plan make_plan(const PlanRequest& request) {
             "runs at one chunk per way: its larger chunk arena and the copy of the history it "
             "holds are in peak_MB (strata train --guard off runs without them)");
         plan.notes.push_back(
-            "pipeline: only one way per stage is planned (the W-way hybrid's mirror exchange is "
-            "not modelled; S x F is planned with one way); the per-chunk history bookkeeping is "
-            "not priced");
+            "pipeline: W > 1 ways are priced with the mirror exchange of this graph's chunks "
+            "(the average chunk's rows, blocking); S x F is planned with one way; the per-chunk "
+            "history bookkeeping is not priced");
     }
     if (request.compare_plexus || request.compare_cagnet) {
         const PaperInputs in{.graph = &graph_model.graph,
@@ -483,6 +492,7 @@ std::string plan_to_json(const Plan& plan) {
                               {"ways", c.ways},
                               {"chunks", c.chunks},
                               {"stage_bytes", c.stage_bytes},
+                              {"way_bytes", c.way_bytes},
                               {"bubble", c.bubble},
                               {"split", c.split},
                               {"feature_slices", c.feature_slices},
@@ -612,8 +622,8 @@ std::string format_plan(const Plan& plan) {
                          (c.column_blocks > 1 ? " B=" + std::to_string(c.column_blocks) : "") +
                          " " + c.recompute
                    : c.recompute;
-        const std::int64_t bytes =
-            (pipeline ? c.stage_bytes : c.time.halo_bytes) + (sliced ? c.a2a_bytes : 0);
+        const std::int64_t bytes = (pipeline ? c.stage_bytes + c.way_bytes : c.time.halo_bytes) +
+                                   (sliced ? c.a2a_bytes : 0);
         std::snprintf(
             line, sizeof(line),
             "%-8s %5d %-19s %3d %10.2f %6.0f %10.2f %9.2f %9.2f %12.3f %10.1f %10.1f %4s%s%s\n",
@@ -626,6 +636,12 @@ std::string format_plan(const Plan& plan) {
         if (pipeline) {
             std::snprintf(line, sizeof(line), "%9sbubble %.0f %%, ", "", 100.0 * c.bubble);
             out += line + c.split + "\n";
+            if (c.ways > 1) {
+                std::snprintf(line, sizeof(line), "%9sstages %.3f MB + mirrors %.3f MB per epoch\n",
+                              "", static_cast<double>(c.stage_bytes) / 1e6,
+                              static_cast<double>(c.way_bytes) / 1e6);
+                out += line;
+            }
             if (sliced) {
                 std::snprintf(line, sizeof(line),
                               "%9sstages %.3f MB + all-to-all %.3f MB per epoch\n", "",

@@ -52,6 +52,7 @@ struct Candidate {
     int ways = 0;
     int chunks = 0;
     std::int64_t stage_bytes = 0;  ///< pipeline: the metrics' stage_bytes per epoch
+    std::int64_t way_bytes = 0;    ///< pipeline, W > 1 ways: the metrics' way_bytes per epoch
     double bubble = 0.0;           ///< pipeline: idle fraction of the busiest stage's wave
     std::string split;             ///< pipeline: the stage split (StageLayout::describe)
     /// F: of the G x F grid (1: 1D), or the pipeline's feature slices per stage (S x F)

@@ -317,4 +317,19 @@ PartitionStats PartitionStatsCache::get(int parts, Normalization normalization) 
     return s;
 }
 
+WayStats PartitionStatsCache::way_stats(int chunks, int ways) {
+    const auto key = std::make_pair(chunks, ways);
+    if (const auto found = way_stats_.find(key); found != way_stats_.end()) {
+        return found->second;
+    }
+    if (!chunked_ || chunked_count_ != chunks) {
+        chunked_.reset();  // one chunked copy of the structure at a time
+        chunked_ = chunked_structure(graph(), chunks, seed_);
+        chunked_count_ = chunks;
+    }
+    const WayStats stats = planner::way_stats(chunked_->structure, chunked_->offsets, ways);
+    way_stats_.emplace(key, stats);
+    return stats;
+}
+
 }  // namespace strata::planner

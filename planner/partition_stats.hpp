@@ -8,11 +8,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "datasets/graph_dataset.hpp"
+#include "planner/way_stats.hpp"
 #include "src/base/types.hpp"
 #include "src/nn/graph_operator.hpp"
 #include "src/tensor/host_csr.hpp"
@@ -95,9 +98,18 @@ public:
     [[nodiscard]] const std::string& identity() const { return identity_; }
     /// Where `parts` would be cached.
     [[nodiscard]] std::string path_for(int parts, Normalization normalization) const;
+    /// The hybrid pipeline's mirror lists of `chunks` chunks over `ways` ways
+    /// (planner/way_stats.hpp): the graph's chunks as strata train makes them from a graph .h5
+    /// with this cache's seed (for a partition directory, from its reassembled graph, though a
+    /// run would read the directory's own chunk map). Measured once per (chunks, ways) in this
+    /// process, the chunked structure of the latest chunk count kept; not written to disk.
+    [[nodiscard]] WayStats way_stats(int chunks, int ways);
 
 private:
     const GraphDataset& graph();
+    std::map<std::pair<int, int>, WayStats> way_stats_;
+    std::optional<ChunkedStructure> chunked_;  ///< of chunked_count_ chunks
+    int chunked_count_ = 0;
     std::string data_;
     std::string cache_dir_;
     std::uint64_t seed_;

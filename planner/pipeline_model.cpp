@@ -66,31 +66,80 @@ std::vector<double> cut_row_bytes(const ModelGraph& graph, const StageLayout& la
     return bytes;
 }
 
+/// One stage's mirror exchanges (W > 1 ways) per chunk step: one exchange per slot that
+/// way_mirror_slots lists, with every other way, and the record bytes of a row summed over
+/// them, forward (before steps below the schedule's boundary) and backward.
+struct StageWayExchange {
+    int forward_exchanges = 0;
+    int backward_exchanges = 0;
+    std::int64_t forward_row_bytes = 0;
+    std::int64_t backward_row_bytes = 0;
+};
+
+StageWayExchange stage_way_exchange(const ModelGraph& graph, const StageStorage& storage,
+                                    HaloPrecision precision) {
+    StageWayExchange out;
+    const std::vector<std::vector<int>> exchanged = way_mirror_slots(graph, storage);
+    for (std::size_t k = 0; k < exchanged.size(); ++k) {
+        const bool forward = static_cast<int>(k) < storage.schedule.boundary;
+        for (const int slot : exchanged[k]) {
+            const auto bytes = static_cast<std::int64_t>(
+                packed_row_bytes(precision, storage.slots[static_cast<std::size_t>(slot)].cols));
+            (forward ? out.forward_exchanges : out.backward_exchanges) += 1;
+            (forward ? out.forward_row_bytes : out.backward_row_bytes) += bytes;
+        }
+    }
+    return out;
+}
+
+/// PipelineExecutor's mirror_bytes for W > 1 ways: the send and receive buffers at the widest
+/// kept output gradient (the aggregation outputs) and the packed lists.
+std::int64_t mirror_buffer_bytes(const ModelGraph& graph, const StageStorage& storage,
+                                 const WayStats& ways) {
+    index_t widest = 0;
+    for (const TensorId t : storage.kept_grads) {
+        widest = std::max(widest, graph.tensor(t).cols);
+    }
+    return (ways.send_rows * widest + ways.recv_rows * (ways.ways - 1) * widest) *
+               static_cast<std::int64_t>(sizeof(float)) +
+           ways.list_rows * static_cast<std::int64_t>(sizeof(index_t));
+}
+
 }  // namespace
 
 std::vector<PipelineLayout> pipeline_layouts(const ModelGraph& graph, int ranks,
                                              global_id vertices) {
     std::vector<PipelineLayout> out;
-    const int ways = 1;
-    // F = 1 first (S = ranks), then S x F for every F > 1 dividing the ranks.
-    for (int slices = 1; slices <= ranks; ++slices) {
-        const int stages = ranks / (ways * slices);
-        if (ranks % slices != 0 || stages < 2 || stages > max_stages(graph) ||
-            (slices > 1 && !grid_blocker(graph, slices).empty())) {
-            continue;
-        }
-        for (const int per : {4, 8, 16}) {
-            const int chunks = per * stages * ways;
-            // Every chunk keeps a row per slice (C even chunks; the executor refuses fewer).
-            if (chunks <= vertices && vertices / chunks >= slices) {
-                out.push_back({.stages = stages,
-                               .ways = ways,
-                               .chunks = chunks,
-                               .recompute = Recompute::all,
-                               .feature_slices = slices});
+    // One way and F = 1 first (S = ranks), then W > 1 ways (S = ranks / W), then S x F for
+    // every F > 1 dividing the ranks (one way).
+    for (int ways = 1; ways <= ranks; ++ways) {
+        for (int slices = 1; slices <= (ways == 1 ? ranks : 1); ++slices) {
+            if (ranks % (ways * slices) != 0) {
+                continue;
+            }
+            const int stages = ranks / (ways * slices);
+            if (stages < 2 || stages > max_stages(graph) ||
+                (slices > 1 && !grid_blocker(graph, slices).empty())) {
+                continue;
+            }
+            for (const int per : {4, 8, 16}) {
+                const int chunks = per * stages * ways;
+                // Every chunk keeps a row per slice (C even chunks; the executor refuses fewer).
+                if (chunks <= vertices && vertices / chunks >= slices) {
+                    out.push_back({.stages = stages,
+                                   .ways = ways,
+                                   .chunks = chunks,
+                                   .recompute = Recompute::all,
+                                   .feature_slices = slices});
+                }
             }
         }
     }
+    // The order above puts W > 1 before S x F; keep the documented order (F = 1 with its ways
+    // ascending, then S x F).
+    std::stable_sort(out.begin(), out.end(), [](const PipelineLayout& a, const PipelineLayout& b) {
+        return a.feature_slices < b.feature_slices;
+    });
     return out;
 }
 
@@ -118,40 +167,24 @@ std::int64_t pipeline_way_bytes(const ModelGraph& graph, const StageLayout& layo
     if (ways <= 1) {
         return 0;
     }
-    // Rows sent per exchange kind over one epoch: each chunk's lists to the other ways (a
-    // chunk's list for its own way is empty).
-    const WayMirrors mirrors = way_mirrors(structure, chunk_offsets, ways);
-    std::int64_t forward_rows = 0;
-    std::int64_t backward_rows = 0;
-    for (int c = 0; c < mirrors.chunks; ++c) {
-        for (int w = 0; w < ways; ++w) {
-            forward_rows += static_cast<std::int64_t>(mirrors.forward_rows(c, w).size());
-            backward_rows += static_cast<std::int64_t>(mirrors.backward_rows(c, w).size());
-        }
+    return pipeline_way_bytes(graph, layout, structure.rows,
+                              way_stats(structure, chunk_offsets, ways), recompute, precision);
+}
+
+std::int64_t pipeline_way_bytes(const ModelGraph& graph, const StageLayout& layout, index_t rows,
+                                const WayStats& ways, Recompute recompute,
+                                HaloPrecision precision) {
+    if (ways.ways <= 1) {
+        return 0;
     }
-    const auto record = [&](const StageStorage& st, int slot) {
-        return static_cast<std::int64_t>(
-            packed_row_bytes(precision, st.slots[static_cast<std::size_t>(slot)].cols));
-    };
+    // Each chunk's lists go once per epoch for every tensor exchanged (a chunk's list for its
+    // own way is empty).
     std::int64_t bytes = 0;
     for (int s = 0; s < static_cast<int>(layout.stages.size()); ++s) {
-        const StageStorage st =
-            plan_stage_storage(graph, layout, s, structure.rows, recompute, false);
-        for (std::size_t k = 0; k < st.schedule.steps.size(); ++k) {
-            const PlanStep& step = st.schedule.steps[k];
-            if (step.kind == StepKind::loss || graph.node(step.node).op->row_local()) {
-                continue;
-            }
-            if (static_cast<int>(k) < st.schedule.boundary) {  // forward: the kept inputs
-                for (const int slot : step.x) {
-                    if (st.slots[static_cast<std::size_t>(slot)].place == Place::kept) {
-                        bytes += forward_rows * record(st, slot);
-                    }
-                }
-            } else if (step.kind == StepKind::backward) {  // the output gradient
-                bytes += backward_rows * record(st, step.dy);
-            }
-        }
+        const StageWayExchange e = stage_way_exchange(
+            graph, plan_stage_storage(graph, layout, s, rows, recompute), precision);
+        bytes +=
+            ways.forward_rows * e.forward_row_bytes + ways.backward_rows * e.backward_row_bytes;
     }
     return bytes;
 }
@@ -183,11 +216,16 @@ double pipeline_wave_seconds(std::span<const double> forward, std::span<const do
 PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const PartitionStats& whole,
                                           const PipelineLayout& layout, const RunShape& shape,
                                           std::span<const index_t> chunk_rows,
-                                          const Network* feature_network) {
+                                          const Network* feature_network,
+                                          const WayStats* way_stats) {
     PipelinePrediction out;
     const int slices = layout.feature_slices;
     STRATA_CHECK(slices >= 1 && (slices == 1 || layout.ways == 1), "pipeline: ", slices,
                  " feature slices with ", layout.ways, " ways (S x W x F is not built)");
+    STRATA_CHECK(layout.ways == 1 || (way_stats != nullptr && way_stats->ways == layout.ways &&
+                                      way_stats->chunks == layout.chunks),
+                 "pipeline: ", layout.ways, " ways x ", layout.chunks,
+                 " chunks are priced with the mirror lists of those chunks (WayStats)");
     const StageLayout stages = pipeline_stage_layout(graph, layout.stages, whole);
     out.split = stages.describe(graph);
     // S x F: each rank sends its row block of every chunk, |V| rows over the F ranks in all.
@@ -226,6 +264,7 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
     double busiest = 0.0;       // the busiest stage's compute and switches
     double busiest_work = 0.0;  // of which compute
     double switches = 0.0;      // its switches
+    double mirrors = 0.0;       // its mirror exchanges (W > 1)
     for (std::size_t s = 0; s < stages.stages.size(); ++s) {
         const Stage& stage = stages.stages[s];
         EpochTerms terms;
@@ -251,8 +290,22 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
         const StageSwitchSeconds switched =
             stage_switch_seconds(graph, storage, chunks, slices, priced, switch_network,
                                  shape.machine->shared_memory.bandwidth_gbs);
-        forward.push_back(per_chunk[0] + switched.forward);
-        backward.push_back(per_chunk[1] + switched.backward);
+        // W > 1: the chunk's mirror exchanges, blocking: one latency each, and the rows a way
+        // sends for its chunk (the epoch's lists over the C chunks: the average chunk).
+        std::array<double, 2> mirrored{};  // forward, backward
+        if (layout.ways > 1) {
+            const StageWayExchange e = stage_way_exchange(graph, storage, shape.halo_precision);
+            const double per_chunk_rows = 1.0 / static_cast<double>(layout.chunks);
+            const double bandwidth = shape.network.bandwidth_gbs * giga;
+            mirrored[0] = e.forward_exchanges * shape.network.latency_s +
+                          static_cast<double>(way_stats->forward_rows) * per_chunk_rows *
+                              static_cast<double>(e.forward_row_bytes) / bandwidth;
+            mirrored[1] = e.backward_exchanges * shape.network.latency_s +
+                          static_cast<double>(way_stats->backward_rows) * per_chunk_rows *
+                              static_cast<double>(e.backward_row_bytes) / bandwidth;
+        }
+        forward.push_back(per_chunk[0] + switched.forward + mirrored[0]);
+        backward.push_back(per_chunk[1] + switched.backward + mirrored[1]);
         // The receive before stage s: its cut's rows of one chunk, one message per tensor.
         const double rows = static_cast<double>(way.owned) / steps;
         transfer.push_back(s == 0 ? 0.0
@@ -264,6 +317,7 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
             busiest = stage_busy;
             busiest_work = steps * (per_chunk[0] + per_chunk[1]);
             switches = steps * (switched.forward + switched.backward);
+            mirrors = steps * (mirrored[0] + mirrored[1]);
             slowest = terms;
         }
     }
@@ -276,7 +330,11 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
     for (const double t : transfer) {
         slowest.exchange_s += steps * 2.0 * t;
     }
-    slowest.exchange_s += switches;
+    slowest.exchange_s += switches + mirrors;
+    if (layout.ways > 1) {
+        out.way_bytes = pipeline_way_bytes(graph, stages, static_cast<index_t>(whole.vertices),
+                                           *way_stats, layout.recompute, shape.halo_precision);
+    }
     // Evaluation: rank 0 runs the whole graph's evaluation schedule alone.
     const RankStats& all = whole.ranks.at(0);
     const ExecutionPlan whole_plan = rank_plan(graph, all, Recompute::none);
@@ -296,8 +354,13 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
 MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const PartitionStats& whole,
                                          const PipelineLayout& layout, const MachineModel& machine,
                                          bool whole_graph_input, index_t largest_chunk,
-                                         std::span<const index_t> run_chunks, bool guard) {
+                                         std::span<const index_t> run_chunks, bool guard,
+                                         const WayStats* way_stats) {
     MemoryPrediction out;
+    STRATA_CHECK(layout.ways == 1 || (way_stats != nullptr && way_stats->ways == layout.ways &&
+                                      way_stats->chunks == layout.chunks),
+                 "pipeline memory: ", layout.ways, " ways x ", layout.chunks,
+                 " chunks need the mirror lists of those chunks (WayStats)");
     const StageLayout stages = pipeline_stage_layout(graph, layout.stages, whole);
     const auto rows = static_cast<index_t>(whole.vertices);
     const RankStats& all = whole.ranks.at(0);
@@ -314,8 +377,9 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
         input_cols.push_back(graph.tensor(t).cols);
     }
     const index_t chunk_rows =
-        largest_chunk > 0
-            ? largest_chunk
+        largest_chunk > 0 ? largest_chunk
+        : way_stats != nullptr && layout.ways > 1
+            ? way_stats->largest_chunk
             : static_cast<index_t>(std::min<double>(
                   static_cast<double>(rows),
                   std::ceil(chunk_balance * static_cast<double>(rows) / layout.chunks)));
@@ -345,12 +409,18 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
                     plan_stage_storage(graph, stages, s, rows, layout.recompute);
                 memory.kept_floats = storage.kept_floats;
                 memory.kept_grad_floats = storage.kept_grad_floats;
-                const index_t largest = whole_way ? rows : chunk_rows;
+                // The check step's one chunk per way: the way's rows (all of them: one way).
+                const index_t largest = !whole_way        ? chunk_rows
+                                        : layout.ways > 1 ? way_stats->largest_way
+                                                          : rows;
                 memory.scratch_floats =
                     storage.scratch_per_row * static_cast<std::size_t>(largest) +
                     stage_workspace_floats(graph, storage, largest, aggregation);
                 // --snapshot-period's default (23 > 0): the snapshot buffer exists.
                 memory.snapshot_floats = storage.snapshot_floats;
+                if (layout.ways > 1) {
+                    memory.mirror_bytes = mirror_buffer_bytes(graph, storage, *way_stats);
+                }
                 history = history_copy_bytes(graph, storage, rows);
             } else {  // rank (s, f): its share of every chunk, the slices' mirrors, its data rows
                 const SlicedShapeOperator sliced({chunks.begin(), chunks.end()}, slices,

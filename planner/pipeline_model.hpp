@@ -26,9 +26,13 @@
 //                 (slice_mirror_floats) and its copy of its rows of the data (slice_share_bytes)
 //                 the accuracy guard's check step at one chunk per way: its larger chunk arena
 //                 (guard_bytes) in the peak
-// Not modelled: the W-way mirror exchange's time and buffers (W > 1 is not planned; its bytes:
-// pipeline_way_bytes, given the run's chunks), S x W x F, staleness (the accuracy guard may halve
-// the chunks: a note).
+//   mirrors       W > 1 ways: the mirror exchange of the real graph's chunks (WayStats, the lists
+//                 strata train builds): per chunk step and stage, one latency per exchanged
+//                 tensor and the average chunk's rows at their record bytes, blocking (added to
+//                 the stage's step, not overlapped); its bytes the metrics' way_bytes, exactly;
+//                 its buffers (send, receive, lists) and the largest chunk in the memory plan
+// Not modelled: S x W x F, staleness (the accuracy guard may halve the chunks: a note), the
+// spread of mirror rows between chunks (the average chunk is priced).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +43,7 @@
 #include "planner/cost_model.hpp"
 #include "planner/memory_model.hpp"
 #include "planner/partition_stats.hpp"
+#include "planner/way_stats.hpp"
 #include "src/nn/execution_plan.hpp"
 #include "src/nn/model_graph.hpp"
 #include "src/nn/stage_layout.hpp"
@@ -58,10 +63,12 @@ struct PipelineLayout {
 
 /// The pipeline layouts planned for `ranks`: S = ranks, W = 1 (S >= 2 and at most the model's
 /// layer boundaries + 1), C in {4 S W (the executor's default), 8 S W, 16 S W} up to |V|, each
-/// with recompute `all` (the least memory: every stage holds whole-graph buffers); then S x F
-/// for every F > 1 dividing `ranks` with S = ranks / F >= 2 (the same chunks C = 4 S, 8 S, 16 S
-/// and recompute), where the model gives every aggregation a column per slice (grid_blocker)
-/// and the smallest of C even chunks keeps a row per slice (the executor's refusals).
+/// with recompute `all` (the least memory: every stage holds whole-graph buffers); then W > 1
+/// ways for every W dividing `ranks` with S = ranks / W within the same bounds (the same chunk
+/// counts); then S x F for every F > 1 dividing `ranks` with S = ranks / F >= 2 (one way, the
+/// same chunks and recompute), where the model gives every aggregation a column per slice
+/// (grid_blocker) and the smallest of C even chunks keeps a row per slice (the executor's
+/// refusals).
 [[nodiscard]] std::vector<PipelineLayout> pipeline_layouts(const ModelGraph& graph, int ranks,
                                                            global_id vertices);
 
@@ -75,12 +82,15 @@ struct PipelineLayout {
 /// ways — every chunk's rows that another way reads (way_mirrors over `structure`, the
 /// operator's pattern in chunk order, and the run's `chunk_offsets`), once per epoch, at
 /// `precision`'s record bytes for the tensor's width. As the executor exchanges
-/// (PipelineExecutor::forward_chunk and backward_chunk); 0 with one way. Not yet planned by
-/// `strata plan` (which has no chunks of the real graph): a building block, tested against the
-/// executor.
+/// (PipelineExecutor::forward_chunk and backward_chunk); 0 with one way.
 [[nodiscard]] std::int64_t pipeline_way_bytes(const ModelGraph& graph, const StageLayout& layout,
                                               const HostCsr& structure,
                                               std::span<const index_t> chunk_offsets, int ways,
+                                              Recompute recompute,
+                                              HaloPrecision precision = HaloPrecision::fp32);
+/// The same from the lists' statistics (way_stats) of a graph of `rows` vertices.
+[[nodiscard]] std::int64_t pipeline_way_bytes(const ModelGraph& graph, const StageLayout& layout,
+                                              index_t rows, const WayStats& ways,
                                               Recompute recompute,
                                               HaloPrecision precision = HaloPrecision::fp32);
 
@@ -100,6 +110,7 @@ struct PipelineLayout {
 struct PipelinePrediction {
     EpochPrediction time;
     std::int64_t stage_bytes = 0;
+    std::int64_t way_bytes = 0;  ///< W > 1: the mirror exchange's bytes per epoch (metrics)
     std::int64_t a2a_bytes = 0;  ///< S x F: the layout switches' bytes per epoch (metrics)
     std::int64_t recompute_a2a_bytes = 0;  ///< S x F: of chunk copies refilled for backward
     double bubble = 0.0;                   ///< idle fraction of the wave on the busiest stage
@@ -107,13 +118,12 @@ struct PipelinePrediction {
 };
 
 /// `chunk_rows`: the run's chunks' rows when known (empty: |V| in C even blocks; S x F only);
-/// `feature_network`: S x F's feature group's network (null: shape.network).
-[[nodiscard]] PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph,
-                                                        const PartitionStats& whole,
-                                                        const PipelineLayout& layout,
-                                                        const RunShape& shape,
-                                                        std::span<const index_t> chunk_rows = {},
-                                                        const Network* feature_network = nullptr);
+/// `feature_network`: S x F's feature group's network (null: shape.network); `way_stats`: the
+/// mirror lists of the layout's chunks, required with W > 1 ways (strata::Error otherwise).
+[[nodiscard]] PipelinePrediction predict_pipeline_epoch(
+    const ModelGraph& graph, const PartitionStats& whole, const PipelineLayout& layout,
+    const RunShape& shape, std::span<const index_t> chunk_rows = {},
+    const Network* feature_network = nullptr, const WayStats* way_stats = nullptr);
 
 /// The executor's memory plan of the largest rank, and its resident peak as for graph
 /// parallelism (every rank holds the whole graph). `largest_chunk`: the rows of the largest
@@ -121,10 +131,13 @@ struct PipelinePrediction {
 /// (empty: |V| in C even blocks, the chunk arena sized for a block of |V| / C x 1.03 rows).
 /// `guard` (the accuracy guard, on by default): its check step runs at one chunk per way and
 /// grows the chunk arena to a way's rows; what that adds to the plan is `guard_bytes`, inside
-/// `peak_bytes` (`planned_bytes` stays the run's printed plan).
+/// `peak_bytes` (`planned_bytes` stays the run's printed plan). W > 1 ways: `way_stats`, the
+/// mirror lists of the layout's chunks, is required (the mirror buffers, the largest chunk
+/// and way; strata::Error otherwise).
 [[nodiscard]] MemoryPrediction predict_pipeline_memory(
     const ModelGraph& graph, const PartitionStats& whole, const PipelineLayout& layout,
     const MachineModel& machine, bool whole_graph_input, index_t largest_chunk = 0,
-    std::span<const index_t> run_chunks = {}, bool guard = true);
+    std::span<const index_t> run_chunks = {}, bool guard = true,
+    const WayStats* way_stats = nullptr);
 
 }  // namespace strata::planner

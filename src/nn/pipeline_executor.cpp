@@ -41,6 +41,9 @@ struct PipelineExecutor::ShareRows {
 struct PipelineExecutor::WaveState {
     std::vector<std::unique_ptr<StageMessage>> sends;  ///< forward values in flight
     std::vector<std::unique_ptr<StageMessage>> grad_sends;
+    /// Hybrid: per step of the stage's schedule, the slots exchanged before it
+    /// (way_mirror_slots, stage_storage.hpp); empty with one way.
+    std::vector<std::vector<int>> mirrored_slots;
     /// Hybrid: every mirror list of the initial chunks (pack_mirror_lists, way_mirrors.hpp).
     Buffer<index_t> mirror_rows;
     std::vector<std::size_t> forward_offsets;   ///< W C + 1
@@ -200,6 +203,7 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
         const MirrorLists lists =
             pack_mirror_lists(way_mirrors(*options.structure, base_offsets_, options.ways));
         WaveState& st = *wave_;
+        st.mirrored_slots = way_mirror_slots(graph, buffers_->storage());
         st.mirror_rows = Buffer<index_t>(backend, std::span<const index_t>(lists.rows));
         st.forward_offsets = lists.forward_offsets;
         st.backward_offsets = lists.backward_offsets;
@@ -371,6 +375,16 @@ void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> 
     }
 }
 
+void PipelineExecutor::exchange_before(std::size_t k, const StageViews& views,
+                                       std::span<const int> step, bool forward) {
+    if (options_.ways == 1) {
+        return;
+    }
+    for (const int slot : wave_->mirrored_slots[k]) {  // the chunks in flight, fresh
+        exchange_mirrors(views.all(slot), step, forward);
+    }
+}
+
 OpContext PipelineExecutor::chunk_context(std::uint64_t epoch, bool recompute) {
     return OpContext{.backend = backend_,
                      .graph = &aggregation_,
@@ -388,13 +402,7 @@ void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t ep
     PhaseClock untimed(backend_, world_, nullptr);
     for (int k = 0; k < st.schedule.boundary; ++k) {
         const PlanStep& s = st.schedule.steps[static_cast<std::size_t>(k)];
-        if (options_.ways > 1 && !graph_.node(s.node).op->row_local()) {
-            for (const int slot : s.x) {  // the other ways' fresh rows of the chunks in flight
-                if (st.slots[static_cast<std::size_t>(slot)].place == Place::kept) {
-                    exchange_mirrors(views.all(slot), step, /*forward=*/true);
-                }
-            }
-        }
+        exchange_before(static_cast<std::size_t>(k), views, step, /*forward=*/true);
         run_forward(graph_, s, views, context, untimed);
         progress();
     }
@@ -426,9 +434,7 @@ double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t
             case StepKind::backward:
                 // The pull dx[rows] = (Âᵀ dy)[rows] reads every row of dy: the other ways'
                 // fresh rows first.
-                if (options_.ways > 1 && !graph_.node(s.node).op->row_local()) {
-                    exchange_mirrors(views.all(s.dy), step, /*forward=*/false);
-                }
+                exchange_before(k, views, step, /*forward=*/false);
                 run_backward(graph_, s, views, context, untimed);
                 break;
         }

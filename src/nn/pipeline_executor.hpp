@@ -126,6 +126,7 @@ public:
 };
 
 class StageBuffers;
+class StageViews;
 
 class PipelineExecutor final : public Executor, public StalenessControl {
 public:
@@ -203,6 +204,10 @@ private:
     [[nodiscard]] OpContext chunk_context(std::uint64_t epoch, bool recompute);
     /// Hybrid: the mirror rows of the chunks the ways process now, into `buffer` (whole graph).
     void exchange_mirrors(MatrixView buffer, std::span<const int> step, bool forward);
+    /// Hybrid: exchange_mirrors for every slot step k of the stage's schedule reads whole
+    /// (way_mirror_slots); nothing with one way.
+    void exchange_before(std::size_t k, const StageViews& views, std::span<const int> step,
+                         bool forward);
     /// The world rank of (stage, this rank's way and slice).
     [[nodiscard]] int rank_of(int stage) const {
         return (stage * options_.ways + way()) * slices() + world_.rank() % slices();

@@ -174,6 +174,28 @@ std::size_t stage_workspace_floats(const ModelGraph& graph, const StageStorage& 
     return workspace;
 }
 
+std::vector<std::vector<int>> way_mirror_slots(const ModelGraph& graph,
+                                               const StageStorage& storage) {
+    const Schedule& schedule = storage.schedule;
+    std::vector<std::vector<int>> out(schedule.steps.size());
+    for (std::size_t k = 0; k < schedule.steps.size(); ++k) {
+        const PlanStep& step = schedule.steps[k];
+        if (step.kind == StepKind::loss || graph.node(step.node).op->row_local()) {
+            continue;
+        }
+        if (static_cast<int>(k) < schedule.boundary) {  // the other ways' fresh input rows
+            for (const int slot : step.x) {
+                if (storage.slots.at(static_cast<std::size_t>(slot)).place == Place::kept) {
+                    out[k].push_back(slot);
+                }
+            }
+        } else if (step.kind == StepKind::backward) {  // the pull dx = Âᵀ dy reads every dy row
+            out[k].push_back(step.dy);
+        }
+    }
+    return out;
+}
+
 std::vector<SliceMirror> slice_mirrors(const ModelGraph& graph, const StageStorage& storage,
                                        bool snapshot) {
     std::vector<SliceMirror> out;

@@ -88,6 +88,14 @@ struct StageStorage {
                                                  const StageStorage& storage, index_t chunk_rows,
                                                  const GraphOperator& aggregation);
 
+/// The hybrid (W > 1 ways, way_mirrors.hpp): per step of `storage`'s schedule, the slots whose
+/// rows the ways exchange before it — a forward step's (before the boundary) kept inputs, a
+/// backward step's output gradient, of ops that are not row-local; empty for every other step.
+/// The executor's exchanges (PipelineExecutor::forward_chunk, backward_chunk) and strata plan's
+/// way bytes (planner::pipeline_way_bytes).
+[[nodiscard]] std::vector<std::vector<int>> way_mirror_slots(const ModelGraph& graph,
+                                                             const StageStorage& storage);
+
 /// S x F: a slot the stage's feature slices mirror (PipelineSlices::attach: every whole-graph
 /// row at the rank's column slice), and whether its mirror has a T3 snapshot.
 struct SliceMirror {

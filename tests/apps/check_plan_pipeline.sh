@@ -9,7 +9,9 @@
 # halo and all-to-all bytes equal the plan's every epoch. At 4 ranks, the plan's S x F candidate
 # (2 stages x 2 feature slices x 8 chunks), made the recommendation, runs as planned: the
 # metrics' stage bytes and all-to-all bytes equal the plan's every epoch, and the largest rank's
-# memory plan is within 2 % of the plan's.
+# memory plan is within 2 % of the plan's. At 4 ranks too, the hybrid candidate (2 stages x 2 ways
+# x 16 chunks), made the recommendation, runs as planned: the metrics' stage bytes and mirror
+# bytes (way_bytes) equal the plan's every epoch, and the memory plan is within 2 %.
 # Usage: check_plan_pipeline.sh MPIEXEC STRATA DATA_DIR
 mpiexec=$1
 strata=$(realpath "$2")
@@ -113,6 +115,39 @@ ranks = [float(x) for x in re.findall(r"rank \d+ \(stage \d+\) ([0-9.]+) MB", op
 assert len(ranks) == 4, ranks
 measured, predicted = max(ranks), c["planned_bytes"] / 1e6
 print(f"S x F: stage bytes {c['stage_bytes']}, a2a bytes {c['a2a_bytes']} (plan = metrics); "
+      f"memory plan {predicted:.1f} MB planned, {measured:.1f} MB printed")
+assert abs(predicted - measured) <= 0.02 * measured, (predicted, measured)
+PY
+# The hybrid: 2 stages x 2 ways, priced with the mirror lists of the chunks train makes.
+/usr/bin/python3 - "$tmp/plan4.json" "$tmp/ways.json" <<'PY' && ok "a hybrid candidate 2 x 2 x 16" || fail "no hybrid candidate"
+import json, sys
+plan = json.load(open(sys.argv[1]))
+found = False
+for c in plan["candidates"]:
+    c["recommended"] = False
+    if c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"], c["feature_slices"]) == (2, 2, 16, 1):
+        c["recommended"] = found = True
+        assert c["stage_bytes"] > 0 and c["way_bytes"] > 0, c
+assert found
+json.dump(plan, open(sys.argv[2], "w"))
+PY
+timeout 240 "$mpiexec" -n 4 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
+  --epochs 2 --threads 1 --plan "$tmp/ways.json" --metrics "$tmp/ways.jsonl" >"$tmp/ways.out" 2>&1 &&
+  ok "train --plan FILE runs the hybrid" || { cat "$tmp/ways.out"; fail "train --plan FILE (hybrid)"; }
+grep -q -- "): parallel = pipeline, stages = 2, ways = 2, chunks = 16, for 4 ranks" \
+  "$tmp/ways.out" && ok "the plan's hybrid applied" || { grep "^plan" "$tmp/ways.out"; fail "hybrid not reported"; }
+/usr/bin/python3 - "$tmp/ways.json" "$tmp/ways.jsonl" "$tmp/ways.out" <<'PY' && ok "hybrid: stage and mirror bytes exact, memory within 2 %" || fail "hybrid bytes or memory differ"
+import json, re, sys
+c = next(c for c in json.load(open(sys.argv[1]))["candidates"] if c["recommended"])
+epochs = [json.loads(l) for l in open(sys.argv[2])]
+assert len(epochs) == 2
+for e in epochs:
+    got = (e["stage_bytes"], e["way_bytes"])
+    assert got == (c["stage_bytes"], c["way_bytes"]), (got, c)
+ranks = [float(x) for x in re.findall(r"rank \d+ \(stage \d+\) ([0-9.]+) MB", open(sys.argv[3]).read())]
+assert len(ranks) == 4, ranks
+measured, predicted = max(ranks), c["planned_bytes"] / 1e6
+print(f"hybrid: stage bytes {c['stage_bytes']}, mirror bytes {c['way_bytes']} (plan = metrics); "
       f"memory plan {predicted:.1f} MB planned, {measured:.1f} MB printed")
 assert abs(predicted - measured) <= 0.02 * measured, (predicted, measured)
 PY

@@ -42,20 +42,29 @@ ModelSpec small(const std::string& name, int layers, index_t hidden) {
     return spec;
 }
 
-TEST_CASE("pipeline layouts at 4 ranks: S = 4, then 2 x 2 (S x F), one way", "[planner]") {
+TEST_CASE("pipeline layouts at 4 ranks: S = 4, then 2 stages x 2 ways, then 2 x 2 (S x F)",
+          "[planner]") {
     const BuiltModel model = build_model(small("gcnii", 4, 8), 20, 4);
     REQUIRE(max_stages(model.graph) >= 4);
     const auto four = planner::pipeline_layouts(model.graph, 4, 300);
-    REQUIRE(four.size() == 6);
-    for (std::size_t i = 0; i < 3; ++i) {  // F = 1 first, as before
+    REQUIRE(four.size() == 9);
+    for (std::size_t i = 0; i < 3; ++i) {  // one way and F = 1 first, as before
         CHECK(four[i].stages == 4);
+        CHECK(four[i].ways == 1);
         CHECK(four[i].feature_slices == 1);
     }
-    for (std::size_t i = 3; i < 6; ++i) {  // S x F: S = 2, F = 2, C = 8, 16, 32
+    for (std::size_t i = 3; i < 6; ++i) {  // the hybrid: S = 2, W = 2, C = 16, 32, 64
+        CHECK(four[i].stages == 2);
+        CHECK(four[i].ways == 2);
+        CHECK(four[i].feature_slices == 1);
+        CHECK(four[i].chunks == 16 << (i - 3));
+        CHECK(four[i].recompute == Recompute::all);
+    }
+    for (std::size_t i = 6; i < 9; ++i) {  // S x F: S = 2, F = 2, C = 8, 16, 32
         CHECK(four[i].stages == 2);
         CHECK(four[i].ways == 1);
         CHECK(four[i].feature_slices == 2);
-        CHECK(four[i].chunks == 8 << (i - 3));
+        CHECK(four[i].chunks == 8 << (i - 6));
         CHECK(four[i].recompute == Recompute::all);
     }
     // A chunk needs a row per slice: of 40 rows, 32 chunks have 1 (refused), 16 have 2.

@@ -13,6 +13,7 @@
 #include "layers/model_zoo.hpp"
 #include "layers/sparse_linear_op.hpp"
 #include "partition/distributed_load.hpp"
+#include "partition/in_memory_load.hpp"
 #include "partition/local_part.hpp"
 #include "partition/metis_partitioner.hpp"
 #include "planner/cagnet_model.hpp"
@@ -24,6 +25,7 @@
 #include "planner/partition_stats.hpp"
 #include "planner/pipeline_model.hpp"
 #include "planner/plexus_model.hpp"
+#include "planner/way_stats.hpp"
 #include "src/base/error.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "src/device/cpu/cpu_backend.hpp"
@@ -656,6 +658,105 @@ TEST_CASE("the hybrid's mirror bytes (W ways) equal the executor's way_bytes", "
     const std::vector<index_t> two{0, 150, 300};
     CHECK(planner::pipeline_way_bytes(model.graph, plan_stages(model.graph, 1, {.rows = 300}),
                                       part.graph.inner, two, 1, Recompute::none) == 0);
+}
+
+TEST_CASE(
+    "the hybrid (W ways) on strata train's own chunks: the mirror statistics, way bytes and "
+    "memory plan strata plan prices equal the executor's",
+    "[planner][mpi]") {
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    CpuBackend backend(1);
+    const GraphDataset g = test::directed_graph(300, 4, 5, 12, 37);
+    ModelSpec spec = find_model("gcnii").recipe.spec;
+    spec.layers = 4;
+    spec.hidden = 8;
+    spec.dropout = 0.0f;
+    BuiltModel model = build_model(spec, 12, 4);
+    const PartitionStats s =
+        planner::measure_partition(g, "directed", 1, model.graph.normalization(), 0);
+    const planner::MachineModel m = flat_machine();
+    for (int ways = 2; ways <= world.size(); ++ways) {
+        if (world.size() % ways != 0) {
+            continue;
+        }
+        const int chunks = 4 * world.size();
+        INFO(ways << " ways, " << chunks << " chunks");
+        // The chunks strata train makes (METIS, seed 3) and strata plan's lean copy of them.
+        ChunkedPart chunked =
+            chunked_part_in_memory(g, self, {.chunks = chunks, .seed = 3}, 0, "directed");
+        const planner::ChunkedStructure lean = planner::chunked_structure(g, chunks, 3);
+        CHECK(lean.offsets == chunked.chunk_offsets);
+        const planner::WayStats want =
+            planner::way_stats(chunked.part.graph.inner, chunked.chunk_offsets, ways);
+        const planner::WayStats got = planner::way_stats(lean.structure, lean.offsets, ways);
+        CHECK(want.forward_rows > 0);
+        CHECK(want.forward_rows != want.backward_rows);  // directed: the directions differ
+        CHECK(got.forward_rows == want.forward_rows);
+        CHECK(got.backward_rows == want.backward_rows);
+        CHECK(got.list_rows == want.list_rows);
+        CHECK(got.send_rows == want.send_rows);
+        CHECK(got.recv_rows == want.recv_rows);
+        CHECK(got.largest_chunk == want.largest_chunk);
+        CHECK(got.largest_way == want.largest_way);
+        CHECK(got.largest_way > got.largest_chunk);
+
+        ModelInputs inputs(backend, self, chunked.part, model.graph);
+        ModelParameters parameters(backend, model.graph, 1);
+        PipelineExecutor executor(backend, world, self, model.graph, parameters,
+                                  *inputs.aggregation, inputs.uploaded->data(),
+                                  PipelineOptions{.stages = world.size() / ways,
+                                                  .ways = ways,
+                                                  .structure = &chunked.part.graph.inner,
+                                                  .chunk_offsets = chunked.chunk_offsets,
+                                                  .nnz = chunked.part.graph.inner.nnz(),
+                                                  .recompute = Recompute::all});
+        (void)executor.train_step(1);
+        const planner::PipelineLayout layout{.stages = world.size() / ways,
+                                             .ways = ways,
+                                             .chunks = chunks,
+                                             .recompute = Recompute::all};
+        const planner::RunShape shape{.machine = &m, .network = m.shared_memory, .threads = 1};
+        const planner::PipelinePrediction p =
+            planner::predict_pipeline_epoch(model.graph, s, layout, shape, {}, nullptr, &got);
+        REQUIRE(executor.pipeline_epoch().has_value());
+        CHECK(p.way_bytes == executor.pipeline_epoch()->way_bytes);
+        // The mirror exchange costs time: the same layout with no mirror rows is faster.
+        planner::WayStats none = got;
+        none.forward_rows = 0;
+        none.backward_rows = 0;
+        CHECK(p.time.epoch_s >
+              planner::predict_pipeline_epoch(model.graph, s, layout, shape, {}, nullptr, &none)
+                  .time.epoch_s);
+        // The largest rank's memory plan, mirror buffers and real chunks included.
+        std::array<std::int64_t, 1> planned{
+            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size()))};
+        world.allreduce_max(planned);
+        const planner::MemoryPrediction mem =
+            planner::predict_pipeline_memory(model.graph, s, layout, m, true, 0, {}, true, &got);
+        CHECK(mem.planned_bytes == planned[0]);
+        // The accuracy guard's check step at one chunk per way: the arena grows to a way's rows.
+        (void)executor.staleness_losses(2);
+        std::int64_t history = 0;
+        for (const HistoryTensor& t : executor.history().embeddings) {
+            history += 2 * static_cast<std::int64_t>(t.values.size() * sizeof(float));
+        }
+        std::array<std::int64_t, 1> checked{
+            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size())) +
+            history};
+        world.allreduce_max(checked);
+        CHECK(mem.planned_bytes + mem.guard_bytes == checked[0]);
+        REQUIRE(test::all_ranks(p.way_bytes == executor.pipeline_epoch()->way_bytes &&
+                                mem.planned_bytes == planned[0] &&
+                                mem.planned_bytes + mem.guard_bytes == checked[0]));
+    }
+    // W > 1 without the chunks' statistics: refused, not priced as one way.
+    const planner::PipelineLayout two_ways{.stages = 1, .ways = 2, .chunks = 8};
+    const planner::RunShape shape{.machine = &m, .network = m.shared_memory, .threads = 1};
+    CHECK_THROWS_WITH(planner::predict_pipeline_epoch(model.graph, s, two_ways, shape),
+                      Catch::Contains("WayStats"));
+    CHECK_THROWS_WITH(planner::predict_pipeline_memory(model.graph, s, two_ways, m, true),
+                      Catch::Contains("WayStats"));
 }
 
 }  // namespace
