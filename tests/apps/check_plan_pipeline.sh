@@ -18,53 +18,64 @@ strata=$(realpath "$2")
 data=$(realpath "$3")
 source "$(dirname "$0")/checks.sh"
 
-model=(--model gcnii --layers 8 --hidden 64)
-"$strata" plan --data "$data/cora.h5" "${model[@]}" --ranks 2 --cache-dir "$tmp/cache" --json \
-  >"$tmp/plan.json" && ok "plan with pipeline candidates" || fail "strata plan"
-/usr/bin/python3 - "$tmp/plan.json" "$tmp/pipe.json" <<'PY' && ok "a pipeline candidate 2 x 1 x 8" || fail "no pipeline candidate"
+# recommend PLAN OUT MATCH CHECK: OUT is PLAN with one recommendation, the first candidate c for
+# which the Python expression MATCH holds; CHECK must hold for it too.
+recommend() {
+  /usr/bin/python3 - "$@" <<'PY'
 import json, sys
 plan = json.load(open(sys.argv[1]))
-assert plan["version"] == 4, plan["version"]
 found = False
 for c in plan["candidates"]:
     c["recommended"] = False
-    if c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"]) == (2, 1, 8):
+    if not found and eval(sys.argv[3], {}, {"c": c}):
         c["recommended"] = found = True
-        assert c["stage_bytes"] > 0 and 0 < c["bubble"] < 1, c
+        assert eval(sys.argv[4], {}, {"c": c}), c
 assert found
 json.dump(plan, open(sys.argv[2], "w"))
 PY
+}
+# planned_run_matches NAME PLAN METRICS OUT RANKS EPOCHS KEY...: every epoch's KEYs in METRICS
+# equal the recommended candidate's, and the largest rank's memory plan train printed (OUT) is
+# within 2 % of the candidate's planned_bytes.
+planned_run_matches() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, re, sys
+name, plan, metrics, out, ranks, epochs, *keys = sys.argv[1:]
+c = next(c for c in json.load(open(plan))["candidates"] if c["recommended"])
+rows = [json.loads(l) for l in open(metrics) if l.strip()]
+assert len(rows) == int(epochs), len(rows)
+for e in rows:
+    got, want = tuple(e[k] for k in keys), tuple(c[k] for k in keys)
+    assert got == want, (keys, got, want)
+printed = [float(x) for x in re.findall(r"rank \d+ \(stage \d+\) ([0-9.]+) MB", open(out).read())]
+assert len(printed) == int(ranks), printed
+measured, predicted = max(printed), c["planned_bytes"] / 1e6
+print(f"{name}: " + ", ".join(f"{k} {c[k]}" for k in keys) + " (plan = metrics); "
+      f"memory plan {predicted:.1f} MB planned, {measured:.1f} MB printed")
+assert abs(predicted - measured) <= 0.02 * measured, (predicted, measured)
+PY
+}
+
+model=(--model gcnii --layers 8 --hidden 64)
+"$strata" plan --data "$data/cora.h5" "${model[@]}" --ranks 2 --cache-dir "$tmp/cache" --json \
+  >"$tmp/plan.json" &&
+  /usr/bin/python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["version"] == 4' \
+    "$tmp/plan.json" && ok "plan with pipeline candidates (format 4)" || fail "strata plan"
+recommend "$tmp/plan.json" "$tmp/pipe.json" \
+  'c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"]) == (2, 1, 8)' \
+  'c["stage_bytes"] > 0 and 0 < c["bubble"] < 1' &&
+  ok "a pipeline candidate 2 x 1 x 8" || fail "no pipeline candidate"
 timeout 240 "$mpiexec" -n 2 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
   --epochs 3 --threads 1 --plan "$tmp/pipe.json" --metrics "$tmp/m.jsonl" >"$tmp/train.out" 2>&1 &&
   ok "train --plan FILE runs the pipeline" || { cat "$tmp/train.out"; fail "train --plan FILE"; }
 grep -q -- "): parallel = pipeline, stages = 2, ways = 1, chunks = 8, for 2 ranks" "$tmp/train.out" &&
   ok "the plan's layout applied" || fail "layout not reported"
-/usr/bin/python3 - "$tmp/pipe.json" "$tmp/m.jsonl" "$tmp/train.out" <<'PY' && ok "stage bytes exact, memory within 2 %" || fail "stage bytes or memory differ"
-import json, re, sys
-c = next(c for c in json.load(open(sys.argv[1]))["candidates"] if c["recommended"])
-epochs = [json.loads(l) for l in open(sys.argv[2])]
-assert len(epochs) == 3
-for e in epochs:
-    assert e["stage_bytes"] == c["stage_bytes"], (e["stage_bytes"], c["stage_bytes"])
-ranks = [float(x) for x in re.findall(r"rank \d+ \(stage \d+\) ([0-9.]+) MB", open(sys.argv[3]).read())]
-assert len(ranks) == 2, ranks
-measured, predicted = max(ranks), c["planned_bytes"] / 1e6
-print(f"stage bytes {c['stage_bytes']} (plan = metrics); memory plan {predicted:.1f} MB planned, "
-      f"{measured:.1f} MB printed")
-assert abs(predicted - measured) <= 0.02 * measured, (predicted, measured)
-PY
-/usr/bin/python3 - "$tmp/plan.json" "$tmp/grid.json" <<'PY' && ok "a grid candidate 1 x 2" || fail "no grid candidate"
-import json, sys
-plan = json.load(open(sys.argv[1]))
-found = False
-for c in plan["candidates"]:
-    c["recommended"] = False
-    if c["feature_slices"] == 2 and c["recompute"] == "none":
-        c["recommended"] = found = True
-        assert c["parallel"] == "graph" and c["a2a_bytes"] > 0 and c["halo_bytes"] == 0, c
-assert found
-json.dump(plan, open(sys.argv[2], "w"))
-PY
+planned_run_matches pipeline "$tmp/pipe.json" "$tmp/m.jsonl" "$tmp/train.out" 2 3 stage_bytes &&
+  ok "stage bytes exact, memory within 2 %" || fail "stage bytes or memory differ"
+recommend "$tmp/plan.json" "$tmp/grid.json" \
+  'c["feature_slices"] == 2 and c["recompute"] == "none"' \
+  'c["parallel"] == "graph" and c["a2a_bytes"] > 0 and c["halo_bytes"] == 0' &&
+  ok "a grid candidate 1 x 2" || fail "no grid candidate"
 timeout 240 "$mpiexec" -n 2 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
   --epochs 2 --threads 1 --plan "$tmp/grid.json" --metrics "$tmp/g.jsonl" >"$tmp/grid.out" 2>&1 &&
   ok "train --plan FILE runs the grid" || { cat "$tmp/grid.out"; fail "train --plan FILE (grid)"; }
@@ -86,69 +97,29 @@ grep -q -- "planned here, machine .*: parallel = graph, recompute = [a-z]*, part
 # S x F: the pipeline with feature slices inside its stages, planned at 4 ranks.
 "$strata" plan --data "$data/cora.h5" "${model[@]}" --ranks 4 --cache-dir "$tmp/cache" --json \
   >"$tmp/plan4.json" && ok "plan at 4 ranks" || fail "strata plan --ranks 4"
-/usr/bin/python3 - "$tmp/plan4.json" "$tmp/sf.json" <<'PY' && ok "an S x F candidate 2 x 2 x 8" || fail "no S x F candidate"
-import json, sys
-plan = json.load(open(sys.argv[1]))
-found = False
-for c in plan["candidates"]:
-    c["recommended"] = False
-    if c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"], c["feature_slices"]) == (2, 1, 8, 2):
-        c["recommended"] = found = True
-        assert c["stage_bytes"] > 0 and c["a2a_bytes"] > 0, c
-assert found
-json.dump(plan, open(sys.argv[2], "w"))
-PY
+recommend "$tmp/plan4.json" "$tmp/sf.json" \
+  'c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"], c["feature_slices"]) == (2, 1, 8, 2)' \
+  'c["stage_bytes"] > 0 and c["a2a_bytes"] > 0' &&
+  ok "an S x F candidate 2 x 2 x 8" || fail "no S x F candidate"
 timeout 240 "$mpiexec" -n 4 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
   --epochs 2 --threads 1 --plan "$tmp/sf.json" --metrics "$tmp/sf.jsonl" >"$tmp/sf.out" 2>&1 &&
   ok "train --plan FILE runs S x F" || { cat "$tmp/sf.out"; fail "train --plan FILE (S x F)"; }
 grep -q -- "): parallel = pipeline, stages = 2, ways = 1, chunks = 8, feature_slices = 2, for 4 ranks" \
   "$tmp/sf.out" && ok "the plan's S x F applied" || { grep "^plan" "$tmp/sf.out"; fail "S x F not reported"; }
-/usr/bin/python3 - "$tmp/sf.json" "$tmp/sf.jsonl" "$tmp/sf.out" <<'PY' && ok "S x F: stage and a2a bytes exact, memory within 2 %" || fail "S x F bytes or memory differ"
-import json, re, sys
-c = next(c for c in json.load(open(sys.argv[1]))["candidates"] if c["recommended"])
-epochs = [json.loads(l) for l in open(sys.argv[2])]
-assert len(epochs) == 2
-for e in epochs:
-    got = (e["stage_bytes"], e["a2a_bytes"], e["recompute_a2a_bytes"])
-    assert got == (c["stage_bytes"], c["a2a_bytes"], c["recompute_a2a_bytes"]), (got, c)
-ranks = [float(x) for x in re.findall(r"rank \d+ \(stage \d+\) ([0-9.]+) MB", open(sys.argv[3]).read())]
-assert len(ranks) == 4, ranks
-measured, predicted = max(ranks), c["planned_bytes"] / 1e6
-print(f"S x F: stage bytes {c['stage_bytes']}, a2a bytes {c['a2a_bytes']} (plan = metrics); "
-      f"memory plan {predicted:.1f} MB planned, {measured:.1f} MB printed")
-assert abs(predicted - measured) <= 0.02 * measured, (predicted, measured)
-PY
+planned_run_matches "S x F" "$tmp/sf.json" "$tmp/sf.jsonl" "$tmp/sf.out" 4 2 \
+  stage_bytes a2a_bytes recompute_a2a_bytes &&
+  ok "S x F: stage and a2a bytes exact, memory within 2 %" || fail "S x F bytes or memory differ"
 # The hybrid: 2 stages x 2 ways, priced with the mirror lists of the chunks train makes.
-/usr/bin/python3 - "$tmp/plan4.json" "$tmp/ways.json" <<'PY' && ok "a hybrid candidate 2 x 2 x 16" || fail "no hybrid candidate"
-import json, sys
-plan = json.load(open(sys.argv[1]))
-found = False
-for c in plan["candidates"]:
-    c["recommended"] = False
-    if c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"], c["feature_slices"]) == (2, 2, 16, 1):
-        c["recommended"] = found = True
-        assert c["stage_bytes"] > 0 and c["way_bytes"] > 0, c
-assert found
-json.dump(plan, open(sys.argv[2], "w"))
-PY
+recommend "$tmp/plan4.json" "$tmp/ways.json" \
+  'c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"], c["feature_slices"]) == (2, 2, 16, 1)' \
+  'c["stage_bytes"] > 0 and c["way_bytes"] > 0' &&
+  ok "a hybrid candidate 2 x 2 x 16" || fail "no hybrid candidate"
 timeout 240 "$mpiexec" -n 4 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
   --epochs 2 --threads 1 --plan "$tmp/ways.json" --metrics "$tmp/ways.jsonl" >"$tmp/ways.out" 2>&1 &&
   ok "train --plan FILE runs the hybrid" || { cat "$tmp/ways.out"; fail "train --plan FILE (hybrid)"; }
 grep -q -- "): parallel = pipeline, stages = 2, ways = 2, chunks = 16, for 4 ranks" \
   "$tmp/ways.out" && ok "the plan's hybrid applied" || { grep "^plan" "$tmp/ways.out"; fail "hybrid not reported"; }
-/usr/bin/python3 - "$tmp/ways.json" "$tmp/ways.jsonl" "$tmp/ways.out" <<'PY' && ok "hybrid: stage and mirror bytes exact, memory within 2 %" || fail "hybrid bytes or memory differ"
-import json, re, sys
-c = next(c for c in json.load(open(sys.argv[1]))["candidates"] if c["recommended"])
-epochs = [json.loads(l) for l in open(sys.argv[2])]
-assert len(epochs) == 2
-for e in epochs:
-    got = (e["stage_bytes"], e["way_bytes"])
-    assert got == (c["stage_bytes"], c["way_bytes"]), (got, c)
-ranks = [float(x) for x in re.findall(r"rank \d+ \(stage \d+\) ([0-9.]+) MB", open(sys.argv[3]).read())]
-assert len(ranks) == 4, ranks
-measured, predicted = max(ranks), c["planned_bytes"] / 1e6
-print(f"hybrid: stage bytes {c['stage_bytes']}, mirror bytes {c['way_bytes']} (plan = metrics); "
-      f"memory plan {predicted:.1f} MB planned, {measured:.1f} MB printed")
-assert abs(predicted - measured) <= 0.02 * measured, (predicted, measured)
-PY
+planned_run_matches hybrid "$tmp/ways.json" "$tmp/ways.jsonl" "$tmp/ways.out" 4 2 \
+  stage_bytes way_bytes &&
+  ok "hybrid: stage and mirror bytes exact, memory within 2 %" || fail "hybrid bytes or memory differ"
 finish

@@ -68,6 +68,37 @@ BuiltModel path_gcn() {
     return build_model(spec, 16, 2);
 }
 
+/// The pipeline tests' model: GCNII, 4 layers of 8, no dropout, 4 classes.
+BuiltModel small_gcnii(index_t features) {
+    ModelSpec spec = find_model("gcnii").recipe.spec;
+    spec.layers = 4;
+    spec.hidden = 8;
+    spec.dropout = 0.0f;
+    return build_model(spec, features, 4);
+}
+
+/// The largest rank's memory plan as strata train prints it (its per-rank lines), with `extra`
+/// bytes of this rank's added first. Collective.
+std::int64_t largest_memory_plan(MpiCommunicator& world, const ModelInputs& inputs,
+                                 const PipelineExecutor& executor,
+                                 const ModelParameters& parameters, std::int64_t extra = 0) {
+    std::array<std::int64_t, 1> bytes{
+        total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size())) +
+        extra};
+    world.allreduce_max(bytes);
+    return bytes[0];
+}
+
+/// The host copy of the history the accuracy guard's check step holds while it runs: every
+/// aggregation input's rows and their snapshot (priced as present), 2 x the embeddings' floats.
+std::int64_t guard_history_bytes(const PipelineExecutor& executor) {
+    std::int64_t bytes = 0;
+    for (const HistoryTensor& t : executor.history().embeddings) {
+        bytes += 2 * static_cast<std::int64_t>(t.values.size() * sizeof(float));
+    }
+    return bytes;
+}
+
 TEST_CASE("partition statistics of a path cut in two", "[planner]") {
     const PartitionStats s =
         planner::measure_partition(path_graph(4), "path", 2, Normalization::symmetric, 0);
@@ -494,11 +525,7 @@ TEST_CASE(
     MpiCommunicator self(MPI_COMM_SELF);
     CpuBackend backend(1);
     const GraphDataset g = test::community_graph(300, 4, 4, 20, 12);
-    ModelSpec spec = find_model("gcnii").recipe.spec;
-    spec.layers = 4;
-    spec.hidden = 8;
-    spec.dropout = 0.0f;
-    BuiltModel model = build_model(spec, 20, 4);
+    BuiltModel model = small_gcnii(20);
     const PartitionStats s =
         planner::measure_partition(g, "community", 1, model.graph.normalization(), 0);
     LocalPart part =
@@ -539,33 +566,24 @@ TEST_CASE(
         }
         // The largest rank's memory plan (strata train's per-rank lines), with the chunk size
         // known.
-        std::array<std::int64_t, 1> planned{
-            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size()))};
-        world.allreduce_max(planned);
+        const std::int64_t planned = largest_memory_plan(world, inputs, executor, parameters);
         const planner::MemoryPrediction mem =
             planner::predict_pipeline_memory(model.graph, s, layout, m, true, largest);
-        CHECK(mem.planned_bytes == planned[0]);
+        CHECK(mem.planned_bytes == planned);
         // Without it (|V| / C x 1.03 rows of scratch): within the scratch's share.
         const planner::MemoryPrediction estimated =
             planner::predict_pipeline_memory(model.graph, s, layout, m, true);
-        CHECK(std::abs(estimated.planned_bytes - planned[0]) < planned[0] / 20);
+        CHECK(std::abs(estimated.planned_bytes - planned) < planned / 20);
         REQUIRE(test::all_ranks(p.stage_bytes == executor.pipeline_epoch()->stage_bytes &&
-                                mem.planned_bytes == planned[0]));
+                                mem.planned_bytes == planned));
         // The accuracy guard's check step (one chunk per way) grows the chunk arena for the
-        // rest of the run: the plan then is the predicted plan + guard_bytes
+        // rest of the run: the plan then is the predicted plan + guard_bytes, and the step
+        // holds a host copy of the history while it runs.
         (void)executor.staleness_losses(2);
-        // ... and holds a host copy of the history while it runs: every aggregation input's rows
-        // and their snapshot (priced as present), 2 x the embeddings' floats.
-        std::int64_t history = 0;
-        for (const HistoryTensor& t : executor.history().embeddings) {
-            history += 2 * static_cast<std::int64_t>(t.values.size() * sizeof(float));
-        }
-        std::array<std::int64_t, 1> checked{
-            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size())) +
-            history};
-        world.allreduce_max(checked);
+        const std::int64_t checked =
+            largest_memory_plan(world, inputs, executor, parameters, guard_history_bytes(executor));
         CHECK(mem.guard_bytes > 0);
-        CHECK(mem.planned_bytes + mem.guard_bytes == checked[0]);
+        CHECK(mem.planned_bytes + mem.guard_bytes == checked);
         CHECK(mem.peak_bytes >= mem.planned_bytes + mem.guard_bytes);
         const planner::MemoryPrediction unguarded =
             planner::predict_pipeline_memory(model.graph, s, layout, m, true, largest, {}, false);
@@ -668,11 +686,7 @@ TEST_CASE(
     MpiCommunicator self(MPI_COMM_SELF);
     CpuBackend backend(1);
     const GraphDataset g = test::directed_graph(300, 4, 5, 12, 37);
-    ModelSpec spec = find_model("gcnii").recipe.spec;
-    spec.layers = 4;
-    spec.hidden = 8;
-    spec.dropout = 0.0f;
-    BuiltModel model = build_model(spec, 12, 4);
+    BuiltModel model = small_gcnii(12);
     const PartitionStats s =
         planner::measure_partition(g, "directed", 1, model.graph.normalization(), 0);
     const planner::MachineModel m = flat_machine();
@@ -729,26 +743,18 @@ TEST_CASE(
               planner::predict_pipeline_epoch(model.graph, s, layout, shape, {}, nullptr, &none)
                   .time.epoch_s);
         // The largest rank's memory plan, mirror buffers and real chunks included.
-        std::array<std::int64_t, 1> planned{
-            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size()))};
-        world.allreduce_max(planned);
+        const std::int64_t planned = largest_memory_plan(world, inputs, executor, parameters);
         const planner::MemoryPrediction mem =
             planner::predict_pipeline_memory(model.graph, s, layout, m, true, 0, {}, true, &got);
-        CHECK(mem.planned_bytes == planned[0]);
+        CHECK(mem.planned_bytes == planned);
         // The accuracy guard's check step at one chunk per way: the arena grows to a way's rows.
         (void)executor.staleness_losses(2);
-        std::int64_t history = 0;
-        for (const HistoryTensor& t : executor.history().embeddings) {
-            history += 2 * static_cast<std::int64_t>(t.values.size() * sizeof(float));
-        }
-        std::array<std::int64_t, 1> checked{
-            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size())) +
-            history};
-        world.allreduce_max(checked);
-        CHECK(mem.planned_bytes + mem.guard_bytes == checked[0]);
+        const std::int64_t checked =
+            largest_memory_plan(world, inputs, executor, parameters, guard_history_bytes(executor));
+        CHECK(mem.planned_bytes + mem.guard_bytes == checked);
         REQUIRE(test::all_ranks(p.way_bytes == executor.pipeline_epoch()->way_bytes &&
-                                mem.planned_bytes == planned[0] &&
-                                mem.planned_bytes + mem.guard_bytes == checked[0]));
+                                mem.planned_bytes == planned &&
+                                mem.planned_bytes + mem.guard_bytes == checked));
     }
     // W > 1 without the chunks' statistics: refused, not priced as one way.
     const planner::PipelineLayout two_ways{.stages = 1, .ways = 2, .chunks = 8};
