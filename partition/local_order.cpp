@@ -64,8 +64,36 @@ void remap_sorted(std::vector<index_t>& ids, const std::vector<index_t>& inverse
     std::sort(ids.begin(), ids.end());
 }
 
-/// P A Pᵀ of the square inner block: new row i is old row order[i], column c becomes
-/// inverse[c], each row's columns sorted again (values moved with them).
+/// A halo block's listed rows renamed inverse[r] and listed in ascending order again.
+HostDcsr permute_listed_rows(const HostDcsr& h, const std::vector<index_t>& inverse) {
+    std::vector<index_t> by_new(h.row_ids.size());
+    std::iota(by_new.begin(), by_new.end(), 0);
+    std::sort(by_new.begin(), by_new.end(), [&](index_t x, index_t y) {
+        return inverse[static_cast<std::size_t>(h.row_ids[static_cast<std::size_t>(x)])] <
+               inverse[static_cast<std::size_t>(h.row_ids[static_cast<std::size_t>(y)])];
+    });
+    HostDcsr out;
+    out.rows = h.rows;
+    out.block.rows = h.block.rows;
+    out.block.cols = h.block.cols;
+    out.block.col_idx.reserve(h.block.col_idx.size());
+    out.block.values.reserve(h.block.values.size());
+    for (const index_t r : by_new) {
+        const auto u = static_cast<std::size_t>(r);
+        out.row_ids.push_back(inverse[static_cast<std::size_t>(h.row_ids[u])]);
+        const auto begin = static_cast<std::ptrdiff_t>(h.block.row_ptr[u]);
+        const auto end = static_cast<std::ptrdiff_t>(h.block.row_ptr[u + 1]);
+        out.block.col_idx.insert(out.block.col_idx.end(), h.block.col_idx.begin() + begin,
+                                 h.block.col_idx.begin() + end);
+        out.block.values.insert(out.block.values.end(), h.block.values.begin() + begin,
+                                h.block.values.begin() + end);
+        out.block.row_ptr.push_back(out.block.nnz());
+    }
+    return out;
+}
+
+}  // namespace
+
 HostCsr permute_square(const HostCsr& a, std::span<const index_t> order,
                        const std::vector<index_t>& inverse) {
     const auto n = static_cast<std::size_t>(a.rows);
@@ -104,36 +132,6 @@ HostCsr permute_square(const HostCsr& a, std::span<const index_t> order,
     }
     return out;
 }
-
-/// A halo block's listed rows renamed inverse[r] and listed in ascending order again.
-HostDcsr permute_listed_rows(const HostDcsr& h, const std::vector<index_t>& inverse) {
-    std::vector<index_t> by_new(h.row_ids.size());
-    std::iota(by_new.begin(), by_new.end(), 0);
-    std::sort(by_new.begin(), by_new.end(), [&](index_t x, index_t y) {
-        return inverse[static_cast<std::size_t>(h.row_ids[static_cast<std::size_t>(x)])] <
-               inverse[static_cast<std::size_t>(h.row_ids[static_cast<std::size_t>(y)])];
-    });
-    HostDcsr out;
-    out.rows = h.rows;
-    out.block.rows = h.block.rows;
-    out.block.cols = h.block.cols;
-    out.block.col_idx.reserve(h.block.col_idx.size());
-    out.block.values.reserve(h.block.values.size());
-    for (const index_t r : by_new) {
-        const auto u = static_cast<std::size_t>(r);
-        out.row_ids.push_back(inverse[static_cast<std::size_t>(h.row_ids[u])]);
-        const auto begin = static_cast<std::ptrdiff_t>(h.block.row_ptr[u]);
-        const auto end = static_cast<std::ptrdiff_t>(h.block.row_ptr[u + 1]);
-        out.block.col_idx.insert(out.block.col_idx.end(), h.block.col_idx.begin() + begin,
-                                 h.block.col_idx.begin() + end);
-        out.block.values.insert(out.block.values.end(), h.block.values.begin() + begin,
-                                h.block.values.begin() + end);
-        out.block.row_ptr.push_back(out.block.nnz());
-    }
-    return out;
-}
-
-}  // namespace
 
 std::optional<LocalOrder> parse_local_order(std::string_view text) {
     if (text == "none") {

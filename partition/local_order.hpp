@@ -32,6 +32,12 @@ enum class LocalOrder { none, rcm, metis };
 /// rows, whose x rows fit a core's L2 at F = 128 with block 1024. Seeded, deterministic.
 [[nodiscard]] std::vector<index_t> metis_block_order(const HostCsr& a, index_t block = 1024);
 
+/// P A Pᵀ of a square CSR: new row i is old row order[i], column c becomes inverse[c] (inverse
+/// the inverse permutation of order), each row's columns sorted again (values moved with them).
+/// OpenMP over rows.
+[[nodiscard]] HostCsr permute_square(const HostCsr& a, std::span<const index_t> order,
+                                     const std::vector<index_t>& inverse);
+
 /// Moves row order[i] of every per-row field of `part` (inner rows and columns, halo rows, send
 /// lists, boundary and interior lists, original ids, degrees, features, labels, every split's
 /// masks, chunk map) to position i. `order` must be a permutation of [0, num_owned) (throws

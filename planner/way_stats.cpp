@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <utility>
 
 #include "datasets/adjacency.hpp"
 #include "partition/chunking.hpp"
+#include "partition/local_order.hpp"
 #include "partition/partition.hpp"
 #include "src/base/error.hpp"
 #include "src/nn/way_mirrors.hpp"
@@ -51,29 +51,17 @@ ChunkedStructure chunked_structure(const GraphDataset& graph, int chunks, std::u
                      a.nnz() <= static_cast<std::int64_t>(std::numeric_limits<index_t>::max()),
                  "chunked_structure: ", n, " vertices and ", a.nnz(),
                  " entries do not fit 32-bit row ids and offsets");
+    // A in its id order, then permuted into chunk order as reorder_into_chunks permutes a part.
+    HostCsr host;
+    host.rows = static_cast<index_t>(n);
+    host.cols = static_cast<index_t>(n);
+    host.row_ptr.assign(a.indptr.begin(), a.indptr.end());
+    host.col_idx.assign(a.indices.begin(), a.indices.end());
+    host.values = a.values;
+    const std::vector<index_t> order(numbering.original.begin(), numbering.original.end());
+    const std::vector<index_t> inverse(numbering.new_id.begin(), numbering.new_id.end());
     ChunkedStructure out;
-    HostCsr& s = out.structure;
-    s.rows = static_cast<index_t>(n);
-    s.cols = static_cast<index_t>(n);
-    s.row_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
-    s.col_idx.reserve(a.indices.size());
-    s.values.reserve(a.indices.size());
-    std::vector<std::pair<index_t, float>> row;
-    for (global_id r = 0; r < n; ++r) {  // new row r is original vertex original[r]
-        const auto v = static_cast<std::size_t>(numbering.original[static_cast<std::size_t>(r)]);
-        row.clear();
-        for (auto k = a.indptr[v]; k < a.indptr[v + 1]; ++k) {
-            const auto u = static_cast<std::size_t>(a.indices[static_cast<std::size_t>(k)]);
-            row.emplace_back(static_cast<index_t>(numbering.new_id[u]),
-                             a.values[static_cast<std::size_t>(k)]);
-        }
-        std::sort(row.begin(), row.end());
-        for (const auto& [col, value] : row) {
-            s.col_idx.push_back(col);
-            s.values.push_back(value);
-        }
-        s.row_ptr[static_cast<std::size_t>(r) + 1] = static_cast<index_t>(s.col_idx.size());
-    }
+    out.structure = permute_square(host, order, inverse);
     out.offsets.reserve(numbering.part_offsets.size());
     for (const global_id offset : numbering.part_offsets) {
         out.offsets.push_back(static_cast<index_t>(offset));
