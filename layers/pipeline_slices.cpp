@@ -240,6 +240,9 @@ void SlicedStageAggregation::forward(ConstMatrixView h, MatrixView z, RowRange r
     const index_t zbase = z.rows == num_rows() ? 0 : rows.first;
     const std::span<float> stage = workspace.subspan(out, staging);
     to_columns(h, base_of(h, rows), m.rows.data(), m.cols, first, end, stage, purpose);
+    if (hook_) {
+        hook_(h, MatrixView{m.rows.data(), global_rows(), m.cols}, /*forward=*/true);
+    }
     whole_.forward(ConstMatrixView{m.rows.data(), global_rows(), m.cols}, zc, global,
                    workspace.subspan(out + staging), purpose);
     for (int k = first; k < end; ++k) {
@@ -271,6 +274,9 @@ void SlicedStageAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRang
     const std::span<float> stage = workspace.subspan(out, staging);
     to_columns(dz, base_of(dz, rows), m.rows.data(), m.cols, first, end, stage,
                ExchangePurpose::backward);
+    if (hook_) {
+        hook_(dz, MatrixView{m.rows.data(), global_rows(), m.cols}, /*forward=*/false);
+    }
     if (beta != 0.0f) {  // accumulate in C: the same sums as the whole operator's
         for (int k = first; k < end; ++k) {
             const auto i = static_cast<std::size_t>(k);

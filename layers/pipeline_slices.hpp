@@ -72,6 +72,7 @@ public:
     void fill(ConstMatrixView whole, float value) override;
     void snapshot(bool take) override;
     [[nodiscard]] std::size_t mirror_floats() const override;
+    void set_mirror_hook(MirrorHook hook) override { hook_ = std::move(hook); }
 
 private:
     struct Mirror {
@@ -100,6 +101,7 @@ private:
     std::vector<index_t> local_;                           ///< local rows, C + 1
     std::vector<std::unique_ptr<LayoutSwitch>> switches_;  ///< per initial chunk
     std::map<const float*, Mirror> mirrors_;
+    MirrorHook hook_;
 };
 
 }  // namespace strata

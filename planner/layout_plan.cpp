@@ -755,11 +755,10 @@ ChosenLayout chosen_layout(const std::string& json_text, const std::string& what
                          chosen.feature_slices, " does not divide ", ranks, " ranks");
             STRATA_CHECK(chosen.column_blocks >= 1, what, ": candidate for ", ranks,
                          " ranks: column_blocks ", chosen.column_blocks, " is under 1");
-            if (chosen.parallel == "pipeline") {  // S x W x C, or S x F (one way) x C
+            if (chosen.parallel == "pipeline") {  // S x W x C, with F feature slices each
                 STRATA_CHECK(chosen.stages >= 1 && chosen.ways >= 1 &&
                                  chosen.stages * chosen.ways * chosen.feature_slices == ranks &&
-                                 chosen.chunks >= 1 && chosen.chunks % chosen.ways == 0 &&
-                                 (chosen.feature_slices == 1 || chosen.ways == 1),
+                                 chosen.chunks >= 1 && chosen.chunks % chosen.ways == 0,
                              what, ": pipeline candidate for ", ranks, " ranks: stages ",
                              chosen.stages, " x ways ", chosen.ways,
                              chosen.feature_slices > 1

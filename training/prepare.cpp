@@ -158,7 +158,7 @@ void split_stage_slices(const RunConfig& config, Communicator& comm, Prepared& p
     for (int r = 0; r < comm.size(); ++r) {
         const GridCoord at = placement.of_rank[static_cast<std::size_t>(r)];
         consecutive = consecutive && at == GridCoord{r / slices, r % slices};
-        prepared.stage_of_rank.push_back(at.g);
+        prepared.stage_of_rank.push_back(at.g / config.ways);  // g = stage x W + way
     }
     const GridCoord me = placement.of_rank[static_cast<std::size_t>(comm.rank())];
     prepared.grid.feature_group = comm.split(me.g, me.f);
@@ -258,11 +258,18 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
             prepared.stage_slices = std::make_unique<SlicedStageAggregation>(
                 backend, *prepared.inputs->aggregation, *prepared.grid.feature_group,
                 prepared.chunk_offsets);
-            const std::string stages = std::to_string(comm.size() / config.feature_slices);
+            const std::string stages =
+                std::to_string(comm.size() / (config.feature_slices * config.ways));
             const std::string slices = std::to_string(config.feature_slices);
-            prepared.notes.grid = "layout: " + stages + " stages x " + slices +
-                                  " feature slices (each stage's chunks in row blocks, its "
-                                  "aggregations on column slices)";
+            prepared.notes.grid =
+                config.ways > 1
+                    ? "layout: " + stages + " stages x " + std::to_string(config.ways) +
+                          " ways x " + slices +
+                          " feature slices (each way's chunks in row blocks, its aggregations on "
+                          "column slices, the ways' mirror rows at the slice's width)"
+                    : "layout: " + stages + " stages x " + slices +
+                          " feature slices (each stage's chunks in row blocks, its "
+                          "aggregations on column slices)";
             if (comm.num_nodes() > 1) {
                 prepared.notes.grid += prepared.notes.grid_warning.empty()
                                            ? "; feature groups inside nodes, stages across " +

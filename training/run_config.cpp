@@ -340,11 +340,6 @@ void validate(const RunConfig& c) {
                             " yet (use fp32)");
     }
     if (c.feature_slices > 1) {
-        STRATA_CHECK_OPTION(c.parallel != "pipeline" || c.ways == 1, "feature_slices",
-                            c.feature_slices,
-                            "with parallel = pipeline needs ways = 1 (feature slices inside the "
-                            "hybrid's ways, S x W x F, are not built yet); use ways = 1 or "
-                            "feature_slices = 1");
         STRATA_CHECK_OPTION(c.device == "cpu", "feature_slices", c.feature_slices,
                             "needs device = cpu (the grid's layout switches run on host memory)");
     }
@@ -380,6 +375,14 @@ RunConfig resolve_layout(RunConfig c, int ranks) {
     STRATA_CHECK_OPTION(c.chunks % c.ways == 0, "chunks", c.chunks,
                         "every way needs the same number of chunks (a multiple of ways = ", c.ways,
                         ")");
+    if (slices > 1 && c.ways > 1) {
+        const int needed = c.stages * c.ways * slices;
+        STRATA_CHECK_OPTION(needed == ranks, "stages", c.stages,
+                            "stages x ways x feature_slices = ", c.stages, " x ", c.ways, " x ",
+                            slices, " = ", needed, " ranks, but the job has ", ranks,
+                            " (run it on ", needed, " ranks)");
+        return c;
+    }
     if (slices > 1) {
         STRATA_CHECK_OPTION(c.stages * slices == ranks, "stages", c.stages,
                             "stages x feature_slices = ", c.stages, " x ", slices, " = ",

@@ -189,8 +189,10 @@ std::vector<std::string> Session::Parts::notes() const {
         const PipelineExecutor& pipeline = *made.pipeline;
         const int slices = std::max(1, c.feature_slices);
         lines.push_back("pipeline: " + std::to_string(c.stages) + " stages x " +
-                        (slices > 1 ? std::to_string(slices) + " feature slices, "
-                                    : std::to_string(c.ways) + " ways, ") +
+                        (slices == 1   ? std::to_string(c.ways) + " ways, "
+                         : c.ways == 1 ? std::to_string(slices) + " feature slices, "
+                                       : std::to_string(c.ways) + " ways x " +
+                                             std::to_string(slices) + " feature slices, ") +
                         std::to_string(pipeline.chunks()) + " chunks; " +
                         pipeline.layout().describe(prepared.model.graph));
         std::string per_rank;

@@ -16,6 +16,7 @@
 #include "src/nn/node_runner.hpp"
 #include "src/nn/stage_buffers.hpp"
 #include "src/nn/stage_receives.hpp"
+#include "src/tensor/grid_blocks.hpp"
 
 namespace strata {
 
@@ -51,6 +52,11 @@ struct PipelineExecutor::WaveState {
     Buffer<float> mirror_send;
     Buffer<float> mirror_recv;
     std::vector<float> mirror_packed;  ///< the mirror rows' records below fp32 (host)
+    /// S x W x F: the buffers (whole-graph views' addresses) whose mirrors the ways exchange
+    /// in the aggregation about to run (PipelineSlices::set_mirror_hook), and the chunks each
+    /// way processes now.
+    std::vector<const float*> mirror_due;
+    std::vector<int> step;
     std::int64_t way_bytes = 0;
     std::int64_t stage_bytes = 0;
     std::int64_t inter_node_bytes = 0;  ///< of the two, sent to ranks on another node
@@ -110,19 +116,24 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
                         "the layer pipeline reads dense features");
     STRATA_CHECK_OPTION(options.ways >= 1, "ways", options.ways, "must be at least 1");
     const int slices = this->slices();
-    STRATA_CHECK_OPTION(slices == 1 || options.ways == 1, "ways", options.ways,
-                        "feature slices inside the stages (feature_slices = ", slices,
-                        ") run with ways = 1 only; use ways = 1 or feature_slices = 1");
     if (slices == 1) {
         STRATA_CHECK_OPTION(options.stages * options.ways == world.size(), "stages", options.stages,
                             "with ways = ", options.ways, " the pipeline runs ",
                             options.stages * options.ways,
                             " ranks (one per stage and way), but the job has ", world.size());
-    } else {
+    } else if (options.ways == 1) {
         STRATA_CHECK_OPTION(options.stages * slices == world.size(), "stages", options.stages,
                             "with feature_slices = ", slices, " the pipeline runs ",
                             options.stages * slices,
                             " ranks (one per stage and slice), but the job has ", world.size());
+    } else {
+        STRATA_CHECK_OPTION(options.stages * options.ways * slices == world.size(), "stages",
+                            options.stages, "with ways = ", options.ways, " and feature_slices = ",
+                            slices, " the pipeline runs ", options.stages * options.ways * slices,
+                            " ranks (one per stage, way and slice), but the job has ",
+                            world.size());
+    }
+    if (slices > 1) {
         STRATA_CHECK(options.slices->slice() == world.rank() % slices &&
                          options.slices->global_rows() == aggregation.num_rows(),
                      "pipeline: rank ", world.rank(), " holds feature slice ",
@@ -200,8 +211,16 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     if (options.ways > 1) {
         STRATA_CHECK(options.structure != nullptr, "pipeline: ways = ", options.ways,
                      " needs the graph's structure for the mirror exchange");
+        // The lists number whole-graph rows: with feature slices, the mirrors' (the chunks'
+        // global offsets; base_offsets_ then counts this rank's local rows).
+        const std::vector<index_t>& global =
+            options.slices != nullptr ? options.chunk_offsets : base_offsets_;
+        STRATA_CHECK(global.size() == base_offsets_.size() &&
+                         global.back() == aggregation.num_rows(),
+                     "pipeline: ", global.size(), " global chunk offsets for ",
+                     base_offsets_.size() - 1, " chunks of ", aggregation.num_rows(), " rows");
         const MirrorLists lists =
-            pack_mirror_lists(way_mirrors(*options.structure, base_offsets_, options.ways));
+            pack_mirror_lists(way_mirrors(*options.structure, global, options.ways));
         WaveState& st = *wave_;
         st.mirrored_slots = way_mirror_slots(graph, buffers_->storage());
         st.mirror_rows = Buffer<index_t>(backend, std::span<const index_t>(lists.rows));
@@ -210,6 +229,18 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
         index_t widest = 0;
         for (const TensorId t : buffers_->storage().kept_grads) {  // the aggregation outputs
             widest = std::max(widest, graph.tensor(t).cols);
+        }
+        if (options.slices != nullptr) {  // rows travel at the slice's width, in the mirrors
+            widest = grid_block(widest, slices, options.slices->slice()).count;
+            options.slices->set_mirror_hook(
+                [this](ConstMatrixView whole, MatrixView mirror, bool forward) {
+                    std::vector<const float*>& due = wave_->mirror_due;
+                    const auto it = std::find(due.begin(), due.end(), whole.data);
+                    if (it != due.end()) {
+                        due.erase(it);
+                        exchange_mirrors(mirror, wave_->step, forward);
+                    }
+                });
         }
         const auto cols = static_cast<std::size_t>(widest);
         st.mirror_send = Buffer<float>(backend, lists.send_rows * cols);
@@ -291,11 +322,13 @@ PipelineHistory PipelineExecutor::history() const {
     PipelineHistory h{
         .chunks = chunks(), .snapshot_period = snapshot_period_, .has_snapshot = have_snapshot_};
     // S x F: a chunk copy's every row is in its mirror (collective over the feature group).
+    // S x W x F: every row from the mirrors, which hold the other ways' rows too.
     buffers_->download(h, have_snapshot_, !options_.grad_zero_scale,
                        [this](TensorId t, int part, MatrixView rows) {
                            options_.slices->gather(
                                part == 2 ? buffers_->grad(t) : buffers_->value(t), rows, part == 1);
-                       });
+                       },
+                       options_.slices != nullptr && options_.ways > 1);
     return h;
 }
 
@@ -340,9 +373,11 @@ void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> 
     };
     const auto chunk_of = [&](int w) { return step[static_cast<std::size_t>(w)]; };
     ExchangePattern pattern;
+    std::vector<int> peer_ways;
     for (int w = 0; w < ways; ++w) {
         if (w != me) {
-            pattern.peers.push_back(stage() * ways + w);
+            peer_ways.push_back(w);
+            pattern.peers.push_back(way_rank(w));
             pattern.send_offsets.push_back(pattern.send_offsets.back() +
                                            static_cast<index_t>(list(chunk_of(me), w).size()));
             pattern.recv_offsets.push_back(pattern.recv_offsets.back() +
@@ -356,7 +391,7 @@ void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> 
         return m.row_range(o[p], o[p + 1] - o[p]);
     };
     for (std::size_t p = 0; p < pattern.peers.size(); ++p) {
-        const int w = pattern.peers[p] - stage() * ways;
+        const int w = peer_ways[p];
         backend_.gather_rows(buffer, list(chunk_of(me), w), segment(send, pattern.send_offsets, p));
     }
     Stopwatch watch;
@@ -369,7 +404,7 @@ void PipelineExecutor::exchange_mirrors(MatrixView buffer, std::span<const int> 
     exchange.wait_all();
     st.wait_s += watch.seconds();
     for (std::size_t p = 0; p < pattern.peers.size(); ++p) {
-        const int w = pattern.peers[p] - stage() * ways;
+        const int w = peer_ways[p];
         backend_.scatter_rows(segment(recv, pattern.recv_offsets, p), list(chunk_of(w), me),
                               buffer);
     }
@@ -380,9 +415,21 @@ void PipelineExecutor::exchange_before(std::size_t k, const StageViews& views,
     if (options_.ways == 1) {
         return;
     }
-    for (const int slot : wave_->mirrored_slots[k]) {  // the chunks in flight, fresh
-        exchange_mirrors(views.all(slot), step, forward);
+    WaveState& st = *wave_;
+    STRATA_ASSERT(st.mirror_due.empty());
+    for (const int slot : st.mirrored_slots[k]) {  // the chunks in flight, fresh
+        if (options_.slices != nullptr) {  // in the aggregation, on the slice's mirror
+            st.mirror_due.push_back(views.all(slot).data);
+        } else {
+            exchange_mirrors(views.all(slot), step, forward);
+        }
     }
+    st.step.assign(step.begin(), step.end());
+}
+
+void PipelineExecutor::check_mirrors_taken() const {
+    STRATA_CHECK(wave_->mirror_due.empty(), "pipeline: ", wave_->mirror_due.size(),
+                 " mirror exchange(s) of the ways not taken by the step's aggregation");
 }
 
 OpContext PipelineExecutor::chunk_context(std::uint64_t epoch, bool recompute) {
@@ -404,6 +451,7 @@ void PipelineExecutor::forward_chunk(std::span<const int> step, std::uint64_t ep
         const PlanStep& s = st.schedule.steps[static_cast<std::size_t>(k)];
         exchange_before(static_cast<std::size_t>(k), views, step, /*forward=*/true);
         run_forward(graph_, s, views, context, untimed);
+        check_mirrors_taken();
         progress();
     }
 }
@@ -436,6 +484,7 @@ double PipelineExecutor::backward_chunk(std::span<const int> step, std::uint64_t
                 // fresh rows first.
                 exchange_before(k, views, step, /*forward=*/false);
                 run_backward(graph_, s, views, context, untimed);
+                check_mirrors_taken();
                 break;
         }
         progress();

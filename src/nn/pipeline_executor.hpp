@@ -208,9 +208,15 @@ private:
     /// (way_mirror_slots); nothing with one way.
     void exchange_before(std::size_t k, const StageViews& views, std::span<const int> step,
                          bool forward);
+    /// S x W x F: every exchange exchange_before left to the step's aggregation happened.
+    void check_mirrors_taken() const;
     /// The world rank of (stage, this rank's way and slice).
     [[nodiscard]] int rank_of(int stage) const {
         return (stage * options_.ways + way()) * slices() + world_.rank() % slices();
+    }
+    /// The world rank of (this rank's stage, way w, this rank's slice).
+    [[nodiscard]] int way_rank(int w) const {
+        return (stage() * options_.ways + w) * slices() + world_.rank() % slices();
     }
     /// Feature slices: every mirror rewritten from the whole-graph buffers (a restored history).
     void resync_slices();

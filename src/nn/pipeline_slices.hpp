@@ -10,6 +10,8 @@
 // is layers/pipeline_slices.hpp (the layout switch lives in the layers library).
 #pragma once
 
+#include <functional>
+
 #include "src/nn/graph_operator.hpp"
 
 namespace strata {
@@ -50,6 +52,13 @@ public:
     virtual void snapshot(bool take) = 0;
     /// Floats of the mirrors and their snapshots (memory plan).
     [[nodiscard]] virtual std::size_t mirror_floats() const = 0;
+
+    /// S x W x F (the hybrid's ways, each with feature slices): called by every aggregation
+    /// after the call's chunks were switched into the mirror of `whole` (forward: h's,
+    /// backward: dz's) and before the operator reads it, with that mirror (all rows x slice f):
+    /// the ways' mirror exchange runs there, on the slice's columns. Empty: none.
+    using MirrorHook = std::function<void(ConstMatrixView whole, MatrixView mirror, bool forward)>;
+    virtual void set_mirror_hook(MirrorHook hook) = 0;
 };
 
 }  // namespace strata

@@ -196,14 +196,14 @@ std::vector<std::vector<StageBuffers::Region>> StageBuffers::regions(bool snapsh
 }
 
 void StageBuffers::download(PipelineHistory& h, bool snapshot, bool gradients,
-                            const ChunkRowsOut& chunk_rows) const {
+                            const ChunkRowsOut& chunk_rows, bool all_from_chunk_rows) const {
     const auto parts = regions(snapshot, gradients);
     const std::array<std::vector<HistoryTensor>*, 3> into{&h.embeddings, &h.snapshot, &h.gradients};
     for (std::size_t p = 0; p < parts.size(); ++p) {
         for (const Region& r : parts[p]) {
             HistoryTensor tensor{.name = *r.name, .rows = r.rows, .cols = r.cols};
             tensor.values.resize(r.floats());
-            if (r.data == nullptr) {
+            if (r.data == nullptr || all_from_chunk_rows) {
                 STRATA_CHECK(chunk_rows, "pipeline history: '", *r.name, "' is a chunk copy");
                 chunk_rows(r.tensor, static_cast<int>(p),
                            MatrixView{tensor.values.data(), r.rows, r.cols});

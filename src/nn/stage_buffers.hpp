@@ -78,9 +78,10 @@ public:
     using ChunkRowsIn = std::function<void(TensorId, int, ConstMatrixView)>;
     /// The history regions into `history`: the aggregation inputs' rows, their snapshot (when
     /// `snapshot`) and the aggregation outputs' gradients (when `gradients`); chunk copies'
-    /// rows from `chunk_rows`.
+    /// rows from `chunk_rows`, every region's with `all_from_chunk_rows` (S x W x F: the
+    /// mirrors hold the other ways' rows, which this rank's buffers never see).
     void download(PipelineHistory& history, bool snapshot, bool gradients,
-                  const ChunkRowsOut& chunk_rows = {}) const;
+                  const ChunkRowsOut& chunk_rows = {}, bool all_from_chunk_rows = false) const;
     /// The inverse: every tensor must match the region's name and shape; a format-4 history's
     /// rows are split by the regions; chunk copies' rows go to `chunk_rows`. Throws
     /// strata::Error naming the first that does not fit.

@@ -185,7 +185,9 @@ std::vector<std::vector<int>> way_mirror_slots(const ModelGraph& graph,
         }
         if (static_cast<int>(k) < schedule.boundary) {  // the other ways' fresh input rows
             for (const int slot : step.x) {
-                if (storage.slots.at(static_cast<std::size_t>(slot)).place == Place::kept) {
+                // Kept whole (or, with feature slices, a chunk copy whose mirror is whole);
+                // the raw inputs never change.
+                if (storage.slots.at(static_cast<std::size_t>(slot)).place != Place::input) {
                     out[k].push_back(slot);
                 }
             }

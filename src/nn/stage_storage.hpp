@@ -89,7 +89,8 @@ struct StageStorage {
                                                  const GraphOperator& aggregation);
 
 /// The hybrid (W > 1 ways, way_mirrors.hpp): per step of `storage`'s schedule, the slots whose
-/// rows the ways exchange before it — a forward step's (before the boundary) kept inputs, a
+/// rows the ways exchange before it — a forward step's (before the boundary) inputs but the raw
+/// features (kept whole, or with feature slices a chunk copy: its mirror is whole), a
 /// backward step's output gradient, of ops that are not row-local; empty for every other step.
 /// The executor's exchanges (PipelineExecutor::forward_chunk, backward_chunk) and strata plan's
 /// way bytes (planner::pipeline_way_bytes).

@@ -13,6 +13,9 @@
 #   with the same stage bytes summed over the ranks (each rank sends its half);
 # - the hybrid 2 stages x 2 ways runs on 4 ranks and exchanges mirror rows (way_bytes > 0), and
 #   its guard measures a finite staleness gap;
+# - feature slices inside the hybrid's ways, 2 stages x 2 ways x 2 slices x 8 chunks on 8 ranks,
+#   train as 2 x 2 x 1 on 4 (every epoch) with the same stage and mirror bytes summed over the
+#   ranks;
 # - from a partition directory with a chunk map (strata partition --chunks), one chunk per way
 #   (1 stage x 2 ways) equals graph parallelism on the same directory and on one rank;
 # - one rank's error ends every rank (a bad model for the pipeline fails on all, no hang).
@@ -131,6 +134,24 @@ assert stale and all(math.isfinite(x['staleness_gap']) for x in stale)
   ok "hybrid exchanges mirror rows between ways; its staleness gap is finite"
 else
   fail "hybrid metrics"
+fi
+
+run 4 "$tmp/hybrid8.jsonl" --parallel pipeline --stages 2 --ways 2 --chunks 8 --guard off \
+  >/dev/null && ok "hybrid 2 stages x 2 ways, 8 chunks" || fail "hybrid 2 x 2, 8 chunks"
+run 8 "$tmp/swf.jsonl" --parallel pipeline --stages 2 --ways 2 --feature-slices 2 --chunks 8 \
+  --guard off >"$tmp/swf.out" && ok "pipeline, 2 stages x 2 ways x 2 feature slices, 8 chunks" ||
+  fail "pipeline, 2 x 2 x 2"
+if same_run "$tmp/hybrid8.jsonl" "$tmp/swf.jsonl" && /usr/bin/python3 -c "
+import json
+a = [json.loads(l) for l in open('$tmp/hybrid8.jsonl')]
+b = [json.loads(l) for l in open('$tmp/swf.jsonl')]
+assert all(x['stage_bytes'] == y['stage_bytes'] > 0 for x, y in zip(a, b))
+assert all(x['way_bytes'] == y['way_bytes'] > 0 for x, y in zip(a, b))
+assert all(y['a2a_bytes'] > 0 for y in b)
+"; then
+  ok "2 x 2 x 2 (S x W x F) trains as 2 x 2 x 1, stage and mirror bytes split over the slices"
+else
+  fail "2 x 2 x 2 (S x W x F) differs from 2 x 2 x 1"
 fi
 
 timeout 120 "$mpiexec" -n 2 --oversubscribe "$strata" train --data "$data/cora.h5" \

@@ -150,11 +150,12 @@ PipelineRun train_pipeline(const GraphDataset& g, Communicator& world, Communica
     return run;
 }
 
-/// S x F (feature slices inside each stage) on `world` (rank = stage x F + slice): the feature
-/// groups are consecutive ranks.
+/// S x F (feature slices inside each stage) on `world` (rank = stage x F + slice), or with
+/// `ways` > 1 S x W x F (rank = (stage x W + way) x F + slice): the feature groups are
+/// consecutive ranks.
 PipelineRun train_sliced(const GraphDataset& g, Communicator& world, Communicator& self,
                          const ModelSpec& spec, int epochs, PipelineOptions options, int chunks,
-                         int slices) {
+                         int slices, int ways = 1) {
     auto backend = make_cpu_backend(1);
     const LocalPart part = whole_part(g);
     BuiltModel model =
@@ -164,7 +165,9 @@ PipelineRun train_sliced(const GraphDataset& g, Communicator& world, Communicato
     auto group = world.split(world.rank() / slices, world.rank() % slices);
     SlicedStageAggregation sliced(*backend, *inputs.aggregation, *group,
                                   blocks(part.graph.num_owned, chunks));
-    options.stages = world.size() / slices;
+    options.stages = world.size() / (slices * ways);
+    options.ways = ways;
+    options.structure = &part.graph.inner;
     options.chunk_offsets = blocks(part.graph.num_owned, chunks);
     options.nnz = part.graph.inner.nnz();
     options.slices = &sliced;
@@ -187,8 +190,9 @@ PipelineRun train_sliced(const GraphDataset& g, Communicator& world, Communicato
     }
     {
         const int slice = world.rank() % slices;
-        const StageStorage mine = plan_stage_storage(model.graph, run.layout, world.rank() / slices,
-                                                     sliced.num_rows(), options.recompute, true);
+        const StageStorage mine =
+            plan_stage_storage(model.graph, run.layout, world.rank() / (slices * ways),
+                               sliced.num_rows(), options.recompute, true);
         const auto mirror_bytes = [&](index_t cols) {
             return static_cast<std::int64_t>(part.graph.num_owned) *
                    grid_block(cols, slices, slice).count * 4;
@@ -695,14 +699,17 @@ struct Rig {
     std::unique_ptr<PipelineExecutor> executor;
     std::unique_ptr<Adam> adam;
 
-    /// `slices` > 1: S x F, rank = stage x F + slice.
+    /// `slices` > 1: S x F, rank = stage x F + slice; `ways` > 1: the hybrid, rank = (stage x
+    /// W + way) x F + slice.
     Rig(const GraphDataset& g, Communicator& world, Communicator& self, const ModelSpec& spec,
-        PipelineOptions options, int chunks, int slices = 1)
+        PipelineOptions options, int chunks, int slices = 1, int ways = 1)
         : part(whole_part(g)),
           model(build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes))) {
         inputs = std::make_unique<ModelInputs>(*backend, self, part, model.graph);
         parameters = std::make_unique<ModelParameters>(*backend, model.graph, 17);
-        options.stages = world.size() / slices;
+        options.stages = world.size() / (slices * ways);
+        options.ways = ways;
+        options.structure = &part.graph.inner;
         options.chunk_offsets = blocks(part.graph.num_owned, chunks);
         options.nnz = part.graph.inner.nnz();
         if (slices > 1) {
@@ -981,14 +988,131 @@ TEST_CASE("S x F refuses what it cannot run with one line", "[pipeline][mpi]") {
         }
         return "";
     };
-    PipelineOptions hybrid;
+    PipelineOptions hybrid;  // 2 stages x 2 ways x 2 slices: 8 ranks
     hybrid.ways = 2;
-    CHECK(message(hybrid, 4) ==
-          "ways = 2: feature slices inside the stages (feature_slices = 2) run with ways = 1 "
-          "only; use ways = 1 or feature_slices = 1");
+    hybrid.stages = 2;
+    try {
+        auto backend = make_cpu_backend(1);
+        const LocalPart part = whole_part(g);
+        BuiltModel model = build_model(small("gcn", 4), part.features.cols,
+                                       static_cast<index_t>(part.num_classes));
+        const ModelInputs inputs(*backend, self, part, model.graph);
+        ModelParameters parameters(*backend, model.graph, 17);
+        auto group = world.split(world.rank() / 2, world.rank() % 2);
+        SlicedStageAggregation sliced(*backend, *inputs.aggregation, *group,
+                                      blocks(part.graph.num_owned, 4));
+        hybrid.structure = &part.graph.inner;
+        hybrid.chunk_offsets = blocks(part.graph.num_owned, 4);
+        hybrid.slices = &sliced;
+        PipelineExecutor executor(*backend, world, self, model.graph, parameters,
+                                  *inputs.aggregation, inputs.uploaded->data(), hybrid);
+        FAIL("2 x 2 x 2 ran on 4 ranks");
+    } catch (const OptionError& e) {
+        CHECK(e.message() ==
+              "stages = 2: with ways = 2 and feature_slices = 2 the pipeline runs 8 ranks (one "
+              "per stage, way and slice), but the job has 4");
+    }
     // 400 rows in 300 chunks: chunk 0 has one row, under one per slice.
     CHECK(message({}, 300) ==
           "chunks = 300: chunk 0 has fewer rows (1) than feature slices (feature_slices = 2)");
+}
+
+TEST_CASE("S x W x F: feature slices inside the hybrid's ways train as the hybrid at F = 1",
+          "[pipeline][mpi]") {
+    // 1 stage x 2 ways x 2 slices (rank = way x 2 + slice) against 1 stage x 2 ways on each
+    // pair of ranks with the same slice ({0, 2} and {1, 3}): the ways' mirror rows travel in
+    // the slices' mirrors at the slice's width, so the runs agree at every epoch and the mirror
+    // bytes summed over the ranks are the hybrid's (fp32). Stage transfers with ways and
+    // slices: tests/apps/check_pipeline.sh (2 x 2 x 2 on 8 ranks).
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    if (world.size() != 4) {
+        return;
+    }
+    const GraphDataset g = test::directed_graph(400, 4, 6, 12, 29);
+    auto pair = world.split(world.rank() % 2, world.rank() / 2);
+    struct Case {
+        std::string model;
+        bool grad_zero_scale;
+        int snapshot_period;
+        Recompute recompute;
+        int chunks;
+    };
+    for (const Case& c :
+         {Case{"gcnii", true, 5, Recompute::none, 4}, Case{"sage", false, 0, Recompute::all, 8},
+          Case{"gcn", true, 3, Recompute::aggregation, 4}}) {
+        const ModelSpec spec = small(c.model, 4);
+        INFO(describe(spec) << ", T2 " << c.grad_zero_scale << ", snapshot period "
+                            << c.snapshot_period << ": 1 x 2 x 2 against 1 x 2, " << c.chunks
+                            << " chunks");
+        PipelineOptions options;
+        options.grad_zero_scale = c.grad_zero_scale;
+        options.snapshot_period = c.snapshot_period;
+        options.recompute = c.recompute;
+        const PipelineRun hybrid = train_pipeline(g, *pair, self, spec, 10, options, c.chunks, 2);
+        const PipelineRun sliced = train_sliced(g, world, self, spec, 10, options, c.chunks, 2, 2);
+        CHECK(same_run(sliced.epochs, hybrid.epochs, g));
+        REQUIRE(all_ranks(same_run(sliced.epochs, hybrid.epochs, g)));
+        for (std::size_t e = 0; e < hybrid.epochs.size(); ++e) {
+            REQUIRE(sliced.epochs[e].pipeline.has_value());
+            CHECK(sliced.epochs[e].pipeline->way_bytes == hybrid.epochs[e].pipeline->way_bytes);
+            CHECK(sliced.epochs[e].pipeline->way_bytes > 0);
+        }
+        // The layout switches: each way's feature group switches its own chunks only, so over
+        // the 4 ranks exactly S x F's formula over every chunk.
+        for (const EpochResult& r : sliced.epochs) {
+            std::array<std::int64_t, 1> a2a{r.a2a};
+            world.allreduce_sum(a2a);
+            CHECK(a2a[0] == sliced.a2a_formula);
+        }
+    }
+}
+
+TEST_CASE("S x W x F: the guard's measurement leaves no trace; a history resumes exactly",
+          "[pipeline][mpi]") {
+    // The mirrors hold the other ways' rows, which this rank's own buffers never see: the
+    // history is read from the mirrors, so staleness_losses' round trip and a resumed run
+    // continue bit for bit. T2 off and a snapshot every 2 epochs (gradients and the snapshot
+    // are history too).
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    if (world.size() != 4) {
+        return;
+    }
+    const GraphDataset g = test::directed_graph(200, 4, 6, 12, 43);
+    const ModelSpec spec = small("gcnii", 6);
+    auto pair = world.split(world.rank() % 2, world.rank() / 2);
+    PipelineOptions options;
+    options.snapshot_period = 2;
+    options.grad_zero_scale = false;
+    Rig hybrid(g, *pair, self, spec, options, 4, 1, 2);
+    std::vector<StalenessLosses> want;
+    const std::vector<EpochResult> hybrid_run = hybrid.train(1, 6, &want);
+    Rig plain(g, world, self, spec, options, 4, 2, 2);
+    const std::vector<EpochResult> unwatched = plain.train(1, 6);
+    Rig watched(g, world, self, spec, options, 4, 2, 2);
+    std::vector<StalenessLosses> got;
+    const std::vector<EpochResult> run = watched.train(1, 6, &got);
+    CHECK(all_ranks(same_bits(run, unwatched)));  // the measurement changed nothing
+    CHECK(all_ranks(same_run(run, hybrid_run, g)));
+    for (std::size_t e = 0; e < got.size(); ++e) {
+        CHECK(std::abs(got[e].stale - want[e].stale) <= 1e-5 * std::abs(want[e].stale));
+        CHECK(std::abs(got[e].fresh - want[e].fresh) <= 1e-5 * std::abs(want[e].fresh));
+        CHECK(std::abs(got[e].gradient_error - want[e].gradient_error) <= 1e-3);
+        if (e + 1 < run.size()) {
+            CHECK(got[e].stale == run[e + 1].loss);
+        }
+    }
+    // Resumed in a new executor from epoch 3's history: epochs 4-6 as the uninterrupted run.
+    Rig first(g, world, self, spec, options, 4, 2, 2);
+    (void)first.train(1, 3);
+    Rig resumed(g, world, self, spec, options, 4, 2, 2);
+    resumed.parameters->upload(first.parameters->download());
+    resumed.adam->set_state(first.adam->state());
+    resumed.executor->restore_history(first.executor->history());
+    const std::vector<EpochResult> tail = resumed.train(4, 6);
+    CHECK(all_ranks(
+        same_bits(tail, std::vector<EpochResult>(unwatched.begin() + 3, unwatched.end()))));
 }
 
 TEST_CASE("S x F: the guard's measurement and a history restore rewrite the mirrors",

@@ -84,7 +84,7 @@ TEST_CASE("pipeline layouts at 4 ranks: S = 4, then 2 stages x 2 ways, then 2 x 
                        [](const planner::PipelineLayout& l) { return l.feature_slices > 1; }));
 }
 
-TEST_CASE("a plan file's S x F recommendation is the layout --plan applies; S x W x F refused",
+TEST_CASE("a plan file's S x F (and S x W x F) recommendation is the layout --plan applies",
           "[planner]") {
     const auto plan = [](int stages, int ways, int slices) {
         return R"({"format": "strata-plan", "version": 3, "candidates": [{"parallel": "pipeline",
@@ -105,8 +105,11 @@ TEST_CASE("a plan file's S x F recommendation is the layout --plan applies; S x 
         "pipeline", "ranks": 4, "recompute": "all", "stages": 4, "ways": 1, "chunks": 16,
         "recommended": true}]})";
     CHECK(planner::chosen_layout(old, "old.json", 4).feature_slices == 1);
-    CHECK_THROWS_WITH(planner::chosen_layout(plan(1, 2, 2), "p.json", 4),
-                      Catch::Contains("p.json: pipeline candidate for 4 ranks: stages 1 x ways 2 x "
+    const planner::ChosenLayout swf = planner::chosen_layout(plan(1, 2, 2), "p.json", 4);
+    CHECK(swf.ways == 2);  // S x W x F, written by hand: strata plan does not price it
+    CHECK(swf.feature_slices == 2);
+    CHECK_THROWS_WITH(planner::chosen_layout(plan(2, 2, 2), "p.json", 4),
+                      Catch::Contains("p.json: pipeline candidate for 4 ranks: stages 2 x ways 2 x "
                                       "feature_slices 2 with chunks 8 does not fit 4 ranks"));
     CHECK_THROWS_WITH(
         planner::chosen_layout(plan(2, 1, 3), "p.json", 4),

@@ -128,9 +128,13 @@ TEST_CASE("run configuration: every check names the option and its value", "[run
     c.feature_slices = 2;
     c.parallel = "pipeline";
     c.ways = 2;
-    CHECK(message(c).second ==
-          "feature_slices = 2: with parallel = pipeline needs ways = 1 (feature slices inside the "
-          "hybrid's ways, S x W x F, are not built yet); use ways = 1 or feature_slices = 1");
+    CHECK_NOTHROW(validate(c));  // S x W x F (docs/pipeline.md)
+    CHECK(resolve_layout(c, 8).stages == 2);
+    c.stages = 2;
+    CHECK_THROWS_WITH(resolve_layout(c, 4),
+                      Contains("stages = 2: stages x ways x feature_slices = 2 x 2 x 2 = 8 ranks, "
+                               "but the job has 4 (run it on 8 ranks)"));
+    c.stages = 0;
     c.ways = 1;
     CHECK_NOTHROW(validate(c));  // S x F (docs/pipeline.md)
     CHECK(resolve_layout(c, 4).stages == 2);
