@@ -8,7 +8,9 @@
 // the other chunks' rows as they were last written: the pipeline's staleness), the whole
 // graph's operator at the slice's width on the chunk's rows, the result switched back to R.
 // A mirrored buffer may be the executor's chunk copy (its R rows for the chunk in flight only,
-// stage_storage.hpp): the mirror then holds its only copy of every row.
+// stage_storage.hpp): the mirror then holds its only copy of every row. With the hybrid's ways
+// (S x W x F) the group is a way's F ranks; a hook (set_mirror_hook) runs the ways' mirror
+// exchange on the mirror between the switch and the operator.
 // Host memory only (the layout switch's).
 #pragma once
 

@@ -221,7 +221,8 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
     PipelinePrediction out;
     const int slices = layout.feature_slices;
     STRATA_CHECK(slices >= 1 && (slices == 1 || layout.ways == 1), "pipeline: ", slices,
-                 " feature slices with ", layout.ways, " ways (strata plan does not price S x W x F)");
+                 " feature slices with ", layout.ways,
+                 " ways (strata plan does not price S x W x F)");
     STRATA_CHECK(layout.ways == 1 || (way_stats != nullptr && way_stats->ways == layout.ways &&
                                       way_stats->chunks == layout.chunks),
                  "pipeline: ", layout.ways, " ways x ", layout.chunks,

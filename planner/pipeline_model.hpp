@@ -31,8 +31,8 @@
 //                 tensor and the average chunk's rows at their record bytes, blocking (added to
 //                 the stage's step, not overlapped); its bytes the metrics' way_bytes, exactly;
 //                 its buffers (send, receive, lists) and the largest chunk in the memory plan
-// Not modelled: S x W x F, staleness (the accuracy guard may halve the chunks: a note), the
-// spread of mirror rows between chunks (the average chunk is priced).
+// Not modelled: S x W x F (strata train runs it), staleness (the accuracy guard may halve the
+// chunks: a note), the spread of mirror rows between chunks (the average chunk is priced).
 #pragma once
 
 #include <cstdint>

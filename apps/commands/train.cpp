@@ -246,7 +246,9 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                            "inside each graph group, dense ops on row chunks (docs/layouts.md). "
                            "Each feature group (F ranks) is placed inside one node, the graph "
                            "groups across nodes (consecutive ranks, with a warning, when a node's "
-                           "ranks are not a multiple of F). 1: every rank owns a whole part (1D)"));
+                           "ranks are not a multiple of F). With --parallel pipeline: F slices "
+                           "inside each stage (S x F), or inside each way (S x W x F; "
+                           "docs/pipeline.md). 1: every rank owns a whole part (1D)"));
     option(*t, "column_blocks",
            cmd->add_option("--column-blocks", f.column_blocks,
                            "The grid (--feature-slices > 1): aggregate each column slice in B "

@@ -127,11 +127,11 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
                             options.stages * slices,
                             " ranks (one per stage and slice), but the job has ", world.size());
     } else {
-        STRATA_CHECK_OPTION(options.stages * options.ways * slices == world.size(), "stages",
-                            options.stages, "with ways = ", options.ways, " and feature_slices = ",
-                            slices, " the pipeline runs ", options.stages * options.ways * slices,
-                            " ranks (one per stage, way and slice), but the job has ",
-                            world.size());
+        STRATA_CHECK_OPTION(
+            options.stages * options.ways * slices == world.size(), "stages", options.stages,
+            "with ways = ", options.ways, " and feature_slices = ", slices, " the pipeline runs ",
+            options.stages * options.ways * slices,
+            " ranks (one per stage, way and slice), but the job has ", world.size());
     }
     if (slices > 1) {
         STRATA_CHECK(options.slices->slice() == world.rank() % slices &&
@@ -215,10 +215,10 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
         // global offsets; base_offsets_ then counts this rank's local rows).
         const std::vector<index_t>& global =
             options.slices != nullptr ? options.chunk_offsets : base_offsets_;
-        STRATA_CHECK(global.size() == base_offsets_.size() &&
-                         global.back() == aggregation.num_rows(),
-                     "pipeline: ", global.size(), " global chunk offsets for ",
-                     base_offsets_.size() - 1, " chunks of ", aggregation.num_rows(), " rows");
+        STRATA_CHECK(
+            global.size() == base_offsets_.size() && global.back() == aggregation.num_rows(),
+            "pipeline: ", global.size(), " global chunk offsets for ", base_offsets_.size() - 1,
+            " chunks of ", aggregation.num_rows(), " rows");
         const MirrorLists lists =
             pack_mirror_lists(way_mirrors(*options.structure, global, options.ways));
         WaveState& st = *wave_;
@@ -323,12 +323,13 @@ PipelineHistory PipelineExecutor::history() const {
         .chunks = chunks(), .snapshot_period = snapshot_period_, .has_snapshot = have_snapshot_};
     // S x F: a chunk copy's every row is in its mirror (collective over the feature group).
     // S x W x F: every row from the mirrors, which hold the other ways' rows too.
-    buffers_->download(h, have_snapshot_, !options_.grad_zero_scale,
-                       [this](TensorId t, int part, MatrixView rows) {
-                           options_.slices->gather(
-                               part == 2 ? buffers_->grad(t) : buffers_->value(t), rows, part == 1);
-                       },
-                       options_.slices != nullptr && options_.ways > 1);
+    buffers_->download(
+        h, have_snapshot_, !options_.grad_zero_scale,
+        [this](TensorId t, int part, MatrixView rows) {
+            options_.slices->gather(part == 2 ? buffers_->grad(t) : buffers_->value(t), rows,
+                                    part == 1);
+        },
+        options_.slices != nullptr && options_.ways > 1);
     return h;
 }
 
@@ -418,7 +419,7 @@ void PipelineExecutor::exchange_before(std::size_t k, const StageViews& views,
     WaveState& st = *wave_;
     STRATA_ASSERT(st.mirror_due.empty());
     for (const int slot : st.mirrored_slots[k]) {  // the chunks in flight, fresh
-        if (options_.slices != nullptr) {  // in the aggregation, on the slice's mirror
+        if (options_.slices != nullptr) {          // in the aggregation, on the slice's mirror
             st.mirror_due.push_back(views.all(slot).data);
         } else {
             exchange_mirrors(views.all(slot), step, forward);

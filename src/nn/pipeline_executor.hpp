@@ -70,10 +70,13 @@ struct PipelineOptions {
     std::int64_t nnz = 0;         ///< entries of the aggregation operator (stage cost model)
     /// What backward recomputes chunk by chunk instead of keeping whole-graph rows (above).
     Recompute recompute = Recompute::none;
-    /// Feature slices inside each stage (S x F, ways = 1): world = S x F ranks, rank = stage x F
-    /// + slice; the rank holds its slice's share of every chunk (pipeline_slices.hpp), and its
-    /// aggregations run through `slices` (over the stage's F ranks). Null: F = 1. Must outlive
-    /// the executor.
+    /// Feature slices inside each stage (S x F): world = S x F ranks, rank = stage x F + slice;
+    /// the rank holds its slice's share of every chunk (pipeline_slices.hpp), and its
+    /// aggregations run through `slices` (over the stage's F ranks). With W ways (S x W x F):
+    /// rank = (stage x W + way) x F + slice, way w's F ranks of a stage are the feature group
+    /// (it switches way w's chunks only), and the ways' mirror rows travel in the slices'
+    /// mirrors at the slice's width (`chunk_offsets`: the global chunks). Null: F = 1. Must
+    /// outlive the executor.
     PipelineSlices* slices = nullptr;
     /// Calls the communicator's progress() after each of a chunk's steps (when it
     /// needs_progress()), so that stage transfers in flight and the next step's receives, posted
@@ -130,15 +133,15 @@ class StageViews;
 
 class PipelineExecutor final : public Executor, public StalenessControl {
 public:
-    /// `world`: S x W ranks (stage = rank / W, way = rank % W), or S x F with feature slices
-    /// (stage = rank / F; `aggregation` and `data` then cover the whole graph, for rank 0's
-    /// evaluation, and the rank trains on its slice's share of them). `self`: a one-rank
-    /// communicator for rank 0's evaluation. `aggregation`: Â over the whole graph (no halo peers),
-    /// rows in chunk order, as `data`. Everything must outlive the executor. Throws
-    /// strata::OptionError naming the option ("ways = 0: must be at least 1") on a layout that does
-    /// not fit (stages vs ranks or layers, chunks vs ways) or a model with an op that is neither
-    /// row-local nor an aggregation (attention, batch norm); strata::Error on offsets that do not
-    /// cover the rows.
+    /// `world`: S x W ranks (stage = rank / W, way = rank % W), or S x W x F with feature
+    /// slices (stage = rank / (W F), way = rank / F % W; `aggregation` and `data` then cover the
+    /// whole graph, for rank 0's evaluation, and the rank trains on its slice's share of them).
+    /// `self`: a one-rank communicator for rank 0's evaluation. `aggregation`: Â over the whole
+    /// graph (no halo peers), rows in chunk order, as `data`. Everything must outlive the executor.
+    /// Throws strata::OptionError naming the option ("ways = 0: must be at least 1") on a layout
+    /// that does not fit (stages vs ranks or layers, chunks vs ways) or a model with an op that is
+    /// neither row-local nor an aggregation (attention, batch norm); strata::Error on offsets that
+    /// do not cover the rows.
     PipelineExecutor(Backend& backend, Communicator& world, Communicator& self, ModelGraph& graph,
                      ModelParameters& parameters, GraphOperator& aggregation, TrainingData data,
                      const PipelineOptions& options);
