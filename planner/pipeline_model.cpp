@@ -17,6 +17,7 @@
 #include "src/nn/model_parameters.hpp"
 #include "src/nn/stage_storage.hpp"
 #include "src/nn/way_mirrors.hpp"
+#include "src/tensor/grid_blocks.hpp"
 #include "training/run_memory.hpp"
 
 namespace strata::planner {
@@ -68,7 +69,8 @@ std::vector<double> cut_row_bytes(const ModelGraph& graph, const StageLayout& la
 
 /// One stage's mirror exchanges (W > 1 ways) per chunk step: one exchange per slot that
 /// way_mirror_slots lists, with every other way, and the record bytes of a row summed over
-/// them, forward (before steps below the schedule's boundary) and backward.
+/// them, forward (before steps below the schedule's boundary) and backward. S x W x F: the
+/// row's columns of slice `slice` of `slices` (the mirrors' width).
 struct StageWayExchange {
     int forward_exchanges = 0;
     int backward_exchanges = 0;
@@ -77,14 +79,15 @@ struct StageWayExchange {
 };
 
 StageWayExchange stage_way_exchange(const ModelGraph& graph, const StageStorage& storage,
-                                    HaloPrecision precision) {
+                                    HaloPrecision precision, int slices = 1, int slice = 0) {
     StageWayExchange out;
     const std::vector<std::vector<int>> exchanged = way_mirror_slots(graph, storage);
     for (std::size_t k = 0; k < exchanged.size(); ++k) {
         const bool forward = static_cast<int>(k) < storage.schedule.boundary;
         for (const int slot : exchanged[k]) {
+            const index_t cols = storage.slots[static_cast<std::size_t>(slot)].cols;
             const auto bytes = static_cast<std::int64_t>(
-                packed_row_bytes(precision, storage.slots[static_cast<std::size_t>(slot)].cols));
+                packed_row_bytes(precision, grid_block(cols, slices, slice).count));
             (forward ? out.forward_exchanges : out.backward_exchanges) += 1;
             (forward ? out.forward_row_bytes : out.backward_row_bytes) += bytes;
         }
@@ -93,13 +96,15 @@ StageWayExchange stage_way_exchange(const ModelGraph& graph, const StageStorage&
 }
 
 /// PipelineExecutor's mirror_bytes for W > 1 ways: the send and receive buffers at the widest
-/// kept output gradient (the aggregation outputs) and the packed lists.
+/// kept output gradient (the aggregation outputs; S x W x F: its columns of slice `slice`) and
+/// the packed lists.
 std::int64_t mirror_buffer_bytes(const ModelGraph& graph, const StageStorage& storage,
-                                 const WayStats& ways) {
+                                 const WayStats& ways, int slices = 1, int slice = 0) {
     index_t widest = 0;
     for (const TensorId t : storage.kept_grads) {
         widest = std::max(widest, graph.tensor(t).cols);
     }
+    widest = grid_block(widest, slices, slice).count;
     return (ways.send_rows * widest + ways.recv_rows * (ways.ways - 1) * widest) *
                static_cast<std::int64_t>(sizeof(float)) +
            ways.list_rows * static_cast<std::int64_t>(sizeof(index_t));
@@ -110,10 +115,10 @@ std::int64_t mirror_buffer_bytes(const ModelGraph& graph, const StageStorage& st
 std::vector<PipelineLayout> pipeline_layouts(const ModelGraph& graph, int ranks,
                                              global_id vertices) {
     std::vector<PipelineLayout> out;
-    // One way and F = 1 first (S = ranks), then W > 1 ways (S = ranks / W), then S x F for
-    // every F > 1 dividing the ranks (one way).
+    // One way and F = 1 first (S = ranks), then W > 1 ways (S = ranks / W), then S x F and
+    // S x W x F for every F > 1 (S = ranks / (W F)).
     for (int ways = 1; ways <= ranks; ++ways) {
-        for (int slices = 1; slices <= (ways == 1 ? ranks : 1); ++slices) {
+        for (int slices = 1; slices <= ranks / ways; ++slices) {
             if (ranks % (ways * slices) != 0) {
                 continue;
             }
@@ -136,7 +141,7 @@ std::vector<PipelineLayout> pipeline_layouts(const ModelGraph& graph, int ranks,
         }
     }
     // The order above puts W > 1 before S x F; keep the documented order (F = 1 with its ways
-    // ascending, then S x F).
+    // ascending, then each F > 1 with its ways ascending).
     std::stable_sort(out.begin(), out.end(), [](const PipelineLayout& a, const PipelineLayout& b) {
         return a.feature_slices < b.feature_slices;
     });
@@ -172,19 +177,22 @@ std::int64_t pipeline_way_bytes(const ModelGraph& graph, const StageLayout& layo
 }
 
 std::int64_t pipeline_way_bytes(const ModelGraph& graph, const StageLayout& layout, index_t rows,
-                                const WayStats& ways, Recompute recompute,
-                                HaloPrecision precision) {
+                                const WayStats& ways, Recompute recompute, HaloPrecision precision,
+                                int slices) {
     if (ways.ways <= 1) {
         return 0;
     }
     // Each chunk's lists go once per epoch for every tensor exchanged (a chunk's list for its
-    // own way is empty).
+    // own way is empty); S x W x F: by every slice, at its columns.
     std::int64_t bytes = 0;
     for (int s = 0; s < static_cast<int>(layout.stages.size()); ++s) {
-        const StageWayExchange e = stage_way_exchange(
-            graph, plan_stage_storage(graph, layout, s, rows, recompute), precision);
-        bytes +=
-            ways.forward_rows * e.forward_row_bytes + ways.backward_rows * e.backward_row_bytes;
+        const StageStorage storage =
+            plan_stage_storage(graph, layout, s, rows, recompute, slices > 1);
+        for (int f = 0; f < slices; ++f) {
+            const StageWayExchange e = stage_way_exchange(graph, storage, precision, slices, f);
+            bytes +=
+                ways.forward_rows * e.forward_row_bytes + ways.backward_rows * e.backward_row_bytes;
+        }
     }
     return bytes;
 }
@@ -220,9 +228,7 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
                                           const WayStats* way_stats) {
     PipelinePrediction out;
     const int slices = layout.feature_slices;
-    STRATA_CHECK(slices >= 1 && (slices == 1 || layout.ways == 1), "pipeline: ", slices,
-                 " feature slices with ", layout.ways,
-                 " ways (strata plan does not price S x W x F)");
+    STRATA_CHECK(slices >= 1, "pipeline: ", slices, " feature slices");
     STRATA_CHECK(layout.ways == 1 || (way_stats != nullptr && way_stats->ways == layout.ways &&
                                       way_stats->chunks == layout.chunks),
                  "pipeline: ", layout.ways, " ways x ", layout.chunks,
@@ -243,9 +249,10 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
                 priced = f;
             }
         }
-        // That slice's share (its row block of every chunk), the aggregation's entries / F: the
-        // grid's pricing of a row chunk with its column slice.
-        way.owned = SlicedStageAggregation::share_rows(chunks, slices, priced);
+        // That slice's share (its row block of every chunk; with W ways, of its way's chunks:
+        // 1/W of it), the aggregation's entries / F (way_share took 1/W): the grid's pricing of
+        // a row chunk with its column slice.
+        way.owned = SlicedStageAggregation::share_rows(chunks, slices, priced) / layout.ways;
         way.inner_nnz =
             static_cast<std::int64_t>(std::llround(static_cast<double>(way.inner_nnz) / slices));
         const SliceBytes a2a = pipeline_a2a_bytes(graph, stages, chunks, slices, layout.recompute);
@@ -295,7 +302,8 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
         // sends for its chunk (the epoch's lists over the C chunks: the average chunk).
         std::array<double, 2> mirrored{};  // forward, backward
         if (layout.ways > 1) {
-            const StageWayExchange e = stage_way_exchange(graph, storage, shape.halo_precision);
+            const StageWayExchange e =
+                stage_way_exchange(graph, storage, shape.halo_precision, slices, priced);
             const double per_chunk_rows = 1.0 / static_cast<double>(layout.chunks);
             const double bandwidth = shape.network.bandwidth_gbs * giga;
             mirrored[0] = e.forward_exchanges * shape.network.latency_s +
@@ -333,8 +341,9 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
     }
     slowest.exchange_s += switches + mirrors;
     if (layout.ways > 1) {
-        out.way_bytes = pipeline_way_bytes(graph, stages, static_cast<index_t>(whole.vertices),
-                                           *way_stats, layout.recompute, shape.halo_precision);
+        out.way_bytes =
+            pipeline_way_bytes(graph, stages, static_cast<index_t>(whole.vertices), *way_stats,
+                               layout.recompute, shape.halo_precision, slices);
     }
     // Evaluation: rank 0 runs the whole graph's evaluation schedule alone.
     const RankStats& all = whole.ranks.at(0);
@@ -426,7 +435,16 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
             } else {  // rank (s, f): its share of every chunk, the slices' mirrors, its data rows
                 const SlicedShapeOperator sliced({chunks.begin(), chunks.end()}, slices,
                                                  rank % slices);
-                const index_t largest = whole_way ? sliced.num_rows()
+                // The check step's one chunk per way: the largest way's share (W = 1: all).
+                index_t way_rows = 0;
+                const std::size_t per_way = chunks.size() / static_cast<std::size_t>(layout.ways);
+                for (std::size_t w = 0; w < chunks.size(); w += per_way) {
+                    way_rows =
+                        std::max(way_rows, SlicedStageAggregation::share_rows(
+                                               std::span<const index_t>(chunks).subspan(w, per_way),
+                                               slices, rank % slices));
+                }
+                const index_t largest = whole_way ? way_rows
                                         : exact   ? sliced.largest_share()
                                                   : std::max(sliced.largest_share(),
                                                              longest_grid_rows(chunk_rows, slices));
@@ -443,6 +461,10 @@ MemoryPrediction predict_pipeline_memory(const ModelGraph& graph, const Partitio
                 memory.slice_mirror_floats = slice_mirror_floats(
                     graph, storage, !storage.snapshot.empty(), rows, slices, rank % slices);
                 memory.share_bytes = slice_share_bytes(sliced.num_rows(), input_cols);
+                if (layout.ways > 1) {
+                    memory.mirror_bytes =
+                        mirror_buffer_bytes(graph, storage, *way_stats, slices, rank % slices);
+                }
                 history = history_copy_bytes(graph, storage, sliced.num_rows());
             }
             std::vector<MemoryLine> lines = run_memory_lines(

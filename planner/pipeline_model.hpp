@@ -1,6 +1,6 @@
 // The layer pipeline (`strata train --parallel pipeline`, src/nn/pipeline_executor.hpp) priced:
-// S stages x W ways x C chunks on K = S x W ranks, or S stages x F feature slices (one way) on
-// K = S x F ranks (pipeline_slices_model.hpp). Per candidate
+// S stages x W ways x C chunks on K = S x W ranks, or with F feature slices inside each stage
+// (way) on K = S x W x F ranks (pipeline_slices_model.hpp). Per candidate
 //   stages        plan_stages — the executor's own split (same cost model, same |V| and nnz)
 //   compute       each stage's nodes priced by the graph-parallel cost model (price_stage) on
 //                 the rows a way holds (|V| / W), forward and backward apart, divided into its
@@ -31,8 +31,10 @@
 //                 tensor and the average chunk's rows at their record bytes, blocking (added to
 //                 the stage's step, not overlapped); its bytes the metrics' way_bytes, exactly;
 //                 its buffers (send, receive, lists) and the largest chunk in the memory plan
-// Not modelled: S x W x F (strata train runs it), staleness (the accuracy guard may halve the
-// chunks: a note), the spread of mirror rows between chunks (the average chunk is priced).
+// S x W x F: each rank's share of its way's chunks (1/W of its share of every chunk), the
+// mirror rows at its slice's columns (bytes summed over the slices), its mirror buffers at
+// the slice's width. Not modelled: staleness (the accuracy guard may halve the chunks: a
+// note), the spread of mirror rows between chunks (the average chunk is priced).
 #pragma once
 
 #include <cstdint>
@@ -57,7 +59,7 @@ struct PipelineLayout {
     int chunks = 8;
     /// What backward recomputes chunk by chunk (PipelineOptions::recompute).
     Recompute recompute = Recompute::none;
-    /// F: feature slices inside each stage (S x F with ways = 1; 1: none).
+    /// F: feature slices inside each stage (S x F), or each way (S x W x F); 1: none.
     int feature_slices = 1;
 };
 
@@ -65,8 +67,8 @@ struct PipelineLayout {
 /// layer boundaries + 1), C in {4 S W (the executor's default), 8 S W, 16 S W} up to |V|, each
 /// with recompute `all` (the least memory: every stage holds whole-graph buffers); then W > 1
 /// ways for every W dividing `ranks` with S = ranks / W within the same bounds (the same chunk
-/// counts); then S x F for every F > 1 dividing `ranks` with S = ranks / F >= 2 (one way, the
-/// same chunks and recompute), where the model gives every aggregation a column per slice
+/// counts); then for every F > 1 S x F and S x W x F with S = ranks / (W F) >= 2 (the same
+/// chunks and recompute), where the model gives every aggregation a column per slice
 /// (grid_blocker) and the smallest of C even chunks keeps a row per slice (the executor's
 /// refusals).
 [[nodiscard]] std::vector<PipelineLayout> pipeline_layouts(const ModelGraph& graph, int ranks,
@@ -88,11 +90,13 @@ struct PipelineLayout {
                                               std::span<const index_t> chunk_offsets, int ways,
                                               Recompute recompute,
                                               HaloPrecision precision = HaloPrecision::fp32);
-/// The same from the lists' statistics (way_stats) of a graph of `rows` vertices.
+/// The same from the lists' statistics (way_stats) of a graph of `rows` vertices; with F
+/// `slices` inside each way (S x W x F), every slice sends its columns of the rows.
 [[nodiscard]] std::int64_t pipeline_way_bytes(const ModelGraph& graph, const StageLayout& layout,
                                               index_t rows, const WayStats& ways,
                                               Recompute recompute,
-                                              HaloPrecision precision = HaloPrecision::fp32);
+                                              HaloPrecision precision = HaloPrecision::fp32,
+                                              int slices = 1);
 
 /// Bytes between stages per epoch, summed over ranks (the metrics' stage_bytes), with the
 /// transfers at `precision`.

@@ -11,7 +11,9 @@
 # metrics' stage bytes and all-to-all bytes equal the plan's every epoch, and the largest rank's
 # memory plan is within 2 % of the plan's. At 4 ranks too, the hybrid candidate (2 stages x 2 ways
 # x 16 chunks), made the recommendation, runs as planned: the metrics' stage bytes and mirror
-# bytes (way_bytes) equal the plan's every epoch, and the memory plan is within 2 %.
+# bytes (way_bytes) equal the plan's every epoch, and the memory plan is within 2 %. At 8 ranks,
+# the S x W x F candidate (2 stages x 2 ways x 2 feature slices x 16 chunks) likewise: stage,
+# mirror and all-to-all bytes exact, memory within 2 %.
 # Usage: check_plan_pipeline.sh MPIEXEC STRATA DATA_DIR
 mpiexec=$1
 strata=$(realpath "$2")
@@ -122,4 +124,21 @@ grep -q -- "): parallel = pipeline, stages = 2, ways = 2, chunks = 16, for 4 ran
 planned_run_matches hybrid "$tmp/ways.json" "$tmp/ways.jsonl" "$tmp/ways.out" 4 2 \
   stage_bytes way_bytes &&
   ok "hybrid: stage and mirror bytes exact, memory within 2 %" || fail "hybrid bytes or memory differ"
+# S x W x F: feature slices inside the hybrid's ways, planned at 8 ranks.
+"$strata" plan --data "$data/cora.h5" "${model[@]}" --ranks 8 --cache-dir "$tmp/cache" --json \
+  >"$tmp/plan8.json" && ok "plan at 8 ranks" || fail "strata plan --ranks 8"
+recommend "$tmp/plan8.json" "$tmp/swf.json" \
+  'c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"], c["feature_slices"]) == (2, 2, 16, 2)' \
+  'c["stage_bytes"] > 0 and c["way_bytes"] > 0 and c["a2a_bytes"] > 0' &&
+  ok "an S x W x F candidate 2 x 2 x 2 x 16" || fail "no S x W x F candidate"
+timeout 240 "$mpiexec" -n 8 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
+  --epochs 2 --threads 1 --plan "$tmp/swf.json" --metrics "$tmp/swf.jsonl" >"$tmp/swf.out" 2>&1 &&
+  ok "train --plan FILE runs S x W x F" || { cat "$tmp/swf.out"; fail "train --plan FILE (S x W x F)"; }
+grep -q -- "): parallel = pipeline, stages = 2, ways = 2, chunks = 16, feature_slices = 2, for 8 ranks" \
+  "$tmp/swf.out" && ok "the plan's S x W x F applied" ||
+  { grep "^plan" "$tmp/swf.out"; fail "S x W x F not reported"; }
+planned_run_matches "S x W x F" "$tmp/swf.json" "$tmp/swf.jsonl" "$tmp/swf.out" 8 2 \
+  stage_bytes way_bytes a2a_bytes recompute_a2a_bytes &&
+  ok "S x W x F: stage, mirror and a2a bytes exact, memory within 2 %" ||
+  fail "S x W x F bytes or memory differ"
 finish

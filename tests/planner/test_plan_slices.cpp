@@ -1,11 +1,13 @@
 // strata plan's S x F pipeline (feature slices inside each stage) against the executor it
-// predicts: the layouts listed at 4 ranks, a plan file's S x F recommendation, and on 4 ranks (2
-// stages x 2 slices) the stage bytes, the layout switches' bytes (a2a and its recomputed part) and
-// the largest rank's memory plan equal the run's exactly, at an odd width and uneven chunks (300
-// rows in 8 chunks of 37 and 38: row blocks 19/18 and 19/19; hidden 7: column slices 4 and 3), in
-// recompute modes none and all.
+// predicts: the layouts listed at 4 and 8 ranks, a plan file's S x F recommendation, and on 4
+// ranks (2 stages x 2 slices) the stage bytes, the layout switches' bytes (a2a and its recomputed
+// part) and the largest rank's memory plan equal the run's exactly, at an odd width and uneven
+// chunks (300 rows in 8 chunks of 37 and 38: row blocks 19/18 and 19/19; hidden 7: column slices
+// 4 and 3), in recompute modes none and all; likewise S x W x F (1 x 2 x 2), with the mirror
+// bytes and the guard's grown plan.
 #include <algorithm>
 #include <array>
+#include <iterator>
 
 #include <catch2/catch.hpp>
 
@@ -19,6 +21,7 @@
 #include "planner/memory_model.hpp"
 #include "planner/partition_stats.hpp"
 #include "planner/pipeline_model.hpp"
+#include "planner/way_stats.hpp"
 #include "src/comm/mpi_communicator.hpp"
 #include "src/device/cpu/cpu_backend.hpp"
 #include "src/nn/model_parameters.hpp"
@@ -77,6 +80,18 @@ TEST_CASE("pipeline layouts at 4 ranks: S = 4, then 2 stages x 2 ways, then 2 x 
     CHECK(std::count_if(eight.begin(), eight.end(), [](const planner::PipelineLayout& l) {
               return l.feature_slices == 4 && l.stages == 2;
           }) == 3);
+    // ... and S x W x F: 2 stages x 2 ways x 2 slices, C = 16, 32, 64, after S x F's F = 2.
+    const auto swf = std::find_if(eight.begin(), eight.end(), [](const planner::PipelineLayout& l) {
+        return l.feature_slices == 2 && l.ways == 2;
+    });
+    REQUIRE(eight.end() - swf >= 3);
+    for (int i = 0; i < 3; ++i) {
+        CHECK(swf[i].stages == 2);
+        CHECK(swf[i].ways == 2);
+        CHECK(swf[i].chunks == 16 << i);
+        CHECK(std::prev(swf)->feature_slices == 2);
+        CHECK(std::prev(swf)->ways == 1);
+    }
     // A width below F (hidden 1 at F = 2) blocks S x F, as the executor refuses it.
     const BuiltModel narrow = build_model(small("gcnii", 4, 1), 20, 4);
     const auto blocked = planner::pipeline_layouts(narrow.graph, 4, 300);
@@ -106,7 +121,7 @@ TEST_CASE("a plan file's S x F (and S x W x F) recommendation is the layout --pl
         "recommended": true}]})";
     CHECK(planner::chosen_layout(old, "old.json", 4).feature_slices == 1);
     const planner::ChosenLayout swf = planner::chosen_layout(plan(1, 2, 2), "p.json", 4);
-    CHECK(swf.ways == 2);  // S x W x F, written by hand: strata plan does not price it
+    CHECK(swf.ways == 2);  // S x W x F
     CHECK(swf.feature_slices == 2);
     CHECK_THROWS_WITH(planner::chosen_layout(plan(2, 2, 2), "p.json", 4),
                       Catch::Contains("p.json: pipeline candidate for 4 ranks: stages 2 x ways 2 x "
@@ -225,6 +240,93 @@ TEST_CASE("S x F: predicted stage bytes, a2a bytes and memory plan equal the exe
             CHECK(mem.guard_bytes > 0);
             CHECK(mem.planned_bytes + mem.guard_bytes == checked[0]);
         }
+    }
+}
+
+TEST_CASE("S x W x F: predicted way bytes, a2a bytes and memory plan equal the executor's",
+          "[planner][mpi]") {
+    // 1 stage x 2 ways x 2 slices on 4 ranks (rank = way x 2 + slice), 8 chunks of 37-38 rows,
+    // hidden 7 (column slices 4 and 3): the mirror rows at each slice's width.
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    if (world.size() != 4) {
+        return;
+    }
+    constexpr int slices = 2;
+    constexpr int ways = 2;
+    constexpr int chunks = 8;
+    CpuBackend backend(1);
+    const GraphDataset g = test::community_graph(300, 4, 4, 20, 12);
+    const auto group = world.split(world.rank() / slices, world.rank() % slices);
+    for (const std::string name : {"gcnii", "sage"}) {
+        INFO(name);
+        BuiltModel model = build_model(small(name, 4, 7), 20, 4);
+        const planner::PartitionStats s =
+            planner::measure_partition(g, "community", 1, model.graph.normalization(), 0);
+        LocalPart part =
+            build_local_part(g, adjacency_matrix(g), partition_block(g.num_vertices(), 1), 0);
+        ModelInputs inputs(backend, self, part, model.graph);
+        ModelParameters parameters(backend, model.graph, 1);
+        std::vector<index_t> offsets;
+        std::vector<index_t> chunk_rows;
+        for (int c = 0; c <= chunks; ++c) {
+            offsets.push_back(static_cast<index_t>(part.graph.num_owned * c / chunks));
+            if (c > 0) {
+                chunk_rows.push_back(offsets.back() - offsets[offsets.size() - 2]);
+            }
+        }
+        SlicedStageAggregation sliced(backend, *inputs.aggregation, *group, offsets);
+        PipelineExecutor executor(backend, world, self, model.graph, parameters,
+                                  *inputs.aggregation, inputs.uploaded->data(),
+                                  PipelineOptions{.stages = 1,
+                                                  .ways = ways,
+                                                  .structure = &part.graph.inner,
+                                                  .chunk_offsets = offsets,
+                                                  .nnz = part.graph.inner.nnz(),
+                                                  .recompute = Recompute::all,
+                                                  .slices = &sliced});
+        const HaloBytes before = executor.switch_bytes();
+        (void)executor.train_step(1);
+        const HaloBytes after = executor.switch_bytes();
+        std::array<std::int64_t, 1> a2a{(after.forward - before.forward) +
+                                        (after.backward - before.backward)};
+        world.allreduce_sum(a2a);
+        const planner::WayStats stats = planner::way_stats(part.graph.inner, offsets, ways);
+        const planner::MachineModel m = flat_machine();
+        const planner::PipelineLayout layout{.stages = 1,
+                                             .ways = ways,
+                                             .chunks = chunks,
+                                             .recompute = Recompute::all,
+                                             .feature_slices = slices};
+        const planner::PipelinePrediction p = planner::predict_pipeline_epoch(
+            model.graph, s, layout, {.machine = &m, .network = m.shared_memory, .threads = 1},
+            chunk_rows, nullptr, &stats);
+        REQUIRE(executor.pipeline_epoch().has_value());
+        CHECK(p.way_bytes == executor.pipeline_epoch()->way_bytes);
+        CHECK(p.way_bytes > 0);
+        CHECK(p.a2a_bytes == a2a[0]);
+        CHECK(p.time.epoch_s > 0.0);
+        // The largest rank's memory plan (mirror buffers at the slice's width), and with the
+        // accuracy guard's check step at one chunk per way.
+        std::array<std::int64_t, 1> planned{
+            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size()))};
+        world.allreduce_max(planned);
+        const planner::MemoryPrediction mem = planner::predict_pipeline_memory(
+            model.graph, s, layout, m, true, 0, chunk_rows, true, &stats);
+        CHECK(mem.planned_bytes == planned[0]);
+        (void)executor.staleness_losses(2);
+        std::int64_t history = 0;
+        for (const HistoryTensor& t : executor.history().embeddings) {
+            history += 2 * static_cast<std::int64_t>(t.values.size() * sizeof(float));
+        }
+        std::array<std::int64_t, 1> checked{
+            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size())) +
+            history};
+        world.allreduce_max(checked);
+        CHECK(mem.planned_bytes + mem.guard_bytes == checked[0]);
+        REQUIRE(test::all_ranks(p.way_bytes == executor.pipeline_epoch()->way_bytes &&
+                                p.a2a_bytes == a2a[0] && mem.planned_bytes == planned[0] &&
+                                mem.planned_bytes + mem.guard_bytes == checked[0]));
     }
 }
 
