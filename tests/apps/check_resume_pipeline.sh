@@ -5,8 +5,8 @@
 # SIGTERM after an accuracy-guard rollback (which changed the chunks and the snapshot period and
 # put the best tracker back); the typed /pipeline section of format 5; a pipeline checkpoint is
 # refused by a graph-parallel run and one without its /pipeline section is refused; a
-# graph-parallel checkpoint has no /pipeline section; 2 stages x 2 feature slices (4 ranks)
-# resumed equal uninterrupted.
+# graph-parallel checkpoint has no /pipeline section; 2 stages x 2 feature slices (4 ranks) and
+# 1 stage x 2 ways x 2 feature slices (4 ranks, S x W x F) resumed equal uninterrupted.
 # Usage: check_resume_pipeline.sh MPIEXEC STRATA_TESTING DATA_DIR (the test build)
 mpiexec=$1
 strata=$(realpath "$2")
@@ -139,9 +139,9 @@ train4() {
   local dir=$1 metrics=$2 epochs=$3
   shift 3
   timeout 120 "$mpiexec" -n 4 --oversubscribe "$strata" train --data "$data/cora.h5" \
-    --epochs "$epochs" --threads 1 --model gcnii --layers 4 --parallel pipeline --stages 2 \
-    --feature-slices 2 --chunks 4 --snapshot-period 3 --grad-zero-scale off \
-    --checkpoint-dir "$dir" --checkpoint-every 3 --metrics "$metrics" "$@"
+    --epochs "$epochs" --threads 1 --model gcnii --layers 4 --parallel pipeline \
+    ${LAYOUT:---stages 2} --feature-slices 2 --chunks 4 --snapshot-period 3 \
+    --grad-zero-scale off --checkpoint-dir "$dir" --checkpoint-every 3 --metrics "$metrics" "$@"
 }
 train4 sfull sfull.jsonl 12 >sfull.out 2>&1 || fail "S x F uninterrupted run exited $?"
 train4 spart spart.jsonl 6 >spart.out 2>&1 || fail "S x F 6-epoch run exited $?"
@@ -152,6 +152,21 @@ if grep -q "resuming from spart/ckpt-000006.h5 (epoch 6)" sresume.out &&
 else
   fail "S x F resumed run differs from the uninterrupted one"
   tail -5 sresume.out
+fi
+
+# 6. Feature slices inside the hybrid's ways (1 stage x 2 ways x 2 slices): the history comes
+# from the slices' mirrors, which hold the other way's rows.
+export LAYOUT="--stages 1 --ways 2"
+train4 wfull wfull.jsonl 12 >wfull.out 2>&1 || fail "S x W x F uninterrupted run exited $?"
+train4 wpart wpart.jsonl 6 >wpart.out 2>&1 || fail "S x W x F 6-epoch run exited $?"
+train4 wpart wpart.jsonl 12 --resume >wresume.out 2>&1 || fail "S x W x F resumed run exited $?"
+unset LAYOUT
+if grep -q "resuming from wpart/ckpt-000006.h5 (epoch 6)" wresume.out &&
+  same_metrics wfull.jsonl wpart.jsonl; then
+  ok "1 stage x 2 ways x 2 feature slices: resumed after epoch 6 equals the uninterrupted run"
+else
+  fail "S x W x F resumed run differs from the uninterrupted one"
+  tail -5 wresume.out
 fi
 
 finish
