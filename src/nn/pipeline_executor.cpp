@@ -254,7 +254,11 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
     }
 }
 
-PipelineExecutor::~PipelineExecutor() = default;
+PipelineExecutor::~PipelineExecutor() {
+    if (options_.slices != nullptr && options_.ways > 1) {  // the hook calls into this executor
+        options_.slices->set_mirror_hook({});
+    }
+}
 
 void PipelineExecutor::set_staleness(int chunks, int snapshot_period) {
     const int base = static_cast<int>(base_offsets_.size()) - 1;

@@ -1040,7 +1040,9 @@ TEST_CASE("S x W x F: feature slices inside the hybrid's ways train as the hybri
     };
     for (const Case& c :
          {Case{"gcnii", true, 5, Recompute::none, 4}, Case{"sage", false, 0, Recompute::all, 8},
-          Case{"gcn", true, 3, Recompute::aggregation, 4}}) {
+          Case{"gcn", true, 3, Recompute::aggregation, 4},
+          Case{"resgcn+", false, 2, Recompute::all, 4}, Case{"appnp", true, 0, Recompute::none, 4},
+          Case{"gin", true, 0, Recompute::none, 4}}) {
         const ModelSpec spec = small(c.model, 4);
         INFO(describe(spec) << ", T2 " << c.grad_zero_scale << ", snapshot period "
                             << c.snapshot_period << ": 1 x 2 x 2 against 1 x 2, " << c.chunks
