@@ -45,6 +45,37 @@ ModelSpec small(const std::string& name, int layers, index_t hidden) {
     return spec;
 }
 
+/// C even chunks of `rows` rows: the offsets (C + 1) and each chunk's rows.
+std::pair<std::vector<index_t>, std::vector<index_t>> even_chunks(index_t rows, int chunks) {
+    std::vector<index_t> offsets;
+    std::vector<index_t> sizes;
+    for (int c = 0; c <= chunks; ++c) {
+        offsets.push_back(static_cast<index_t>(rows * c / chunks));
+        if (c > 0) {
+            sizes.push_back(offsets.back() - offsets[offsets.size() - 2]);
+        }
+    }
+    return {offsets, sizes};
+}
+
+/// The largest rank's memory plan (strata train's per-rank lines); `history`: with the host copy
+/// of the rank's history the accuracy guard's check holds (every aggregation input's rows and
+/// their snapshot, priced as present: 2 x the embeddings' floats).
+std::int64_t largest_plan(Communicator& world, const ModelInputs& inputs,
+                          const PipelineExecutor& executor, const ModelParameters& parameters,
+                          bool history = false) {
+    std::int64_t bytes =
+        total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size()));
+    if (history) {
+        for (const HistoryTensor& t : executor.history().embeddings) {
+            bytes += 2 * static_cast<std::int64_t>(t.values.size() * sizeof(float));
+        }
+    }
+    std::array<std::int64_t, 1> largest{bytes};
+    world.allreduce_max(largest);
+    return largest[0];
+}
+
 TEST_CASE("pipeline layouts at 4 ranks: S = 4, then 2 stages x 2 ways, then 2 x 2 (S x F)",
           "[planner]") {
     const BuiltModel model = build_model(small("gcnii", 4, 8), 20, 4);
@@ -151,14 +182,7 @@ TEST_CASE("S x F: predicted stage bytes, a2a bytes and memory plan equal the exe
         ModelInputs inputs(backend, self, part, model.graph);
         ModelParameters parameters(backend, model.graph, 1);
         const int chunks = 8;
-        std::vector<index_t> offsets;
-        std::vector<index_t> chunk_rows;
-        for (int c = 0; c <= chunks; ++c) {
-            offsets.push_back(static_cast<index_t>(part.graph.num_owned * c / chunks));
-            if (c > 0) {
-                chunk_rows.push_back(offsets.back() - offsets[offsets.size() - 2]);
-            }
-        }
+        const auto [offsets, chunk_rows] = even_chunks(part.graph.num_owned, chunks);
         REQUIRE(std::find(chunk_rows.begin(), chunk_rows.end(), 37) != chunk_rows.end());
         for (const Recompute mode : {Recompute::none, Recompute::all}) {
             INFO(name << ", recompute " << to_string(mode));
@@ -226,19 +250,10 @@ TEST_CASE("S x F: predicted stage bytes, a2a bytes and memory plan equal the exe
             // The accuracy guard's check step (one chunk per way): the grown plan is the
             // predicted plan + guard_bytes.
             (void)executor.staleness_losses(2);
-            // ... and holds a host copy of the history while it runs: every aggregation input's
-            // rows and their snapshot (priced as present), 2 x the embeddings' floats.
-            std::int64_t history = 0;
-            for (const HistoryTensor& t : executor.history().embeddings) {
-                history += 2 * static_cast<std::int64_t>(t.values.size() * sizeof(float));
-            }
-            std::array<std::int64_t, 1> checked{
-                total_bytes(
-                    run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size())) +
-                history};
-            world.allreduce_max(checked);
+            // ... and holds a host copy of the history while it runs (largest_plan).
+            const std::int64_t checked = largest_plan(world, inputs, executor, parameters, true);
             CHECK(mem.guard_bytes > 0);
-            CHECK(mem.planned_bytes + mem.guard_bytes == checked[0]);
+            CHECK(mem.planned_bytes + mem.guard_bytes == checked);
         }
     }
 }
@@ -267,14 +282,7 @@ TEST_CASE("S x W x F: predicted way bytes, a2a bytes and memory plan equal the e
             build_local_part(g, adjacency_matrix(g), partition_block(g.num_vertices(), 1), 0);
         ModelInputs inputs(backend, self, part, model.graph);
         ModelParameters parameters(backend, model.graph, 1);
-        std::vector<index_t> offsets;
-        std::vector<index_t> chunk_rows;
-        for (int c = 0; c <= chunks; ++c) {
-            offsets.push_back(static_cast<index_t>(part.graph.num_owned * c / chunks));
-            if (c > 0) {
-                chunk_rows.push_back(offsets.back() - offsets[offsets.size() - 2]);
-            }
-        }
+        const auto [offsets, chunk_rows] = even_chunks(part.graph.num_owned, chunks);
         SlicedStageAggregation sliced(backend, *inputs.aggregation, *group, offsets);
         PipelineExecutor executor(backend, world, self, model.graph, parameters,
                                   *inputs.aggregation, inputs.uploaded->data(),
@@ -308,25 +316,16 @@ TEST_CASE("S x W x F: predicted way bytes, a2a bytes and memory plan equal the e
         CHECK(p.time.epoch_s > 0.0);
         // The largest rank's memory plan (mirror buffers at the slice's width), and with the
         // accuracy guard's check step at one chunk per way.
-        std::array<std::int64_t, 1> planned{
-            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size()))};
-        world.allreduce_max(planned);
+        const std::int64_t planned = largest_plan(world, inputs, executor, parameters);
         const planner::MemoryPrediction mem = planner::predict_pipeline_memory(
             model.graph, s, layout, m, true, 0, chunk_rows, true, &stats);
-        CHECK(mem.planned_bytes == planned[0]);
+        CHECK(mem.planned_bytes == planned);
         (void)executor.staleness_losses(2);
-        std::int64_t history = 0;
-        for (const HistoryTensor& t : executor.history().embeddings) {
-            history += 2 * static_cast<std::int64_t>(t.values.size() * sizeof(float));
-        }
-        std::array<std::int64_t, 1> checked{
-            total_bytes(run_memory_lines(inputs.lines, executor.memory_plan(), parameters.size())) +
-            history};
-        world.allreduce_max(checked);
-        CHECK(mem.planned_bytes + mem.guard_bytes == checked[0]);
+        const std::int64_t checked = largest_plan(world, inputs, executor, parameters, true);
+        CHECK(mem.planned_bytes + mem.guard_bytes == checked);
         REQUIRE(test::all_ranks(p.way_bytes == executor.pipeline_epoch()->way_bytes &&
-                                p.a2a_bytes == a2a[0] && mem.planned_bytes == planned[0] &&
-                                mem.planned_bytes + mem.guard_bytes == checked[0]));
+                                p.a2a_bytes == a2a[0] && mem.planned_bytes == planned &&
+                                mem.planned_bytes + mem.guard_bytes == checked));
     }
 }
 
