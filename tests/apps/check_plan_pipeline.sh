@@ -58,6 +58,24 @@ assert abs(predicted - measured) <= 0.02 * measured, (predicted, measured)
 PY
 }
 
+# run_planned NAME PLAN BASE RANKS MATCH CHECK APPLIED KEY...: BASE.json is PLAN with the
+# candidate MATCH recommended (CHECK holds for it); `train --plan BASE.json` on RANKS ranks for 2
+# epochs prints APPLIED, and planned_run_matches holds for the KEYs.
+run_planned() {
+  local name=$1 plan=$2 base=$3 ranks=$4 match=$5 check=$6 applied=$7
+  shift 7
+  recommend "$plan" "$base.json" "$match" "$check" && ok "a $name candidate" ||
+    { fail "no $name candidate"; return; }
+  timeout 240 "$mpiexec" -n "$ranks" --oversubscribe "$strata" train --data "$data/cora.h5" \
+    "${model[@]}" --epochs 2 --threads 1 --plan "$base.json" --metrics "$base.jsonl" \
+    >"$base.out" 2>&1 && ok "train --plan FILE runs $name" ||
+    { cat "$base.out"; fail "train --plan FILE ($name)"; }
+  grep -q -- "$applied" "$base.out" && ok "the plan's $name applied" ||
+    { grep "^plan" "$base.out"; fail "$name not reported"; }
+  planned_run_matches "$name" "$base.json" "$base.jsonl" "$base.out" "$ranks" 2 "$@" &&
+    ok "$name: $* exact, memory within 2 %" || fail "$name: bytes or memory differ"
+}
+
 model=(--model gcnii --layers 8 --hidden 64)
 "$strata" plan --data "$data/cora.h5" "${model[@]}" --ranks 2 --cache-dir "$tmp/cache" --json \
   >"$tmp/plan.json" &&
@@ -99,46 +117,22 @@ grep -q -- "planned here, machine .*: parallel = graph, recompute = [a-z]*, part
 # S x F: the pipeline with feature slices inside its stages, planned at 4 ranks.
 "$strata" plan --data "$data/cora.h5" "${model[@]}" --ranks 4 --cache-dir "$tmp/cache" --json \
   >"$tmp/plan4.json" && ok "plan at 4 ranks" || fail "strata plan --ranks 4"
-recommend "$tmp/plan4.json" "$tmp/sf.json" \
+run_planned "S x F" "$tmp/plan4.json" "$tmp/sf" 4 \
   'c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"], c["feature_slices"]) == (2, 1, 8, 2)' \
-  'c["stage_bytes"] > 0 and c["a2a_bytes"] > 0' &&
-  ok "an S x F candidate 2 x 2 x 8" || fail "no S x F candidate"
-timeout 240 "$mpiexec" -n 4 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
-  --epochs 2 --threads 1 --plan "$tmp/sf.json" --metrics "$tmp/sf.jsonl" >"$tmp/sf.out" 2>&1 &&
-  ok "train --plan FILE runs S x F" || { cat "$tmp/sf.out"; fail "train --plan FILE (S x F)"; }
-grep -q -- "): parallel = pipeline, stages = 2, ways = 1, chunks = 8, feature_slices = 2, for 4 ranks" \
-  "$tmp/sf.out" && ok "the plan's S x F applied" || { grep "^plan" "$tmp/sf.out"; fail "S x F not reported"; }
-planned_run_matches "S x F" "$tmp/sf.json" "$tmp/sf.jsonl" "$tmp/sf.out" 4 2 \
-  stage_bytes a2a_bytes recompute_a2a_bytes &&
-  ok "S x F: stage and a2a bytes exact, memory within 2 %" || fail "S x F bytes or memory differ"
+  'c["stage_bytes"] > 0 and c["a2a_bytes"] > 0' \
+  "): parallel = pipeline, stages = 2, ways = 1, chunks = 8, feature_slices = 2, for 4 ranks" \
+  stage_bytes a2a_bytes recompute_a2a_bytes
 # The hybrid: 2 stages x 2 ways, priced with the mirror lists of the chunks train makes.
-recommend "$tmp/plan4.json" "$tmp/ways.json" \
+run_planned hybrid "$tmp/plan4.json" "$tmp/ways" 4 \
   'c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"], c["feature_slices"]) == (2, 2, 16, 1)' \
-  'c["stage_bytes"] > 0 and c["way_bytes"] > 0' &&
-  ok "a hybrid candidate 2 x 2 x 16" || fail "no hybrid candidate"
-timeout 240 "$mpiexec" -n 4 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
-  --epochs 2 --threads 1 --plan "$tmp/ways.json" --metrics "$tmp/ways.jsonl" >"$tmp/ways.out" 2>&1 &&
-  ok "train --plan FILE runs the hybrid" || { cat "$tmp/ways.out"; fail "train --plan FILE (hybrid)"; }
-grep -q -- "): parallel = pipeline, stages = 2, ways = 2, chunks = 16, for 4 ranks" \
-  "$tmp/ways.out" && ok "the plan's hybrid applied" || { grep "^plan" "$tmp/ways.out"; fail "hybrid not reported"; }
-planned_run_matches hybrid "$tmp/ways.json" "$tmp/ways.jsonl" "$tmp/ways.out" 4 2 \
-  stage_bytes way_bytes &&
-  ok "hybrid: stage and mirror bytes exact, memory within 2 %" || fail "hybrid bytes or memory differ"
+  'c["stage_bytes"] > 0 and c["way_bytes"] > 0' \
+  "): parallel = pipeline, stages = 2, ways = 2, chunks = 16, for 4 ranks" stage_bytes way_bytes
 # S x W x F: feature slices inside the hybrid's ways, planned at 8 ranks.
 "$strata" plan --data "$data/cora.h5" "${model[@]}" --ranks 8 --cache-dir "$tmp/cache" --json \
   >"$tmp/plan8.json" && ok "plan at 8 ranks" || fail "strata plan --ranks 8"
-recommend "$tmp/plan8.json" "$tmp/swf.json" \
+run_planned "S x W x F" "$tmp/plan8.json" "$tmp/swf" 8 \
   'c["parallel"] == "pipeline" and (c["stages"], c["ways"], c["chunks"], c["feature_slices"]) == (2, 2, 16, 2)' \
-  'c["stage_bytes"] > 0 and c["way_bytes"] > 0 and c["a2a_bytes"] > 0' &&
-  ok "an S x W x F candidate 2 x 2 x 2 x 16" || fail "no S x W x F candidate"
-timeout 240 "$mpiexec" -n 8 --oversubscribe "$strata" train --data "$data/cora.h5" "${model[@]}" \
-  --epochs 2 --threads 1 --plan "$tmp/swf.json" --metrics "$tmp/swf.jsonl" >"$tmp/swf.out" 2>&1 &&
-  ok "train --plan FILE runs S x W x F" || { cat "$tmp/swf.out"; fail "train --plan FILE (S x W x F)"; }
-grep -q -- "): parallel = pipeline, stages = 2, ways = 2, chunks = 16, feature_slices = 2, for 8 ranks" \
-  "$tmp/swf.out" && ok "the plan's S x W x F applied" ||
-  { grep "^plan" "$tmp/swf.out"; fail "S x W x F not reported"; }
-planned_run_matches "S x W x F" "$tmp/swf.json" "$tmp/swf.jsonl" "$tmp/swf.out" 8 2 \
-  stage_bytes way_bytes a2a_bytes recompute_a2a_bytes &&
-  ok "S x W x F: stage, mirror and a2a bytes exact, memory within 2 %" ||
-  fail "S x W x F bytes or memory differ"
+  'c["stage_bytes"] > 0 and c["way_bytes"] > 0 and c["a2a_bytes"] > 0' \
+  "): parallel = pipeline, stages = 2, ways = 2, chunks = 16, feature_slices = 2, for 8 ranks" \
+  stage_bytes way_bytes a2a_bytes recompute_a2a_bytes
 finish
