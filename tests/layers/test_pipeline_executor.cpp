@@ -235,6 +235,27 @@ PipelineRun train_sliced(const GraphDataset& g, Communicator& world, Communicato
     return run;
 }
 
+/// A rank's whole-graph part of a pipeline run's memory plan — [stage x 4 + p] for p = 0
+/// activations, 1 aggregation gradients, 2 snapshot, 3 the feature slices' mirrors less
+/// extra_mirror_bytes — summed over `world` (two stages at most).
+std::array<std::int64_t, 8> whole_graph_parts(const PipelineRun& run, int stage,
+                                              Communicator& world) {
+    const std::array<std::string, 4> parts{
+        "whole-graph activations", "whole-graph aggregation gradients",
+        "historical-embedding snapshot", "feature-slice mirrors"};
+    std::array<std::int64_t, 8> out{};
+    for (const MemoryLine& line : run.memory) {
+        for (std::size_t p = 0; p < parts.size(); ++p) {
+            if (line.what.find(parts[p]) != std::string::npos) {
+                out[static_cast<std::size_t>(stage) * 4 + p] += line.bytes;
+            }
+        }
+    }
+    out[static_cast<std::size_t>(stage) * 4 + 3] -= run.extra_mirror_bytes;
+    world.allreduce_sum(out);
+    return out;
+}
+
 /// Every epoch's loss and evaluation, bit for bit.
 bool same_bits(const std::vector<EpochResult>& a, const std::vector<EpochResult>& b) {
     bool ok = a.size() == b.size();
@@ -904,24 +925,8 @@ TEST_CASE("S x F: feature slices inside each stage train as the same pipeline at
         // stage's (its two pairs of ranks: twice that), once the mirrors of what F = 1 keeps
         // nowhere (the raw features aggregated) or also whole (aggregation inputs sent on) are
         // set aside. The aggregation gradients are chunk copies only: no whole-graph rows.
-        const std::array<std::string, 4> parts{
-            "whole-graph activations", "whole-graph aggregation gradients",
-            "historical-embedding snapshot", "feature-slice mirrors"};
-        auto sums = [&](const PipelineRun& run, int stage) {
-            std::array<std::int64_t, 8> out{};
-            for (const MemoryLine& line : run.memory) {
-                for (std::size_t p = 0; p < parts.size(); ++p) {
-                    if (line.what.find(parts[p]) != std::string::npos) {
-                        out[static_cast<std::size_t>(stage) * 4 + p] += line.bytes;
-                    }
-                }
-            }
-            out[static_cast<std::size_t>(stage) * 4 + 3] -= run.extra_mirror_bytes;
-            world.allreduce_sum(out);
-            return out;
-        };
-        const auto full = sums(one, world.rank() % 2);
-        const auto sliced_sums = sums(sliced, world.rank() / 2);
+        const auto full = whole_graph_parts(one, world.rank() % 2, world);
+        const auto sliced_sums = whole_graph_parts(sliced, world.rank() / 2, world);
         for (std::size_t stage = 0; stage < 2; ++stage) {
             const auto at = [&](const std::array<std::int64_t, 8>& a, std::size_t p) {
                 return a[stage * 4 + p];
@@ -1067,6 +1072,13 @@ TEST_CASE("S x W x F: feature slices inside the hybrid's ways train as the hybri
             world.allreduce_sum(a2a);
             CHECK(a2a[0] == sliced.a2a_formula);
         }
+        // Each rank's whole-graph part is 1/F of the hybrid's (as S x F's, above): over the 4
+        // ranks half of the hybrid's over its 2 pairs of 2 ways.
+        const auto full = whole_graph_parts(hybrid, 0, world);
+        const auto mine = whole_graph_parts(sliced, 0, world);
+        CHECK(full[3] == 0);
+        CHECK(mine[1] == 0);
+        CHECK(2 * (mine[0] + mine[1] + mine[2] + mine[3]) == full[0] + full[1] + full[2]);
     }
 }
 
