@@ -95,16 +95,11 @@ StageWayExchange stage_way_exchange(const ModelGraph& graph, const StageStorage&
     return out;
 }
 
-/// PipelineExecutor's mirror_bytes for W > 1 ways: the send and receive buffers at the widest
-/// kept output gradient (the aggregation outputs; S x W x F: its columns of slice `slice`) and
-/// the packed lists.
+/// PipelineExecutor's mirror_bytes for W > 1 ways: the send and receive buffers at
+/// way_mirror_width and the packed lists.
 std::int64_t mirror_buffer_bytes(const ModelGraph& graph, const StageStorage& storage,
                                  const WayStats& ways, int slices = 1, int slice = 0) {
-    index_t widest = 0;
-    for (const TensorId t : storage.kept_grads) {
-        widest = std::max(widest, graph.tensor(t).cols);
-    }
-    widest = grid_block(widest, slices, slice).count;
+    const index_t widest = way_mirror_width(graph, storage, slices, slice);
     return (ways.send_rows * widest + ways.recv_rows * (ways.ways - 1) * widest) *
                static_cast<std::int64_t>(sizeof(float)) +
            ways.list_rows * static_cast<std::int64_t>(sizeof(index_t));

@@ -16,7 +16,6 @@
 #include "src/nn/node_runner.hpp"
 #include "src/nn/stage_buffers.hpp"
 #include "src/nn/stage_receives.hpp"
-#include "src/tensor/grid_blocks.hpp"
 
 namespace strata {
 
@@ -226,12 +225,10 @@ PipelineExecutor::PipelineExecutor(Backend& backend, Communicator& world, Commun
         st.mirror_rows = Buffer<index_t>(backend, std::span<const index_t>(lists.rows));
         st.forward_offsets = lists.forward_offsets;
         st.backward_offsets = lists.backward_offsets;
-        index_t widest = 0;
-        for (const TensorId t : buffers_->storage().kept_grads) {  // the aggregation outputs
-            widest = std::max(widest, graph.tensor(t).cols);
-        }
-        if (options.slices != nullptr) {  // rows travel at the slice's width, in the mirrors
-            widest = grid_block(widest, slices, options.slices->slice()).count;
+        // With feature slices, rows travel at the slice's width, in the mirrors.
+        const index_t widest = way_mirror_width(graph, buffers_->storage(), slices,
+                                                options.slices ? options.slices->slice() : 0);
+        if (options.slices != nullptr) {
             options.slices->set_mirror_hook(
                 [this](ConstMatrixView whole, MatrixView mirror, bool forward) {
                     std::vector<const float*>& due = wave_->mirror_due;

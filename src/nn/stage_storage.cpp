@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "src/base/error.hpp"
+#include "src/tensor/grid_blocks.hpp"
 
 namespace strata {
 
@@ -196,6 +197,15 @@ std::vector<std::vector<int>> way_mirror_slots(const ModelGraph& graph,
         }
     }
     return out;
+}
+
+index_t way_mirror_width(const ModelGraph& graph, const StageStorage& storage, int slices,
+                         int slice) {
+    index_t widest = 0;
+    for (const TensorId t : storage.kept_grads) {
+        widest = std::max(widest, graph.tensor(t).cols);
+    }
+    return grid_block(widest, slices, slice).count;
 }
 
 std::vector<SliceMirror> slice_mirrors(const ModelGraph& graph, const StageStorage& storage,

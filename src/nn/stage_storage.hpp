@@ -96,6 +96,11 @@ struct StageStorage {
 /// way bytes (planner::pipeline_way_bytes).
 [[nodiscard]] std::vector<std::vector<int>> way_mirror_slots(const ModelGraph& graph,
                                                              const StageStorage& storage);
+/// The hybrid's mirror exchange buffers' width: the widest kept output gradient (the
+/// aggregation outputs), with feature slices its columns of slice `slice` of `slices` (the
+/// mirrors' width). The executor's buffers and strata plan's price of them.
+[[nodiscard]] index_t way_mirror_width(const ModelGraph& graph, const StageStorage& storage,
+                                       int slices = 1, int slice = 0);
 
 /// S x F: a slot the stage's feature slices mirror (PipelineSlices::attach: every whole-graph
 /// row at the rank's column slice), and whether its mirror has a T3 snapshot.
