@@ -80,5 +80,5 @@ shape_link() {
   # 64 KiB (one TSO segment) so that slow links still pass whole segments.
   burst=$(($(rate_bytes "$rate") / 1000))
   [ "$burst" -ge 65536 ] || burst=65536
-  tc qdisc add dev "$link" root tbf rate "$rate" burst "$burst" latency 100ms
+  tc qdisc add dev "$link" root tbf rate "$rate" burst "$burst" latency "${STRATA_CLUSTER_QUEUE_MS:-100}ms"
 }
