@@ -2,6 +2,8 @@
 #include "src/nn/full_graph_executor.hpp"
 
 #include <array>
+#include <span>
+#include <vector>
 
 #include "src/base/error.hpp"
 #include "src/nn/node_runner.hpp"
@@ -26,6 +28,19 @@ PlanOptions plan_options(const ModelGraph& graph, const GraphOperator& graph_ope
         plan.evaluation_outputs.push_back(*t);
     }
     return plan;
+}
+
+/// Whether `step` may exchange rows with other ranks: an aggregation (or a backward with one
+/// folded in) or an attention op.
+bool step_exchanges(const ModelGraph& graph, const PlanStep& step) {
+    if (step.kind == StepKind::loss) {
+        return false;
+    }
+    if (step.folded >= 0) {
+        return true;
+    }
+    const OpKind kind = graph.node(step.node).op->kind();
+    return kind == OpKind::aggregate || kind == OpKind::attention;
 }
 
 }  // namespace
@@ -119,13 +134,35 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
     const ArenaViews views(*this, schedule);
     // Each node's gradient all-reduce starts as soon as its backward is done and overlaps the
     // backward of the nodes below; communicators order themselves after the work already queued
-    // on the backend, so no host synchronisation is needed.
-    std::vector<std::unique_ptr<Reduction>> reductions;
-    const bool distributed = comm_.size() > 1;
+    // on the backend, so no host synchronisation is needed. Where transfers move only inside MPI
+    // calls (needs_progress: MPI over TCP or shared memory), an all-reduce never shares the wire
+    // with a halo exchange: one due just before an exchanging step starts after it, and those in
+    // flight are completed before one (docs/training.md, "Gradient all-reduces and halo
+    // exchanges": at 1 Gbit/s, an all-reduce in flight during an exchange slowed one direction
+    // of it to half the link rate in about half of the steps).
     phases_ = PhaseTimes{};
     PhaseClock clock(backend_, comm_, profile_ ? &phases_ : nullptr);
     double loss = 0.0;
-    for (const PlanStep& step : schedule.steps) {
+    std::vector<std::unique_ptr<Reduction>> reductions;
+    std::vector<std::span<float>> due;  // gradients whose all-reduce is not started yet
+    const bool distributed = comm_.size() > 1;
+    const bool apart = distributed && comm_.needs_progress();
+    const auto exchanges = [&](std::size_t i) {
+        return apart && i < schedule.steps.size() && step_exchanges(graph_, schedule.steps[i]);
+    };
+    const auto wait_reductions = [&] {
+        clock.time(&PhaseTimes::exposed_wait, [&] {  // all of it is wait
+            for (auto& reduction : reductions) {
+                reduction->wait();
+            }
+        });
+        reductions.clear();
+    };
+    for (std::size_t i = 0; i < schedule.steps.size(); ++i) {
+        const PlanStep& step = schedule.steps[i];
+        if (exchanges(i) && !reductions.empty()) {
+            wait_reductions();
+        }
         switch (step.kind) {
             case StepKind::forward:
                 run_forward(graph_, step, views, context, clock);
@@ -141,20 +178,23 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
                 if (distributed) {
                     if (const std::span<float> grads = parameters_.node_grads(step.node);
                         !grads.empty()) {
-                        reductions.push_back(comm_.start_allreduce_sum(grads));
+                        due.push_back(grads);
                     }
                 }
                 break;
+        }
+        if (!exchanges(i + 1)) {
+            for (const std::span<float> grads : due) {
+                reductions.push_back(comm_.start_allreduce_sum(grads));
+            }
+            due.clear();
         }
         if (progress_ && !reductions.empty()) {
             comm_.progress();
         }
     }
-    clock.time(&PhaseTimes::exposed_wait, [&] {  // all of it is wait: split out, nothing left
-        for (auto& reduction : reductions) {
-            reduction->wait();
-        }
-    });
+    STRATA_ASSERT(due.empty());  // the last step is never followed by an exchanging one
+    wait_reductions();
     std::array<double, 1> sum{loss};
     comm_.allreduce_sum(sum);
     return sum[0] / static_cast<double>(data_.global_train);

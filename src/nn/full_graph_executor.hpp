@@ -30,8 +30,10 @@ struct ExecutorOptions {
     HaloExchange* halo = nullptr;
     /// true (--overlap on): after every training step of the schedule (a forward, backward or
     /// loss node) while gradient all-reduces are in flight, call the communicator's progress()
-    /// (when it needs_progress()), so that they advance between the aggregations' row blocks
-    /// too. false: they advance only inside MPI calls (the waits, other exchanges).
+    /// (when it needs_progress()), so that they advance between the steps. false: they advance
+    /// only inside MPI calls. Either way, over such a communicator, no all-reduce is in flight
+    /// while a step exchanges halo rows (docs/training.md, "Gradient all-reduces and halo
+    /// exchanges").
     bool progress = true;
     /// true (--profile): time every training step's phases (phase_times()), synchronizing the
     /// backend around each schedule step (slower on a device).
