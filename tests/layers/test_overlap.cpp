@@ -180,31 +180,48 @@ TEST_CASE("overlap on calls progress once per inner block and gives the same bit
     REQUIRE(all_ranks(same && on.forward_calls == blocks_expected));
 }
 
-TEST_CASE("the executor calls progress between steps while gradient all-reduces are in flight",
-          "[layers][mpi]") {
-    MpiCommunicator world;
+namespace {
+
+/// Part of a 400-vertex community graph for this rank (random partition over `world`).
+LocalPart small_part(MpiCommunicator& world) {
     const GraphDataset g = test::community_graph(400, 5, 5, 24, 8);
     const GlobalCsr adjacency = adjacency_matrix(g);
     LocalPart part =
         build_local_part(g, adjacency, agreed_partition(g, world, "random"), world.rank());
     row_normalize_features(part.features);
+    return part;
+}
+
+/// The losses of three training steps (Adam) of a fresh GCN 3 x 16 over `comm`.
+std::vector<double> three_gcn_steps(const LocalPart& part, Communicator& comm, bool overlap,
+                                    const ExecutorOptions& options) {
     const GcnOptions gcn{.layers = 3, .hidden = 16, .dropout = 0.5f, .seed = 9};
     auto backend = make_cpu_backend(1);
+    ModelGraph graph = build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
+    const TrainingInputs inputs(*backend, part, graph.normalization());
+    OverlappedAggregation aggregation(inputs.blocks, comm, {.overlap = overlap});
+    ModelParameters parameters(*backend, graph, 17);
+    FullGraphExecutor executor(*backend, comm, graph, parameters, aggregation, inputs.data(),
+                               options);
+    Adam adam(*backend, parameters.size(), AdamOptions{.lr = 0.01f});
+    std::vector<double> losses;
+    for (int e = 1; e <= 3; ++e) {
+        losses.push_back(executor.train_step(e));
+        adam.step(parameters.all());
+    }
+    return losses;
+}
+
+}  // namespace
+
+TEST_CASE("the executor calls progress between steps while gradient all-reduces are in flight",
+          "[layers][mpi]") {
+    MpiCommunicator world;
+    const LocalPart part = small_part(world);
     auto run = [&](bool progress) {
         CountingProgress comm(world, true);
-        ModelGraph graph =
-            build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
-        const TrainingInputs inputs(*backend, part, graph.normalization());
-        OverlappedAggregation aggregation(inputs.blocks, comm, {.overlap = false});
-        ModelParameters parameters(*backend, graph, 17);
-        FullGraphExecutor executor(*backend, comm, graph, parameters, aggregation, inputs.data(),
-                                   ExecutorOptions{.progress = progress});
-        Adam adam(*backend, parameters.size(), AdamOptions{.lr = 0.01f});
-        std::vector<double> losses;
-        for (int e = 1; e <= 3; ++e) {
-            losses.push_back(executor.train_step(e));
-            adam.step(parameters.all());
-        }
+        std::vector<double> losses =
+            three_gcn_steps(part, comm, false, ExecutorOptions{.progress = progress});
         return std::pair{losses, comm.calls};
     };
     const auto [with, with_calls] = run(true);
@@ -224,13 +241,7 @@ TEST_CASE(
     "exchange starts; the same losses either way",
     "[layers][mpi]") {
     MpiCommunicator world;
-    const GraphDataset g = test::community_graph(400, 5, 5, 24, 8);
-    const GlobalCsr adjacency = adjacency_matrix(g);
-    LocalPart part =
-        build_local_part(g, adjacency, agreed_partition(g, world, "random"), world.rank());
-    row_normalize_features(part.features);
-    const GcnOptions gcn{.layers = 3, .hidden = 16, .dropout = 0.5f, .seed = 9};
-    auto backend = make_cpu_backend(1);
+    const LocalPart part = small_part(world);
     struct Run {
         std::vector<double> losses;
         int exchanges = 0;
@@ -239,19 +250,8 @@ TEST_CASE(
     };
     auto run = [&](bool needs) {
         TrackingReductions comm(world, needs);
-        ModelGraph graph =
-            build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
-        const TrainingInputs inputs(*backend, part, graph.normalization());
-        OverlappedAggregation aggregation(inputs.blocks, comm, {.overlap = true});
-        ModelParameters parameters(*backend, graph, 17);
-        FullGraphExecutor executor(*backend, comm, graph, parameters, aggregation, inputs.data(),
-                                   ExecutorOptions{});
-        Adam adam(*backend, parameters.size(), AdamOptions{.lr = 0.01f});
         Run r;
-        for (int e = 1; e <= 3; ++e) {
-            r.losses.push_back(executor.train_step(e));
-            adam.step(parameters.all());
-        }
+        r.losses = three_gcn_steps(part, comm, true, ExecutorOptions{});
         r.exchanges = comm.exchanges;
         r.reductions = comm.reductions;
         r.most_in_flight = comm.most_in_flight_at_exchange;
