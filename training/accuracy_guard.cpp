@@ -6,10 +6,31 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <span>
 
 #include "src/base/error.hpp"
 
 namespace strata {
+namespace {
+
+/// ||s ⊙ (a - b)|| / ||s ⊙ b|| in double (0 when a = b; infinite when b is 0 and a is not).
+double scaled_difference(std::span<const float> a, std::span<const float> b,
+                         std::span<const float> s) {
+    STRATA_CHECK(a.size() == b.size() && s.size() == b.size(), "accuracy guard: gradients of ",
+                 a.size(), " and ", b.size(), " values, ", s.size(), " scales");
+    double difference = 0.0;
+    double norm = 0.0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        const double scale = s[i];
+        const double d = scale * (static_cast<double>(a[i]) - static_cast<double>(b[i]));
+        const double x = scale * static_cast<double>(b[i]);
+        difference += d * d;
+        norm += x * x;
+    }
+    return difference == 0.0 ? 0.0 : std::sqrt(difference / norm);
+}
+
+}  // namespace
 
 AccuracyGuard::AccuracyGuard(StalenessControl& executor, ModelParameters& parameters,
                              Optimizer& optimizer, BestTracker* best, const GuardOptions& options,
@@ -50,10 +71,13 @@ std::string AccuracyGuard::trigger_reason(EpochStats& stats) {
     }
     // The weights evaluated are those the next epoch trains from: measure as it will read.
     const StalenessLosses losses = executor_.staleness_losses(stats.epoch + 1);
-    const double gap = losses.gradient_error;
+    // As the optimizer will apply it: the scale of the step the fresh gradient would make.
+    const double gap = scaled_difference(losses.stale_gradient, losses.fresh_gradient,
+                                         optimizer_.step_scale(losses.fresh_gradient));
     stats.stale_train_loss = losses.stale;
     stats.fresh_train_loss = losses.fresh;
     stats.staleness_gap = gap;
+    stats.raw_staleness_gap = losses.gradient_error;
     if (!std::isfinite(losses.stale) || !std::isfinite(losses.fresh) || !std::isfinite(gap) ||
         !std::isfinite(stats.eval_train_loss)) {
         std::snprintf(text.data(), text.size(),

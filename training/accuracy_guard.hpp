@@ -3,17 +3,23 @@
 // evaluation it has the executor run the next training step on the current weights twice
 // without an update (StalenessControl::staleness_losses) — as it will run, reading the
 // historical rows of chunks not yet processed, and with one chunk per way, every row fresh, the
-// same dropout masks — and compares the two parameter gradients:
-//     gap = ||g_stale - g_fresh|| / ||g_fresh||
-// 0 when staleness changes nothing; 1 when the error is as large as the gradient. When the gap
+// same dropout masks — and compares the two parameter gradients as the optimizer will apply
+// them, each coordinate scaled by the factor the next step multiplies it by
+// (Optimizer::step_scale, s; Adam: 1 / (sqrt(v̂) + eps)):
+//     gap = ||s ⊙ (g_stale - g_fresh)|| / ||s ⊙ g_fresh||
+// 0 when staleness changes nothing; 1 when the error in the update is as large as the update.
+// (Unscaled, the norms are those of the few tensors with the largest raw gradients, and the gap
+// swings with them: on Cora, GCNII-32's unscaled gap ran from 0.01 to 0.77 between evaluations
+// of one run, its scaled gap 0.39 to 0.54; docs/pipeline.md.) When the gap
 // is above `bound` at `patience` evaluations in a row spanning at least `window` epochs (so the
 // first epochs do not trigger it alone), the guard restores the last good weights and optimizer
 // state — and the best-weights tracker's state as of that epoch, so that the best epoch reported
 // and served is never one the rollback discarded — and continues with less staleness: half the
 // chunks in flight, half the snapshot period; after `max_triggers` triggers it runs exact (one
 // chunk per way). A non-finite loss (training, stale, fresh or exact) triggers it at once (so
-// the guard, not fit, handles NaN/Inf). The gap and both losses go in the epoch's metrics
-// (EpochStats::staleness_gap, stale_train_loss, fresh_train_loss); every action is printed with
+// the guard, not fit, handles NaN/Inf). The gap, the unscaled one and both losses go in the
+// epoch's metrics (EpochStats::staleness_gap, raw_staleness_gap, stale_train_loss,
+// fresh_train_loss); every action is printed with
 // them and recorded (EpochStats::guard). Good weights are those of an evaluation whose gap is
 // within the bound. Once the executor is exact (min_chunks() chunks) the guard stands aside (no
 // measurement) and a non-finite loss ends the run as without it ("training diverged").
@@ -46,7 +52,7 @@ namespace strata {
 struct GuardOptions {
     /// The run's select_by: the best tracker's selection, which a rollback rewinds.
     Selection select_by = Selection::val_acc;
-    double bound = 1.0;    ///< the staleness gap tolerated (gradient error / gradient)
+    double bound = 1.0;    ///< the staleness gap tolerated (update error / update)
     int patience = 2;      ///< evaluations in a row with the gap above the bound ...
     int window = 10;       ///< ... spanning at least this many epochs
     int max_triggers = 3;  ///< then exact execution

@@ -62,11 +62,13 @@ struct EpochStats {
     /// Layer pipeline with the accuracy guard, evaluated epochs while the run is stale: the
     /// next training step run on the evaluated weights from its stale rows and from fresh ones
     /// (the same dropout masks), without an update (StalenessControl::staleness_losses) — the two
-    /// losses, and the staleness gap ||g_stale - g_fresh|| / ||g_fresh|| of the two gradients
-    /// that the guard judges (training/accuracy_guard.hpp).
+    /// losses, and the staleness gap ||s ⊙ (g_stale - g_fresh)|| / ||s ⊙ g_fresh|| of the two
+    /// gradients scaled as the optimizer's next step scales them, which the guard judges
+    /// (training/accuracy_guard.hpp), and unscaled (raw: s = 1).
     std::optional<double> stale_train_loss;
     std::optional<double> fresh_train_loss;
     std::optional<double> staleness_gap;
+    std::optional<double> raw_staleness_gap;
 };
 
 /// Which evaluated epoch is "best" (the run option select_by): the highest validation accuracy,

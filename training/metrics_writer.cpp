@@ -65,6 +65,7 @@ std::string metrics_record(const EpochStats& s, const MetricsContext& context, b
         line["stale_train_loss"] = *s.stale_train_loss;
         line["fresh_train_loss"] = *s.fresh_train_loss;
         line["staleness_gap"] = *s.staleness_gap;
+        line["raw_staleness_gap"] = s.raw_staleness_gap.value_or(*s.staleness_gap);
     }
     if (!s.guard.empty()) {
         line["guard"] = s.guard;

@@ -30,7 +30,9 @@ namespace strata {
 /// (the G x F grid's layout switches). 9: `bytes_intra_node` and `bytes_inter_node` (the byte
 /// counts split by the nodes of the ranks, docs/layouts.md); `staleness_gap`, `stale_train_loss`
 /// and `fresh_train_loss` on a guarded pipeline's evaluated epochs (the accuracy guard).
-inline constexpr int metrics_schema_version = 9;
+/// 10: `staleness_gap` is the gradients' difference as the optimizer scales each coordinate
+/// (version 9's, unscaled, is now `raw_staleness_gap`).
+inline constexpr int metrics_schema_version = 10;
 
 /// Constant fields every record carries.
 struct MetricsContext {

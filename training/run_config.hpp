@@ -58,8 +58,9 @@ struct RunConfig {
     int snapshot_period = 23;     ///< pipeline: GNNPipe T3 (0: last epoch's rows)
     bool guard = true;      ///< pipeline: the accuracy guard; halo_precision != fp32: its guard
     int guard_window = 10;  ///< pipeline guard: epochs a trigger streak must span
-    /// Pipeline guard: the staleness gap it tolerates, ||g_stale - g_fresh|| / ||g_fresh|| of the
-    /// next step's gradients (training/accuracy_guard.hpp).
+    /// Pipeline guard: the staleness gap it tolerates, ||s (g_stale - g_fresh)|| / ||s g_fresh||
+    /// of the next step's gradients, s as the optimizer's step scales each coordinate
+    /// (training/accuracy_guard.hpp).
     double guard_bound = 1.0;
     /// The G x F grid (docs/layouts.md): F column slices per graph part, G = ranks / F parts
     /// (1: the graph-parallel layout of every earlier run).

@@ -237,8 +237,9 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
     option(*t, "guard_bound",
            cmd->add_option("--guard-bound", f.guard_bound,
                            "Pipeline guard: the staleness gap it tolerates at two evaluations in a "
-                           "row, ||g_stale - g_fresh|| / ||g_fresh|| of the next step's gradients "
-                           "(1: an error as large as the gradient)"));
+                           "row, ||s (g_stale - g_fresh)|| / ||s g_fresh|| of the next step's "
+                           "gradients, each coordinate scaled as Adam's step scales it (1: an "
+                           "error as large as the update)"));
     option(*t, "feature_slices",
            cmd->add_option("--feature-slices", f.feature_slices,
                            "Graph parallelism as a G x F grid (printed GxF): F column slices per "

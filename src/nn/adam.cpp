@@ -1,5 +1,7 @@
 // Adam: one backend kernel per trainable parameter tensor (each has its own weight-decay
 // coefficient); non-trainable tensors keep their slots in the moments but are never updated.
+#include <cmath>
+
 #include "src/base/error.hpp"
 #include "src/nn/optimizer.hpp"
 
@@ -35,6 +37,21 @@ void Adam::step(std::span<const Parameter> parameters) {
                       v_.span().subspan(offset, n), step);
         offset += n;
     }
+}
+
+std::vector<float> Adam::step_scale(std::span<const float> grads) const {
+    STRATA_CHECK(grads.size() == v_.size(), "Adam: ", grads.size(), " gradient values for ",
+                 v_.size(), " parameters");
+    const std::vector<float> v = v_.download();
+    const double beta2 = options_.beta2;
+    const double correction = 1.0 - std::pow(beta2, static_cast<double>(steps_ + 1));
+    std::vector<float> scale(grads.size());
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+        const double g = grads[i];
+        const double moment = (beta2 * v[i] + (1.0 - beta2) * g * g) / correction;
+        scale[i] = static_cast<float>(1.0 / (std::sqrt(moment) + options_.eps));
+    }
+    return scale;
 }
 
 std::vector<float> Adam::state() const {

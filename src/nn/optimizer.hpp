@@ -18,6 +18,13 @@ public:
     /// Optimizer state as host floats (for checkpoints) and back.
     [[nodiscard]] virtual std::vector<float> state() const = 0;
     virtual void set_state(std::span<const float> state) = 0;
+    /// Per coordinate, the factor by which the next step() would scale a gradient `grads`
+    /// (host floats, one per parameter value) into the update, the learning rate aside: how the
+    /// optimizer sees an error in that gradient (the accuracy guard's staleness gap). Plain
+    /// gradient descent, the default: 1 everywhere. Changes nothing.
+    [[nodiscard]] virtual std::vector<float> step_scale(std::span<const float> grads) const {
+        return std::vector<float>(grads.size(), 1.0f);
+    }
 };
 
 struct AdamOptions {
@@ -38,6 +45,9 @@ public:
     void step(std::span<const Parameter> parameters) override;
     [[nodiscard]] std::vector<float> state() const override;
     void set_state(std::span<const float> state) override;
+    /// 1 / (sqrt(v̂) + eps), v̂ = (beta2 v + (1 - beta2) g²) / (1 - beta2^(t+1)): the second
+    /// moment the next step would divide by (weight decay, which the step adds to g, aside).
+    [[nodiscard]] std::vector<float> step_scale(std::span<const float> grads) const override;
     [[nodiscard]] std::int64_t steps() const { return steps_; }
     /// Bytes the constructor allocates for `num_params` parameters (the two moments).
     [[nodiscard]] static std::int64_t planned_bytes(std::size_t num_params) {

@@ -713,17 +713,19 @@ StalenessLosses PipelineExecutor::staleness_losses(std::int64_t epoch) {
     const std::optional<PipelineEpochStats> figures = last_;
     StalenessLosses out;
     out.stale = train_step(epoch);  // the next step itself, bit for bit
-    const std::vector<float> stale = parameters_.download_grads();
+    std::vector<float> stale = parameters_.download_grads();
     restore_history(before);
     // One chunk per way: nothing stale. The chunk arena grows to a way's rows (as the guard's
     // last rollback, to exact execution, would make it).
     set_staleness(min_chunks(), snapshot_period_);
     out.fresh = train_step(epoch);
-    const std::vector<float> fresh = parameters_.download_grads();
+    std::vector<float> fresh = parameters_.download_grads();
     restore_history(before);  // the chunks, period and rows in force
     last_ = figures;
     parameters_.zero_grads();
     out.gradient_error = relative_difference(stale, fresh);
+    out.stale_gradient = std::move(stale);
+    out.fresh_gradient = std::move(fresh);
     return out;
 }
 

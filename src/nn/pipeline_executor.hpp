@@ -90,11 +90,14 @@ struct PipelineOptions {
 };
 
 /// The next training step of the same weights and dropout masks from stale and from fresh rows:
-/// the losses, and the gradients' difference ||g_stale - g_fresh|| / ||g_fresh||.
+/// the losses, the two gradients (host, summed over ranks: every rank holds the same) and their
+/// difference ||g_stale - g_fresh|| / ||g_fresh||.
 struct StalenessLosses {
     double stale = 0.0;
     double fresh = 0.0;
     double gradient_error = 0.0;
+    std::vector<float> stale_gradient;
+    std::vector<float> fresh_gradient;
 };
 
 /// The next training step of the same weights, history and dropout masks with stage transfers

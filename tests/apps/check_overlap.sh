@@ -44,7 +44,7 @@ PY
 import json, sys
 for path, mode in zip(sys.argv[1:], ("on", "off")):
     for r in (json.loads(l) for l in open(path)):
-        assert r["schema_version"] == 9 and r["overlap"] == mode and r["threads"] == 1, r
+        assert r["schema_version"] == 10 and r["overlap"] == mode and r["threads"] == 1, r
         parts = (r["compute_s"], r["wait_s"], r["eval_s"])
         assert all(p >= 0.0 for p in parts), (path, r)
         total = r["epoch_s"]

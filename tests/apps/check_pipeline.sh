@@ -71,7 +71,7 @@ run 2 "$tmp/pipe8.jsonl" --parallel pipeline --chunks 8 --guard off >/dev/null &
 if /usr/bin/python3 - "$tmp/pipe8.jsonl" <<'PY'; then
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
-assert len(r) == 10 and all(x["schema_version"] == 9 for x in r)
+assert len(r) == 10 and all(x["schema_version"] == 10 for x in r)
 for k in ("stage_bytes", "way_bytes", "bubble_s", "stage_wait_s", "chunks", "snapshot_period"):
     assert all(k in x for x in r), k
 sizes = {x["stage_bytes"] for x in r}
@@ -113,9 +113,12 @@ for a, b in zip(off, on):
     assert "staleness_gap" not in a and "guard" not in b
     g, s, f = b["staleness_gap"], b["stale_train_loss"], b["fresh_train_loss"]
     assert math.isfinite(g) and g >= 0 and math.isfinite(s) and math.isfinite(f), b
+    assert math.isfinite(b["raw_staleness_gap"]) and b["raw_staleness_gap"] >= 0, b
+    assert g != b["raw_staleness_gap"], b  # Adam scales the coordinates unevenly
 for b, c in zip(on, on[1:]):  # measured after epoch e: epoch e+1's own step
     assert b["stale_train_loss"] == c["loss"], (b["epoch"], b["stale_train_loss"], c["loss"])
-print("gaps", " ".join("%.4f" % x["staleness_gap"] for x in on))
+print("gaps", " ".join("%.4f" % x["staleness_gap"] for x in on),
+      "raw", " ".join("%.4f" % x["raw_staleness_gap"] for x in on))
 PY
   ok "guard on: the staleness gap recorded and finite; the run bit-identical to guard off"
 else

@@ -1,5 +1,6 @@
 // AccuracyGuard: it judges the staleness gap (how far the next step's gradient from stale rows
-// is from the one from fresh rows; a fake executor gives it), not the validation curve: a gap
+// is from the one from fresh rows, as the optimizer scales each coordinate; a fake executor gives
+// the gradients), not the validation curve: a gap
 // beyond the bound at two evaluations in a row rolls back, a validation swing with a small gap
 // does not.
 // Each trigger restores the last good weights and optimizer state, halves the chunks and the
@@ -8,6 +9,10 @@
 // discarded; its state survives a checkpoint (state() / set_state()).
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -30,15 +35,29 @@ public:
         period_ = period;
     }
     void reset_history() override { ++resets; }
-    /// The training losses from stale and fresh rows the next measurement gives, and a
-    /// gradient error that follows them (|stale / fresh - 1|); records what was asked.
+    /// The training losses from stale and fresh rows the next measurement gives, and gradients
+    /// that follow them (one value: stale / fresh against 1, so the gap is |stale / fresh - 1|),
+    /// unless `gradients` sets them; records what was asked.
     StalenessLosses staleness_losses(std::int64_t epoch) override {
         asked.push_back(epoch);
-        return {.stale = stale, .fresh = fresh, .gradient_error = std::abs(stale / fresh - 1.0)};
+        if (gradients) {
+            return {.stale = stale,
+                    .fresh = fresh,
+                    .gradient_error = raw_gap,
+                    .stale_gradient = gradients->first,
+                    .fresh_gradient = gradients->second};
+        }
+        return {.stale = stale,
+                .fresh = fresh,
+                .gradient_error = std::abs(stale / fresh - 1.0),
+                .stale_gradient = {static_cast<float>(stale / fresh)},
+                .fresh_gradient = {1.0f}};
     }
     int resets = 0;
     double stale = 1.0;
     double fresh = 1.0;
+    std::optional<std::pair<std::vector<float>, std::vector<float>>> gradients;  ///< stale, fresh
+    double raw_gap = 0.0;  ///< the unscaled gap reported beside `gradients`
     std::vector<std::int64_t> asked;
 
 private:
@@ -46,12 +65,17 @@ private:
     int period_ = 23;
 };
 
-/// Optimizer state = one float, so a restore is visible.
+/// Optimizer state = one float, so a restore is visible. Its step scale is `scale` when set
+/// (else the default, 1 everywhere).
 class CountingOptimizer final : public Optimizer {
 public:
     void step(std::span<const Parameter>) override { state_ += 1.0f; }
     [[nodiscard]] std::vector<float> state() const override { return {state_}; }
     void set_state(std::span<const float> s) override { state_ = s[0]; }
+    [[nodiscard]] std::vector<float> step_scale(std::span<const float> grads) const override {
+        return scale.empty() ? Optimizer::step_scale(grads) : scale;
+    }
+    std::vector<float> scale;
 
 private:
     float state_ = 0.0f;
@@ -151,6 +175,64 @@ TEST_CASE("guard: the staleness gap beyond the bound twice in a row rolls back",
     CHECK(g.epoch(6, 1.0, true, 0.5, 1.0, 1.0).guard.empty());
     CHECK(g.epoch(7, 1.0, true, 0.5, 1.0, 2.0).guard.empty());
     CHECK(g.guard->triggers() == 1);
+}
+
+TEST_CASE("guard: the gap is the update's error, each coordinate scaled as the optimizer will",
+          "[guard]") {
+    // A gradient of one large and one small coordinate; staleness doubles the small one. Raw,
+    // the error is 1e-4 of the gradient; as an optimizer that scales the small coordinate
+    // 10^4 x (as Adam does a coordinate whose gradients have been small) applies them, the
+    // update's error is 10 / sqrt(200) = 0.707 of the update, beyond the bound 0.5.
+    Setup g;
+    g.optimizer.scale = {1.0f, 1e4f};
+    g.staleness.gradients = {{{10.0f, 0.002f}, {10.0f, 0.001f}}};
+    g.staleness.raw_gap = 1e-4;
+    const EpochStats a = g.epoch(1, 1.0, true, 0.8, 1.0, 1.0);
+    CHECK(a.guard.empty());
+    REQUIRE(a.staleness_gap.has_value());
+    CHECK(*a.staleness_gap == Approx(10.0 / std::sqrt(200.0)).epsilon(1e-4));
+    CHECK(*a.raw_staleness_gap == 1e-4);
+    const EpochStats b = g.epoch(2, 1.0, true, 0.8, 1.0, 1.0);
+    CHECK(b.guard.rfind("rollback 1: staleness gap 0.7071 beyond the bound 0.5000", 0) == 0);
+
+    // Unscaled (plain gradient descent), the same gradients stay within the bound.
+    Setup plain;
+    plain.staleness.gradients = g.staleness.gradients;
+    for (int e = 1; e <= 4; ++e) {
+        const EpochStats s = plain.epoch(e, 1.0, true, 0.8, 1.0, 1.0);
+        CHECK(s.guard.empty());
+        CHECK(*s.staleness_gap == Approx(1e-4).epsilon(1e-3));
+    }
+}
+
+TEST_CASE("guard: Adam's step scale is what its next step divides the gradient by", "[guard]") {
+    // From zero moments, Adam's first step is lr m̂ / (sqrt(v̂) + eps) with m̂ = g: the
+    // parameter moves by lr g x step_scale(g). Then from the moments the step left.
+    auto backend = make_cpu_backend(1);
+    ModelGraph graph;
+    const TensorId x = graph.add_input("x", 2);
+    graph.set_output(graph.add("fc", std::make_unique<LinearOp>(2, 1, 0.0f), {x}));
+    ModelParameters parameters(*backend, graph, 1);
+    const std::size_t n = parameters.size();
+    Adam adam(*backend, n, {.lr = 0.1f});
+    std::vector<float> grads(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        grads[i] = 0.5f - 0.3f * static_cast<float>(i);
+    }
+    for (int t = 1; t <= 2; ++t) {
+        const std::vector<float> scale = adam.step_scale(grads);
+        REQUIRE(scale.size() == n);
+        const std::vector<float> before = parameters.download();
+        backend->upload(parameters.grads().data(), grads.data(), n * sizeof(float));
+        adam.step(parameters.all());
+        const std::vector<float> after = parameters.download();
+        for (std::size_t i = 0; i < n; ++i) {
+            // m̂ = g on every step here (the same g each time)
+            CHECK(before[i] - after[i] == Approx(0.1 * grads[i] * scale[i]).margin(1e-6));
+        }
+    }
+    CountingOptimizer plain;  // the default: ones
+    CHECK(plain.step_scale(grads) == std::vector<float>(n, 1.0f));
 }
 
 TEST_CASE("guard: a non-finite loss triggers at once; the third trigger runs exact", "[guard]") {
