@@ -47,4 +47,15 @@ GraphBlocks::Layout GraphBlocks::plan(const LocalGraph& graph) {
     return layout;
 }
 
+WireExchange start_boundary_exchange(const GraphBlocks& blocks, Communicator& comm,
+                                     HaloPrecision precision, ConstMatrixView h, MatrixView send,
+                                     MatrixView recv, std::span<float> packed) {
+    const ExchangePattern& pattern = blocks.pattern();
+    if (precision != HaloPrecision::fp32) {
+        return {comm, precision, pattern, h, blocks.send_rows(), recv, packed};
+    }
+    blocks.backend().gather_rows(h, blocks.send_rows(), send);
+    return {comm, precision, pattern, send, recv, packed};
+}
+
 }  // namespace strata

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "partition/local_graph.hpp"
+#include "src/comm/wire_exchange.hpp"
 #include "src/device/buffer.hpp"
 #include "src/nn/executor.hpp"
 #include "src/tensor/csr_matrix.hpp"
@@ -63,5 +64,13 @@ private:
     Buffer<index_t> send_rows_;
     Buffer<global_id> row_ids_;
 };
+
+/// Starts the exchange of h's boundary rows (blocks.send_rows(), in the forward pattern) into
+/// `recv` at `precision`: gathered into `send` at fp32, packed straight from h below it (one pass,
+/// `send` untouched). `send`: send rows x h.cols; `packed` as WireExchange's.
+[[nodiscard]] WireExchange start_boundary_exchange(const GraphBlocks& blocks, Communicator& comm,
+                                                   HaloPrecision precision, ConstMatrixView h,
+                                                   MatrixView send, MatrixView recv,
+                                                   std::span<float> packed);
 
 }  // namespace strata

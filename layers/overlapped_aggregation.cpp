@@ -2,7 +2,8 @@
 // exchange, and each peer's rows are consumed as they arrive, in peer order (InPeerOrder), so
 // that a row's sum over peers is the same in every run. The inner product runs in row blocks
 // with a progress call between them: over TCP, MPI moves bytes only inside MPI calls. Rows
-// cross the wire at the halo precision (WireExchange): packed after the gather, unpacked per peer.
+// cross the wire at the halo precision (WireExchange): packed as they are gathered, unpacked per
+// peer.
 #include "layers/overlapped_aggregation.hpp"
 
 #include <algorithm>
@@ -103,9 +104,8 @@ void OverlappedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange ro
                  workspace.size(), " floats, needs ", workspace_floats(width));
     const MatrixView send{workspace.data(), pattern.num_send_rows(), width};
     const MatrixView recv{workspace.data() + send.size(), pattern.num_recv_rows(), width};
-    backend.gather_rows(h, blocks_.send_rows(), send);
-    WireExchange exchange(comm_, precision_, pattern, send, recv,
-                          workspace.subspan(send.size() + recv.size()));
+    WireExchange exchange = start_boundary_exchange(blocks_, comm_, precision_, h, send, recv,
+                                                    workspace.subspan(send.size() + recv.size()));
     (purpose == ExchangePurpose::recompute ? sent_.recompute : sent_.forward) +=
         exchange.bytes_sent();
     sent_.inter_node += exchange.inter_node_bytes_sent();

@@ -108,6 +108,26 @@ STRATA_SIMD_CLONES void unpack_int8(const std::byte* in, index_t width, float* x
     }
 }
 
+/// Record r of `out` from row source(r) of x, for r < count.
+template <class Source>
+void pack_records(HaloPrecision precision, ConstMatrixView x, index_t count, Source source,
+                  std::span<std::byte> out) {
+    check_sizes("pack_rows", precision, count, x.cols, out.size());
+    const std::size_t record = packed_row_bytes(precision, x.cols);
+    const auto width = static_cast<std::size_t>(x.cols);
+    const bool parallel = static_cast<std::size_t>(count) * width >= parallel_values;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (index_t r = 0; r < count; ++r) {
+        const float* from = x.data + static_cast<std::size_t>(source(r)) * width;
+        std::byte* to = out.data() + static_cast<std::size_t>(r) * record;
+        if (precision == HaloPrecision::bf16) {
+            pack_bf16(from, x.cols, to);
+        } else {
+            pack_int8(from, x.cols, to);
+        }
+    }
+}
+
 }  // namespace
 
 const char* to_string(HaloPrecision precision) {
@@ -153,20 +173,18 @@ float from_bf16(std::uint16_t bits) {
 }
 
 void pack_rows(HaloPrecision precision, ConstMatrixView rows, std::span<std::byte> out) {
-    check_sizes("pack_rows", precision, rows.rows, rows.cols, out.size());
-    const std::size_t record = packed_row_bytes(precision, rows.cols);
-    const auto width = static_cast<std::size_t>(rows.cols);
-    const bool parallel = rows.size() >= parallel_values;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (index_t r = 0; r < rows.rows; ++r) {
-        const float* x = rows.data + static_cast<std::size_t>(r) * width;
-        std::byte* to = out.data() + static_cast<std::size_t>(r) * record;
-        if (precision == HaloPrecision::bf16) {
-            pack_bf16(x, rows.cols, to);
-        } else {
-            pack_int8(x, rows.cols, to);
-        }
+    pack_records(precision, rows, rows.rows, [](index_t r) { return r; }, out);
+}
+
+void pack_rows(HaloPrecision precision, ConstMatrixView x, std::span<const index_t> rows,
+               std::span<std::byte> out) {
+    const auto count = static_cast<index_t>(rows.size());
+    for (const index_t r : rows) {
+        STRATA_CHECK(r >= 0 && r < x.rows, "pack_rows: row ", r, " of a ", x.rows, "-row matrix");
     }
+    pack_records(
+        precision, x, count, [rows](index_t r) { return rows[static_cast<std::size_t>(r)]; },
+        out);
 }
 
 void unpack_rows(HaloPrecision precision, std::span<const std::byte> in, MatrixView rows) {

@@ -38,6 +38,10 @@ enum class HaloPrecision { fp32, bf16, int8 };
 /// out[r] = the record of rows[r] (rows.rows records of packed_row_bytes(rows.cols) bytes).
 /// Throws strata::Error if `out` is smaller or the precision is fp32 (nothing to pack).
 void pack_rows(HaloPrecision precision, ConstMatrixView rows, std::span<std::byte> out);
+/// out[r] = the record of x[rows[r]] (rows.size() records): a gather and pack_rows in one
+/// pass, the same bytes. Throws as pack_rows.
+void pack_rows(HaloPrecision precision, ConstMatrixView x, std::span<const index_t> rows,
+               std::span<std::byte> out);
 /// The inverse: rows[r] = the values record r encodes. Throws as pack_rows.
 void unpack_rows(HaloPrecision precision, std::span<const std::byte> in, MatrixView rows);
 

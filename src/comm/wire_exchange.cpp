@@ -27,27 +27,47 @@ std::int64_t WireExchange::wire_bytes(HaloPrecision precision, index_t rows, ind
            static_cast<std::int64_t>(packed_row_bytes(precision, width));
 }
 
+bool WireExchange::prepare(Communicator& comm, index_t send_rows, index_t width,
+                           std::span<float> packed) {
+    bytes_sent_ = wire_bytes(precision_, send_rows, width);
+    inter_node_bytes_sent_ = wire_bytes(precision_, rows_to_other_nodes(comm, pattern_), width);
+    if (precision_ == HaloPrecision::fp32) {
+        return false;
+    }
+    const index_t recv_rows = recv_.rows;
+    STRATA_CHECK(packed.size() >= packed_floats(precision_, send_rows, recv_rows, width),
+                 "halo exchange: ", packed.size(), " floats of scratch for the ",
+                 to_string(precision_), " rows, needs ",
+                 packed_floats(precision_, send_rows, recv_rows, width));
+    const std::size_t record = packed_row_bytes(precision_, width);
+    auto* base = reinterpret_cast<std::byte*>(packed.data());
+    send_packed_ = PackedRows{base, send_rows, record};
+    recv_packed_ =
+        PackedRows{base + floats_for(send_packed_.size()) * sizeof(float), recv_rows, record};
+    return true;
+}
+
 WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
                            const ExchangePattern& pattern, ConstMatrixView send, MatrixView recv,
                            std::span<float> packed)
     : precision_(precision), pattern_(pattern), recv_(recv) {
-    bytes_sent_ = wire_bytes(precision, send.rows, send.cols);
-    inter_node_bytes_sent_ = wire_bytes(precision, rows_to_other_nodes(comm, pattern), send.cols);
-    if (precision == HaloPrecision::fp32) {
+    if (!prepare(comm, send.rows, send.cols, packed)) {
         exchange_ = comm.start_exchange(pattern, send, recv);
         return;
     }
-    STRATA_CHECK(packed.size() >= packed_floats(precision, send.rows, recv.rows, send.cols),
-                 "halo exchange: ", packed.size(), " floats of scratch for the ",
-                 to_string(precision), " rows, needs ",
-                 packed_floats(precision, send.rows, recv.rows, send.cols));
-    const std::size_t record = packed_row_bytes(precision, send.cols);
-    auto* base = reinterpret_cast<std::byte*>(packed.data());
-    const PackedRows send_packed{base, send.rows, record};
-    recv_packed_ =
-        PackedRows{base + floats_for(send_packed.size()) * sizeof(float), recv.rows, record};
-    pack_rows(precision, send, send_packed.bytes());
-    exchange_ = comm.start_packed_exchange(pattern, send_packed, recv_packed_);
+    pack_rows(precision, send, send_packed_.bytes());
+    exchange_ = comm.start_packed_exchange(pattern, send_packed_, recv_packed_);
+}
+
+WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
+                           const ExchangePattern& pattern, ConstMatrixView source,
+                           std::span<const index_t> rows, MatrixView recv, std::span<float> packed)
+    : precision_(precision), pattern_(pattern), recv_(recv) {
+    STRATA_CHECK(precision != HaloPrecision::fp32,
+                 "halo exchange: fp32 rows are gathered by the caller, not packed");
+    prepare(comm, static_cast<index_t>(rows.size()), source.cols, packed);
+    pack_rows(precision, source, rows, send_packed_.bytes());
+    exchange_ = comm.start_packed_exchange(pattern, send_packed_, recv_packed_);
 }
 
 void WireExchange::unpack(int peer) {

@@ -1,7 +1,7 @@
 // WireExchange: one halo exchange at a HaloPrecision, for the callers that hold fp32 rows on both
 // sides (the overlapped aggregation, the attention halo exchange). fp32 sends the rows as they
 // are (Communicator::start_exchange, bit for bit as before); bf16 and int8 pack the fp32 send rows
-// into the caller's scratch, send the packed records (start_packed_exchange) and unpack a peer's
+// (or gather them from a larger matrix as they pack) into the caller's scratch, send the packed records (start_packed_exchange) and unpack a peer's
 // records into its fp32 receive rows before handing that peer out. An Exchange itself, so that
 // InPeerOrder consumes it as any other.
 #pragma once
@@ -32,6 +32,13 @@ public:
     /// packed_floats(...) floats (unused at fp32). Everything must outlive the exchange.
     WireExchange(Communicator& comm, HaloPrecision precision, const ExchangePattern& pattern,
                  ConstMatrixView send, MatrixView recv, std::span<float> packed);
+    /// The same for the send rows gathered from `source` (send row r = source[rows[r]], host
+    /// memory), below fp32 only: packed from `source` in one pass, no fp32 copy of the rows
+    /// (at fp32 the caller gathers them, as MPI sends contiguous rows). Throws strata::Error at
+    /// fp32.
+    WireExchange(Communicator& comm, HaloPrecision precision, const ExchangePattern& pattern,
+                 ConstMatrixView source, std::span<const index_t> rows, MatrixView recv,
+                 std::span<float> packed);
 
     /// A peer whose rows are in `recv` (unpacked), as Exchange::wait_any.
     std::optional<int> wait_any() override;
@@ -44,12 +51,15 @@ public:
     [[nodiscard]] std::int64_t inter_node_bytes_sent() const { return inter_node_bytes_sent_; }
 
 private:
+    /// Sizes, byte counts and the receive records; false at fp32 (nothing to pack).
+    bool prepare(Communicator& comm, index_t send_rows, index_t width, std::span<float> packed);
     void unpack(int peer);
 
     HaloPrecision precision_;
     const ExchangePattern& pattern_;
     MatrixView recv_;
     PackedRows recv_packed_;
+    PackedRows send_packed_;
     std::unique_ptr<Exchange> exchange_;
     std::deque<int> ready_;  ///< unpacked by wait_all, not yet handed out
     std::int64_t bytes_sent_ = 0;

@@ -209,3 +209,32 @@ TEST_CASE("halo packing: the kernels equal a value-at-a-time reference byte for 
         }
     }
 }
+
+TEST_CASE("halo packing: rows packed by index are the records of the gathered rows",
+          "[halo_packing]") {
+    // The forward exchange packs a part's boundary rows straight from the activations: the same
+    // bytes as gathering them first, repeated and out-of-order rows included.
+    const index_t rows = 40;
+    const index_t width = 70;  // one full block of 64 values and a tail
+    const std::vector<float> x = sample(rows, width);
+    const std::vector<index_t> pick = {39, 0, 7, 7, 22, 1, 38};
+    std::vector<float> gathered;
+    for (const index_t r : pick) {
+        const auto* row = x.data() + static_cast<std::size_t>(r * width);
+        gathered.insert(gathered.end(), row, row + width);
+    }
+    const auto count = static_cast<index_t>(pick.size());
+    for (const HaloPrecision precision : {HaloPrecision::bf16, HaloPrecision::int8}) {
+        const std::size_t bytes = pick.size() * packed_row_bytes(precision, width);
+        std::vector<std::byte> direct(bytes);
+        pack_rows(precision, {x.data(), rows, width}, pick, direct);
+        std::vector<std::byte> staged(bytes);
+        pack_rows(precision, {gathered.data(), count, width}, staged);
+        CHECK(direct == staged);
+        CHECK(direct == reference_records(precision, gathered, count, width));
+    }
+    std::vector<std::byte> out(8 * packed_row_bytes(HaloPrecision::bf16, width));
+    const std::vector<index_t> outside = {3, 40};
+    CHECK_THROWS_WITH(pack_rows(HaloPrecision::bf16, {x.data(), rows, width}, outside, out),
+                      Contains("pack_rows: row 40 of a 40-row matrix"));
+}
