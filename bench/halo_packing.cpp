@@ -2,11 +2,14 @@
 // halo_packing: pack_rows, unpack_rows) on rows x cols fp32 rows, next to two baselines measured
 // in the same run: a STREAM triad, and a memcpy of the same rows (what an fp32 halo costs to
 // stage). Bytes moved per value: pack reads 4 and writes the record (bf16 2, int8 1 + 4 / cols),
-// unpack the reverse. Prints the best of `reps` in ns per value and GB/s, and one JSON line.
+// unpack the reverse. Also the forward exchange's pack of scattered boundary rows by index
+// against a gather into fp32 staging then a pack. Prints the best of `reps` in ns per value and
+// GB/s, and one JSON line.
 #include "src/comm/halo_packing.hpp"
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -70,6 +73,16 @@ int main(int argc, char** argv) {
                        ", \"threads\": " + std::to_string(threads) +
                        ", \"triad_gbs\": " + std::to_string(triad.best_gbs) +
                        ", \"memcpy_ns\": " + std::to_string(copy_s * 1e9 / n);
+    // Boundary rows: 78 % of the rows (the 200k generated graph's share at K = 2), in a
+    // scattered order, as a part's send rows reference its activations.
+    std::vector<index_t> boundary;
+    for (index_t r = 0; r < rows; ++r) {
+        const index_t row = static_cast<index_t>((static_cast<std::uint64_t>(r) * 7919u) %
+                                                 static_cast<std::uint64_t>(rows));
+        if (row % 50 < 39) {
+            boundary.push_back(row);
+        }
+    }
     for (const HaloPrecision p : {HaloPrecision::bf16, HaloPrecision::int8}) {
         const std::size_t record = packed_row_bytes(p, cols);
         std::vector<std::byte> packed(record * static_cast<std::size_t>(rows));
@@ -77,6 +90,26 @@ int main(int argc, char** argv) {
         const MatrixView out{y.data(), rows, cols};
         const double pack_s = best_seconds(reps, [&] { pack_rows(p, in, packed); });
         const double unpack_s = best_seconds(reps, [&] { unpack_rows(p, packed, out); });
+        // The forward exchange's case: pack_rows by index straight from the activations, against
+        // a gather of those rows into fp32 staging (row memcpys, as Backend::gather_rows) and
+        // pack_rows of the staging.
+        const std::vector<index_t>& pick = boundary;
+        const auto picked = static_cast<index_t>(pick.size());
+        const double gathered_s = best_seconds(reps, [&] { pack_rows(p, in, pick, packed); });
+        const double staged_s = best_seconds(reps, [&] {
+            for (std::size_t r = 0; r < pick.size(); ++r) {
+                std::memcpy(y.data() + r * static_cast<std::size_t>(cols),
+                            x.data() + static_cast<std::size_t>(pick[r]) * cols,
+                            static_cast<std::size_t>(cols) * 4);
+            }
+            pack_rows(p, {y.data(), picked, cols}, packed);
+        });
+        std::printf("%-5s pack of %d rows by index %8.3f ms, gather then pack %8.3f ms (%.2f x)\n",
+                    to_string(p), picked, gathered_s * 1e3, staged_s * 1e3, gathered_s / staged_s);
+        json += ", \"" + std::string(to_string(p)) +
+                "_pack_by_index_ms\": " + std::to_string(gathered_s * 1e3) + ", \"" +
+                std::string(to_string(p)) +
+                "_gather_then_pack_ms\": " + std::to_string(staged_s * 1e3);
         const double moved = 4.0 * n + static_cast<double>(packed.size());
         for (const auto& [what, s] : {std::pair{"pack", pack_s}, std::pair{"unpack", unpack_s}}) {
             std::printf("%-5s %-7s %8.3f ms  %6.2f ns/value  %6.1f GB/s  (%.2f x memcpy's time)\n",

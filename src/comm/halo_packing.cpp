@@ -108,6 +108,9 @@ STRATA_SIMD_CLONES void unpack_int8(const std::byte* in, index_t width, float* x
     }
 }
 
+/// Rows ahead whose cache lines pack_records prefetches.
+constexpr index_t ahead = 2;
+
 /// Record r of `out` from row source(r) of x, for r < count.
 template <class Source>
 void pack_records(HaloPrecision precision, ConstMatrixView x, index_t count, Source source,
@@ -118,6 +121,12 @@ void pack_records(HaloPrecision precision, ConstMatrixView x, index_t count, Sou
     const bool parallel = static_cast<std::size_t>(count) * width >= parallel_values;
 #pragma omp parallel for schedule(static) if (parallel)
     for (index_t r = 0; r < count; ++r) {
+        if (r + ahead < count) {  // scattered rows: keep their cache lines in flight
+            const float* next = x.data + static_cast<std::size_t>(source(r + ahead)) * width;
+            for (std::size_t j = 0; j < width; j += 16) {
+                __builtin_prefetch(next + j);
+            }
+        }
         const float* from = x.data + static_cast<std::size_t>(source(r)) * width;
         std::byte* to = out.data() + static_cast<std::size_t>(r) * record;
         if (precision == HaloPrecision::bf16) {
