@@ -137,8 +137,8 @@ void GraphHaloExchange::gather(ConstMatrixView h, MatrixView halo_rows, std::spa
     STRATA_CHECK(workspace.size() >= workspace_floats(h.cols), "halo exchange: workspace of ",
                  workspace.size(), " floats, needs ", workspace_floats(h.cols));
     const MatrixView send{workspace.data(), pattern.num_send_rows(), h.cols};
-    WireExchange exchange = start_boundary_exchange(blocks_, comm_, precision_, h, send,
-                                                    halo_rows, workspace.subspan(send.size()));
+    WireExchange exchange = start_boundary_exchange(blocks_, comm_, precision_, h, send, halo_rows,
+                                                    workspace.subspan(send.size()));
     (purpose == ExchangePurpose::recompute  ? sent_.recompute
      : purpose == ExchangePurpose::backward ? sent_.backward
                                             : sent_.forward) += exchange.bytes_sent();

@@ -182,7 +182,8 @@ float from_bf16(std::uint16_t bits) {
 }
 
 void pack_rows(HaloPrecision precision, ConstMatrixView rows, std::span<std::byte> out) {
-    pack_records(precision, rows, rows.rows, [](index_t r) { return r; }, out);
+    pack_records(
+        precision, rows, rows.rows, [](index_t r) { return r; }, out);
 }
 
 void pack_rows(HaloPrecision precision, ConstMatrixView x, std::span<const index_t> rows,
@@ -192,8 +193,7 @@ void pack_rows(HaloPrecision precision, ConstMatrixView x, std::span<const index
         STRATA_CHECK(r >= 0 && r < x.rows, "pack_rows: row ", r, " of a ", x.rows, "-row matrix");
     }
     pack_records(
-        precision, x, count, [rows](index_t r) { return rows[static_cast<std::size_t>(r)]; },
-        out);
+        precision, x, count, [rows](index_t r) { return rows[static_cast<std::size_t>(r)]; }, out);
 }
 
 void unpack_rows(HaloPrecision precision, std::span<const std::byte> in, MatrixView rows) {

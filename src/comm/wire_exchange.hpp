@@ -1,9 +1,9 @@
 // WireExchange: one halo exchange at a HaloPrecision, for the callers that hold fp32 rows on both
 // sides (the overlapped aggregation, the attention halo exchange). fp32 sends the rows as they
 // are (Communicator::start_exchange, bit for bit as before); bf16 and int8 pack the fp32 send rows
-// (or gather them from a larger matrix as they pack) into the caller's scratch, send the packed records (start_packed_exchange) and unpack a peer's
-// records into its fp32 receive rows before handing that peer out. An Exchange itself, so that
-// InPeerOrder consumes it as any other.
+// (or gather them from a larger matrix as they pack) into the caller's scratch, send the packed
+// records (start_packed_exchange) and unpack a peer's records into its fp32 receive rows before
+// handing that peer out. An Exchange itself, so that InPeerOrder consumes it as any other.
 #pragma once
 
 #include <cstddef>
