@@ -175,7 +175,8 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                            "--force (replace) or --resume (keep its records up to the resumed "
                            "epoch, then append)"));
     option(*t, "overwrite",
-           cmd->add_flag("--force", f.overwrite, "Replace an existing --metrics file"));
+           cmd->add_flag("--force,--overwrite", f.overwrite,
+                         "Replace an existing --metrics file (the run option overwrite)"));
     for (const auto& [key, flag] : add_runtime_flags(*cmd, t->runtime)) {
         option(*t, key, flag);
     }

@@ -57,6 +57,20 @@ expect_message "not a number" "--epochs: 'ten' is not a number" "$strata" train 
 expect_message "unknown model" "--model: transformer not in {gcn,gcnii,gcnii*,resgcn+,appnp,sage,gin,gat,mlp}" "$strata" train --data "$data/cora.h5" --model transformer
 expect_message "metrics dir missing" "$tmp/no/such/dir/m.jsonl: parent directory $tmp/no/such/dir does not exist" "$strata" train --data "$data/cora.h5" --epochs 1 \
   --metrics "$tmp/no/such/dir/m.jsonl"
+# An existing metrics file: refused before loading, naming the option that replaces it, and the
+# option's name works as a flag (--overwrite, as --force).
+: >"$tmp/old.jsonl"
+expect_message "metrics exists" "the file exists; set overwrite to replace it" "$strata" train --data "$data/cora.h5" --epochs 1 \
+  --metrics "$tmp/old.jsonl"
+checks=$((checks + 1))
+if "$strata" train --data "$data/cora.h5" --epochs 1 --quiet --metrics "$tmp/old.jsonl" --overwrite >"$tmp/out" 2>&1 &&
+  grep -q '"epoch":1' "$tmp/old.jsonl"; then
+  echo "ok: --overwrite replaces an existing metrics file"
+else
+  echo "FAIL: --overwrite did not replace the metrics file:"
+  cat "$tmp/out"
+  failures=$((failures + 1))
+fi
 expect_message "unknown device" "device = 'gpu': expected cpu or cuda (--device)" "$strata" train --data "$data/cora.h5" --device gpu
 expect_message "nccl on the cpu" "comm = 'nccl': needs device = cuda (--comm)" "$strata" train --data "$data/cora.h5" --comm nccl
 expect_message "unknown recompute mode" "recompute = 'some': expected none, aggregation or all (--recompute)" "$strata" train --data "$data/cora.h5" --recompute some
