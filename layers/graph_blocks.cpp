@@ -2,6 +2,7 @@
 #include "layers/graph_blocks.hpp"
 
 #include "src/base/error.hpp"
+#include "src/base/trace.hpp"
 
 namespace strata {
 
@@ -54,7 +55,10 @@ WireExchange start_boundary_exchange(const GraphBlocks& blocks, Communicator& co
     if (precision != HaloPrecision::fp32) {
         return {comm, precision, pattern, h, blocks.send_rows(), recv, packed};
     }
-    blocks.backend().gather_rows(h, blocks.send_rows(), send);
+    {
+        const trace::Span span("gather", "exchange", h.cols);
+        blocks.backend().gather_rows(h, blocks.send_rows(), send);
+    }
     return {comm, precision, pattern, send, recv, packed};
 }
 

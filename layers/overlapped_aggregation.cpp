@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include "src/base/error.hpp"
+#include "src/base/trace.hpp"
 #include "src/comm/peer_order.hpp"
 #include "src/comm/wire_exchange.hpp"
 #include "src/device/backend.hpp"
@@ -47,6 +48,7 @@ void OverlappedAggregation::set_precision(HaloPrecision precision) {
 
 void OverlappedAggregation::inner_spmm(const CsrMatrix& a, ConstMatrixView x, MatrixView y,
                                        float beta) {
+    const trace::Span span("inner SpMM", "aggregation", y.cols);
     Backend& backend = blocks_.backend();
     if (!options_.overlap || !comm_.needs_progress() || blocks_.pattern().peers.empty()) {
         backend.spmm(a, x, y, beta);
@@ -115,6 +117,7 @@ void OverlappedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange ro
         const auto p = static_cast<std::size_t>(*peer);
         const index_t first = pattern.recv_offsets[p];
         const index_t count = pattern.recv_offsets[p + 1] - first;
+        const trace::Span span("halo SpMM", "aggregation", pattern.peers[p]);
         backend.spmm_scatter_add(blocks_.halo(p), blocks_.halo_rows(p),
                                  recv.row_range(first, count), z);
     }
@@ -139,6 +142,7 @@ void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange
     // Gradients for the halo rows we read, computed first so they can be sent while the
     // (larger) inner transposed SpMM runs.
     for (std::size_t p = 0; p < reversed.peers.size(); ++p) {
+        const trace::Span span("halo gradient SpMM", "aggregation", reversed.peers[p]);
         const index_t first = reversed.send_offsets[p];
         const index_t count = reversed.send_offsets[p + 1] - first;
         if (count > 0) {
@@ -156,6 +160,7 @@ void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange
         const auto p = static_cast<std::size_t>(*peer);
         const index_t first = reversed.recv_offsets[p];
         const index_t count = reversed.recv_offsets[p + 1] - first;
+        const trace::Span span("halo gradient sum", "aggregation", reversed.peers[p]);
         backend.scatter_add_rows(
             incoming.row_range(first, count),
             send_rows.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count)),

@@ -8,6 +8,7 @@
 #include "src/base/error.hpp"
 #include "src/base/log.hpp"
 #include "src/base/timer.hpp"
+#include "src/base/trace.hpp"
 
 namespace strata {
 
@@ -31,11 +32,17 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         EpochStats stats;
         stats.epoch = epoch;
         Stopwatch watch;
-        stats.loss = context.executor.train_step(epoch);
+        {
+            const trace::Span span("training step", "step", epoch);
+            stats.loss = context.executor.train_step(epoch);
+        }
         std::optional<PhaseTimes> phases = context.executor.phase_times();
         const Stopwatch update;  // a profiling executor returns synchronized
-        context.optimizer.step(context.parameters.all());
-        context.backend.synchronize();  // a device may still be running backward and the update
+        {
+            const trace::Span span("optimizer step", "step", epoch);
+            context.optimizer.step(context.parameters.all());
+            context.backend.synchronize();  // a device may still run backward and the update
+        }
         const double train_s = watch.seconds();
         if (phases) {
             phases->optimizer = update.seconds();
@@ -52,6 +59,7 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
                         options.divergence_hint ? options.divergence_hint() : std::string());
         }
         if (evaluation_due(epoch, state.epochs, options.eval_every)) {
+            const trace::Span span("evaluation", "step", epoch);
             const Evaluation e = context.executor.evaluate();
             stats.evaluated = true;
             stats.train_acc = e.train_acc;
@@ -66,6 +74,7 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         stats.epoch_s = watch.seconds();
         stats.eval_s = stats.epoch_s - stats.train_s;
 
+        const double figures_begin = trace::now();
         const CommStats after = comm.stats();
         const HaloBytes halo_after = context.executor.halo_bytes();
         const HaloBytes switch_after = context.executor.switch_bytes();
@@ -135,7 +144,9 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
             stats.bytes_inter_node += p.inter_node_bytes;
             stats.bytes_intra_node += p.stage_bytes + p.way_bytes - p.inter_node_bytes;
         }
+        trace::record("epoch figures", "step", figures_begin, trace::now(), epoch);
         if (context.guard != nullptr) {
+            const trace::Span span("accuracy guard", "step", epoch);
             context.guard->review(stats, state);
         }
         state.epoch = epoch;

@@ -17,6 +17,7 @@
 #include "partition/local_part.hpp"
 #include "src/base/decimal.hpp"
 #include "src/base/error.hpp"
+#include "training/trace_file.hpp"
 
 namespace strata {
 namespace {
@@ -160,6 +161,8 @@ const std::vector<Field>& fields() {
         field("comm_timeout", &RunConfig::comm_timeout),
         field("metrics", &RunConfig::metrics),
         field("overwrite", &RunConfig::overwrite),
+        field("trace", &RunConfig::trace),
+        field("trace_epochs", &RunConfig::trace_epochs),
         field("checkpoint_dir", &RunConfig::checkpoint_dir),
         field("checkpoint_every", &RunConfig::checkpoint_every),
         field("resume", &RunConfig::resume),
@@ -267,6 +270,9 @@ void validate(const RunConfig& c) {
     validate(c.model, "model");
     if (c.epochs) {
         at_least("epochs", *c.epochs, 1);
+        if (!c.trace.empty()) {
+            (void)parse_trace_epochs(c.trace_epochs, *c.epochs);
+        }
     }
     if (c.lr) {
         STRATA_CHECK_OPTION(std::isfinite(*c.lr) && *c.lr > 0.0f, "lr", *c.lr,
@@ -329,6 +335,8 @@ void validate(const RunConfig& c) {
         STRATA_CHECK_OPTION(c.chunks == defaults.chunks, "chunks", c.chunks,
                             "needs parallel = pipeline");
     }
+    STRATA_CHECK_OPTION(c.trace_epochs.empty() || !c.trace.empty(), "trace_epochs",
+                        quoted(c.trace_epochs), "needs trace (the file to write)");
     STRATA_CHECK_OPTION(!c.profile || c.parallel != "pipeline", "profile", "true",
                         "times graph parallelism's training step; the layer pipeline reports its "
                         "bubble and stage waits in the metrics instead");
@@ -401,6 +409,8 @@ RunConfig run_definition(RunConfig c) {
     const RunConfig defaults;
     c.metrics = defaults.metrics;
     c.overwrite = defaults.overwrite;
+    c.trace = defaults.trace;
+    c.trace_epochs = defaults.trace_epochs;
     c.checkpoint_dir = defaults.checkpoint_dir;
     c.checkpoint_every = defaults.checkpoint_every;
     c.resume = defaults.resume;

@@ -83,6 +83,10 @@ struct RunConfig {
     // --- Outputs
     std::string metrics;         ///< JSONL metrics file ("": none)
     bool overwrite = false;      ///< replace an existing metrics file (else refused, unless resume)
+    /// Chrome trace of the traced epochs (training/trace_file.hpp; "": none); an existing file
+    /// is replaced only with overwrite.
+    std::string trace;
+    std::string trace_epochs;    ///< "N" or "N:M" ("": the second epoch, the first of one)
     std::string checkpoint_dir;  ///< "": no checkpoints
     int checkpoint_every = 10;   ///< epochs between checkpoints (0: only at the end and on signals)
     bool resume = false;         ///< continue from the newest valid checkpoint of checkpoint_dir
@@ -121,7 +125,7 @@ void validate(const RunConfig& config);
 [[nodiscard]] RunConfig resolve_layout(RunConfig config, int ranks);
 
 /// `config` without what only one invocation of it chooses — the outputs (metrics, overwrite,
-/// checkpoint_dir, checkpoint_every, resume), the runtime (device, comm, threads, comm_timeout),
+/// trace, trace_epochs, checkpoint_dir, checkpoint_every, resume), the runtime (device, comm, threads, comm_timeout),
 /// profile, a resolved plan's plan and machine — set to their defaults: the run as checkpoints
 /// store it, the same for a run stopped and resumed as for the uninterrupted one.
 [[nodiscard]] RunConfig run_definition(RunConfig config);

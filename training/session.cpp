@@ -23,6 +23,7 @@
 #include "training/precision_guard.hpp"
 #include "training/resume.hpp"
 #include "training/signal_stop.hpp"
+#include "training/trace_file.hpp"
 
 namespace strata {
 namespace {
@@ -46,6 +47,12 @@ void check_outputs(const RunConfig& config) {
             "the file exists; set overwrite to replace it, or resume to keep its "
             "records up to the resumed epoch");
         const AtomicOutput probe(config.metrics, /*overwrite=*/true);  // a writable parent
+    }
+    if (!config.trace.empty()) {
+        STRATA_CHECK_OPTION(!std::filesystem::exists(config.trace, ec) || config.overwrite,
+                            "trace", "'" + config.trace + "'",
+                            "the file exists; set overwrite to replace it");
+        const AtomicOutput probe(config.trace, /*overwrite=*/true);  // a writable parent
     }
     if (!config.checkpoint_dir.empty() && !config.resume) {
         refuse_existing_checkpoints(CheckpointDir(config.checkpoint_dir));
@@ -443,6 +450,11 @@ RunResult Session::run() {
     }
     if (checkpointer) {
         hooks.push_back(&*checkpointer);
+    }
+    std::optional<TraceHook> tracer;  // last: it sees every stop decision
+    if (!c.trace.empty()) {
+        tracer.emplace(comm, c.trace, c.overwrite, parse_trace_epochs(c.trace_epochs, *c.epochs));
+        hooks.push_back(&*tracer);
     }
     // S x F placed into nodes runs on the job's ranks renumbered (prepare.hpp): its all-reduces
     // are counted there.

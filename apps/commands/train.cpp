@@ -313,6 +313,17 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                          "elementwise with dropout, loss, optimizer, exposed wait) on every rank, "
                          "the backend synchronized around each step; print the slowest rank's per "
                          "epoch and add them to the metrics ('phases'). Graph parallelism only"));
+    option(*t, "trace",
+           cmd->add_option("--trace", f.trace,
+                           "Write a timeline of the traced epochs (--trace-epochs) to this file: "
+                           "every rank's ops, exchanges (gather, pack, unpack, each MPI wait), "
+                           "SpMMs, optimizer and evaluation, as Chrome trace JSON (open it in "
+                           "https://ui.perfetto.dev or chrome://tracing); written when they end, "
+                           "an existing file replaced only with --force"));
+    option(*t, "trace_epochs",
+           cmd->add_option("--trace-epochs", f.trace_epochs,
+                           "N or N:M, the epochs --trace records (default: the second, or the "
+                           "first of a one-epoch run)"));
     option(*t, "checkpoint_dir",
            cmd->add_option("--checkpoint-dir", f.checkpoint_dir,
                            "Write checkpoints (ckpt-<epoch>.h5, the newest two kept) to this "

@@ -10,6 +10,7 @@
 
 #include "src/base/error.hpp"
 #include "src/base/timer.hpp"
+#include "src/base/trace.hpp"
 #include "src/comm/end_job.hpp"
 
 namespace strata {
@@ -21,6 +22,7 @@ void MpiWaiter::set_limit(double seconds) {
 }
 
 int MpiWaiter::wait(MPI_Request& request, int peer, const char* what) const {
+    const trace::Span span(what, "wait");
     if (limit_ <= 0.0) {
         return MPI_Wait(&request, MPI_STATUS_IGNORE);
     }
@@ -39,6 +41,7 @@ int MpiWaiter::wait(MPI_Request& request, int peer, const char* what) const {
 
 int MpiWaiter::wait_any(std::span<MPI_Request> requests, std::span<const int> peers,
                         const char* what, int* index, MPI_Status* status) const {
+    const trace::Span span(what, "wait");
     const int count = static_cast<int>(requests.size());
     if (limit_ <= 0.0) {
         return MPI_Waitany(count, requests.data(), index, status);
@@ -58,6 +61,7 @@ int MpiWaiter::wait_any(std::span<MPI_Request> requests, std::span<const int> pe
 
 int MpiWaiter::wait_all(std::span<MPI_Request> requests, std::span<const int> peers,
                         const char* what) const {
+    const trace::Span span(what, "wait");
     const int count = static_cast<int>(requests.size());
     if (limit_ <= 0.0) {
         return MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE);

@@ -1,7 +1,8 @@
 // MpiWaiter: the one place where MpiCommunicator waits for other ranks. Without a limit it is
 // MPI_Wait/Waitany/Waitall; with one it polls, and a rank that has waited that long for one
 // operation ends the job with one line naming the peer and the operation (end_job):
-// a cut or crawling network link ends the job instead of hanging it (docs/training.md).
+// a cut or crawling network link ends the job instead of hanging it (docs/training.md). Each wait
+// is a trace span named by the operation, category "wait" (src/base/trace.hpp).
 #pragma once
 
 #include <span>

@@ -2,6 +2,7 @@
 #include "src/comm/wire_exchange.hpp"
 
 #include "src/base/error.hpp"
+#include "src/base/trace.hpp"
 
 namespace strata {
 namespace {
@@ -55,7 +56,10 @@ WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
         exchange_ = comm.start_exchange(pattern, send, recv);
         return;
     }
-    pack_rows(precision, send, send_packed_.bytes());
+    {
+        const trace::Span span("pack", "exchange", send.cols);
+        pack_rows(precision, send, send_packed_.bytes());
+    }
     exchange_ = comm.start_packed_exchange(pattern, send_packed_, recv_packed_);
 }
 
@@ -66,7 +70,10 @@ WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
     STRATA_CHECK(precision != HaloPrecision::fp32,
                  "halo exchange: fp32 rows are gathered by the caller, not packed");
     prepare(comm, static_cast<index_t>(rows.size()), source.cols, packed);
-    pack_rows(precision, source, rows, send_packed_.bytes());
+    {
+        const trace::Span span("pack", "exchange", source.cols);
+        pack_rows(precision, source, rows, send_packed_.bytes());
+    }
     exchange_ = comm.start_packed_exchange(pattern, send_packed_, recv_packed_);
 }
 
@@ -77,6 +84,7 @@ void WireExchange::unpack(int peer) {
     const auto p = static_cast<std::size_t>(peer);
     const index_t first = pattern_.recv_offsets[p];
     const index_t count = pattern_.recv_offsets[p + 1] - first;
+    const trace::Span span("unpack", "exchange", pattern_.peers[p]);
     unpack_rows(precision_, recv_packed_.row_range(first, count).bytes(),
                 recv_.row_range(first, count));
 }

@@ -151,7 +151,7 @@ double FullGraphExecutor::train_step(std::int64_t epoch) {
         return apart && i < schedule.steps.size() && step_exchanges(graph_, schedule.steps[i]);
     };
     const auto wait_reductions = [&] {
-        clock.time(&PhaseTimes::exposed_wait, [&] {  // all of it is wait
+        clock.time(&PhaseTimes::exposed_wait, "gradient all-reduces", [&] {  // all of it is wait
             for (auto& reduction : reductions) {
                 reduction->wait();
             }

@@ -2,7 +2,10 @@
 #include "src/nn/node_runner.hpp"
 
 #include <array>
+#include <string>
 #include <vector>
+
+#include "src/base/trace.hpp"
 
 namespace strata {
 namespace {
@@ -10,6 +13,11 @@ namespace {
 /// The call's rows of every slot, for a row-local op; every row of whole slots otherwise.
 MatrixView operand(const StepViews& views, int slot, bool local) {
     return local || !views.whole(slot) ? views.rows(slot) : views.all(slot);
+}
+
+/// A step's span name while a trace records ("linear 1433 -> 16 backward"); empty otherwise.
+std::string span_name(const Op& op, const char* pass) {
+    return trace::on() ? op.describe() + " " + pass : std::string();
 }
 
 std::span<const global_id> call_ids(std::span<const global_id> ids, RowRange range, bool local) {
@@ -34,7 +42,8 @@ void run_forward(const ModelGraph& graph, const PlanStep& step, const StepViews&
                            .y = operand(views, step.y, local),
                            .rows = local ? RowRange{0, range.count} : range,
                            .workspace = views.workspace(step)};
-    clock.time(PhaseClock::slot(op.kind()), [&] { op.forward(context, args); });
+    clock.time(PhaseClock::slot(op.kind()), span_name(op, "forward"),
+               [&] { op.forward(context, args); });
 }
 
 void run_backward(const ModelGraph& graph, const PlanStep& step, const StepViews& views,
@@ -60,7 +69,8 @@ void run_backward(const ModelGraph& graph, const PlanStep& step, const StepViews
                                 .modes = step.modes,
                                 .rows = local ? RowRange{0, range.count} : range,
                                 .workspace = workspace};
-        clock.time(PhaseClock::slot(op.kind()), [&] { op.backward(context, args); });
+        clock.time(PhaseClock::slot(op.kind()), span_name(op, "backward"),
+                   [&] { op.backward(context, args); });
         return;
     }
     // Commuted: G = Âᵀ dy at the output width (the aggregation reads every row of dy), then
@@ -69,7 +79,7 @@ void run_backward(const ModelGraph& graph, const PlanStep& step, const StepViews
     const std::array<MatrixView, 1> g_out{g};
     const std::array<GradMode, 1> overwrite{GradMode::overwrite};
     Op& folded = *graph.node(step.folded).op;
-    clock.time(PhaseClock::slot(folded.kind()), [&] {
+    clock.time(PhaseClock::slot(folded.kind()), span_name(folded, "backward (commuted)"), [&] {
         folded.backward(context, BackwardArgs{.x = {},
                                               .y = {},
                                               .dy = views.all(step.dy),
@@ -79,7 +89,7 @@ void run_backward(const ModelGraph& graph, const PlanStep& step, const StepViews
                                               .workspace = workspace});
     });
     context.row_ids = call_ids(context.row_ids, range, local);
-    clock.time(PhaseClock::slot(op.kind()), [&] {
+    clock.time(PhaseClock::slot(op.kind()), span_name(op, "backward"), [&] {
         op.backward(context, BackwardArgs{.x = x,
                                           .y = {},
                                           .dy = g,
@@ -97,7 +107,7 @@ double run_loss(Backend& backend, const PlanStep& step, const StepViews& views,
     const auto count = static_cast<std::size_t>(range.count);
     const float scale = 1.0f / static_cast<float>(data.global_train);
     double loss = 0.0;
-    clock.time(&PhaseTimes::loss, [&] {
+    clock.time(&PhaseTimes::loss, "softmax cross-entropy", [&] {
         loss = backend
                    .softmax_cross_entropy(views.rows(step.y), data.labels.subspan(first, count),
                                           data.train_mask.subspan(first, count), scale,

@@ -97,6 +97,23 @@ TEST_CASE("run configuration: every check names the option and its value", "[run
     c.resume = true;
     CHECK(message(c).second == "resume = true: needs checkpoint_dir");
     c = {};
+    c.trace_epochs = "2";
+    CHECK(message(c).second == "trace_epochs = '2': needs trace (the file to write)");
+    c = {};
+    c.trace = "t.json";
+    c.epochs = 5;
+    for (const char* bad : {"0", "two", "3:", "2:x", "-1"}) {
+        c.trace_epochs = bad;
+        CHECK(message(c).second == "trace_epochs = '" + std::string(bad) +
+                                       "': expected an epoch N or a range N:M of whole numbers "
+                                       "from 1");
+    }
+    c.trace_epochs = "4:3";
+    CHECK(message(c).second ==
+          "trace_epochs = '4:3': must lie within the run's epochs 1..5, first to last");
+    c.trace_epochs = "5:6";
+    CHECK(message(c).first == "trace_epochs");
+    c = {};
     c.plan = "auto";
     c.recompute = "all";
     CHECK(message(c).second ==
@@ -236,6 +253,8 @@ TEST_CASE("run configuration: a checkpoint keeps the run, not the invocation", "
     resumed.checkpoint_every = 4;
     resumed.threads = 1;
     resumed.comm_timeout = 60;
+    resumed.trace = "t.json";
+    resumed.trace_epochs = "3";
     CHECK(config_to_json(run_definition(full)) == config_to_json(run_definition(resumed)));
     resumed.seed = 2;  // the trajectory changes: so does the definition
     CHECK(config_to_json(run_definition(full)) != config_to_json(run_definition(resumed)));

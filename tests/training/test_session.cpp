@@ -2,6 +2,7 @@
 // read; the hooks run in their documented order; a stop one rank's hook asks for stops every
 // rank; a graph in memory trains exactly as its file; the first metrics record carries the run
 // configuration; options the data cannot serve are refused by name.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -182,6 +183,64 @@ TEST_CASE("session: the first metrics record carries the configuration it ran", 
         const RunConfig again = config_from_json(first["config"].dump(), "record");
         CHECK(config_to_json(again) == config_to_json(session.config()));
     }
+}
+
+TEST_CASE("session: a trace holds every rank's spans of the traced epochs", "[session]") {
+    const SharedDir dir("trace");
+    Runtime runtime = one_thread();
+    const int ranks = runtime.comm->size();
+    RunConfig c = short_run(5);
+    c.trace = (dir.path / "t.json").string();
+    c.trace_epochs = "2:4";
+    std::vector<std::string> log;
+    StopOnOneRank stop(0, 3, log);  // the run ends after epoch 3: the trace is written then
+    Session session(c, runtime, {.hooks = {&stop}});
+    CHECK(all_ranks(session.run().epoch == 3));
+    if (runtime.comm->rank() == 0) {
+        const auto file = nlohmann::json::parse(std::ifstream(c.trace));
+        CHECK(file["otherData"]["epochs"] == "2..3");
+        std::vector<int> named(static_cast<std::size_t>(ranks), 0);
+        std::vector<std::vector<std::int64_t>> steps(static_cast<std::size_t>(ranks));
+        std::vector<std::string> categories;
+        for (const auto& e : file["traceEvents"]) {
+            const auto pid = e["pid"].get<std::size_t>();
+            REQUIRE(pid < named.size());
+            if (e["name"] == "process_name") {
+                named[pid] += 1;
+                continue;
+            }
+            if (e["ph"] != "X") {
+                continue;
+            }
+            CHECK(e["dur"].get<double>() >= 0.0);
+            categories.push_back(e["cat"].get<std::string>());
+            if (e["name"] == "training step") {
+                steps[pid].push_back(e["args"]["value"].get<std::int64_t>());
+            }
+        }
+        for (int r = 0; r < ranks; ++r) {
+            CHECK(named[static_cast<std::size_t>(r)] == 1);
+            CHECK(steps[static_cast<std::size_t>(r)] == std::vector<std::int64_t>{2, 3});
+        }
+        for (const char* category : {"gemm", "aggregation", "elementwise", "loss", "step"}) {
+            CHECK(std::count(categories.begin(), categories.end(), category) > 0);
+        }
+        if (ranks > 1) {  // the halo exchange's waits and the gradients' all-reduces
+            CHECK(std::count(categories.begin(), categories.end(), "wait") > 0);
+        }
+    }
+    // An existing trace is refused before any data is read, unless overwrite.
+    c.data = (dir.path / "does-not-exist.h5").string();
+    if (runtime.comm->rank() == 0) {
+        try {
+            Session again(c, runtime);
+            FAIL("an existing trace file was accepted");
+        } catch (const OptionError& e) {
+            CHECK(e.option() == "trace");
+            CHECK_THAT(e.message(), Contains("the file exists; set overwrite to replace it"));
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 TEST_CASE("session: a graph in memory trains exactly as its file", "[session]") {

@@ -1,0 +1,71 @@
+// Trace: one process-wide recorder; a relaxed flag keeps spans free while tracing is off.
+#include "src/base/trace.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <utility>
+
+namespace strata::trace {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Recorder {
+    std::atomic<bool> on{false};
+    Clock::time_point origin = Clock::now();
+    std::vector<Event> events;
+};
+
+Recorder& recorder() {
+    static Recorder r;
+    return r;
+}
+
+}  // namespace
+
+void start() {
+    Recorder& r = recorder();
+    r.events.clear();
+    r.origin = Clock::now();
+    r.on.store(true, std::memory_order_relaxed);
+}
+
+void stop() {
+    recorder().on.store(false, std::memory_order_relaxed);
+}
+
+bool on() {
+    return recorder().on.load(std::memory_order_relaxed);
+}
+
+double now() {
+    return std::chrono::duration<double>(Clock::now() - recorder().origin).count();
+}
+
+void record(std::string_view name, const char* category, double begin_s, double end_s,
+            std::int64_t value) {
+    if (on()) {
+        recorder().events.push_back(
+            Event{std::string(name), category, begin_s, end_s, value});
+    }
+}
+
+std::vector<Event> take() {
+    return std::exchange(recorder().events, {});
+}
+
+Span::Span(std::string_view name, const char* category, std::int64_t value)
+    : category_(category), value_(value) {
+    if (on()) {
+        name_ = name;
+        begin_s_ = now();
+    }
+}
+
+Span::~Span() {
+    if (begin_s_ >= 0.0) {
+        record(name_, category_, begin_s_, now(), value_);
+    }
+}
+
+}  // namespace strata::trace
