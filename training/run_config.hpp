@@ -81,8 +81,8 @@ struct RunConfig {
     double comm_timeout = 300.0;  ///< seconds one wait for another rank may take (0: forever)
 
     // --- Outputs
-    std::string metrics;         ///< JSONL metrics file ("": none)
-    bool overwrite = false;      ///< replace an existing metrics file (else refused, unless resume)
+    std::string metrics;     ///< JSONL metrics file ("": none)
+    bool overwrite = false;  ///< replace an existing metrics file (else refused, unless resume)
     /// Chrome trace of the traced epochs (training/trace_file.hpp; "": none); an existing file
     /// is replaced only with overwrite.
     std::string trace;
@@ -125,9 +125,10 @@ void validate(const RunConfig& config);
 [[nodiscard]] RunConfig resolve_layout(RunConfig config, int ranks);
 
 /// `config` without what only one invocation of it chooses — the outputs (metrics, overwrite,
-/// trace, trace_epochs, checkpoint_dir, checkpoint_every, resume), the runtime (device, comm, threads, comm_timeout),
-/// profile, a resolved plan's plan and machine — set to their defaults: the run as checkpoints
-/// store it, the same for a run stopped and resumed as for the uninterrupted one.
+/// trace, trace_epochs, checkpoint_dir, checkpoint_every, resume), the runtime (device, comm,
+/// threads, comm_timeout), profile, a resolved plan's plan and machine — set to their defaults: the
+/// run as checkpoints store it, the same for a run stopped and resumed as for the uninterrupted
+/// one.
 [[nodiscard]] RunConfig run_definition(RunConfig config);
 
 /// The training trajectory's identity for checkpoints: the options besides the model that change

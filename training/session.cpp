@@ -49,8 +49,8 @@ void check_outputs(const RunConfig& config) {
         const AtomicOutput probe(config.metrics, /*overwrite=*/true);  // a writable parent
     }
     if (!config.trace.empty()) {
-        STRATA_CHECK_OPTION(!std::filesystem::exists(config.trace, ec) || config.overwrite,
-                            "trace", "'" + config.trace + "'",
+        STRATA_CHECK_OPTION(!std::filesystem::exists(config.trace, ec) || config.overwrite, "trace",
+                            "'" + config.trace + "'",
                             "the file exists; set overwrite to replace it");
         const AtomicOutput probe(config.trace, /*overwrite=*/true);  // a writable parent
     }

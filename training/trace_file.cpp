@@ -88,8 +88,7 @@ void TraceHook::begin_epoch(std::int64_t epoch) {
 }
 
 void TraceHook::end_epoch(const EpochStats& stats, FitState& state) {
-    if (!recording_ ||
-        (stats.epoch < epochs_.last && !state.stopping() && !state.last_epoch())) {
+    if (!recording_ || (stats.epoch < epochs_.last && !state.stopping() && !state.last_epoch())) {
         return;
     }
     trace::stop();
@@ -99,8 +98,8 @@ void TraceHook::end_epoch(const EpochStats& stats, FitState& state) {
     if (comm_.rank() != 0) {
         mine.insert(mine.begin(), ',');  // rank 0's text starts the list
     }
-    const std::vector<std::byte> all = comm_.gather(
-        {reinterpret_cast<const std::byte*>(mine.data()), mine.size()}, /*root=*/0);
+    const std::vector<std::byte> all =
+        comm_.gather({reinterpret_cast<const std::byte*>(mine.data()), mine.size()}, /*root=*/0);
     if (comm_.rank() != 0) {
         return;
     }

@@ -45,8 +45,7 @@ double now() {
 void record(std::string_view name, const char* category, double begin_s, double end_s,
             std::int64_t value) {
     if (on()) {
-        recorder().events.push_back(
-            Event{std::string(name), category, begin_s, end_s, value});
+        recorder().events.push_back(Event{std::string(name), category, begin_s, end_s, value});
     }
 }
 

@@ -12,18 +12,14 @@
 using namespace strata;
 
 TEST_CASE("trace: spans are recorded only while tracing is on, inner ones first", "[trace]") {
-    {
-        const trace::Span off("before", "step");
-    }
+    { const trace::Span off("before", "step"); }
     trace::start();
     {
         const trace::Span outer("outer", "step", 7);
         const trace::Span inner("inner", "gemm");
     }
     trace::stop();
-    {
-        const trace::Span after("after", "step");
-    }
+    { const trace::Span after("after", "step"); }
     const std::vector<trace::Event> events = trace::take();
     REQUIRE(events.size() == 2);
     CHECK(events[0].name == "inner");
@@ -49,8 +45,9 @@ TEST_CASE("trace: the traced epochs", "[trace]") {
 }
 
 TEST_CASE("trace: one rank's Chrome events", "[trace]") {
-    const std::vector<trace::Event> events{{"linear 16 -> 7 \"forward\"", "gemm", 0.001, 0.0025, -1},
-                                           {"a halo exchange (receive)", "wait", 0.002, 0.003, 1}};
+    const std::vector<trace::Event> events{
+        {"linear 16 -> 7 \"forward\"", "gemm", 0.001, 0.0025, -1},
+        {"a halo exchange (receive)", "wait", 0.002, 0.003, 1}};
     const auto list = nlohmann::json::parse("[" + chrome_events(3, events) + "]");
     REQUIRE(list.size() == 4);
     CHECK(list[0]["ph"] == "M");
