@@ -122,7 +122,7 @@ class Trainer:
     a strata.GraphSlice (each rank its own rows) or a path (`.h5`: on K ranks each rank reads its
     slice; a partition directory: each rank its part). `model` is a zoo name or a ModelSpec dict ({"model": "gcnii", "layers": 16}). Options
     are run options (epochs, lr, seed, threads, eval_every, select_by, patience, recompute,
-    partition_method, metrics, overwrite, checkpoint_dir, checkpoint_every, resume, plan,
+    partition_method, metrics, overwrite, trace, checkpoint_dir, checkpoint_every, resume, plan,
     comm_timeout, ...) and model options (layers, hidden, dropout, alpha, lambda_, heads, ...).
     `comm` is the run option (auto, mpi, nccl) or an mpi4py communicator: the run's ranks are
     then that communicator's (a sub-communicator of MPI_COMM_WORLD; the run works on a duplicate

@@ -53,6 +53,16 @@ def test_callback_stops_every_rank_with_its_reason(cora):
     assert t.fit(callback=strata.callbacks.StopAt("val_acc", 0.5)).epoch < 50
 
 
+def test_trace_option_writes_the_timeline(cora, tmp_path):
+    t = strata.Trainer(cora, seed=1, threads=1, epochs=3, trace=str(tmp_path / "t.json"),
+                       trace_epochs="2:3")
+    t.fit()
+    trace = json.loads((tmp_path / "t.json").read_text())
+    steps = [e["args"]["value"] for e in trace["traceEvents"] if e["name"] == "training step"]
+    assert steps == [2, 3]
+    assert {"gemm", "aggregation", "step"} <= {e.get("cat") for e in trace["traceEvents"]}
+
+
 def test_callback_exception_is_raised_by_fit(cora):
     t = strata.Trainer(cora, seed=1, threads=1, epochs=50)
 
