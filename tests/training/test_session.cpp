@@ -107,6 +107,22 @@ private:
     std::vector<std::string>& log_;
 };
 
+/// A Session of `c` (whose data does not exist) is refused for its existing output `option`
+/// before the data is read. Collective.
+void check_existing_output_refused(const RunConfig& c, Runtime& runtime, const char* option) {
+    if (runtime.comm->rank() ==
+        0) {  // rank 0 checks the outputs; the others would wait in the load
+        try {
+            Session session(c, runtime);
+            FAIL("an existing " << option << " file was accepted");
+        } catch (const OptionError& e) {
+            CHECK(e.option() == option);
+            CHECK_THAT(e.message(), Contains("the file exists; set overwrite to replace it"));
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace
 
 TEST_CASE("session: an existing metrics file is refused before any data is read", "[session]") {
@@ -122,16 +138,7 @@ TEST_CASE("session: an existing metrics file is refused before any data is read"
     RunConfig c = short_run(2);
     c.data = (dir.path / "does-not-exist.h5").string();  // never read: the refusal comes first
     c.metrics = metrics;
-    if (rank == 0) {  // rank 0 checks the outputs; the others would wait in the load
-        try {
-            Session session(c, runtime);
-            FAIL("an existing metrics file was accepted");
-        } catch (const OptionError& e) {
-            CHECK(e.option() == "metrics");
-            CHECK_THAT(e.message(), Contains("the file exists; set overwrite to replace it"));
-        }
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
+    check_existing_output_refused(c, runtime, "metrics");
 }
 
 TEST_CASE("session: hooks run in order; one rank's stop stops every rank", "[session]") {
@@ -231,16 +238,7 @@ TEST_CASE("session: a trace holds every rank's spans of the traced epochs", "[se
     }
     // An existing trace is refused before any data is read, unless overwrite.
     c.data = (dir.path / "does-not-exist.h5").string();
-    if (runtime.comm->rank() == 0) {
-        try {
-            Session again(c, runtime);
-            FAIL("an existing trace file was accepted");
-        } catch (const OptionError& e) {
-            CHECK(e.option() == "trace");
-            CHECK_THAT(e.message(), Contains("the file exists; set overwrite to replace it"));
-        }
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
+    check_existing_output_refused(c, runtime, "trace");
 }
 
 TEST_CASE("session: a graph in memory trains exactly as its file", "[session]") {
