@@ -146,7 +146,7 @@ void fit(const FitContext& context, const FitOptions& options, std::span<FitHook
         }
         trace::record("epoch figures", "step", figures_begin, trace::now(), epoch);
         if (context.guard != nullptr) {
-            const trace::Span span("accuracy guard", "step", epoch);
+            const trace::Span span("guard", "step", epoch);  // accuracy and precision guards
             context.guard->review(stats, state);
         }
         state.epoch = epoch;

@@ -453,7 +453,13 @@ RunResult Session::run() {
     }
     std::optional<TraceHook> tracer;  // last: it sees every stop decision
     if (!c.trace.empty()) {
-        tracer.emplace(comm, c.trace, c.overwrite, parse_trace_epochs(c.trace_epochs, *c.epochs));
+        const TraceEpochs traced = parse_trace_epochs(c.trace_epochs, *c.epochs);
+        if (traced.first <= state.epoch) {
+            p.warn(c.trace + ": epochs " + std::to_string(traced.first) + ".." +
+                   std::to_string(traced.last) + " ran before the resumed epoch " +
+                   std::to_string(state.epoch) + ": no trace is written (trace_epochs)");
+        }
+        tracer.emplace(comm, c.trace, c.overwrite, traced);
         hooks.push_back(&*tracer);
     }
     // S x F placed into nodes runs on the job's ranks renumbered (prepare.hpp): its all-reduces
