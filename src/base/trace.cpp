@@ -1,8 +1,10 @@
-// Trace: one process-wide recorder; a relaxed flag keeps spans free while tracing is off.
+// Trace: one process-wide recorder; a relaxed flag keeps spans free while tracing is off, a mutex
+// lets any thread record while it is on.
 #include "src/base/trace.hpp"
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <utility>
 
 namespace strata::trace {
@@ -12,7 +14,8 @@ using Clock = std::chrono::steady_clock;
 
 struct Recorder {
     std::atomic<bool> on{false};
-    Clock::time_point origin = Clock::now();
+    Clock::time_point origin = Clock::now();  ///< written by start() only, while off
+    std::mutex mutex;                         ///< guards events
     std::vector<Event> events;
 };
 
@@ -25,7 +28,10 @@ Recorder& recorder() {
 
 void start() {
     Recorder& r = recorder();
-    r.events.clear();
+    {
+        const std::lock_guard lock(r.mutex);
+        r.events.clear();
+    }
     r.origin = Clock::now();
     r.on.store(true, std::memory_order_relaxed);
 }
@@ -45,12 +51,16 @@ double now() {
 void record(std::string_view name, const char* category, double begin_s, double end_s,
             std::int64_t value) {
     if (on()) {
-        recorder().events.push_back(Event{std::string(name), category, begin_s, end_s, value});
+        Recorder& r = recorder();
+        const std::lock_guard lock(r.mutex);
+        r.events.push_back(Event{std::string(name), category, begin_s, end_s, value});
     }
 }
 
 std::vector<Event> take() {
-    return std::exchange(recorder().events, {});
+    Recorder& r = recorder();
+    const std::lock_guard lock(r.mutex);
+    return std::exchange(r.events, {});
 }
 
 Span::Span(std::string_view name, const char* category, std::int64_t value)

@@ -2,8 +2,9 @@
 // a name and a category, each [begin, end) in seconds since tracing started, kept in memory and
 // written as Chrome trace events (chrome://tracing, https://ui.perfetto.dev; one process per rank,
 // training/trace_file.hpp). Off by default: a span then costs one relaxed atomic load and
-// allocates nothing. Spans are recorded from the thread that drives the run (the executor's);
-// work inside a span (OpenMP kernels, MPI) is part of it.
+// allocates nothing. Any thread may record (one track per rank: the run's spans come from the
+// thread that drives it); work inside a span (OpenMP kernels, MPI) is part of it. start() is
+// called while nothing records.
 #pragma once
 
 #include <cstdint>
