@@ -12,7 +12,10 @@ seeds with fan-out `--fanout` hop by hop from the seeds (NeighborLoader's num_ne
 validation and test accuracy with FULL neighbourhoods (layer by layer over the whole graph; D^-1 A
 as a sparse CSR product), which is timed with the epoch. One JSON line per epoch on stdout (and
 in --out): {"epoch", "t" (seconds since this script started, imports and loading included),
-"train_s", "eval_s", "val_acc", "test_acc", "loss", "sampler"}.
+"train_s", "eval_s", "val_acc", "test_acc", "loss", "sampler", "steps", "epoch_fraction"}.
+--cap-s is checked before every batch: when it passes inside an epoch, training stops there and
+that partial epoch is evaluated (epoch_fraction < 1), so the last line is the accuracy at the cap
+(its "t" is the cap plus one evaluation).
 
   /path/to/venv/bin/python bench/minibatch_sage.py --data G.h5 --threads 2 --epochs 20
 """
@@ -209,13 +212,17 @@ def main():
             batches = pyg_batches(loader, len(fanout))
         else:
             batches = uniform_batches(indptr, indices, train_idx, fanout, o.batch, generator)
+        steps = 0
         for n_id, blocks, size in batches:
+            if time.time() - START > o.cap_s:
+                break  # the cap falls inside this epoch: evaluate what was trained so far
             optimizer.zero_grad()
             logits = model.forward_blocks(x[n_id], blocks)[:size]
             loss = torch.nn.functional.cross_entropy(logits, y[n_id[:size]])
             loss.backward()
             optimizer.step()
             losses.append(float(loss))
+            steps += 1
         train_s = time.time() - began
         model.eval()
         logits = model.full(x, mean_operator)
@@ -224,12 +231,13 @@ def main():
         record = {"epoch": epoch, "t": time.time() - START, "train_s": train_s,
                   "eval_s": time.time() - began - train_s, "val_acc": acc["val"],
                   "test_acc": acc["test"], "loss": float(np.mean(losses)),
-                  "sampler": sampler_name, "threads": o.threads}
+                  "sampler": sampler_name, "threads": o.threads, "steps": steps,
+                  "epoch_fraction": steps / -(-train_idx.numel() // o.batch)}
         print(json.dumps(record), flush=True)
         if out:
             out.write(json.dumps(record) + "\n")
             out.flush()
-        if time.time() - START > o.cap_s:
+        if time.time() - START > o.cap_s or steps == 0:
             break
     return 0
 

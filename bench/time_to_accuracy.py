@@ -10,8 +10,9 @@ a process's start (loading included) to a target validation accuracy:
      1 rank x T threads and T ranks x 1 thread, and GCN beside it (--models), evaluating every
      epoch; each line of its --metrics file is timestamped as it appears (this script polls the
      file), so Strata's times include start-up and loading the same way the peer's do.
-A run stops at its epoch budget or --cap-s; the time to the target is the first epoch whose
-validation accuracy reaches it ("not reached" otherwise, with the best reached). Prints a table,
+A run stops at its epoch budget or --cap-s (the peer stops training at the cap inside an epoch
+and evaluates that partial epoch, whose "epoch" is then fractional); the time to the target is
+the first epoch whose validation accuracy reaches it ("not reached" otherwise, with the best reached). Prints a table,
 writes JSON and a PNG of the validation curves against wall time.
 
   bench/time_to_accuracy.py --nodes 200000 --out out/bench/tta200k
@@ -53,8 +54,10 @@ def run_peer(o, data, out_dir):
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     curve = [json.loads(line) for line in open(out)]
     return {"name": f"minibatch sage 1x{o.threads}", "sampler": curve[0]["sampler"],
-            "curve": [{"epoch": r["epoch"], "t": r["t"], "val_acc": r["val_acc"],
-                       "test_acc": r["test_acc"]} for r in curve]}
+            # a partial last epoch (the cap fell inside it) counts as its trained fraction
+            "curve": [{"epoch": round(r["epoch"] - 1 + r.get("epoch_fraction", 1.0), 2),
+                       "t": r["t"], "val_acc": r["val_acc"], "test_acc": r["test_acc"]}
+                      for r in curve]}
 
 
 def run_strata(o, data, out_dir, name, model, ranks, threads, target):
