@@ -12,8 +12,8 @@ a process's start (loading included) to a target validation accuracy:
      file), so Strata's times include start-up and loading the same way the peer's do.
 A run stops at its epoch budget or --cap-s (the peer stops training at the cap inside an epoch
 and evaluates that partial epoch, whose "epoch" is then fractional); the time to the target is
-the first epoch whose validation accuracy reaches it ("not reached" otherwise, with the best reached). Prints a table,
-writes JSON and a PNG of the validation curves against wall time.
+the first epoch whose validation accuracy reaches it ("not reached" otherwise, with the best
+reached). Prints a table, writes JSON and a PNG of the validation curves against wall time.
 
   bench/time_to_accuracy.py --nodes 200000 --out out/bench/tta200k
   bench/time_to_accuracy.py --nodes 20000 --peer-epochs 3 --epochs 60 --out /tmp/tta   # smoke
