@@ -204,6 +204,7 @@ def main():
     optimizer = torch.optim.Adam(model.parameters(), lr=o.lr)
     loader = pyg_loader(indptr, indices, train_idx, fanout, o.batch) if sampler == "pyg" else None
     out = open(o.out, "w") if o.out else None
+    per_epoch = -(-train_idx.numel() // o.batch)
     for epoch in range(1, o.epochs + 1):
         began = time.time()
         model.train()
@@ -223,6 +224,9 @@ def main():
             optimizer.step()
             losses.append(float(loss))
             steps += 1
+            if steps % 200 == 0:  # progress on long epochs (2.4M vertices: ~1400 batches)
+                print(f"minibatch_sage: epoch {epoch}: batch {steps}/{per_epoch}, "
+                      f"{time.time() - START:.0f} s", file=sys.stderr, flush=True)
         train_s = time.time() - began
         model.eval()
         logits = model.full(x, mean_operator)
@@ -230,9 +234,9 @@ def main():
         acc = {k: float((pred[m] == y[m]).float().mean()) for k, m in masks.items()}
         record = {"epoch": epoch, "t": time.time() - START, "train_s": train_s,
                   "eval_s": time.time() - began - train_s, "val_acc": acc["val"],
-                  "test_acc": acc["test"], "loss": float(np.mean(losses)),
+                  "test_acc": acc["test"], "loss": float(np.mean(losses)) if losses else None,
                   "sampler": sampler_name, "threads": o.threads, "steps": steps,
-                  "epoch_fraction": steps / -(-train_idx.numel() // o.batch)}
+                  "epoch_fraction": steps / per_epoch}
         print(json.dumps(record), flush=True)
         if out:
             out.write(json.dumps(record) + "\n")
