@@ -129,8 +129,10 @@ def main():
     p.add_argument("--epochs", type=int, default=500, help="Strata's epoch budget")
     p.add_argument("--after-target", type=int, default=0, help="epochs run past the target")
     p.add_argument("--models", default="sage,gcn", help="Strata's, each at 1 x T and T x 1")
+    p.add_argument("--one-layout", action="store_true",
+                   help="Strata at 1 rank x T threads only (not also T ranks x 1 thread)")
     p.add_argument("--cap-s", type=float, default=3600.0,
-                   help="each run's wall limit (the peer's is checked after each epoch)")
+                   help="each run's wall limit (the peer checks it before every batch)")
     p.add_argument("--out", default=os.path.join(ROOT, "out/bench/tta"))
     p.add_argument("--peer", default="",
                    help="reuse this peer curve (peer_tT.jsonl of an earlier run on the same graph "
@@ -144,8 +146,9 @@ def main():
     target = best - 0.005
     runs = [peer]
     t = o.threads
+    layouts = [(1, t)] if o.one_layout else [(1, t), (t, 1)]
     for model in o.models.split(","):
-        for ranks, threads in [(1, t), (t, 1)]:
+        for ranks, threads in layouts:
             name = f"strata {model} {ranks}x{threads}"
             runs.append(run_strata(o, data, o.out, name, model, ranks, threads, target))
     print(f"graph {data}; peer best validation accuracy {best:.4f} ({peer['sampler']}); "
