@@ -9,6 +9,10 @@ reads the printed test accuracy (at the recipe's best epoch). Prints a table and
   bench/accuracy.py --strata ... --suite depth                         # GCNII 8..64 + GCN-64
   bench/accuracy.py --strata ... --suite smoke --json out.json         # CI: few seeds, short
   bench/accuracy.py --strata ... --suite pipeline                      # layer pipeline vs exact
+  bench/accuracy.py --strata ... --suite collapse                      # GCN-32's collapse, caught
+
+The collapse suite runs on a graph it generates (GRAPHS below; --data overrides it) where exact
+GCN-32 trains and the pipeline without its guard does not (docs/pipeline.md).
 
 Exit status 1 when a run's mean or minimum misses its bar.
 """
@@ -74,7 +78,22 @@ PIPELINE = {
     "gcn-32 pipe": (GCN32 + ["--eval-every", "5"] + PIPE + ["--guard", "off"], None, None),
     "gcn-32 pipe+guard": (GCN32 + ["--eval-every", "5"] + PIPE, None, None),
 }
-SUITES = {"full": FULL, "depth": DEPTH, "smoke": SMOKE, "pipeline": PIPELINE}
+# Plain GCN-32 where it trains exactly: a homophilous generated graph (4 classes, 98 % of edges
+# inside a class, features too noisy for an MLP), no dropout, lr 0.002. Pipelined without the
+# guard it collapses to chance (GNNPipe's staleness); the guard must roll it back to exact.
+# Bars: exact and the guarded run train (0.95); the unguarded run's collapse is checked in main.
+GCN32H = ["--model", "gcn", "--layers", "32", "--hidden", "64", "--dropout", "0", "--lr", "0.002",
+          "--epochs", "400", "--patience", "0", "--eval-every", "5"]
+COLLAPSE = {
+    "gcn-32 exact": (GCN32H, 0.95, None),
+    "gcn-32 pipe": (GCN32H + PIPE + ["--guard", "off"], None, None),
+    "gcn-32 pipe+guard": (GCN32H + PIPE, 0.95, None),
+}
+SUITES = {"full": FULL, "depth": DEPTH, "smoke": SMOKE, "pipeline": PIPELINE,
+          "collapse": COLLAPSE}
+# Suites on a generated graph: `strata generate` arguments (made once, beside --json or in /tmp).
+GRAPHS = {"collapse": ["--nodes", "5000", "--avg-degree", "10", "--features", "64", "--classes",
+                       "4", "--homophily", "0.98", "--feature-noise", "6", "--seed", "1"]}
 
 
 def ranks_of(args, default):
@@ -95,6 +114,16 @@ def select(suites, name, only, script):
     if unknown:
         sys.exit(f"{script}: --only {','.join(unknown)}: not in suite {name} ({', '.join(suite)})")
     return {k: v for k, v in suite.items() if k in wanted}
+
+
+def generated(strata, args, directory):
+    """The graph `strata generate args` makes, under `directory` (reused when there)."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "generated-" + "_".join(a.lstrip("-") for a in args) + ".h5")
+    if not os.path.exists(path):
+        subprocess.run([strata, "generate"] + args + ["--out", path], check=True,
+                       capture_output=True)
+    return path
 
 
 def run_one(strata, data, args, seed, threads, mpirun):
@@ -123,7 +152,8 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parser.add_argument("--strata", default=os.path.join(root, "build/release/apps/strata"))
-    parser.add_argument("--data", default=os.path.join(root, "data/cora.h5"))
+    parser.add_argument("--data", default="",
+                        help="data/cora.h5, or the graph the suite generates (GRAPHS)")
     parser.add_argument("--suite", choices=sorted(SUITES), default="full")
     parser.add_argument("--only", default="", help="comma-separated run names of the suite")
     parser.add_argument("--seeds", type=int, default=None, help="10 (full, depth), 2 (smoke)")
@@ -134,6 +164,9 @@ def main():
     o = parser.parse_args()
     suite = select(SUITES, o.suite, o.only, "accuracy.py")
     seeds = o.seeds or (2 if o.suite == "smoke" else 10)
+    if not o.data:
+        o.data = (generated(o.strata, GRAPHS[o.suite], os.path.dirname(o.json) or "/tmp")
+                  if o.suite in GRAPHS else os.path.join(root, "data/cora.h5"))
     def mpirun(args):
         ranks = ranks_of(args, o.ranks)
         return ["mpirun", "-np", str(ranks), "--oversubscribe"] if ranks > 1 else None
@@ -171,6 +204,11 @@ def main():
     if "gin" in by_name and "mlp" in by_name and by_name["gin"]["mean"] <= by_name["mlp"]["mean"]:
         failures.append(f"gin: mean {by_name['gin']['mean']:.4f} not above mlp's "
                         f"{by_name['mlp']['mean']:.4f}")
+    if "gcn-32 pipe" in by_name and "gcn-32 exact" in by_name and o.suite == "collapse" and \
+            by_name["gcn-32 pipe"]["mean"] > by_name["gcn-32 exact"]["mean"] - 0.2:
+        failures.append(f"gcn-32 pipe: mean {by_name['gcn-32 pipe']['mean']:.4f} did not "
+                        f"collapse (exact {by_name['gcn-32 exact']['mean']:.4f}): the suite "
+                        "no longer tests the guard")
     if o.json:
         with open(o.json, "w") as out:
             json.dump({"suite": o.suite, "data": o.data, "seeds": seeds, "runs": table}, out,
