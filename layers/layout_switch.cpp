@@ -1,27 +1,82 @@
-// LayoutSwitch: pack the strided blocks, exchange at width 1 with the peers below and above at
-// once (C's side in place), copy the rank's own block while the messages fly, unpack in peer order.
+// LayoutSwitch: one pass over R's rows splits each into the slices' column blocks (the peers' into
+// staging, the rank's own into C), then one exchange at width 1 with the peers below and one with
+// those above, at once (C's side in place); to_rows the reverse, R's rows written once after
+// every block has arrived.
 #include "layers/layout_switch.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
+#include <type_traits>
+#include <vector>
 
 #include "src/base/error.hpp"
-#include "src/comm/peer_order.hpp"
 
 namespace strata {
 namespace {
 
-/// Copies columns [cols.first, cols.end()) of `rows` rows of a (row stride `from_stride`) into b
-/// (row stride `to_stride`, from column `to_col`).
-void copy_block(const float* a, index_t from_stride, index_t from_col, float* b, index_t to_stride,
-                index_t to_col, index_t rows, index_t cols) {
-    for (index_t i = 0; i < rows; ++i) {
-        const float* src = a + static_cast<std::size_t>(i) * static_cast<std::size_t>(from_stride) +
-                           static_cast<std::size_t>(from_col);
-        std::copy(src, src + cols,
-                  b + static_cast<std::size_t>(i) * static_cast<std::size_t>(to_stride) +
-                      static_cast<std::size_t>(to_col));
+/// One column block of a row chunk held apart: columns [first, first + count) of each of the
+/// chunk's rows, stored as rows of `count` floats at `rows`.
+struct ColumnBlock {
+    index_t first = 0;
+    index_t count = 0;
+    float* rows = nullptr;
+};
+
+/// dst[0, n) = src[0, n) for the short runs of a switch (a slice's columns of one row: 8-128
+/// floats), inline: fixed-size copies of 8 floats (the last one overlapping the one before)
+/// instead of a library memmove call per run (bench/layout_switch, docs/benchmarks.md).
+inline void copy_run(const float* src, index_t n, float* dst) {
+    constexpr index_t v = 8;
+    if (n >= v) {
+        for (index_t k = 0; k + v <= n; k += v) {
+            std::memcpy(dst + k, src + k, v * sizeof(float));
+        }
+        std::memcpy(dst + n - v, src + n - v, v * sizeof(float));  // the tail, overlapping
+    } else {
+        for (index_t k = 0; k < n; ++k) {
+            dst[k] = src[k];
+        }
     }
+}
+
+/// R's rows (`rows` rows of `width` floats at r) to `blocks` (ToR false) or back (ToR true),
+/// row by row: each row of R is read (or written) once for all its blocks, so a block narrower
+/// than a cache line's share of the row does not fetch R's lines again for every block (a
+/// switch at width 47 over 2 slices touched R twice).
+template <bool ToR>
+void move_blocks(std::conditional_t<ToR, float*, const float*> r, index_t width, index_t rows,
+                 std::span<const ColumnBlock> blocks) {
+    for (index_t i = 0; i < rows; ++i) {
+        const auto row = r + static_cast<std::size_t>(i) * static_cast<std::size_t>(width);
+        for (const ColumnBlock& b : blocks) {
+            float* other = b.rows + static_cast<std::size_t>(i) * static_cast<std::size_t>(b.count);
+            if constexpr (ToR) {
+                copy_run(other, b.count, row + b.first);
+            } else {
+                copy_run(row + b.first, b.count, other);
+            }
+        }
+    }
+}
+
+/// The column blocks of every slice of `width` (block `b` of each) in slice order: slice
+/// `slice`'s at `c_chunk` (C's rows of the row chunk `rows`), the others' one after another in
+/// `staging` (the peers below, then above: as the two exchanges carry them).
+std::vector<ColumnBlock> column_blocks(index_t width, int slices, int slice, RowRange rows,
+                                       float* c_chunk, float* staging, SliceBlock b) {
+    std::vector<ColumnBlock> out;
+    out.reserve(static_cast<std::size_t>(slices));
+    for (int p = 0; p < slices; ++p) {
+        const RowRange cols = slice_columns(width, slices, p, b);
+        if (p == slice) {
+            out.push_back({cols.first, cols.count, c_chunk});
+        } else {
+            out.push_back({cols.first, cols.count, staging});
+            staging += static_cast<std::size_t>(rows.count) * static_cast<std::size_t>(cols.count);
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -89,20 +144,15 @@ std::array<ExchangePattern, 2> LayoutSwitch::columns_patterns(ConstMatrixView r,
 
 void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> staging,
                               ExchangePurpose purpose, SliceBlock b) {
-    const int slices = this->slices();
     const index_t width = r.cols;
     const RowRange mine = chunk();
-    const RowRange cols = columns(width, b);
     const std::array<ExchangePattern, 2> halves = columns_patterns(r, c, staging, b);
-    float* packed = staging.data();
-    for (const ExchangePattern& half : halves) {
-        for (const int peer : half.peers) {
-            const RowRange theirs = slice_columns(width, slices, peer, b);
-            copy_block(r.data, width, theirs.first, packed, theirs.count, 0, mine.count,
-                       theirs.count);
-            packed += static_cast<std::size_t>(mine.count) * static_cast<std::size_t>(theirs.count);
-        }
-    }
+    // One pass over the chunk: the peers' column blocks into staging (in slice order: the peers
+    // below, then above, as the two exchanges send them), the rank's own block into C.
+    const std::vector<ColumnBlock> parts =
+        column_blocks(width, slices(), slice(), mine, c.row_range(mine.first, mine.count).data,
+                      staging.data(), b);
+    move_blocks<false>(r.data, width, mine.count, parts);
     // The peers' row chunks land in place: C's rows before this chunk, and after it.
     const std::array<float*, 2> lands{c.data, c.row_range(mine.end(), 0).data};
     std::array<std::unique_ptr<Exchange>, 2> flying;
@@ -116,8 +166,6 @@ void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> 
             send += halves[h].num_send_rows();
         }
     }
-    copy_block(r.data, width, cols.first, c.row_range(mine.first, mine.count).data, cols.count, 0,
-               mine.count, cols.count);
     for (const auto& exchange : flying) {
         if (exchange) {
             exchange->wait_all();
@@ -127,19 +175,15 @@ void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> 
 
 void LayoutSwitch::to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging,
                            ExchangePurpose purpose, SliceBlock b) {
-    const int slices = this->slices();
     const index_t width = r.cols;
     const RowRange mine = chunk();
-    const RowRange cols = columns(width, b);
     const std::array<ExchangePattern, 2> forward = columns_patterns(r, c, staging, b);
     const std::array<ExchangePattern, 2> halves{forward[0].reversed(), forward[1].reversed()};
     // The peers' row chunks leave from where they are: C's rows before this chunk, and after it.
     const std::array<const float*, 2> leaves{c.data, c.row_range(mine.end(), 0).data};
     std::array<std::unique_ptr<Exchange>, 2> flying;
-    std::array<float*, 2> arrives{};
     float* recv = staging.data();
     for (std::size_t h = 0; h < halves.size(); ++h) {
-        arrives[h] = recv;
         if (!halves[h].peers.empty()) {
             flying[h] = comm_.start_exchange(
                 halves[h], ConstMatrixView{leaves[h], halves[h].num_send_rows(), 1},
@@ -148,21 +192,17 @@ void LayoutSwitch::to_rows(ConstMatrixView c, MatrixView r, std::span<float> sta
             recv += halves[h].num_recv_rows();
         }
     }
-    copy_block(c.row_range(mine.first, mine.count).data, cols.count, 0, r.data, width, cols.first,
-               mine.count, cols.count);
-    for (std::size_t h = 0; h < halves.size(); ++h) {
-        if (!flying[h]) {
-            continue;
+    for (const auto& exchange : flying) {
+        if (exchange) {
+            exchange->wait_all();
         }
-        InPeerOrder arrivals(*flying[h], halves[h].peers.size());
-        while (auto peer = arrivals.next()) {
-            const auto i = static_cast<std::size_t>(*peer);
-            const RowRange theirs = slice_columns(width, slices, halves[h].peers[i], b);
-            copy_block(arrives[h] + halves[h].recv_offsets[i], theirs.count, 0, r.data, width,
-                       theirs.first, mine.count, theirs.count);
-        }
-        flying[h]->wait_all();
     }
+    // Every peer's block arrived: one pass writes each row of R once, its own block from C
+    // (C is only read: the const_cast never writes through it) and the peers' from staging.
+    const std::vector<ColumnBlock> parts = column_blocks(
+        width, slices(), slice(), mine,
+        const_cast<float*>(c.row_range(mine.first, mine.count).data), staging.data(), b);
+    move_blocks<true>(r.data, width, mine.count, parts);
 }
 
 }  // namespace strata
