@@ -24,11 +24,12 @@ enum class SparseFeaturesMode { automatic, on, off };
 [[nodiscard]] std::optional<SparseFeaturesMode> parse_sparse_features(std::string_view text);
 
 /// auto stores the features sparse at or below this fraction of non-zeros. Measured with
-/// bench/sparse_features on Cora's shapes (2708 x 1433 times 1433 x 16, input dropout 0.5,
+/// bench/sparse_features on Cora's shapes (2708 x 1433 times 1433 x W, input dropout 0.5,
 /// forward and weight gradient, one thread, CPU time; docs/benchmarks.md "Sparse input
-/// features"): sparse ÷ dense 0.27 at 1.27 %, 0.57 at 2.5 %, 1.15 at 5 %: the crossover is near
-/// 4.5 %, most of the sparse cost being the per-entry dropout hash.
-inline constexpr double sparse_features_threshold = 0.04;
+/// features"), since the dropout hash vectorizes (2026-12-05): sparse ÷ dense at W = 16 0.13 at
+/// 1.27 %, 0.52 at 5 %, 1.05 at 10 %; at W = 64 0.53 at 10 %, 1.15 at 20 %: the crossover is near
+/// 9.5 % at the narrowest first layer, later for wider ones.
+inline constexpr double sparse_features_threshold = 0.08;
 
 /// What was chosen and why, the same on every rank (for the run's report and metrics).
 struct FeatureChoice {

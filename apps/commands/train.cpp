@@ -3,6 +3,7 @@
 // (training/session.hpp) reporting through RunReport. The one place that knows which flag sets
 // which option, so an option's error names its flag here, once.
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "apps/commands/plan_defaults.hpp"
 #include "apps/commands/runtime_options.hpp"
 #include "apps/commands/train_report.hpp"
+#include "layers/sparse_features.hpp"
 #include "planner/resolve_plan.hpp"
 #include "src/base/error.hpp"
 #include "training/session.hpp"
@@ -280,13 +282,16 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                            "points) between fp32 and compressed halos that, at two evaluations in "
                            "a row, switches the run to fp32 halos")
                ->default_str("0.02"));
-    option(*t, "sparse_features",
-           cmd->add_option("--sparse-features", f.sparse_features,
-                           "auto: store the input features as CSR when at most 4 % of them are "
-                           "non-zero and the model reads them through a linear layer (x W and "
-                           "its weight gradient become SpMMs, input dropout acts on the "
-                           "non-zeros); on: always (an error when the model cannot); off: "
-                           "always dense. The same results either way, to rounding"));
+    option(
+        *t, "sparse_features",
+        cmd->add_option(
+            "--sparse-features", f.sparse_features,
+            "auto: store the input features as CSR when at most " +
+                std::to_string(std::lround(100.0 * sparse_features_threshold)) +
+                " % of them are non-zero and the model reads them through a linear layer (x W and "
+                "its weight gradient become SpMMs, input dropout acts on the "
+                "non-zeros); on: always (an error when the model cannot); off: "
+                "always dense. The same results either way, to rounding"));
     option(*t, "local_order",
            cmd->add_option("--local-order", f.local_order,
                            "Vertex order inside each rank's part, for the locality of the "

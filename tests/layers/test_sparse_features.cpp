@@ -207,10 +207,10 @@ TEST_CASE("auto stores features sparse at or below the threshold, when the model
     const FeatureChoice a = choose_feature_storage(SparseFeaturesMode::automatic, thin, "", comm);
     CHECK(a.storage == FeatureStorage::sparse);
     CHECK(a.density == thin_density);
-    CHECK(a.reason == "0.05 % non-zero <= 4.00 % (auto)");
+    CHECK(a.reason == "0.05 % non-zero <= 8.00 % (auto)");
     const FeatureChoice b = choose_feature_storage(SparseFeaturesMode::automatic, sparse, "", comm);
     CHECK(b.storage == FeatureStorage::dense);
-    CHECK_THAT(b.reason, Contains("> 4.00 % (auto)"));
+    CHECK_THAT(b.reason, Contains("> 8.00 % (auto)"));
     const FeatureChoice c =
         choose_feature_storage(SparseFeaturesMode::automatic, thin, "it cannot", comm);
     CHECK(c.storage == FeatureStorage::dense);

@@ -255,6 +255,57 @@ TEST_CASE("edge softmax backward, dropout, spmm and dots equal plain loops", "[c
     }
 }
 
+TEST_CASE("edge dropout over long rows at 1 and 8 heads is the plain loop's, bit for bit",
+          "[cpu][attention]") {
+    // Rows of about 50 entries (the vectorized loops' bodies and tails), negative values kept
+    // negative and dropped ones +0: the sparse features' input dropout (1 head) and GAT's (8).
+    auto backend = make_cpu_backend(2);
+    const index_t m = 37;
+    const index_t n = 64;
+    const HostCsr host = structure(m, n, 11);
+    const HostCsr dense_rows = test::random_csr(m, n, 0.8, 12);
+    for (const HostCsr& h : {host, dense_rows}) {
+        for (const index_t heads : {index_t{1}, index_t{8}}) {
+            const auto nnz = static_cast<std::size_t>(h.nnz());
+            const HostMatrix v0 = test::random_matrix(static_cast<index_t>(nnz), heads, 13);
+            std::vector<global_id> row_ids(static_cast<std::size_t>(m));
+            std::vector<global_id> col_ids(static_cast<std::size_t>(n));
+            for (std::size_t i = 0; i < row_ids.size(); ++i) {
+                row_ids[i] = static_cast<global_id>(i) * 13 + 5;
+            }
+            for (std::size_t j = 0; j < col_ids.size(); ++j) {
+                col_ids[j] = static_cast<global_id>(j) * 7 + (global_id{1} << 33);
+            }
+            const CsrMatrix a = CsrMatrix::upload(*backend, h);
+            const Buffer<global_id> rows(*backend, std::span<const global_id>(row_ids));
+            const Buffer<global_id> cols(*backend, std::span<const global_id>(col_ids));
+            DenseMatrix v = DenseMatrix::upload(*backend, v0);
+            const DropoutKey key{.seed = 9, .epoch = 2, .layer = 1, .rate = 0.5f};
+            backend->edge_dropout(a, key, rows.span(), cols.span(), v.view());
+            const std::uint64_t stream = dropout_stream(9, 2, 1);
+            const float scale = 1.0f / (1.0f - 0.5f);
+            std::vector<float> expected(v0.values.size());
+            for (index_t i = 0; i < m; ++i) {
+                for (index_t k = h.row_ptr[static_cast<std::size_t>(i)];
+                     k < h.row_ptr[static_cast<std::size_t>(i) + 1]; ++k) {
+                    for (index_t head = 0; head < heads; ++head) {
+                        const global_id col = col_ids[static_cast<std::size_t>(
+                                                  h.col_idx[static_cast<std::size_t>(k)])] *
+                                                  heads +
+                                              head;
+                        const bool keep = counter_u32(stream, row_ids[static_cast<std::size_t>(i)],
+                                                      col) >= dropout_threshold(0.5f);
+                        const auto at = static_cast<std::size_t>(k * heads + head);
+                        expected[at] = keep ? v0.values[at] * scale : 0.0f;
+                    }
+                }
+            }
+            INFO("heads " << heads << ", " << nnz << " entries");
+            CHECK(test::bitwise_equal(v.download().values, expected));
+        }
+    }
+}
+
 TEST_CASE("edge operations do not depend on the thread count", "[cpu][attention]") {
     const HostCsr host = structure(200, 150, 9);
     const auto nnz = host.nnz();
