@@ -57,6 +57,15 @@ HostCsr structure(index_t rows, index_t cols, std::uint32_t seed) {
     return b;
 }
 
+/// Global ids i * step + first for i < count (dropout keys far from the positions).
+std::vector<global_id> spread_ids(index_t count, global_id step, global_id first) {
+    std::vector<global_id> ids(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        ids[i] = static_cast<global_id>(i) * step + first;
+    }
+    return ids;
+}
+
 /// Row of entry k.
 std::vector<index_t> entry_rows(const HostCsr& a) {
     std::vector<index_t> rows;
@@ -161,14 +170,8 @@ TEST_CASE("edge softmax backward, dropout, spmm and dots equal plain loops", "[c
         CHECK(worst_difference(dz.download().values, expected) < 1e-5);
     }
     SECTION("dropout keyed by the edge's global ids and the head") {
-        std::vector<global_id> row_ids(static_cast<std::size_t>(m));
-        std::vector<global_id> col_ids(static_cast<std::size_t>(n));
-        for (std::size_t i = 0; i < row_ids.size(); ++i) {
-            row_ids[i] = static_cast<global_id>(i) * 101 + 7;
-        }
-        for (std::size_t j = 0; j < col_ids.size(); ++j) {
-            col_ids[j] = static_cast<global_id>(j) * 37 + (global_id{1} << 35);
-        }
+        const std::vector<global_id> row_ids = spread_ids(m, 101, 7);
+        const std::vector<global_id> col_ids = spread_ids(n, 37, global_id{1} << 35);
         const Buffer<global_id> rows(*backend, std::span<const global_id>(row_ids));
         const Buffer<global_id> cols(*backend, std::span<const global_id>(col_ids));
         DenseMatrix v = DenseMatrix::upload(*backend, alpha_h);
@@ -268,14 +271,8 @@ TEST_CASE("edge dropout over long rows at 1 and 8 heads is the plain loop's, bit
         for (const index_t heads : {index_t{1}, index_t{8}}) {
             const auto nnz = static_cast<std::size_t>(h.nnz());
             const HostMatrix v0 = test::random_matrix(static_cast<index_t>(nnz), heads, 13);
-            std::vector<global_id> row_ids(static_cast<std::size_t>(m));
-            std::vector<global_id> col_ids(static_cast<std::size_t>(n));
-            for (std::size_t i = 0; i < row_ids.size(); ++i) {
-                row_ids[i] = static_cast<global_id>(i) * 13 + 5;
-            }
-            for (std::size_t j = 0; j < col_ids.size(); ++j) {
-                col_ids[j] = static_cast<global_id>(j) * 7 + (global_id{1} << 33);
-            }
+            const std::vector<global_id> row_ids = spread_ids(m, 13, 5);
+            const std::vector<global_id> col_ids = spread_ids(n, 7, global_id{1} << 33);
             const CsrMatrix a = CsrMatrix::upload(*backend, h);
             const Buffer<global_id> rows(*backend, std::span<const global_id>(row_ids));
             const Buffer<global_id> cols(*backend, std::span<const global_id>(col_ids));

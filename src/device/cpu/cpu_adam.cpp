@@ -23,7 +23,8 @@ void adam_update(float* __restrict params, const float* __restrict grads, float*
     const float b1 = step.beta1;
     const float b2 = step.beta2;
     const float eps = step.eps;
-#pragma omp parallel for simd num_threads(threads) schedule(static) if (threads > 1 && count >= 32768)
+    const bool parallel = threads > 1 && count >= 32768;
+#pragma omp parallel for simd num_threads(threads) schedule(static) if (parallel)
     for (std::int64_t i = 0; i < count; ++i) {
         float p = params[i];
         float g = grads[i];

@@ -1,6 +1,6 @@
 // CPU graph-attention kernels (Backend::edge_*): rows of A split statically over threads, each
-// row computed by the shared per-row formulas of src/device/edge_rows.hpp, so results do not
-// depend on the thread count.
+// row computed by the shared per-row formulas of src/device/edge_rows.hpp (the dropout: the same
+// formula in loops the compiler vectorizes), so results do not depend on the thread count.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -44,9 +44,9 @@ inline float dropped(float v, float scale, std::uint32_t mask, std::uint32_t thr
 }
 
 /// edge::dropout_row for rows [first, last): the same mask and values, in loops the compiler
-/// vectorizes, so that the mask's 32-bit multiplies
-/// run 8 wide (AVX2 clone): over a row's entries at one head (the sparse features' input
-/// dropout), over the heads of an entry otherwise (GAT's attention dropout).
+/// vectorizes, so that the mask's 32-bit multiplies run 8 wide (AVX2 clone): over a row's
+/// entries at one head (the sparse features' input dropout), over the heads of an entry
+/// otherwise (GAT's attention dropout).
 STRATA_SIMD_CLONES void dropout_rows(const EdgeStructure& a, index_t first, index_t last,
                                      std::uint64_t stream, std::uint32_t threshold, float scale,
                                      const global_id* row_ids, const global_id* col_ids,
