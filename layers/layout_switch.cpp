@@ -79,6 +79,15 @@ std::vector<ColumnBlock> column_blocks(index_t width, int slices, int slice, Row
     return out;
 }
 
+/// Waits for the switch's two exchanges (either may be absent: no peers on that side).
+void wait_all(const std::array<std::unique_ptr<Exchange>, 2>& flying) {
+    for (const auto& exchange : flying) {
+        if (exchange) {
+            exchange->wait_all();
+        }
+    }
+}
+
 }  // namespace
 
 LayoutSwitch::LayoutSwitch(Backend& backend, Communicator& comm, index_t part_rows)
@@ -166,11 +175,7 @@ void LayoutSwitch::to_columns(ConstMatrixView r, MatrixView c, std::span<float> 
             send += halves[h].num_send_rows();
         }
     }
-    for (const auto& exchange : flying) {
-        if (exchange) {
-            exchange->wait_all();
-        }
-    }
+    wait_all(flying);
 }
 
 void LayoutSwitch::to_rows(ConstMatrixView c, MatrixView r, std::span<float> staging,
@@ -192,11 +197,7 @@ void LayoutSwitch::to_rows(ConstMatrixView c, MatrixView r, std::span<float> sta
             recv += halves[h].num_recv_rows();
         }
     }
-    for (const auto& exchange : flying) {
-        if (exchange) {
-            exchange->wait_all();
-        }
-    }
+    wait_all(flying);
     // Every peer's block arrived: one pass writes each row of R once, its own block from C
     // (C is only read: the const_cast never writes through it) and the peers' from staging.
     const std::vector<ColumnBlock> parts = column_blocks(
