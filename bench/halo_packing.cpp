@@ -3,8 +3,11 @@
 // in the same run: a STREAM triad, and a memcpy of the same rows (what an fp32 halo costs to
 // stage). Bytes moved per value: pack reads 4 and writes the record (bf16 2, int8 1 + 4 / cols),
 // unpack the reverse. Also the forward exchange's pack of scattered boundary rows by index
-// against a gather into fp32 staging then a pack. Prints the best of `reps` in ns per value and
-// GB/s, and one JSON line.
+// against a gather into fp32 staging then a pack. And the receiving side, on the same records:
+// the halo SpMM (about 3.3 entries per received row, spread over the part's rows) and the
+// backward's gradient sum reading the records as they are (Backend::spmm_scatter_add_packed,
+// scatter_add_packed_rows) against unpacking them first, with the fp32 kernels on fp32 rows
+// beside. Prints the best of `reps` in ns per value and GB/s, and one JSON line.
 #include "src/comm/halo_packing.hpp"
 
 #include <algorithm>
@@ -21,6 +24,8 @@
 
 #include "bench/triad.hpp"
 #include "src/base/timer.hpp"
+#include "src/device/cpu/cpu_backend.hpp"
+#include "src/tensor/csr_matrix.hpp"
 
 namespace strata {
 namespace {
@@ -83,6 +88,45 @@ int main(int argc, char** argv) {
             boundary.push_back(row);
         }
     }
+    // The receiving side: `picked` received rows, a halo block over the part's rows with about
+    // 3.3 entries per received row (the 200k graph at K = 2: 249k entries for 75.9k rows).
+    CpuBackend backend(threads);
+    const auto received = static_cast<index_t>(boundary.size());
+    HostCsr halo;
+    halo.rows = rows;
+    halo.cols = received;
+    for (index_t r = 0; r < rows; ++r) {
+        const auto h = static_cast<std::uint64_t>(r) * 2654435761u;
+        const index_t entries =
+            static_cast<index_t>(h % 13 < 5 ? 0 : 1 + h % 5);  // mean ~3.3 x 0.78
+        for (index_t e = 0; e < entries; ++e) {
+            halo.col_idx.push_back(
+                static_cast<index_t>((h + static_cast<std::uint64_t>(e) * 40503u) %
+                                     static_cast<std::uint64_t>(received)));
+        }
+        std::sort(halo.col_idx.end() - entries, halo.col_idx.end());
+        halo.row_ptr.push_back(static_cast<index_t>(halo.col_idx.size()));
+    }
+    halo.values.assign(halo.col_idx.size(), 0.3f);
+    const CsrMatrix a = CsrMatrix::upload(backend, halo);
+    std::vector<index_t> identity(static_cast<std::size_t>(rows));
+    for (index_t r = 0; r < rows; ++r) {
+        identity[static_cast<std::size_t>(r)] = r;
+    }
+    std::vector<float> z(values, 0.0f);
+    const MatrixView zv{z.data(), rows, cols};
+    const ConstMatrixView recv_fp32{x.data(), received, cols};
+    const MatrixView recv_rows{y.data(), received, cols};
+    const double spmm_fp32_s =
+        best_seconds(reps, [&] { backend.spmm_scatter_add(a, identity, recv_fp32, zv); });
+    const double sum_fp32_s =
+        best_seconds(reps, [&] { backend.scatter_add_rows(recv_fp32, boundary, zv); });
+    std::printf(
+        "received %d rows, halo block %lld entries; fp32 halo SpMM %8.3f ms, gradient sum "
+        "%8.3f ms\n",
+        received, static_cast<long long>(halo.col_idx.size()), spmm_fp32_s * 1e3, sum_fp32_s * 1e3);
+    json += ", \"fp32_halo_spmm_ms\": " + std::to_string(spmm_fp32_s * 1e3) +
+            ", \"fp32_gradient_sum_ms\": " + std::to_string(sum_fp32_s * 1e3);
     for (const HaloPrecision p : {HaloPrecision::bf16, HaloPrecision::int8}) {
         const std::size_t record = packed_row_bytes(p, cols);
         std::vector<std::byte> packed(record * static_cast<std::size_t>(rows));
@@ -110,6 +154,35 @@ int main(int argc, char** argv) {
                 "_pack_by_index_ms\": " + std::to_string(gathered_s * 1e3) + ", \"" +
                 std::string(to_string(p)) +
                 "_gather_then_pack_ms\": " + std::to_string(staged_s * 1e3);
+        // Receiving: the records of `received` rows (packed above), read as they are or
+        // unpacked into fp32 rows first.
+        const ConstPackedMatrix records{
+            .precision = p, .data = packed.data(), .rows = received, .cols = cols};
+        const std::span<const std::byte> record_bytes(packed.data(), records.size_bytes());
+        const double spmm_packed_s =
+            best_seconds(reps, [&] { backend.spmm_scatter_add_packed(a, identity, records, zv); });
+        const double spmm_unpacked_s = best_seconds(reps, [&] {
+            unpack_rows(p, record_bytes, recv_rows);
+            backend.spmm_scatter_add(a, identity, recv_rows, zv);
+        });
+        const double sum_packed_s =
+            best_seconds(reps, [&] { backend.scatter_add_packed_rows(records, boundary, zv); });
+        const double sum_unpacked_s = best_seconds(reps, [&] {
+            unpack_rows(p, record_bytes, recv_rows);
+            backend.scatter_add_rows(recv_rows, boundary, zv);
+        });
+        std::printf(
+            "%-5s halo SpMM on records %8.3f ms, unpack then SpMM %8.3f ms (%.2f x); "
+            "gradient sum %8.3f / %8.3f ms (%.2f x)\n",
+            to_string(p), spmm_packed_s * 1e3, spmm_unpacked_s * 1e3,
+            spmm_packed_s / spmm_unpacked_s, sum_packed_s * 1e3, sum_unpacked_s * 1e3,
+            sum_packed_s / sum_unpacked_s);
+        const std::string name = to_string(p);
+        json += ", \"" + name + "_halo_spmm_ms\": " + std::to_string(spmm_packed_s * 1e3) + ", \"" +
+                name + "_unpack_then_halo_spmm_ms\": " + std::to_string(spmm_unpacked_s * 1e3) +
+                ", \"" + name + "_gradient_sum_ms\": " + std::to_string(sum_packed_s * 1e3) +
+                ", \"" + name +
+                "_unpack_then_gradient_sum_ms\": " + std::to_string(sum_unpacked_s * 1e3);
         const double moved = 4.0 * n + static_cast<double>(packed.size());
         for (const auto& [what, s] : {std::pair{"pack", pack_s}, std::pair{"unpack", unpack_s}}) {
             std::printf("%-5s %-7s %8.3f ms  %6.2f ns/value  %6.1f GB/s  (%.2f x memcpy's time)\n",

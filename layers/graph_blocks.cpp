@@ -50,10 +50,11 @@ GraphBlocks::Layout GraphBlocks::plan(const LocalGraph& graph) {
 
 WireExchange start_boundary_exchange(const GraphBlocks& blocks, Communicator& comm,
                                      HaloPrecision precision, ConstMatrixView h, MatrixView send,
-                                     MatrixView recv, std::span<float> packed) {
+                                     MatrixView recv, std::span<float> packed,
+                                     WireExchange::Arrival arrival) {
     const ExchangePattern& pattern = blocks.pattern();
     if (precision != HaloPrecision::fp32) {
-        return {comm, precision, pattern, h, blocks.send_rows(), recv, packed};
+        return {comm, precision, pattern, h, blocks.send_rows(), recv, packed, arrival};
     }
     {
         const trace::Span span("gather", "exchange", h.cols);

@@ -67,10 +67,10 @@ private:
 
 /// Starts the exchange of h's boundary rows (blocks.send_rows(), in the forward pattern) into
 /// `recv` at `precision`: gathered into `send` at fp32, packed straight from h below it (one pass,
-/// `send` untouched). `send`: send rows x h.cols; `packed` as WireExchange's.
-[[nodiscard]] WireExchange start_boundary_exchange(const GraphBlocks& blocks, Communicator& comm,
-                                                   HaloPrecision precision, ConstMatrixView h,
-                                                   MatrixView send, MatrixView recv,
-                                                   std::span<float> packed);
+/// `send` untouched). `send`: send rows x h.cols; `packed` and `arrival` as WireExchange's.
+[[nodiscard]] WireExchange start_boundary_exchange(
+    const GraphBlocks& blocks, Communicator& comm, HaloPrecision precision, ConstMatrixView h,
+    MatrixView send, MatrixView recv, std::span<float> packed,
+    WireExchange::Arrival arrival = WireExchange::Arrival::unpacked);
 
 }  // namespace strata

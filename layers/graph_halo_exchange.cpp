@@ -157,9 +157,13 @@ void GraphHaloExchange::scatter_add(ConstMatrixView dhalo, MatrixView dh,
     }
     STRATA_CHECK(workspace.size() >= workspace_floats(dh.cols), "halo exchange: workspace of ",
                  workspace.size(), " floats, needs ", workspace_floats(dh.cols));
-    const MatrixView incoming{workspace.data(), reversed.num_recv_rows(), dh.cols};
+    // Below fp32 the incoming gradients stay records, summed into dh as they are.
+    const bool packed = precision_ != HaloPrecision::fp32;
+    const MatrixView incoming{packed ? nullptr : workspace.data(), reversed.num_recv_rows(),
+                              dh.cols};
     WireExchange exchange(comm_, precision_, reversed, dhalo, incoming,
-                          workspace.subspan(incoming.size()));
+                          workspace.subspan(packed ? 0 : incoming.size()),
+                          WireExchange::Arrival::packed);
     sent_.backward += exchange.bytes_sent();
     sent_.inter_node += exchange.inter_node_bytes_sent();
     exchange.wait_all();
@@ -169,11 +173,16 @@ void GraphHaloExchange::scatter_add(ConstMatrixView dhalo, MatrixView dh,
     for (std::size_t p = 0; p < reversed.peers.size(); ++p) {
         const index_t first = reversed.recv_offsets[p];
         const index_t count = reversed.recv_offsets[p + 1] - first;
-        if (count > 0) {
-            blocks_.backend().scatter_add_rows(
-                incoming.row_range(first, count),
-                send_rows.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count)),
-                dh);
+        if (count == 0) {
+            continue;
+        }
+        const std::span<const index_t> rows_of_p =
+            send_rows.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count));
+        if (packed) {
+            blocks_.backend().scatter_add_packed_rows(exchange.received(static_cast<int>(p)),
+                                                      rows_of_p, dh);
+        } else {
+            blocks_.backend().scatter_add_rows(incoming.row_range(first, count), rows_of_p, dh);
         }
     }
 }

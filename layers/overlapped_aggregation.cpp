@@ -2,8 +2,8 @@
 // exchange, and each peer's rows are consumed as they arrive, in peer order (InPeerOrder), so
 // that a row's sum over peers is the same in every run. The inner product runs in row blocks
 // with a progress call between them: over TCP, MPI moves bytes only inside MPI calls. Rows
-// cross the wire at the halo precision (WireExchange): packed as they are gathered, unpacked per
-// peer.
+// cross the wire at the halo precision (WireExchange): packed as they are gathered, and the
+// received records read as they are by the halo SpMM and the gradient sum (no fp32 copy).
 #include "layers/overlapped_aggregation.hpp"
 
 #include <algorithm>
@@ -64,11 +64,22 @@ void OverlappedAggregation::inner_spmm(const CsrMatrix& a, ConstMatrixView x, Ma
     }
 }
 
+std::size_t aggregation_workspace_floats(HaloPrecision precision, index_t send_rows,
+                                         index_t recv_rows, index_t width) {
+    const std::size_t fp32 = exchange_workspace_floats(send_rows, recv_rows, width);
+    if (precision == HaloPrecision::fp32) {
+        return fp32;
+    }
+    // The backward's outgoing gradients (recv_rows of them, fp32 until packed), then the records;
+    // and room for fp32, which the precision guard may switch to.
+    return std::max(fp32, exchange_workspace_floats(0, recv_rows, width) +
+                              WireExchange::packed_floats(precision, send_rows, recv_rows, width));
+}
+
 std::size_t OverlappedAggregation::workspace_floats(index_t width) const {
     const ExchangePattern& pattern = blocks_.pattern();
-    return exchange_workspace_floats(pattern.num_send_rows(), pattern.num_recv_rows(), width) +
-           WireExchange::packed_floats(options_.precision, pattern.num_send_rows(),
-                                       pattern.num_recv_rows(), width);
+    return aggregation_workspace_floats(options_.precision, pattern.num_send_rows(),
+                                        pattern.num_recv_rows(), width);
 }
 
 MatrixView OverlappedAggregation::rows_of(MatrixView y, RowRange rows) const {
@@ -104,10 +115,15 @@ void OverlappedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange ro
     const index_t width = h.cols;
     STRATA_CHECK(workspace.size() >= workspace_floats(width), "aggregation: workspace of ",
                  workspace.size(), " floats, needs ", workspace_floats(width));
-    const MatrixView send{workspace.data(), pattern.num_send_rows(), width};
-    const MatrixView recv{workspace.data() + send.size(), pattern.num_recv_rows(), width};
-    WireExchange exchange = start_boundary_exchange(blocks_, comm_, precision_, h, send, recv,
-                                                    workspace.subspan(send.size() + recv.size()));
+    // fp32: the gathered send rows and the received rows; below it, only their packed records
+    // (gathered and packed in one pass, read by the halo SpMM as they are).
+    const bool packed = precision_ != HaloPrecision::fp32;
+    float* const base = workspace.data();
+    const MatrixView send{packed ? nullptr : base, pattern.num_send_rows(), width};
+    const MatrixView recv{packed ? nullptr : base + send.size(), pattern.num_recv_rows(), width};
+    WireExchange exchange = start_boundary_exchange(
+        blocks_, comm_, precision_, h, send, recv,
+        workspace.subspan(packed ? 0 : send.size() + recv.size()), WireExchange::Arrival::packed);
     (purpose == ExchangePurpose::recompute ? sent_.recompute : sent_.forward) +=
         exchange.bytes_sent();
     sent_.inter_node += exchange.inter_node_bytes_sent();
@@ -115,9 +131,14 @@ void OverlappedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange ro
     InPeerOrder arrivals(exchange, pattern.peers.size());
     while (auto peer = arrivals.next()) {
         const auto p = static_cast<std::size_t>(*peer);
+        const trace::Span span("halo SpMM", "aggregation", pattern.peers[p]);
+        if (packed) {
+            backend.spmm_scatter_add_packed(blocks_.halo(p), blocks_.halo_rows(p),
+                                            exchange.received(*peer), z);
+            continue;
+        }
         const index_t first = pattern.recv_offsets[p];
         const index_t count = pattern.recv_offsets[p + 1] - first;
-        const trace::Span span("halo SpMM", "aggregation", pattern.peers[p]);
         backend.spmm_scatter_add(blocks_.halo(p), blocks_.halo_rows(p),
                                  recv.row_range(first, count), z);
     }
@@ -137,8 +158,12 @@ void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange
     const index_t width = dz.cols;
     STRATA_CHECK(workspace.size() >= workspace_floats(width), "aggregation: workspace of ",
                  workspace.size(), " floats, needs ", workspace_floats(width));
+    // The outgoing gradients in fp32; the incoming ones too at fp32, below it only as records
+    // (summed into dh as they are).
+    const bool packed = precision_ != HaloPrecision::fp32;
     const MatrixView outgoing{workspace.data(), reversed.num_send_rows(), width};
-    const MatrixView incoming{workspace.data() + outgoing.size(), reversed.num_recv_rows(), width};
+    const MatrixView incoming{packed ? nullptr : workspace.data() + outgoing.size(),
+                              reversed.num_recv_rows(), width};
     // Gradients for the halo rows we read, computed first so they can be sent while the
     // (larger) inner transposed SpMM runs.
     for (std::size_t p = 0; p < reversed.peers.size(); ++p) {
@@ -150,7 +175,8 @@ void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange
         }
     }
     WireExchange exchange(comm_, precision_, reversed, outgoing, incoming,
-                          workspace.subspan(outgoing.size() + incoming.size()));
+                          workspace.subspan(outgoing.size() + (packed ? 0 : incoming.size())),
+                          WireExchange::Arrival::packed);
     sent_.backward += exchange.bytes_sent();
     sent_.inter_node += exchange.inter_node_bytes_sent();
     inner_spmm(blocks_.inner_t(), dz, dh, beta);
@@ -161,10 +187,13 @@ void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange
         const index_t first = reversed.recv_offsets[p];
         const index_t count = reversed.recv_offsets[p + 1] - first;
         const trace::Span span("halo gradient sum", "aggregation", reversed.peers[p]);
-        backend.scatter_add_rows(
-            incoming.row_range(first, count),
-            send_rows.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count)),
-            dh);
+        const std::span<const index_t> rows_of_p =
+            send_rows.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count));
+        if (packed) {
+            backend.scatter_add_packed_rows(exchange.received(*peer), rows_of_p, dh);
+        } else {
+            backend.scatter_add_rows(incoming.row_range(first, count), rows_of_p, dh);
+        }
     }
     exchange.wait_all();
 }

@@ -16,6 +16,15 @@ namespace strata {
 /// block (the last block may be shorter); `rows` >= 0, `width` >= 1.
 [[nodiscard]] index_t overlap_block_rows(index_t rows, index_t width);
 
+/// The overlapped aggregation's scratch for `send_rows` boundary rows and `recv_rows` halo rows
+/// of `width` values. fp32: (send + recv rows) x width, both sets of rows. bf16, int8: recv rows
+/// x width (the backward's outgoing gradients, computed in fp32, then packed), then the packed
+/// records of both (WireExchange::packed_floats) — the forward packs the boundary rows straight
+/// from h, and received records are read as they are — or fp32's, if larger (set_precision may
+/// switch the run to fp32).
+[[nodiscard]] std::size_t aggregation_workspace_floats(HaloPrecision precision, index_t send_rows,
+                                                       index_t recv_rows, index_t width);
+
 struct AggregationOptions {
     /// true: the inner SpMM runs in row blocks (overlap_block_rows) with a Communicator
     /// progress() call after each, so that the exchange advances meanwhile (when the
@@ -23,7 +32,7 @@ struct AggregationOptions {
     bool overlap = true;
     /// What the halo rows are sent as (the run option halo_precision; src/comm/halo_packing):
     /// forward rows and backward gradients alike. Not fp32: packed into the workspace on the
-    /// sender, unpacked into fp32 receive rows (device = cpu only).
+    /// sender, the received records read as they are (device = cpu only).
     HaloPrecision precision = HaloPrecision::fp32;
 };
 
@@ -35,8 +44,7 @@ public:
                           AggregationOptions options = {});
 
     [[nodiscard]] index_t num_rows() const override { return blocks_.num_owned(); }
-    /// (send rows + received rows) x width: the boundary rows and the peers' rows; then, at a
-    /// precision other than fp32, their packed records (WireExchange::packed_floats).
+    /// aggregation_workspace_floats at options().precision and this rank's exchange pattern.
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override;
 
     /// The precision in force (options().precision until set_precision changes it).

@@ -246,8 +246,10 @@ private:
 
 }  // namespace
 
-ExecutionPlan rank_plan(const ModelGraph& graph, const RankStats& rank, Recompute recompute) {
-    const ShapeOperator op(static_cast<index_t>(rank.owned), rank.send_rows, rank.recv_rows);
+ExecutionPlan rank_plan(const ModelGraph& graph, const RankStats& rank, Recompute recompute,
+                        HaloPrecision precision) {
+    const ShapeOperator op(static_cast<index_t>(rank.owned), rank.send_rows, rank.recv_rows,
+                           precision);
     PlanOptions options;
     options.rows = static_cast<index_t>(rank.owned);
     options.recompute = recompute;

@@ -78,9 +78,11 @@ struct RunShape {
 /// max(bytes x cross_share x link_ranks / network, bytes x (1 - cross_share) / shared memory).
 [[nodiscard]] double link_share_time(double bytes, const RunShape& shape);
 
-/// One rank's execution plan, laid out as the full-graph executor lays it out.
+/// One rank's execution plan, laid out as the full-graph executor lays it out (its exchange
+/// scratch at `precision`).
 [[nodiscard]] ExecutionPlan rank_plan(const ModelGraph& graph, const RankStats& rank,
-                                      Recompute recompute);
+                                      Recompute recompute,
+                                      HaloPrecision precision = HaloPrecision::fp32);
 
 /// Predicts one evaluated epoch of graph parallelism over stats.parts ranks (the ranks priced:
 /// stats.ranks; the all-reduce: stats.parts).

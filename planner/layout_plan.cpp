@@ -101,9 +101,9 @@ void add_cagnet(PaperComparison& row, const PaperInputs& in) {
     const auto vertices = static_cast<double>(stats.vertices);
     const double u = halo_row_bytes(*in.graph, stats, in.precision);
     const auto memory = [&](const PartitionStats& s) {
-        return static_cast<double>(
-            predict_graph_memory(*in.graph, Recompute::none, s, *in.machine, in.whole, in.features)
-                .planned_bytes);
+        return static_cast<double>(predict_graph_memory(*in.graph, Recompute::none, s, *in.machine,
+                                                        in.whole, in.features, in.precision)
+                                       .planned_bytes);
     };
     row.h = halo_factor(stats);
     row.extrapolated = stats.extrapolated;
@@ -300,9 +300,9 @@ Plan make_plan(const PlanRequest& request) {
             RunShape graph_shape = shape;
             graph_shape.halo_precision = request.halo_precision;
             c.time = predict_graph_epoch(graph_model.graph, mode, stats, graph_shape);
-            c.memory =
-                predict_graph_memory(graph_model.graph, mode, stats, request.machine, whole,
-                                     sparse ? FeatureStorage::sparse : FeatureStorage::dense);
+            c.memory = predict_graph_memory(graph_model.graph, mode, stats, request.machine, whole,
+                                            sparse ? FeatureStorage::sparse : FeatureStorage::dense,
+                                            request.halo_precision);
             c.fits = static_cast<double>(c.memory.peak_bytes) <= limit;
             c.extrapolated = stats.extrapolated;
             RunShape slow_graph_shape = slow_shape;

@@ -13,12 +13,13 @@ namespace strata::planner {
 
 MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompute,
                                       const PartitionStats& stats, const MachineModel& machine,
-                                      bool whole_graph_input, FeatureStorage features) {
+                                      bool whole_graph_input, FeatureStorage features,
+                                      HaloPrecision precision) {
     MemoryPrediction out;
     const std::size_t params = ModelParameters::count(graph);
     const bool sparse = features == FeatureStorage::sparse;
     for (const RankStats& rank : stats.ranks) {
-        const ExecutionPlan plan = rank_plan(graph, rank, recompute);
+        const ExecutionPlan plan = rank_plan(graph, rank, recompute, precision);
         std::vector<MemoryLine> lines =
             run_memory_lines({{"inputs (graph blocks, features, labels, masks)",
                                sparse ? rank.sparse_input_bytes : rank.input_bytes}},

@@ -19,6 +19,7 @@
 #include "src/nn/execution_plan.hpp"
 #include "src/nn/executor.hpp"
 #include "src/nn/model_graph.hpp"
+#include "src/tensor/packed_rows.hpp"
 
 namespace strata::planner {
 
@@ -34,11 +35,13 @@ struct MemoryPrediction {
 
 /// `whole_graph_input`: --data is a .h5 file, not a directory. `features`: how the run uploads
 /// the features (sparse: the plan's inputs are each rank's sparse_input_bytes; the host part
-/// holds them dense either way).
-[[nodiscard]] MemoryPrediction predict_graph_memory(
-    const ModelGraph& graph, Recompute recompute, const PartitionStats& stats,
-    const MachineModel& machine, bool whole_graph_input,
-    FeatureStorage features = FeatureStorage::dense);
+/// holds them dense either way). `precision`: the halo precision (its exchange scratch).
+[[nodiscard]] MemoryPrediction predict_graph_memory(const ModelGraph& graph, Recompute recompute,
+                                                    const PartitionStats& stats,
+                                                    const MachineModel& machine,
+                                                    bool whole_graph_input,
+                                                    FeatureStorage features = FeatureStorage::dense,
+                                                    HaloPrecision precision = HaloPrecision::fp32);
 
 /// Sets m.load_peak_bytes and m.peak_bytes from m.planned_bytes (above): the steady state, the
 /// upload of the largest rank's host part and the load-time peak. `feature_slices` (a grid's F):

@@ -3,6 +3,7 @@
 // executor does (workspace_floats: the overlapped aggregation's formula) without a graph.
 #pragma once
 
+#include "layers/overlapped_aggregation.hpp"
 #include "src/base/error.hpp"
 #include "src/nn/graph_operator.hpp"
 
@@ -10,12 +11,14 @@ namespace strata::planner {
 
 class ShapeOperator final : public GraphOperator {
 public:
-    ShapeOperator(index_t rows, std::int64_t send_rows, std::int64_t recv_rows)
-        : rows_(rows), send_(send_rows), recv_(recv_rows) {}
+    ShapeOperator(index_t rows, std::int64_t send_rows, std::int64_t recv_rows,
+                  HaloPrecision precision = HaloPrecision::fp32)
+        : rows_(rows), send_(send_rows), recv_(recv_rows), precision_(precision) {}
     [[nodiscard]] index_t num_rows() const override { return rows_; }
-    /// (send + receive rows) x width: OverlappedAggregation::workspace_floats.
+    /// OverlappedAggregation::workspace_floats: aggregation_workspace_floats.
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override {
-        return exchange_workspace_floats(send_, recv_, width);
+        return aggregation_workspace_floats(precision_, static_cast<index_t>(send_),
+                                            static_cast<index_t>(recv_), width);
     }
     void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>,
                  ExchangePurpose) override {
@@ -30,6 +33,7 @@ private:
     index_t rows_;
     std::int64_t send_;
     std::int64_t recv_;
+    HaloPrecision precision_;
 };
 
 }  // namespace strata::planner

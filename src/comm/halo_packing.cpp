@@ -160,19 +160,6 @@ std::optional<HaloPrecision> parse_halo_precision(std::string_view text) {
     return std::nullopt;
 }
 
-std::size_t packed_row_bytes(HaloPrecision precision, index_t width) {
-    const auto w = static_cast<std::size_t>(width);
-    switch (precision) {
-        case HaloPrecision::fp32:
-            return 4 * w;
-        case HaloPrecision::bf16:
-            return 2 * w;
-        case HaloPrecision::int8:
-            return 4 + w;
-    }
-    return 4 * w;
-}
-
 std::uint16_t to_bf16(float value) {
     return bf16_bits(std::bit_cast<std::uint32_t>(value));
 }

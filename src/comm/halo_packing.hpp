@@ -1,10 +1,11 @@
-// Halo packing: the wire formats of compressed halo rows (the run option halo_precision). Only
-// what crosses the wire changes precision; owned rows and the received halo rows stay fp32.
-//   fp32: 4 bytes per value (the rows as they are; never packed)
-//   bf16: 2 bytes per value, the upper half of the fp32 rounded to nearest, ties to even
-//   int8: per row, a 4-byte fp32 scale s = max|x| / 127, then one int8 q = round(x / s) per
-//         value (AdaQP's per-row scale); decoded as q s. A zero row has s = 0 and decodes as 0
-//         (so does a row whose largest magnitude is under 127 x the smallest float).
+// Halo packing: the kernels that pack fp32 rows into the wire formats of compressed halo rows
+// (the run option halo_precision; the formats: src/tensor/packed_rows.hpp) and unpack them.
+// Only what crosses the wire changes precision; owned rows stay fp32, and received records are
+// unpacked into fp32 rows or read as they are (Backend::spmm_scatter_add_packed).
+//   bf16: round to nearest, ties to even
+//   int8: s = max|x| / 127 per row, q = round(x / s) (AdaQP's per-row scale). A zero row has
+//         s = 0 and decodes as 0 (so does a row whose largest magnitude is under 127 x the
+//         smallest float).
 // Packed rows are contiguous records of packed_row_bytes(width) bytes (no padding), so a peer's
 // message is rows x record bytes: the bytes on the wire are exactly what the format says.
 // Non-finite values: bf16 keeps them (±inf stays ±inf, NaN stays NaN; a finite value beyond
@@ -22,18 +23,14 @@
 
 #include "src/base/types.hpp"
 #include "src/tensor/matrix_view.hpp"
+#include "src/tensor/packed_rows.hpp"
 
 namespace strata {
-
-enum class HaloPrecision { fp32, bf16, int8 };
 
 /// "fp32", "bf16", "int8".
 [[nodiscard]] const char* to_string(HaloPrecision precision);
 /// The inverse of to_string; nullopt for any other text.
 [[nodiscard]] std::optional<HaloPrecision> parse_halo_precision(std::string_view text);
-
-/// Bytes of one packed row of `width` values: 4 width, 2 width or 4 + width.
-[[nodiscard]] std::size_t packed_row_bytes(HaloPrecision precision, index_t width);
 
 /// out[r] = the record of rows[r] (rows.rows records of packed_row_bytes(rows.cols) bytes).
 /// Throws strata::Error if `out` is smaller or the precision is fp32 (nothing to pack).

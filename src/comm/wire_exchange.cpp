@@ -50,8 +50,11 @@ bool WireExchange::prepare(Communicator& comm, index_t send_rows, index_t width,
 
 WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
                            const ExchangePattern& pattern, ConstMatrixView send, MatrixView recv,
-                           std::span<float> packed)
-    : precision_(precision), pattern_(pattern), recv_(recv) {
+                           std::span<float> packed, Arrival arrival)
+    : precision_(precision),
+      keep_packed_(arrival == Arrival::packed && precision != HaloPrecision::fp32),
+      pattern_(pattern),
+      recv_(recv) {
     if (!prepare(comm, send.rows, send.cols, packed)) {
         exchange_ = comm.start_exchange(pattern, send, recv);
         return;
@@ -65,8 +68,12 @@ WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
 
 WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
                            const ExchangePattern& pattern, ConstMatrixView source,
-                           std::span<const index_t> rows, MatrixView recv, std::span<float> packed)
-    : precision_(precision), pattern_(pattern), recv_(recv) {
+                           std::span<const index_t> rows, MatrixView recv, std::span<float> packed,
+                           Arrival arrival)
+    : precision_(precision),
+      keep_packed_(arrival == Arrival::packed && precision != HaloPrecision::fp32),
+      pattern_(pattern),
+      recv_(recv) {
     STRATA_CHECK(precision != HaloPrecision::fp32,
                  "halo exchange: fp32 rows are gathered by the caller, not packed");
     prepare(comm, static_cast<index_t>(rows.size()), source.cols, packed);
@@ -77,8 +84,20 @@ WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
     exchange_ = comm.start_packed_exchange(pattern, send_packed_, recv_packed_);
 }
 
+ConstPackedMatrix WireExchange::received(int peer) const {
+    STRATA_CHECK(keep_packed_, "halo exchange: received records are kept only with Arrival::packed",
+                 " below fp32");
+    const auto p = static_cast<std::size_t>(peer);
+    const index_t first = pattern_.recv_offsets[p];
+    const index_t count = pattern_.recv_offsets[p + 1] - first;
+    return {.precision = precision_,
+            .data = recv_packed_.row_range(first, count).data,
+            .rows = count,
+            .cols = recv_.cols};
+}
+
 void WireExchange::unpack(int peer) {
-    if (precision_ == HaloPrecision::fp32) {
+    if (precision_ == HaloPrecision::fp32 || keep_packed_) {
         return;
     }
     const auto p = static_cast<std::size_t>(peer);

@@ -3,7 +3,10 @@
 // are (Communicator::start_exchange, bit for bit as before); bf16 and int8 pack the fp32 send rows
 // (or gather them from a larger matrix as they pack) into the caller's scratch, send the packed
 // records (start_packed_exchange) and unpack a peer's records into its fp32 receive rows before
-// handing that peer out. An Exchange itself, so that InPeerOrder consumes it as any other.
+// handing that peer out — or, with Arrival::packed, hand the peer out with its records as they
+// are (received(peer)), for a caller that reads them directly (the aggregation's halo SpMM and
+// gradient sum: no fp32 receive rows at all). An Exchange itself, so that InPeerOrder consumes
+// it as any other.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +23,10 @@ namespace strata {
 
 class WireExchange final : public Exchange {
 public:
+    /// What a peer's arrival leaves for the caller below fp32: its rows unpacked into `recv`, or
+    /// its packed records (received(peer); `recv` then gives only the shape, its data unused).
+    enum class Arrival { unpacked, packed };
+
     /// Floats of scratch for the packed records of `send_rows` and `recv_rows` rows of `width`
     /// (send records first, each part rounded up to whole floats); 0 at fp32.
     [[nodiscard]] static std::size_t packed_floats(HaloPrecision precision, index_t send_rows,
@@ -31,19 +38,28 @@ public:
     /// Starts the exchange of `send` into `recv` (host memory unless fp32). `packed`: at least
     /// packed_floats(...) floats (unused at fp32). Everything must outlive the exchange.
     WireExchange(Communicator& comm, HaloPrecision precision, const ExchangePattern& pattern,
-                 ConstMatrixView send, MatrixView recv, std::span<float> packed);
+                 ConstMatrixView send, MatrixView recv, std::span<float> packed,
+                 Arrival arrival = Arrival::unpacked);
     /// The same for the send rows gathered from `source` (send row r = source[rows[r]], host
     /// memory), below fp32 only: packed from `source` in one pass, no fp32 copy of the rows
     /// (at fp32 the caller gathers them, as MPI sends contiguous rows). Throws strata::Error at
     /// fp32.
     WireExchange(Communicator& comm, HaloPrecision precision, const ExchangePattern& pattern,
                  ConstMatrixView source, std::span<const index_t> rows, MatrixView recv,
-                 std::span<float> packed);
+                 std::span<float> packed, Arrival arrival = Arrival::unpacked);
 
-    /// A peer whose rows are in `recv` (unpacked), as Exchange::wait_any.
+    /// A peer whose rows are in `recv` (unpacked; packed: in received(peer)), as
+    /// Exchange::wait_any.
     std::optional<int> wait_any() override;
     /// Every peer's rows in `recv`; the peers not yet handed out stay available to wait_any.
     void wait_all() override;
+
+    /// Whether arrivals keep their packed records (Arrival::packed below fp32): the caller reads
+    /// received(peer) instead of `recv`.
+    [[nodiscard]] bool keeps_packed() const { return keep_packed_; }
+    /// The records `peer` (an index into the pattern's peers) sent, once it has arrived; only
+    /// when keeps_packed().
+    [[nodiscard]] ConstPackedMatrix received(int peer) const;
 
     /// Payload bytes this exchange sends (send rows x the precision's record bytes).
     [[nodiscard]] std::int64_t bytes_sent() const { return bytes_sent_; }
@@ -56,6 +72,7 @@ private:
     void unpack(int peer);
 
     HaloPrecision precision_;
+    bool keep_packed_ = false;
     const ExchangePattern& pattern_;
     MatrixView recv_;
     PackedRows recv_packed_;

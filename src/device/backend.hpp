@@ -10,6 +10,7 @@
 
 #include "src/base/types.hpp"
 #include "src/tensor/matrix_view.hpp"
+#include "src/tensor/packed_rows.hpp"
 
 namespace strata {
 

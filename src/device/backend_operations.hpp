@@ -36,6 +36,15 @@ STRATA_BACKEND_OPERATION(void, spmm_scatter_add,
                          (const CsrMatrix& a, std::span<const index_t> rows, ConstMatrixView x,
                           MatrixView y),
                          (a, rows, x, y))
+/// spmm_scatter_add reading x as packed records (bf16 or int8, src/tensor/packed_rows.hpp) in
+/// host memory: y[rows[r], :] += Σ_k A[r, c_k] decode(x[c_k]), the same floats as decoding x
+/// into fp32 rows (unpack_rows) and calling spmm_scatter_add, without the fp32 copy.
+/// A: m x n (CSR), rows: m distinct ids in [0, y.rows), x: n records of f values, y: ? x f.
+/// The CPU backend's; CUDA throws (compressed halos are refused there).
+STRATA_BACKEND_OPERATION(void, spmm_scatter_add_packed,
+                         (const CsrMatrix& a, std::span<const index_t> rows, ConstPackedMatrix x,
+                          MatrixView y),
+                         (a, rows, x, y))
 /// c = alpha op(a) op(b) + beta c.
 STRATA_BACKEND_OPERATION(void, gemm,
                          (ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
@@ -53,6 +62,12 @@ STRATA_BACKEND_OPERATION(void, gather_rows,
 /// bit for bit the CPU's).
 STRATA_BACKEND_OPERATION(void, scatter_add_rows,
                          (ConstMatrixView x, std::span<const index_t> rows, MatrixView out),
+                         (x, rows, out))
+/// scatter_add_rows reading x as packed records (host memory): out[rows[i], :] +=
+/// decode(x[i]), the same floats as unpacking x and calling scatter_add_rows. x: rows.size()
+/// records of out.cols values. The CPU backend's; CUDA throws, as spmm_scatter_add_packed.
+STRATA_BACKEND_OPERATION(void, scatter_add_packed_rows,
+                         (ConstPackedMatrix x, std::span<const index_t> rows, MatrixView out),
                          (x, rows, out))
 /// out[rows[i], :] = x[i, :].   x: rows.size() x f. Row ids must be distinct (a repeated id
 /// leaves one of its rows, unspecified which).

@@ -35,6 +35,29 @@ void check_spmm_scatter_add(const CsrMatrix& a, std::span<const index_t> rows, C
     STRATA_CHECK(!overlaps(x.data, x.size(), y.data, y.size()), "spmm_scatter_add: y overlaps x");
 }
 
+namespace {
+
+/// x holds packed records (not fp32) of x.rows records.
+void check_packed(const char* op, ConstPackedMatrix x) {
+    STRATA_CHECK(x.precision != HaloPrecision::fp32, op,
+                 ": fp32 rows are not packed (use the fp32 operation)");
+    STRATA_CHECK(x.data != nullptr || x.rows == 0 || x.cols == 0, op, ": no records for ", x.rows,
+                 " rows");
+}
+
+}  // namespace
+
+void check_spmm_scatter_add_packed(const CsrMatrix& a, std::span<const index_t> rows,
+                                   ConstPackedMatrix x, MatrixView y) {
+    check_packed("spmm_scatter_add_packed", x);
+    STRATA_CHECK(rows.size() == static_cast<std::size_t>(a.rows()),
+                 "spmm_scatter_add_packed: ", rows.size(), " row ids for A's ", a.rows(), " rows");
+    STRATA_CHECK(x.rows == a.cols(), "spmm_scatter_add_packed: A is ", a.rows(), " x ", a.cols(),
+                 " but x has ", x.rows, " records");
+    STRATA_CHECK(y.cols == x.cols && y.rows >= a.rows(), "spmm_scatter_add_packed: y is ", y.rows,
+                 " x ", y.cols, ", expected >= ", a.rows(), " rows of ", x.cols, " columns");
+}
+
 GemmShape gemm_shape(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb) {
     GemmShape s;
     s.trans_a = ta == Transpose::yes;
@@ -74,6 +97,13 @@ void check_scatter(const char* op, ConstMatrixView x, std::span<const index_t> r
 
 void check_scatter_add_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {
     check_scatter("scatter_add_rows", x, rows, out);
+}
+
+void check_scatter_add_packed_rows(ConstPackedMatrix x, std::span<const index_t> rows,
+                                   MatrixView out) {
+    check_packed("scatter_add_packed_rows", x);
+    check_same_shape("scatter_add_packed_rows", "x", x.rows, x.cols, "rows.size() x out.cols",
+                     static_cast<index_t>(rows.size()), out.cols);
 }
 
 void check_scatter_rows(ConstMatrixView x, std::span<const index_t> rows, MatrixView out) {

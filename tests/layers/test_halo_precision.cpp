@@ -130,11 +130,16 @@ TEST_CASE("compressed halos: the precision switches only back to fp32",
     aggregation.set_precision(HaloPrecision::int8);
     CHECK_THROWS_WITH(aggregation.set_precision(HaloPrecision::bf16),
                       Contains("halo precision bf16 in a run planned for int8"));
-    // The workspace was planned for int8: more than fp32's, as the records say.
+    // The workspace was planned for int8 and for the switch to fp32: the received rows' width
+    // in fp32 (the backward's outgoing gradients) and both sides' records, or fp32's if larger.
     OverlappedAggregation exact(blocks, world);
     const ExchangePattern& pattern = blocks.pattern();
-    CHECK(aggregation.workspace_floats(16) ==
-          exact.workspace_floats(16) +
-              (static_cast<std::size_t>(pattern.num_send_rows()) * 20 + 3) / 4 +
-              (static_cast<std::size_t>(pattern.num_recv_rows()) * 20 + 3) / 4);
+    const auto send = static_cast<std::size_t>(pattern.num_send_rows());
+    const auto recv = static_cast<std::size_t>(pattern.num_recv_rows());
+    for (const index_t width : {1, 16, 256}) {
+        const auto w = static_cast<std::size_t>(width);
+        const std::size_t int8 = recv * w + (send * (w + 4) + 3) / 4 + (recv * (w + 4) + 3) / 4;
+        CHECK(exact.workspace_floats(width) == (send + recv) * w);
+        CHECK(aggregation.workspace_floats(width) == std::max(int8, (send + recv) * w));
+    }
 }

@@ -193,6 +193,15 @@ void CpuBackend::spmm_scatter_add_impl(const CsrMatrix& a, std::span<const index
                   cached_bounds(a), threads_, rows.data());
 }
 
+void CpuBackend::spmm_scatter_add_packed_impl(const CsrMatrix& a, std::span<const index_t> rows,
+                                              ConstPackedMatrix x, MatrixView y) {
+    if (a.rows() == 0 || x.cols == 0) {
+        return;
+    }
+    cpu::spmm_csr_packed(a.row_ptr(), a.col_idx(), a.values(), a.rows(), x, y.data, rows.data(),
+                         cached_bounds(a), threads_);
+}
+
 void CpuBackend::gemm_impl(ConstMatrixView a, Transpose ta, ConstMatrixView b, Transpose tb,
                            MatrixView c, float alpha, float beta) {
     const auto [m, n, k, trans_a, trans_b] = gemm_shape(a, ta, b, tb);
@@ -210,6 +219,12 @@ void CpuBackend::scatter_add_rows_impl(ConstMatrixView x, std::span<const index_
                                        MatrixView out) {
     row_ids_below("scatter_add_rows", rows, out.rows);
     cpu::scatter_add_rows(x.data, x.cols, rows.data(), rows.size(), out.data, threads_);
+}
+
+void CpuBackend::scatter_add_packed_rows_impl(ConstPackedMatrix x, std::span<const index_t> rows,
+                                              MatrixView out) {
+    row_ids_below("scatter_add_packed_rows", rows, out.rows);
+    cpu::scatter_add_packed_rows(x, rows.data(), rows.size(), out.data, threads_);
 }
 
 void CpuBackend::scatter_rows_impl(ConstMatrixView x, std::span<const index_t> rows,

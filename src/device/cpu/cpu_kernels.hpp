@@ -28,6 +28,20 @@ void spmm_csr(const index_t* row_ptr, const index_t* col_idx, const float* value
               const float* x, index_t f, float* y, float beta, const index_t* bounds, int parts,
               const index_t* y_rows = nullptr);
 
+// --- packed halo records (cpu_packed.cpp) -----------------------------------------------------
+
+/// y[y_rows[r], :] += A[r, :] decode(x) for rows r < rows of A (spmm_csr with beta 1 and y_rows,
+/// x read as packed bf16 or int8 records): the same floats as unpacking x first. Thread p
+/// computes part p of `bounds`, as spmm_csr.
+void spmm_csr_packed(const index_t* row_ptr, const index_t* col_idx, const float* values,
+                     index_t rows, ConstPackedMatrix x, float* y, const index_t* y_rows,
+                     const index_t* bounds, int parts);
+
+/// out[rows[i], :] += decode(x record i), i < num_rows (scatter_add_rows over packed records,
+/// the same floats as unpacking them first; threads split the columns, as there).
+void scatter_add_packed_rows(ConstPackedMatrix x, const index_t* rows, std::size_t num_rows,
+                             float* out, int threads);
+
 // --- dense linear algebra (cpu_blas.cpp, cpu_gather.cpp) ---------------------------------------
 
 /// Sets OpenBLAS's (process-wide) thread count: 1, since the caller's OpenMP team runs the GEMM

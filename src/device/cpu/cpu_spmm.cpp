@@ -1,94 +1,19 @@
 // CPU SpMM, y = A x + beta y: a static nnz-balanced row partition, one thread per part, a
 // vectorized loop over features and software prefetch of the x rows of upcoming edges.
 #include <cstddef>
-#include <cstdint>
-#include <cstring>
 
 #include <omp.h>
 
 #include "src/device/cpu/cpu_kernels.hpp"
 #include "src/device/cpu/simd_clones.hpp"
+#include "src/device/cpu/spmm_row.hpp"
 
 namespace strata::cpu {
 namespace {
 
-/// How many edges ahead the x row is prefetched. On graphs far larger than the cache the gather
-/// is bound by DRAM latency, not bandwidth. Measured with bench/spmm (1M vertices, 20M edges,
-/// F = 128, 2 threads): no prefetch is ~1.7x slower in both vertex orders; 8, 12 and 16 are
-/// equally good; 2-4 and 32 are worse.
-constexpr index_t prefetch_edges = 16;
-constexpr index_t floats_per_line = 16;
-
 inline void prefetch_row(const float* row, index_t f) {
-    for (index_t j = 0; j < f; j += floats_per_line) {
-        __builtin_prefetch(row + j, 0, 3);
-    }
+    prefetch_bytes(row, static_cast<std::size_t>(f) * sizeof(float));
 }
-
-/// Eight floats, in AVX2 one register (GCC vector extension: two SSE registers in the baseline).
-/// Passed by value only between inlined functions of this file: no ABI to keep (-Wpsabi).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
-using Floats8 = float __attribute__((vector_size(32)));
-using Lanes8 = std::int32_t __attribute__((vector_size(32)));
-
-inline Floats8 load8(const float* p) {
-    Floats8 v;
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-inline void store8(float* p, Floats8 v) {
-    std::memcpy(p, &v, sizeof(v));
-}
-
-/// One row of y = A x + beta y, y row `yr`, entries [k, end) (k < end when beta = 0).
-/// The columns up to the last multiple of 8 (`body`) 8 at a time in y; a ragged tail (f > 8 not
-/// a multiple of 8) in a register over the last 8 columns [f - 8, f) for the whole row, stored
-/// once at its end with the lanes below the tail keeping what the body wrote (in memory, a
-/// vector over those columns per entry would reload what the previous store just wrote, a
-/// store-forwarding stall each time). Every column is a multiply then an add per entry in the
-/// entries' order (no FMA), as the plain loop: the same bits. Measured with bench/spmm (2
-/// threads, 200k vertices, 5M edges, community order): width 47 0.021 s with a scalar tail,
-/// width 48 0.015 s.
-inline void spmm_row(const index_t* col_idx, const float* values, const float* x, index_t f,
-                     float* __restrict yr, float beta, index_t k, index_t end, index_t nnz_end) {
-    const auto width = static_cast<std::size_t>(f);
-    const index_t body = f - f % 8;
-    const index_t start = f - 8;  // the tail's vector
-    const Lanes8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
-    const Lanes8 done = lane < static_cast<std::int32_t>(body - start);
-    Floats8 tail{};
-    const auto entry = [&](index_t e, bool assign) {
-        if (e + prefetch_edges < nnz_end) {
-            prefetch_row(x + static_cast<std::size_t>(col_idx[e + prefetch_edges]) * width, f);
-        }
-        const float v = values[e];
-        const float* __restrict xr = x + static_cast<std::size_t>(col_idx[e]) * width;
-        const Floats8 vv = {v, v, v, v, v, v, v, v};
-        for (index_t j = 0; j < body; j += 8) {
-            const Floats8 product = vv * load8(xr + j);
-            store8(yr + j, assign ? product : load8(yr + j) + product);
-        }
-        const Floats8 product = vv * load8(xr + start);
-        tail = assign ? product : tail + product;
-    };
-    if (beta == 0.0f) {
-        entry(k++, true);
-    } else {
-        if (beta != 1.0f) {
-            for (index_t j = 0; j < f; ++j) {
-                yr[j] *= beta;
-            }
-        }
-        tail = load8(yr + start);
-    }
-    for (; k < end; ++k) {
-        entry(k, false);
-    }
-    store8(yr + start, done ? load8(yr + start) : tail);
-}
-#pragma GCC diagnostic pop
 
 /// Rows [first, last) of y = A x + beta y.  y: rows x f; prefetches stop at entry `nnz_end`.
 /// With y_rows, row r of the product goes to row y_rows[r] of y. Cloned for AVX2
@@ -112,7 +37,7 @@ STRATA_SIMD_CLONES void spmm_rows(const index_t* row_ptr, const index_t* col_idx
             continue;
         }
         if (ragged) {
-            spmm_row(col_idx, values, x, f, yr, beta, k, end, nnz_end);
+            spmm_row(col_idx, values, Fp32Rows{x, width}, f, yr, beta, k, end, nnz_end);
             continue;
         }
         if (beta == 0.0f) {

@@ -253,6 +253,20 @@ void CudaBackend::scatter_add_rows_impl(ConstMatrixView x, std::span<const index
         status_bits(), compute_.get()));
 }
 
+// Packed halo records are read on the host only: compressed halos are refused on CUDA
+// (OverlappedAggregation), so these are never reached from a run.
+void CudaBackend::scatter_add_packed_rows_impl(ConstPackedMatrix /*x*/,
+                                               std::span<const index_t> /*rows*/,
+                                               MatrixView /*out*/) {
+    STRATA_FAIL("scatter_add_packed_rows: packed halo records need device = cpu");
+}
+
+void CudaBackend::spmm_scatter_add_packed_impl(const CsrMatrix& /*a*/,
+                                               std::span<const index_t> /*rows*/,
+                                               ConstPackedMatrix /*x*/, MatrixView /*y*/) {
+    STRATA_FAIL("spmm_scatter_add_packed: packed halo records need device = cpu");
+}
+
 void CudaBackend::scatter_rows_impl(ConstMatrixView x, std::span<const index_t> rows,
                                     MatrixView out) {
     STRATA_CUDA_CHECK(cuda::kernels::scatter_rows(x.data, x.cols, rows.data(),
