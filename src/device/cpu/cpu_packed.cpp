@@ -21,7 +21,8 @@ namespace {
 
 using Halves8 = std::uint16_t __attribute__((vector_size(16)));
 using Unsigned8 = std::uint32_t __attribute__((vector_size(32)));
-using Bytes8 = std::int8_t __attribute__((vector_size(8)));
+using Bytes32 = std::int8_t __attribute__((vector_size(32)));
+using Quads4 = std::uint64_t __attribute__((vector_size(32)));
 
 /// bf16 records: value j is the upper half of an fp32 (decoded exactly: the bits shifted up).
 struct Bf16Rows {
@@ -61,9 +62,18 @@ struct Int8Rows {
     void prefetch(index_t c) const {
         prefetch_bytes(x + static_cast<std::size_t>(c) * record, record);
     }
+    /// The 8 bytes in every 64-bit lane, byte i moved to the top of 32-bit lane i (one byte
+    /// shuffle inside each 128-bit half), shifted down with its sign: in AVX2 a broadcast,
+    /// vpshufb, vpsrad and vcvtdq2ps (GCC 12 scalarizes a plain int8 -> float conversion).
     [[nodiscard]] static Floats8 load8(Row r, index_t j) {
-        Bytes8 q;
-        std::memcpy(&q, r.q + j, sizeof(q));
+        static_assert(std::endian::native == std::endian::little);
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, r.q + j, sizeof(bits));
+        const Quads4 copies = {bits, bits, bits, bits};
+        const Bytes32 tops = {0,  0,  0,  0,  1,  1,  1,  1,  2,  2,  2,  2,  3,  3,  3,  3,
+                              20, 20, 20, 20, 21, 21, 21, 21, 22, 22, 22, 22, 23, 23, 23, 23};
+        const Bytes32 moved = __builtin_shuffle(reinterpret_cast<Bytes32>(copies), tops);
+        const Lanes8 q = reinterpret_cast<Lanes8>(moved) >> 24;
         const float s = r.scale;
         return __builtin_convertvector(q, Floats8) * Floats8{s, s, s, s, s, s, s, s};
     }
@@ -73,11 +83,13 @@ struct Int8Rows {
 };
 
 /// Rows [first, last) of A: y[y_rows[r]] += A[r, :] decode(x). Widths of 8 and more: spmm_row;
-/// narrower, one value at a time (as the fp32 kernel's loop: the same bits).
+/// narrower, one value at a time (as the fp32 kernel's loop: the same bits). Always inlined, as
+/// add_records: the AVX2 clone below compiles only what is inlined into it.
 template <class Rows>
-void add_products(const index_t* row_ptr, const index_t* col_idx, const float* values,
-                  const Rows& x, index_t f, float* y, index_t first, index_t last, index_t nnz_end,
-                  const index_t* y_rows) {
+[[gnu::always_inline]] inline void add_products(const index_t* row_ptr, const index_t* col_idx,
+                                                const float* values, const Rows& x, index_t f,
+                                                float* y, index_t first, index_t last,
+                                                index_t nnz_end, const index_t* y_rows) {
     const auto width = static_cast<std::size_t>(f);
     for (index_t r = first; r < last; ++r) {
         float* __restrict yr = y + static_cast<std::size_t>(y_rows[r]) * width;
@@ -100,17 +112,31 @@ void add_products(const index_t* row_ptr, const index_t* col_idx, const float* v
     }
 }
 
-/// Columns [first, last) of out[rows[i]] += decode(x_i) for every i, in order of i.
+/// Columns [first, last) of out[rows[i]] += decode(x_i) for every i, in order of i: 8 at a time,
+/// a ragged end as one vector over the range's last 8 columns whose lanes already added keep
+/// their value (the range's own columns only; narrower ranges one value at a time).
 template <class Rows>
-void add_records(const Rows& x, const index_t* rows, std::size_t num_rows, index_t f, float* out,
-                 index_t first, index_t last) {
+[[gnu::always_inline]] inline void add_records(const Rows& x, const index_t* rows,
+                                               std::size_t num_rows, index_t f, float* out,
+                                               index_t first, index_t last) {
     const auto width = static_cast<std::size_t>(f);
+    const Lanes8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
     for (std::size_t i = 0; i < num_rows; ++i) {
         const typename Rows::Row xr = x.row(static_cast<index_t>(i));
         float* dst = out + static_cast<std::size_t>(rows[i]) * width;
         index_t j = first;
         for (; j + 8 <= last; j += 8) {
             store8(dst + j, load8(dst + j) + Rows::load8(xr, j));
+        }
+        if (j == last) {
+            continue;
+        }
+        if (last - first >= 8) {  // the ragged tail: the last 8 columns, the done lanes kept
+            const index_t start = last - 8;
+            const Lanes8 done = lane < static_cast<std::int32_t>(j - start);
+            const Floats8 old = load8(dst + start);
+            store8(dst + start, done ? old : old + Rows::load8(xr, start));
+            continue;
         }
         for (; j < last; ++j) {
             dst[j] += Rows::load1(xr, j);

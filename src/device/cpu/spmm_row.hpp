@@ -67,10 +67,12 @@ struct Fp32Rows {
 /// what the previous store just wrote, a store-forwarding stall each time). Every column is a
 /// multiply then an add per entry in the entries' order (no FMA), as the plain loop: the same
 /// bits. Measured with bench/spmm (2 threads, 200k vertices, 5M edges, community order): width
-/// 47 0.021 s with a scalar tail, width 48 0.015 s.
+/// 47 0.021 s with a scalar tail, width 48 0.015 s. Always inlined: its callers are cloned for
+/// AVX2 (simd_clones.hpp), and a clone compiles only what is inlined into it.
 template <class Rows>
-inline void spmm_row(const index_t* col_idx, const float* values, const Rows& x, index_t f,
-                     float* __restrict yr, float beta, index_t k, index_t end, index_t nnz_end) {
+[[gnu::always_inline]] inline void spmm_row(const index_t* col_idx, const float* values,
+                                            const Rows& x, index_t f, float* __restrict yr,
+                                            float beta, index_t k, index_t end, index_t nnz_end) {
     const index_t body = f - f % 8;
     const bool ragged = body != f;
     const index_t start = f - 8;  // the tail's vector
