@@ -64,15 +64,24 @@ struct Int8Rows {
     }
     /// The 8 bytes in every 64-bit lane, byte i moved to the top of 32-bit lane i (one byte
     /// shuffle inside each 128-bit half), shifted down with its sign: in AVX2 a broadcast,
-    /// vpshufb, vpsrad and vcvtdq2ps (GCC 12 scalarizes a plain int8 -> float conversion).
+    /// vpshufb, vpsrad and vcvtdq2ps (GCC 12 scalarizes a plain int8 -> float conversion). The
+    /// shuffle is GCC's __builtin_shuffle, or Clang's __builtin_shufflevector (the fuzz and
+    /// sanitizer builds).
     [[nodiscard]] static Floats8 load8(Row r, index_t j) {
         static_assert(std::endian::native == std::endian::little);
         std::uint64_t bits = 0;
         std::memcpy(&bits, r.q + j, sizeof(bits));
         const Quads4 copies = {bits, bits, bits, bits};
+        const auto v = reinterpret_cast<Bytes32>(copies);
+#if defined(__clang__)
+        const Bytes32 moved =
+            __builtin_shufflevector(v, v, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 20, 20,
+                                    20, 20, 21, 21, 21, 21, 22, 22, 22, 22, 23, 23, 23, 23);
+#else
         const Bytes32 tops = {0,  0,  0,  0,  1,  1,  1,  1,  2,  2,  2,  2,  3,  3,  3,  3,
                               20, 20, 20, 20, 21, 21, 21, 21, 22, 22, 22, 22, 23, 23, 23, 23};
-        const Bytes32 moved = __builtin_shuffle(reinterpret_cast<Bytes32>(copies), tops);
+        const Bytes32 moved = __builtin_shuffle(v, tops);
+#endif
         const Lanes8 q = reinterpret_cast<Lanes8>(moved) >> 24;
         const float s = r.scale;
         return __builtin_convertvector(q, Floats8) * Floats8{s, s, s, s, s, s, s, s};
