@@ -54,11 +54,8 @@ public:
     /// Every peer's rows in `recv`; the peers not yet handed out stay available to wait_any.
     void wait_all() override;
 
-    /// Whether arrivals keep their packed records (Arrival::packed below fp32): the caller reads
-    /// received(peer) instead of `recv`.
-    [[nodiscard]] bool keeps_packed() const { return keep_packed_; }
     /// The records `peer` (an index into the pattern's peers) sent, once it has arrived; only
-    /// when keeps_packed().
+    /// with Arrival::packed below fp32 (throws strata::Error otherwise).
     [[nodiscard]] ConstPackedMatrix received(int peer) const;
 
     /// Payload bytes this exchange sends (send rows x the precision's record bytes).
