@@ -230,7 +230,9 @@ private:
         if (transfer > 0.0) {
             inner *= shape_.machine->overlap_slowdown;
         }
-        // Packing the send rows and scattering the received ones stream them once more.
+        // Packing the send rows and scattering the received ones stream them once more; at
+        // every precision (bf16 and int8 pack by converting, and their receivers read records
+        // where fp32's read rows: about even, measured over the emulated links, docs/planner.md).
         const double pack =
             static_cast<double>(rank_.send_rows + rank_.recv_rows) * width * 8.0 / bandwidth();
         return {inner + halo + pack, std::max(0.0, transfer - inner)};
