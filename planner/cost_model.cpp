@@ -311,6 +311,12 @@ double streaming_gbs(const RunShape& shape) {
                        : rates.memory_gbs;
 }
 
+double time_share(const RunShape& shape) {
+    const double load = static_cast<double>(std::max(1, shape.ranks_per_node)) *
+                        static_cast<double>(std::max(1, shape.threads));
+    return std::max(1.0, load / static_cast<double>(std::max(1, shape.machine->cores)));
+}
+
 double optimizer_seconds(double params, const RunShape& shape) {
     return params * 28.0 / (streaming_gbs(shape) * giga) +
            shape.machine->rates(shape.threads).step_s;
@@ -348,7 +354,7 @@ EpochPrediction predict_graph_epoch(const ModelGraph& graph, Recompute recompute
     const double allreduce_bytes = params * 4.0;
     const double allreduce = allreduce_seconds(params, k, shape.network);
     const double optimizer = optimizer_seconds(params, shape);
-    const double scale = rates.time_scale;
+    const double scale = rates.time_scale * time_share(shape);
     EpochPrediction out;
     out.allreduce_bytes = k <= 1 ? 0 : static_cast<std::int64_t>(allreduce_bytes);
     // Every rank of the statistics (the all-reduce spans stats.parts ranks: the grid's model

@@ -95,6 +95,10 @@ struct RunShape {
 /// The rank's streaming bandwidth (GB/s) at its threads: its own, at most its share of the
 /// node's (rate(all cores) x threads / cores) when ranks share the node (ranks_per_node > 1).
 [[nodiscard]] double streaming_gbs(const RunShape& shape);
+/// Ranks x threads on the node over its cores, at least 1. Beyond the cores the ranks
+/// time-share them: each computes a 1/f share of the time, so its compute takes f times as
+/// long (bench/plan's K = 4 rows on 2 cores: measured 1.9-2.2x the unshared prediction).
+[[nodiscard]] double time_share(const RunShape& shape);
 /// Adam's step: 28 bytes per parameter at the rank's (shared) streaming bandwidth, one step.
 [[nodiscard]] double optimizer_seconds(double params, const RunShape& shape);
 

@@ -80,8 +80,9 @@ std::string oversubscription_warning(std::span<const int> ranks, int ranks_per_n
     }
     return "K = " + which + ": more ranks x threads on a node (" + layouts + ") than its " +
            std::to_string(cores) +
-           " cores: the ranks would share cores, so timings of such runs (and the times "
-           "predicted for them) are not meaningful";
+           " cores: the ranks would share cores; the plan prices their compute as time-shared "
+           "(ranks x threads / cores times as long), and such runs' timings move with "
+           "everything else on the cores";
 }
 
 }  // namespace strata::planner

@@ -50,8 +50,8 @@ struct MachineFile {
 /// Empty when every rank count K in `ranks` fits one node of `cores` cores: min(K,
 /// `ranks_per_node`) ranks (0: all K on one node) of `threads` threads each (0: cores / ranks on
 /// the node, at least 1, as strata train and strata plan choose). Else one line naming the K
-/// that do not: their ranks would share cores, so timings of such runs (and the times
-/// predicted for them) are not meaningful.
+/// that do not: their ranks would share cores (the plan prices their compute time-shared,
+/// cost_model.hpp's time_share), and such runs' timings move with whatever else runs.
 [[nodiscard]] std::string oversubscription_warning(std::span<const int> ranks, int ranks_per_node,
                                                    int threads, int cores);
 

@@ -257,7 +257,7 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
     const Network& switch_network = feature_network != nullptr ? *feature_network : shape.network;
     const ExecutionPlan plan = rank_plan(graph, way, Recompute::none);
     const ThreadRates& rates = shape.machine->rates(shape.threads);
-    const double scale = rates.time_scale;
+    const double scale = rates.time_scale * time_share(shape);
     const int steps = layout.chunks / layout.ways;
     const std::vector<double> cuts = cut_row_bytes(graph, stages, shape.halo_precision);
     std::vector<double> forward;

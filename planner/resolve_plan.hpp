@@ -20,7 +20,7 @@ struct ResolvedPlan {
     /// recompute = none, partition_method = metis, for 2 ranks". Empty without a plan.
     std::string line;
     /// plan = auto on more ranks (times threads) than the node's cores: the planned times are
-    /// not meaningful (planner::oversubscription_warning). Empty otherwise.
+    /// time-shared estimates (planner::oversubscription_warning). Empty otherwise.
     std::string warning;
 };
 

@@ -109,8 +109,9 @@ TEST_CASE("oversubscription: more ranks x threads on a node than its cores", "[p
     CHECK(oversubscription_warning(std::vector<int>{1, 2}, 0, 0, 2).empty());
     CHECK(oversubscription_warning(ranks, 0, 0, 2) ==
           "K = 4, 8: more ranks x threads on a node (4 x 1, 8 x 1) than its 2 cores: the ranks "
-          "would share cores, so timings of such runs (and the times predicted for them) are "
-          "not meaningful");
+          "would share cores; the plan prices their compute as time-shared (ranks x threads / "
+          "cores times as long), and such runs' timings move with everything else on the "
+          "cores");
     // Two ranks per node: every K fits two cores.
     CHECK(oversubscription_warning(ranks, 2, 0, 2).empty());
     // Threads given: 2 ranks x 2 threads on 2 cores does not fit, 1 x 2 does.

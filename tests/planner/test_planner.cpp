@@ -218,6 +218,25 @@ TEST_CASE("time of one linear layer: by hand", "[planner]") {
     CHECK(p.wait_s == 0.0);
     CHECK(p.epoch_s == Approx(p.compute_s + p.wait_s + p.eval_s));
     CHECK(p.halo_bytes == 0);
+    // Three ranks of one thread on the flat machine's one core time-share it: each computes a
+    // third of the time, so its compute and evaluation take 3 x as long (planner::time_share);
+    // one rank of one thread, or ranks with a node each, as before.
+    const auto shared = [&](int ranks_per_node) {
+        return planner::predict_graph_epoch(graph, Recompute::none, s,
+                                            {.machine = &m,
+                                             .network = m.shared_memory,
+                                             .threads = 1,
+                                             .ranks_per_node = ranks_per_node});
+    };
+    CHECK(shared(3).compute_s == Approx(3.0 * p.compute_s));
+    CHECK(shared(3).eval_s == Approx(3.0 * p.eval_s));
+    CHECK(shared(1).epoch_s == Approx(p.epoch_s));
+    planner::MachineModel four_cores = m;
+    four_cores.cores = 4;
+    CHECK(planner::time_share(
+              {.machine = &four_cores, .network = {}, .threads = 2, .ranks_per_node = 2}) == 1.0);
+    CHECK(planner::time_share(
+              {.machine = &four_cores, .network = {}, .threads = 2, .ranks_per_node = 3}) == 1.5);
 }
 
 TEST_CASE("a threaded GEMM pays the BLAS hand-over: by hand", "[planner]") {
