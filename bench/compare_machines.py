@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Every figure of two machine.json files (strata calibrate) side by side, with the relative
-difference |b - a| / min(a, b) and, for version 2 files, each figure's spread over rounds.
+difference |b - a| / min(a, b) and, from version 2 on, each figure's spread over rounds.
 
 Usage: bench/compare_machines.py A.json B.json [--limit 0.10]
 Exit status 1 when a figure the model uses differs by more than --limit (default 10 %).
@@ -26,10 +26,11 @@ def figures(path):
                     out[f"t{t} {name}"] = (p["rate"], spread.get(name))
             else:
                 out[f"t{t} {key}"] = (value, spread.get(key))
-    for net in ("shared_memory",):
-        if m.get("mpi_measured"):
+    # The network figures calibrate measured under mpirun (version 3 says which), their spreads.
+    for net, measured in (("shared_memory", "mpi_measured"), ("inter_node", "inter_node_measured")):
+        if m.get(measured):
             for key in ("latency_s", "bandwidth_gbs"):
-                out[f"{net}.{key}"] = (m[net][key], m[net].get(key.split("_")[0] + "_spread"))
+                out[f"{net}.{key}"] = (m[net][key], m.get("network_spread", {}).get(f"{net}.{key}"))
     return m, out
 
 

@@ -76,14 +76,15 @@ void log_rates(const ThreadRates& r, const std::function<void(const std::string&
          spread_text(r, "cache_gbs").c_str());
 }
 
-/// Ranks 0 and 1 exchange `floats` floats both ways (the halo exchange's pattern); seconds per
+/// Each rank exchanges `floats` floats both ways with `partner` (the halo exchange's pattern;
+/// -1: idle, it only joins the barrier and the reduction), every pair at once; seconds per
 /// exchange over a fixed count, the slowest rank's.
-double exchange_seconds(Communicator& comm, Backend& backend, index_t floats, double budget,
-                        const Clock& clock) {
-    const int rank = comm.rank();
+double exchange_seconds(Communicator& comm, Backend& backend, int partner, index_t floats,
+                        double budget, const Clock& clock) {
+    const bool busy = partner >= 0;
     ExchangePattern pattern;
-    if (rank <= 1) {
-        pattern.peers = {1 - rank};
+    if (busy) {
+        pattern.peers = {partner};
         pattern.send_offsets = {0, floats};
         pattern.recv_offsets = {0, floats};
     }
@@ -93,8 +94,8 @@ double exchange_seconds(Communicator& comm, Backend& backend, index_t floats, do
     // (an unwritten send buffer measured 18 GB/s where the written one moves 11).
     std::fill_n(send.data(), send.rows(), 1.0f);
     std::fill_n(recv.data(), recv.rows(), 0.0f);
-    const ConstMatrixView s{send.view().data, rank <= 1 ? floats : 0, 1};
-    const MatrixView r{recv.view().data, rank <= 1 ? floats : 0, 1};
+    const ConstMatrixView s{send.view().data, busy ? floats : 0, 1};
+    const MatrixView r{recv.view().data, busy ? floats : 0, 1};
     // A fixed repetition count on every rank (all must join each barrier).
     const auto once = [&] {
         auto exchange = comm.start_exchange(pattern, s, r);
@@ -110,6 +111,42 @@ double exchange_seconds(Communicator& comm, Backend& backend, index_t floats, do
     std::array<double, 1> t{(clock() - start) / reps};
     comm.allreduce_max(t);
     return t[0];
+}
+
+/// This rank's partner among `pairs` (-1: none).
+int partner_in(const std::vector<std::pair<int, int>>& pairs, int rank) {
+    for (const auto& [a, b] : pairs) {
+        if (a == rank || b == rank) {
+            return a == rank ? b : a;
+        }
+    }
+    return -1;
+}
+
+/// One network's figures: `pairs` exchange at once, a small and a big message a round; the
+/// latency is the small exchange's time, the bandwidth (GB/s each way) the pairs' big messages
+/// over the extra time they took. Collective; every rank returns the same.
+struct NetworkFigures {
+    Repeated latency;
+    Repeated bandwidth;
+};
+
+NetworkFigures measure_network(Communicator& comm, const std::vector<std::pair<int, int>>& pairs,
+                               index_t big_floats, const CalibrationOptions& options) {
+    CpuBackend backend(1);
+    const int partner = partner_in(pairs, comm.rank());
+    const double budget = options.seconds_per_figure / options.rounds;
+    std::vector<double> latency;
+    std::vector<double> bandwidth;
+    for (int round = 0; round < options.rounds; ++round) {
+        const double small = exchange_seconds(comm, backend, partner, 1, budget, options.clock);
+        const double big =
+            exchange_seconds(comm, backend, partner, big_floats, budget, options.clock);
+        latency.push_back(small);
+        bandwidth.push_back(static_cast<double>(pairs.size()) * 4.0 * big_floats /
+                            std::max(1e-9, big - small) / 1e9);
+    }
+    return {summarize(latency), summarize(bandwidth)};
 }
 
 /// The training runs of the fits, a round each: the big run's epoch and aggregation phase and
@@ -369,10 +406,58 @@ std::string cores_warning(const ThreadRates& one, const ThreadRates& many) {
     return text;
 }
 
+NetworkPairs network_pairs(const std::vector<int>& nodes) {
+    NetworkPairs pairs;
+    const int size = static_cast<int>(nodes.size());
+    const auto ranks_of = [&](int node) {
+        std::vector<int> ranks;
+        for (int r = 0; r < size; ++r) {
+            if (nodes[static_cast<std::size_t>(r)] == node) {
+                ranks.push_back(r);
+            }
+        }
+        return ranks;
+    };
+    for (int r = 0; r < size && pairs.inside.empty(); ++r) {
+        const std::vector<int> mates = ranks_of(nodes[static_cast<std::size_t>(r)]);
+        if (mates.size() >= 2) {
+            pairs.inside.emplace_back(mates[0], mates[1]);
+        }
+    }
+    if (size == 0) {
+        return pairs;
+    }
+    const auto other =
+        std::find_if(nodes.begin(), nodes.end(), [&](int node) { return node != nodes.front(); });
+    if (other != nodes.end()) {
+        const std::vector<int> a = ranks_of(nodes.front());
+        const std::vector<int> b = ranks_of(*other);
+        for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+            pairs.across.emplace_back(a[i], b[i]);
+        }
+    }
+    return pairs;
+}
+
 MachineModel merge_network(MachineModel kernels, const MachineModel& network) {
-    kernels.shared_memory = network.shared_memory;
-    kernels.mpi_measured = network.mpi_measured;
-    kernels.network_spread = network.network_spread;
+    const auto take = [&](const std::string& key) {
+        for (const char* figure : {".latency_s", ".bandwidth_gbs"}) {
+            const auto it = network.network_spread.find(key + figure);
+            if (it != network.network_spread.end()) {
+                kernels.network_spread[key + figure] = it->second;
+            }
+        }
+    };
+    if (network.mpi_measured) {
+        kernels.shared_memory = network.shared_memory;
+        kernels.mpi_measured = true;
+        take("shared_memory");
+    }
+    if (network.inter_node_measured) {
+        kernels.inter_node = network.inter_node;
+        kernels.inter_node_measured = true;
+        take("inter_node");
+    }
     return kernels;
 }
 
@@ -410,36 +495,47 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
             options.warn(warning);
         }
     }
-    // Network between ranks 0 and 1 (shared memory when they are on one node), in rounds.
+    // The network inside a node (one pair) and across nodes (every rank of a node with a
+    // partner on another, at once), in rounds.
     if (comm.size() >= 2) {
-        CpuBackend backend(1);
+        std::vector<int> nodes(static_cast<std::size_t>(comm.size()));
+        for (int r = 0; r < comm.size(); ++r) {
+            nodes[static_cast<std::size_t>(r)] = comm.node_of(r);
+        }
+        const NetworkPairs pairs = network_pairs(nodes);
         // A message twice the last-level cache (16 MB to 256 MB): exchanges of the graphs worth
         // distributing stream from memory, slower than between caches on one node.
         const auto big_floats = static_cast<index_t>(std::clamp(2.0 * m.cache_bytes / sizeof(float),
                                                                 static_cast<double>(1 << 22),
                                                                 static_cast<double>(1 << 26)));
-        const double budget = options.seconds_per_figure / options.rounds;
-        std::vector<double> latency;
-        std::vector<double> bandwidth;
-        for (int round = 0; round < options.rounds; ++round) {
-            const double small = exchange_seconds(comm, backend, 1, budget, options.clock);
-            const double big = exchange_seconds(comm, backend, big_floats, budget, options.clock);
-            latency.push_back(small);
-            bandwidth.push_back(4.0 * big_floats / std::max(1e-9, big - small) / 1e9);
+        const auto record = [&](const std::vector<std::pair<int, int>>& which, Network& network,
+                                const std::string& key, const std::string& what) {
+            const NetworkFigures f = measure_network(comm, which, big_floats, options);
+            network = {.latency_s = f.latency.median, .bandwidth_gbs = f.bandwidth.median};
+            m.network_spread[key + ".latency_s"] = f.latency.spread;
+            m.network_spread[key + ".bandwidth_gbs"] = f.bandwidth.spread;
+            char line[240];
+            std::snprintf(line, sizeof(line),
+                          "network %s: latency %.2f us (spread %.0f %%), bandwidth %.3f GB/s each "
+                          "way (spread %.0f %%)",
+                          what.c_str(), 1e6 * f.latency.median, 100 * f.latency.spread,
+                          f.bandwidth.median, 100 * f.bandwidth.spread);
+            log(line);
+        };
+        if (!pairs.inside.empty()) {
+            record(pairs.inside, m.shared_memory, "shared_memory",
+                   "inside a node (ranks " + std::to_string(pairs.inside[0].first) + "-" +
+                       std::to_string(pairs.inside[0].second) + ")");
+            m.mpi_measured = true;
         }
-        const Repeated l = summarize(latency);
-        const Repeated b = summarize(bandwidth);
-        m.shared_memory.latency_s = l.median;
-        m.shared_memory.bandwidth_gbs = b.median;
-        m.network_spread = {{"shared_memory.latency_s", l.spread},
-                            {"shared_memory.bandwidth_gbs", b.spread}};
-        m.mpi_measured = true;
-        char line[200];
-        std::snprintf(line, sizeof(line),
-                      "network (ranks 0-1): latency %.2f us (spread %.0f %%), bandwidth %.2f "
-                      "GB/s (spread %.0f %%)",
-                      1e6 * l.median, 100 * l.spread, b.median, 100 * b.spread);
-        log(line);
+        if (!pairs.across.empty()) {
+            const std::size_t n = pairs.across.size();
+            record(pairs.across, m.inter_node, "inter_node",
+                   "across nodes (" + std::to_string(n) + (n == 1 ? " pair" : " pairs at once") +
+                       ", ranks " + std::to_string(pairs.across[0].first) + "-" +
+                       std::to_string(pairs.across[0].second) + (n > 1 ? ", ..." : "") + ")");
+            m.inter_node_measured = true;
+        }
         const std::string warning =
             spread_warning("network", m.network_spread, load_average(), m.cores);
         if (root && !warning.empty() && options.warn) {

@@ -3,14 +3,19 @@
 // and out of cache and the fixed cost of a step (planner/kernel_probes.hpp), and training runs
 // of a GCN on generated graphs that fit spmm_scale, step_s and time_scale (measured / predicted)
 // — all in interleaved rounds (planner/timed_rounds.hpp): each figure the median over rounds,
-// its spread recorded. Under mpirun (>= 2 ranks) only the network: the halo exchange between
-// ranks 0 and 1 (latency, bandwidth; the SpMM slowdown while it runs is not measured yet: 1) —
-// kernels are not timed there, since the waiting ranks would spin in MPI on the cores measured.
+// its spread recorded. Under mpirun (>= 2 ranks) only the network (latency, bandwidth; the SpMM
+// slowdown while it runs is not measured yet: 1): the halo exchange between two ranks of one
+// node (shared_memory) and, when the ranks span nodes, between every rank of one node and a
+// partner on another at once (inter_node: the node's link as training's several flows share
+// it) — kernels are not timed there, since the waiting ranks would spin in MPI on the cores
+// measured.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "planner/machine_model.hpp"
 #include "planner/timed_rounds.hpp"
@@ -34,7 +39,21 @@ inline constexpr double spread_threshold = 0.10;
 /// network figures only (by_threads empty), for merge_network.
 [[nodiscard]] MachineModel calibrate(Communicator& comm, const CalibrationOptions& options);
 
-/// `kernels` with the network figures of `network` (shared_memory, mpi_measured, network_spread).
+/// The ranks calibrate times the network between, from each rank's node (`nodes[r]`,
+/// Communicator::node_of).
+struct NetworkPairs {
+    /// The two lowest ranks of the first node (in rank order) that has two; empty when none has.
+    std::vector<std::pair<int, int>> inside;
+    /// With two nodes or more: the i-th rank of rank 0's node with the i-th of the next node
+    /// (that of the lowest rank on another), as many pairs as the smaller of the two has. They
+    /// exchange at once, as a node's ranks do in training: over TCP one flow may reach half the
+    /// rate several share (docs/planner.md, "Calibration").
+    std::vector<std::pair<int, int>> across;
+};
+[[nodiscard]] NetworkPairs network_pairs(const std::vector<int>& nodes);
+
+/// `kernels` with the network figures `network` measured: shared_memory when mpi_measured,
+/// inter_node when inter_node_measured, each with its network_spread entries.
 [[nodiscard]] MachineModel merge_network(MachineModel kernels, const MachineModel& network);
 
 /// The 1-minute load average (/proc/loadavg's first figure); negative where unreadable.

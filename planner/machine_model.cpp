@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -106,9 +108,12 @@ MachineModel slowed_by_spread(MachineModel m) {
             value = rate ? value / factor : value * factor;
         });
     }
-    m.shared_memory.latency_s *= 1.0 + spread_of(m.network_spread, "shared_memory.latency_s");
-    m.shared_memory.bandwidth_gbs /=
-        1.0 + spread_of(m.network_spread, "shared_memory.bandwidth_gbs");
+    for (auto [network, key] :
+         {std::pair{&m.shared_memory, "shared_memory"}, std::pair{&m.inter_node, "inter_node"}}) {
+        network->latency_s *= 1.0 + spread_of(m.network_spread, key + std::string(".latency_s"));
+        network->bandwidth_gbs /=
+            1.0 + spread_of(m.network_spread, key + std::string(".bandwidth_gbs"));
+    }
     return m;
 }
 
@@ -168,6 +173,7 @@ std::string to_json(const MachineModel& m) {
                     {"shared_memory", network_json(m.shared_memory)},
                     {"inter_node", network_json(m.inter_node)},
                     {"mpi_measured", m.mpi_measured},
+                    {"inter_node_measured", m.inter_node_measured},
                     {"overlap_slowdown", m.overlap_slowdown},
                     {"baseline_rss_bytes", m.baseline_rss_bytes},
                     {"network_spread", m.network_spread}};
@@ -183,10 +189,10 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
     }
     STRATA_CHECK(j.is_object() && j.value("format", std::string()) == "strata-machine", what,
                  ": not a machine model (\"format\" is not \"strata-machine\")");
-    // Version 1 lacks the spreads: read as 0.
+    // Version 1 lacks the spreads (read as 0), 1 and 2 inter_node_measured (false).
     const int version = j.value("version", 0);
-    STRATA_CHECK(version == 1 || version == MachineModel::format_version, what,
-                 ": machine model version ", version, " is not supported (this strata reads 1 and ",
+    STRATA_CHECK(version >= 1 && version <= MachineModel::format_version, what,
+                 ": machine model version ", version, " is not supported (this strata reads 1 to ",
                  MachineModel::format_version, "): run strata calibrate again");
     try {
         MachineModel m;
@@ -215,6 +221,7 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
         m.shared_memory = network_from(j.at("shared_memory"));
         m.inter_node = network_from(j.at("inter_node"));
         m.mpi_measured = j.at("mpi_measured").get<bool>();
+        m.inter_node_measured = version >= 3 && j.at("inter_node_measured").get<bool>();
         m.overlap_slowdown = j.at("overlap_slowdown").get<double>();
         m.baseline_rss_bytes = j.at("baseline_rss_bytes").get<double>();
         m.network_spread = spreads_from(j, "network_spread");

@@ -77,8 +77,9 @@ struct Network {
 };
 
 struct MachineModel {
-    /// 2: adds the spreads (`spread` in each by_threads entry, `network_spread`).
-    static constexpr int format_version = 2;
+    /// 2: adds the spreads (`spread` in each by_threads entry, `network_spread`); 3: adds
+    /// `inter_node_measured` (versions 1 and 2 are read with it false).
+    static constexpr int format_version = 3;
     std::string host;                     ///< where it was measured
     int cores = 1;                        ///< online CPUs
     double cache_bytes = 0.0;             ///< last-level cache (sysconf), for in/out of cache
@@ -86,12 +87,14 @@ struct MachineModel {
     Network shared_memory;                ///< ranks on one node (measured under mpirun)
     Network inter_node;                   ///< ranks on different nodes (by hand, or measured)
     bool mpi_measured = false;            ///< shared_memory came from a run with >= 2 ranks
+    bool inter_node_measured = false;     ///< inter_node came from a run across nodes
     /// SpMM slowdown while a transfer runs (>= 1): applied to the inner SpMM an exchange
     /// overlaps.
     double overlap_slowdown = 1.0;
     double baseline_rss_bytes = 0.0;  ///< a rank's resident memory before any data (MPI, BLAS)
     /// Spread of the measured network figures over rounds: "shared_memory.latency_s",
-    /// "shared_memory.bandwidth_gbs" (absent: 0).
+    /// "shared_memory.bandwidth_gbs", "inter_node.latency_s", "inter_node.bandwidth_gbs"
+    /// (absent: 0).
     std::map<std::string, double> network_spread{};
 
     /// The rates for `threads` (the nearest measured count; never empty after calibrate).

@@ -1,5 +1,5 @@
-// `strata calibrate`: measure this machine's kernels (and, under mpirun, the network between
-// ranks 0 and 1) into machine.json for `strata plan` — by default where the planner looks
+// `strata calibrate`: measure this machine's kernels (and, under mpirun, the network inside a
+// node and across nodes) into machine.json for `strata plan` — by default where the planner looks
 // (planner/machine_file.hpp), else where --out says, and then how the planner finds it.
 #include <cstdio>
 #include <cstdlib>
@@ -70,7 +70,7 @@ int run_calibrate(CalibrateOptions o) {
     }
     if (root) {
         std::printf("calibrate: writing %s%s\n", o.out.c_str(),
-                    comm->size() > 1 ? " (the network between ranks 0 and 1)"
+                    comm->size() > 1 ? " (the network: inside a node, across nodes)"
                                      : " (kernels, then fits; about a minute)");
         const std::string busy = planner::busy_warning(
             planner::load_average(), static_cast<int>(std::thread::hardware_concurrency()));
@@ -104,23 +104,30 @@ int run_calibrate(CalibrateOptions o) {
         m = planner::merge_network(planner::read_machine(o.out), m);
     } else if (exists) {
         const planner::MachineModel old = planner::read_machine(o.out);
-        if (old.mpi_measured) {
-            m = planner::merge_network(m, old);
-        }
-        m.inter_node = old.inter_node;
+        m = planner::merge_network(m, old);
+        m.inter_node = old.inter_node;  // measured or given by hand: kept
     }
+    // Given by hand: replaces the measured figure (no longer measured, no spread).
     if (o.link_gbit > 0) {
         m.inter_node.bandwidth_gbs = o.link_gbit / 8.0;
+        m.inter_node_measured = false;
+        m.network_spread.erase("inter_node.bandwidth_gbs");
     }
     if (o.link_latency_us > 0) {
         m.inter_node.latency_s = o.link_latency_us * 1e-6;
+        m.inter_node_measured = false;
+        m.network_spread.erase("inter_node.latency_s");
     }
     if (root) {
         planner::write_machine(m, o.out);
-        std::printf("wrote %s (%s, %d cores, %s)\n", o.out.c_str(), m.host.c_str(), m.cores,
-                    m.mpi_measured ? "network measured between ranks 0 and 1"
-                                   : "network figures are defaults: run mpirun -np 2 strata "
-                                     "calibrate with the same --out to measure them");
+        std::printf("wrote %s (%s, %d cores; network inside a node: %s; across nodes: %s)\n",
+                    o.out.c_str(), m.host.c_str(), m.cores,
+                    m.mpi_measured ? "measured"
+                                   : "defaults (mpirun -np 2 strata calibrate on one node with "
+                                     "the same --out measures it)",
+                    m.inter_node_measured ? "measured"
+                                          : "by hand or defaults (mpirun across nodes with the "
+                                            "same --out measures it)");
         std::printf("%s\n", how_plan_finds(o.out).c_str());
     }
     comm->barrier();
@@ -134,8 +141,9 @@ Command add_calibrate_command(CLI::App& root) {
     CLI::App* cmd = root.add_subcommand(
         "calibrate",
         "Measure this machine for strata plan: one process times the kernels (bandwidth, GEMM, "
-        "SpMM, a step's cost; about a minute), mpirun -np 2 then adds the network between ranks "
-        "to the same --out");
+        "SpMM, a step's cost; about a minute), mpirun then adds the network to the same --out: "
+        "inside a node, and across nodes when the ranks span several (all of a node's ranks "
+        "at once: start as many per node as training will)");
     cmd->add_option("--out", o->out,
                     "Machine model to write (JSON; default ~/.cache/strata/machine.json, where "
                     "strata plan and strata train --plan auto look without --machine)");
@@ -153,13 +161,13 @@ Command add_calibrate_command(CLI::App& root) {
     // Not given: an existing --out keeps its figures, a new one gets 10 Gbit/s and 50 us
     // (planner::default_machine()); the captured 0 would read as a default of 0.
     cmd->add_option("--link-gbit", o->link_gbit,
-                    "Inter-node link bandwidth in Gbit/s, by hand (default: kept from an "
-                    "existing --out, else 10)")
+                    "Inter-node link bandwidth in Gbit/s, by hand, replacing a measured one "
+                    "(default: kept from an existing --out, else 10)")
         ->check(positive())
         ->default_str("");
     cmd->add_option("--link-latency-us", o->link_latency_us,
-                    "Inter-node one-way latency in microseconds, by hand (default: kept from an "
-                    "existing --out, else 50)")
+                    "Inter-node one-way latency in microseconds, by hand, replacing a measured "
+                    "one (default: kept from an existing --out, else 50)")
         ->check(positive())
         ->default_str("");
     return {cmd, [o] { return run_calibrate(*o); }};

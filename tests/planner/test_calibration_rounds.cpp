@@ -1,11 +1,14 @@
 // Calibration in rounds (planner/timed_rounds.hpp) on a fake clock: the fastest of repetitions,
 // the median and spread over interleaved rounds (an outlier round moves the spread, not the
-// median), the warning about spread and load, machine.json's spreads (version 2; version 1 still
-// read, spreads 0), and the plan's error band growing with the spreads.
+// median), the warning about spread and load, machine.json's spreads and whether the inter-node
+// figures were measured (version 3; versions 1 and 2 still read), the ranks the network is timed
+// between, merging a network run into the kernels' file, and the plan's error band growing with
+// the spreads.
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -149,21 +152,34 @@ TEST_CASE("cores warning: in-cache work that did not scale with the threads", "[
                                  "thread's (in-cache SpMM 1.93x)"));
 }
 
-TEST_CASE("machine.json version 2 keeps each figure's spread, version 1 reads as spread 0",
-          "[planner]") {
+TEST_CASE(
+    "machine.json version 3 keeps each figure's spread and whether inter_node was "
+    "measured; versions 1 and 2 read as spread 0 and not measured",
+    "[planner]") {
     planner::MachineModel m = planner::default_machine();
     m.by_threads[0].spread = {{"memory_gbs", 0.03}, {"spmm_in_cache_g@16", 0.25}};
-    m.network_spread = {{"shared_memory.latency_s", 0.5}};
+    m.network_spread = {{"shared_memory.latency_s", 0.5}, {"inter_node.bandwidth_gbs", 0.07}};
+    m.inter_node_measured = true;
     const std::string text = planner::to_json(m);
-    CHECK(text.find("\"version\": 2") != std::string::npos);
+    CHECK(text.find("\"version\": 3") != std::string::npos);
     const planner::MachineModel back = planner::machine_from_json(text, "m.json");
     CHECK(back.by_threads[0].spread == m.by_threads[0].spread);
     CHECK(back.network_spread == m.network_spread);
+    CHECK(back.inter_node_measured);
+    // A version 2 file (before inter_node_measured): read, not measured.
+    std::string v2 = text;
+    v2.replace(v2.find("\"version\": 3"), 12, "\"version\": 2");
+    const std::string measured = "\"inter_node_measured\": true";
+    const auto key = v2.find(measured);
+    REQUIRE(key != std::string::npos);
+    const auto before = v2.rfind(',', key);  // the comma before the key
+    v2.erase(before, key + measured.size() - before);
+    CHECK_FALSE(planner::machine_from_json(v2, "v2.json").inter_node_measured);
     // A version 1 file (before the spreads): read, every spread 0 (absent).
-    std::string old = text;
+    std::string old = v2;
     old.replace(old.find("\"version\": 2"), 12, "\"version\": 1");
-    for (const char* key : {"\"spread\"", "\"network_spread\""}) {
-        const auto at = old.find(key);
+    for (const char* name : {"\"spread\"", "\"network_spread\""}) {
+        const auto at = old.find(name);
         REQUIRE(at != std::string::npos);
         const auto end = old.find('}', at);
         old.erase(at, end + 1 - at);
@@ -174,19 +190,74 @@ TEST_CASE("machine.json version 2 keeps each figure's spread, version 1 reads as
     const planner::MachineModel v1 = planner::machine_from_json(old, "old.json");
     CHECK(v1.by_threads[0].spread.empty());
     CHECK(v1.network_spread.empty());
+    CHECK_FALSE(v1.inter_node_measured);
     CHECK(v1.by_threads[0].memory_gbs == m.by_threads[0].memory_gbs);
     std::string future = text;
-    future.replace(future.find("\"version\": 2"), 12, "\"version\": 3");
+    future.replace(future.find("\"version\": 3"), 12, "\"version\": 4");
     CHECK_THROWS_WITH(planner::machine_from_json(future, "m.json"),
-                      Catch::StartsWith("m.json: machine model version 3 is not supported (this "
-                                        "strata reads 1 and 2): run strata calibrate again"));
+                      Catch::StartsWith("m.json: machine model version 4 is not supported (this "
+                                        "strata reads 1 to 3): run strata calibrate again"));
+}
+
+TEST_CASE("network_pairs: one pair inside a node, every rank of a node with a partner across",
+          "[planner]") {
+    using Pairs = std::vector<std::pair<int, int>>;
+    // 2 hosts x 2 slots, by slot: 0-1 share a node; across, 0-2 and 1-3 at once.
+    planner::NetworkPairs p = planner::network_pairs({0, 0, 1, 1});
+    CHECK(p.inside == Pairs{{0, 1}});
+    CHECK(p.across == Pairs{{0, 2}, {1, 3}});
+    // Round robin (--map-by node): the same pairs by node, whatever the rank order.
+    p = planner::network_pairs({0, 1, 0, 1});
+    CHECK(p.inside == Pairs{{0, 2}});
+    CHECK(p.across == Pairs{{0, 1}, {2, 3}});
+    // One rank per node: nothing inside, one flow across (the other nodes idle).
+    p = planner::network_pairs({0, 1, 2});
+    CHECK(p.inside.empty());
+    CHECK(p.across == Pairs{{0, 1}});
+    // Uneven nodes: as many pairs as the smaller node has; inside, the first node with two.
+    p = planner::network_pairs({0, 1, 1, 1});
+    CHECK(p.inside == Pairs{{1, 2}});
+    CHECK(p.across == Pairs{{0, 1}});
+    // One node: inside only.
+    p = planner::network_pairs({0, 0});
+    CHECK(p.inside == Pairs{{0, 1}});
+    CHECK(p.across.empty());
+}
+
+TEST_CASE("merge_network takes only the figures the network run measured", "[planner]") {
+    planner::MachineModel kernels = planner::default_machine();
+    kernels.inter_node = {7e-6, 0.5};  // given by hand
+    kernels.network_spread = {{"shared_memory.latency_s", 0.2}};
+    planner::MachineModel inside;  // mpirun on one node
+    inside.shared_memory = {1e-6, 9.0};
+    inside.mpi_measured = true;
+    inside.network_spread = {{"shared_memory.latency_s", 0.01},
+                             {"shared_memory.bandwidth_gbs", 0.02}};
+    planner::MachineModel m = planner::merge_network(kernels, inside);
+    CHECK(m.shared_memory.bandwidth_gbs == 9.0);
+    CHECK(m.inter_node.bandwidth_gbs == 0.5);  // kept
+    CHECK_FALSE(m.inter_node_measured);
+    CHECK(m.network_spread == inside.network_spread);
+    CHECK(m.by_threads.size() == kernels.by_threads.size());
+    planner::MachineModel across;  // one rank per node: the link only
+    across.inter_node = {40e-6, 0.031};
+    across.inter_node_measured = true;
+    across.network_spread = {{"inter_node.bandwidth_gbs", 0.05}, {"inter_node.latency_s", 0.1}};
+    m = planner::merge_network(m, across);
+    CHECK(m.shared_memory.bandwidth_gbs == 9.0);  // kept from the run inside a node
+    CHECK(m.mpi_measured);
+    CHECK(m.inter_node.bandwidth_gbs == 0.031);
+    CHECK(m.inter_node_measured);
+    CHECK(m.network_spread.size() == 4);
+    CHECK(m.network_spread.at("inter_node.bandwidth_gbs") == 0.05);
+    CHECK(m.network_spread.at("shared_memory.bandwidth_gbs") == 0.02);
 }
 
 TEST_CASE("slowed_by_spread: costs up, rates down, each by its own spread", "[planner]") {
     planner::MachineModel m = planner::default_machine();
     planner::ThreadRates& r = m.by_threads[0];
     r.spread = {{"memory_gbs", 0.25}, {"step_s", 0.5}, {"spmm_in_cache_g@16", 1.0}};
-    m.network_spread = {{"shared_memory.bandwidth_gbs", 0.25}};
+    m.network_spread = {{"shared_memory.bandwidth_gbs", 0.25}, {"inter_node.latency_s", 0.5}};
     const planner::MachineModel s = planner::slowed_by_spread(m);
     CHECK(s.by_threads[0].memory_gbs == Approx(r.memory_gbs / 1.25));
     CHECK(s.by_threads[0].step_s == Approx(r.step_s * 1.5));
@@ -195,6 +266,8 @@ TEST_CASE("slowed_by_spread: costs up, rates down, each by its own spread", "[pl
     CHECK(s.by_threads[0].gemm[0].rate == r.gemm[0].rate);
     CHECK(s.shared_memory.bandwidth_gbs == Approx(m.shared_memory.bandwidth_gbs / 1.25));
     CHECK(s.shared_memory.latency_s == m.shared_memory.latency_s);
+    CHECK(s.inter_node.latency_s == Approx(m.inter_node.latency_s * 1.5));
+    CHECK(s.inter_node.bandwidth_gbs == m.inter_node.bandwidth_gbs);
     // Every figure for_each_figure names is one machine.json writes a spread for.
     std::vector<std::string> names;
     planner::for_each_figure(
