@@ -76,26 +76,32 @@ void log_rates(const ThreadRates& r, const std::function<void(const std::string&
          spread_text(r, "cache_gbs").c_str());
 }
 
-/// Each rank exchanges `floats` floats both ways with `partner` (the halo exchange's pattern;
-/// -1: idle, it only joins the barrier and the reduction), every pair at once; seconds per
-/// exchange over a fixed count, the slowest rank's.
-double exchange_seconds(Communicator& comm, Backend& backend, int partner, index_t floats,
-                        double budget, const Clock& clock) {
-    const bool busy = partner >= 0;
+/// Each rank exchanges `floats` floats both ways with `partners`, split evenly among them (at
+/// least 1 each; the halo exchange's pattern; none: idle, it only joins the barrier and the reduction), every
+/// rank at once; seconds per exchange over a fixed count, the slowest rank's.
+double exchange_seconds(Communicator& comm, Backend& backend, const std::vector<int>& partners,
+                        index_t floats, double budget, const Clock& clock) {
+    const bool busy = !partners.empty();
     ExchangePattern pattern;
     if (busy) {
-        pattern.peers = {partner};
-        pattern.send_offsets = {0, floats};
-        pattern.recv_offsets = {0, floats};
+        pattern.peers = partners;
+        // The same count to each partner (the partner expects what it sends), at least 1.
+        const auto n = static_cast<index_t>(partners.size());
+        const index_t each = std::max<index_t>(1, floats / n);
+        for (index_t i = 1; i <= n; ++i) {  // after the pattern's leading 0
+            pattern.send_offsets.push_back(each * i);
+        }
+        pattern.recv_offsets = pattern.send_offsets;
     }
-    DenseMatrix send(backend, std::max<index_t>(floats, 1), 1);
-    DenseMatrix recv(backend, std::max<index_t>(floats, 1), 1);
+    const index_t rows = pattern.num_send_rows();  // floats, rounded to the partners
+    DenseMatrix send(backend, std::max<index_t>(rows, 1), 1);
+    DenseMatrix recv(backend, std::max<index_t>(rows, 1), 1);
     // Written first: pages never written read as the kernel's one zero page, always in cache
     // (an unwritten send buffer measured 18 GB/s where the written one moves 11).
     std::fill_n(send.data(), send.rows(), 1.0f);
     std::fill_n(recv.data(), recv.rows(), 0.0f);
-    const ConstMatrixView s{send.view().data, busy ? floats : 0, 1};
-    const MatrixView r{recv.view().data, busy ? floats : 0, 1};
+    const ConstMatrixView s{send.view().data, rows, 1};
+    const MatrixView r{recv.view().data, rows, 1};
     // A fixed repetition count on every rank (all must join each barrier).
     const auto once = [&] {
         auto exchange = comm.start_exchange(pattern, s, r);
@@ -113,38 +119,40 @@ double exchange_seconds(Communicator& comm, Backend& backend, int partner, index
     return t[0];
 }
 
-/// This rank's partner among `pairs` (-1: none).
-int partner_in(const std::vector<std::pair<int, int>>& pairs, int rank) {
+/// This rank's partners among `pairs`, ascending.
+std::vector<int> partners_in(const std::vector<std::pair<int, int>>& pairs, int rank) {
+    std::vector<int> partners;
     for (const auto& [a, b] : pairs) {
         if (a == rank || b == rank) {
-            return a == rank ? b : a;
+            partners.push_back(a == rank ? b : a);
         }
     }
-    return -1;
+    std::sort(partners.begin(), partners.end());
+    return partners;
 }
 
-/// One network's figures: `pairs` exchange at once, a small and a big message a round; the
-/// latency is the small exchange's time, the bandwidth (GB/s each way) the pairs' big messages
-/// over the extra time they took. Collective; every rank returns the same.
+/// One network's figures: `pairs` exchange at once, a small and a big message (split among a
+/// rank's partners) a round; the latency is the small exchange's time, the bandwidth (GB/s each
+/// way) the bytes the busiest side sends — `senders` ranks' big messages — over the extra time
+/// they took. Collective; every rank returns the same.
 struct NetworkFigures {
     Repeated latency;
     Repeated bandwidth;
 };
 
 NetworkFigures measure_network(Communicator& comm, const std::vector<std::pair<int, int>>& pairs,
-                               index_t big_floats, const CalibrationOptions& options) {
+                               int senders, index_t big_floats, const CalibrationOptions& options) {
     CpuBackend backend(1);
-    const int partner = partner_in(pairs, comm.rank());
+    const std::vector<int> partners = partners_in(pairs, comm.rank());
     const double budget = options.seconds_per_figure / options.rounds;
     std::vector<double> latency;
     std::vector<double> bandwidth;
     for (int round = 0; round < options.rounds; ++round) {
-        const double small = exchange_seconds(comm, backend, partner, 1, budget, options.clock);
+        const double small = exchange_seconds(comm, backend, partners, 1, budget, options.clock);
         const double big =
-            exchange_seconds(comm, backend, partner, big_floats, budget, options.clock);
+            exchange_seconds(comm, backend, partners, big_floats, budget, options.clock);
         latency.push_back(small);
-        bandwidth.push_back(static_cast<double>(pairs.size()) * 4.0 * big_floats /
-                            std::max(1e-9, big - small) / 1e9);
+        bandwidth.push_back(senders * 4.0 * big_floats / std::max(1e-9, big - small) / 1e9);
     }
     return {summarize(latency), summarize(bandwidth)};
 }
@@ -432,9 +440,13 @@ NetworkPairs network_pairs(const std::vector<int>& nodes) {
     if (other != nodes.end()) {
         const std::vector<int> a = ranks_of(nodes.front());
         const std::vector<int> b = ranks_of(*other);
-        for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-            pairs.across.emplace_back(a[i], b[i]);
+        for (int x : a) {
+            for (int y : b) {
+                pairs.across.emplace_back(x, y);
+            }
         }
+        pairs.senders = static_cast<int>(std::max(a.size(), b.size()));
+        pairs.across_nodes = {nodes.front(), *other};
     }
     return pairs;
 }
@@ -495,8 +507,8 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
             options.warn(warning);
         }
     }
-    // The network inside a node (one pair) and across nodes (every rank of a node with a
-    // partner on another, at once), in rounds.
+    // The network inside a node (one pair) and across nodes (every rank of a node with every
+    // rank of another, at once), in rounds.
     if (comm.size() >= 2) {
         std::vector<int> nodes(static_cast<std::size_t>(comm.size()));
         for (int r = 0; r < comm.size(); ++r) {
@@ -509,8 +521,8 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
                                                                 static_cast<double>(1 << 22),
                                                                 static_cast<double>(1 << 26)));
         const auto record = [&](const std::vector<std::pair<int, int>>& which, Network& network,
-                                const std::string& key, const std::string& what) {
-            const NetworkFigures f = measure_network(comm, which, big_floats, options);
+                                int senders, const std::string& key, const std::string& what) {
+            const NetworkFigures f = measure_network(comm, which, senders, big_floats, options);
             network = {.latency_s = f.latency.median, .bandwidth_gbs = f.bandwidth.median};
             m.network_spread[key + ".latency_s"] = f.latency.spread;
             m.network_spread[key + ".bandwidth_gbs"] = f.bandwidth.spread;
@@ -523,17 +535,20 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
             log(line);
         };
         if (!pairs.inside.empty()) {
-            record(pairs.inside, m.shared_memory, "shared_memory",
+            record(pairs.inside, m.shared_memory, 1, "shared_memory",
                    "inside a node (ranks " + std::to_string(pairs.inside[0].first) + "-" +
                        std::to_string(pairs.inside[0].second) + ")");
             m.mpi_measured = true;
         }
         if (!pairs.across.empty()) {
-            const std::size_t n = pairs.across.size();
-            record(pairs.across, m.inter_node, "inter_node",
-                   "across nodes (" + std::to_string(n) + (n == 1 ? " pair" : " pairs at once") +
-                       ", ranks " + std::to_string(pairs.across[0].first) + "-" +
-                       std::to_string(pairs.across[0].second) + (n > 1 ? ", ..." : "") + ")");
+            const auto [a, b] = pairs.across_nodes;
+            const auto count = [&](int node) {
+                return std::count(nodes.begin(), nodes.end(), node);
+            };
+            record(pairs.across, m.inter_node, pairs.senders, "inter_node",
+                   "across nodes (" + std::to_string(count(a)) + " x " + std::to_string(count(b)) +
+                       " ranks of nodes " + std::to_string(a) + " and " + std::to_string(b) +
+                       ", every pair at once)");
             m.inter_node_measured = true;
         }
         const std::string warning =

@@ -5,9 +5,9 @@
 // — all in interleaved rounds (planner/timed_rounds.hpp): each figure the median over rounds,
 // its spread recorded. Under mpirun (>= 2 ranks) only the network (latency, bandwidth; the SpMM
 // slowdown while it runs is not measured yet: 1): the halo exchange between two ranks of one
-// node (shared_memory) and, when the ranks span nodes, between every rank of one node and a
-// partner on another at once (inter_node: the node's link as training's several flows share
-// it) — kernels are not timed there, since the waiting ranks would spin in MPI on the cores
+// node (shared_memory) and, when the ranks span nodes, between every rank of one node and every
+// rank of another at once (inter_node: the node's link as a halo exchange's flows share it) —
+// kernels are not timed there, since the waiting ranks would spin in MPI on the cores
 // measured.
 #pragma once
 
@@ -44,11 +44,14 @@ inline constexpr double spread_threshold = 0.10;
 struct NetworkPairs {
     /// The two lowest ranks of the first node (in rank order) that has two; empty when none has.
     std::vector<std::pair<int, int>> inside;
-    /// With two nodes or more: the i-th rank of rank 0's node with the i-th of the next node
-    /// (that of the lowest rank on another), as many pairs as the smaller of the two has. They
-    /// exchange at once, as a node's ranks do in training: over TCP one flow may reach half the
-    /// rate several share (docs/planner.md, "Calibration").
+    /// With two nodes or more: every rank of rank 0's node with every rank of the next node
+    /// (that of the lowest rank on another), each rank's message split among its partners. They
+    /// exchange at once, as a graph-parallel halo exchange's flows between two nodes do: over
+    /// TCP one flow may reach less of the link than several do (docs/planner.md,
+    /// "Calibration").
     std::vector<std::pair<int, int>> across;
+    int senders = 0;                     ///< ranks sending across, the larger node's count
+    std::pair<int, int> across_nodes{};  ///< the two nodes of `across`
 };
 [[nodiscard]] NetworkPairs network_pairs(const std::vector<int>& nodes);
 

@@ -199,25 +199,31 @@ TEST_CASE(
                                         "strata reads 1 to 3): run strata calibrate again"));
 }
 
-TEST_CASE("network_pairs: one pair inside a node, every rank of a node with a partner across",
-          "[planner]") {
+TEST_CASE(
+    "network_pairs: one pair inside a node, every rank of a node with every rank of another "
+    "across",
+    "[planner]") {
     using Pairs = std::vector<std::pair<int, int>>;
-    // 2 hosts x 2 slots, by slot: 0-1 share a node; across, 0-2 and 1-3 at once.
+    // 2 hosts x 2 slots, by slot: 0-1 share a node; across, all four pairs at once.
     planner::NetworkPairs p = planner::network_pairs({0, 0, 1, 1});
     CHECK(p.inside == Pairs{{0, 1}});
-    CHECK(p.across == Pairs{{0, 2}, {1, 3}});
+    CHECK(p.across == Pairs{{0, 2}, {0, 3}, {1, 2}, {1, 3}});
+    CHECK(p.senders == 2);
+    CHECK(p.across_nodes == std::pair{0, 1});
     // Round robin (--map-by node): the same pairs by node, whatever the rank order.
     p = planner::network_pairs({0, 1, 0, 1});
     CHECK(p.inside == Pairs{{0, 2}});
-    CHECK(p.across == Pairs{{0, 1}, {2, 3}});
+    CHECK(p.across == Pairs{{0, 1}, {0, 3}, {2, 1}, {2, 3}});
     // One rank per node: nothing inside, one flow across (the other nodes idle).
     p = planner::network_pairs({0, 1, 2});
     CHECK(p.inside.empty());
     CHECK(p.across == Pairs{{0, 1}});
-    // Uneven nodes: as many pairs as the smaller node has; inside, the first node with two.
+    CHECK(p.senders == 1);
+    // Uneven nodes: the larger node's ranks send; inside, the first node with two.
     p = planner::network_pairs({0, 1, 1, 1});
     CHECK(p.inside == Pairs{{1, 2}});
-    CHECK(p.across == Pairs{{0, 1}});
+    CHECK(p.across == Pairs{{0, 1}, {0, 2}, {0, 3}});
+    CHECK(p.senders == 3);
     // One node: inside only.
     p = planner::network_pairs({0, 0});
     CHECK(p.inside == Pairs{{0, 1}});
