@@ -77,8 +77,8 @@ void log_rates(const ThreadRates& r, const std::function<void(const std::string&
 }
 
 /// Each rank exchanges `floats` floats both ways with `partners`, split evenly among them (at
-/// least 1 each; the halo exchange's pattern; none: idle, it only joins the barrier and the reduction), every
-/// rank at once; seconds per exchange over a fixed count, the slowest rank's.
+/// least 1 each; the halo exchange's pattern; none: idle, it only joins the barrier and the
+/// reduction), every rank at once; seconds per exchange over a fixed count, the slowest rank's.
 double exchange_seconds(Communicator& comm, Backend& backend, const std::vector<int>& partners,
                         index_t floats, double budget, const Clock& clock) {
     const bool busy = !partners.empty();
