@@ -454,6 +454,21 @@ Plan make_plan(const PlanRequest& request) {
     if (request.machine.host.find("not calibrated") != std::string::npos) {
         plan.notes.push_back("machine model: " + MachineFile{}.describe());
     }
+    if (request.ranks_per_node > 0 && std::any_of(ranks.begin(), ranks.end(), [&](int k) {
+            return k > request.ranks_per_node;
+        })) {
+        const Network& link = request.machine.inter_node;
+        char text[320];
+        std::snprintf(text, sizeof(text),
+                      "across nodes: a node's link %.1f MB/s each way, latency %.0f us, %s",
+                      1e3 * link.bandwidth_gbs, 1e6 * link.latency_s,
+                      request.machine.inter_node_measured
+                          ? "measured by strata calibrate (every rank of one node with every rank "
+                            "of another at once)"
+                          : "given by hand or the default, not measured (strata calibrate under "
+                            "mpirun across nodes measures it)");
+        plan.notes.emplace_back(text);
+    }
     if (std::any_of(plan.candidates.begin(), plan.candidates.end(),
                     [](const Candidate& c) { return c.parallel == "pipeline"; })) {
         plan.notes.push_back(

@@ -60,6 +60,8 @@ PY
 "$strata" plan --data g.h5 --ranks 8 --ranks-per-node 2 --machine two.json >plan5.out 2>plan5.err &&
   ! grep -q "warning" plan5.err && ok "2 ranks per node fit 2 cores: no warning" ||
   fail "spurious warning: $(cat plan5.err)"
+grep -qF "note: across nodes: a node's link 1250.0 MB/s each way, latency 50 us, given by hand or the default, not measured" plan5.out &&
+  ok "plan across nodes says the link is not measured" || fail "no inter-node note: $(grep note plan5.out)"
 
 # Help text.
 "$strata" generate --help >gen.help

@@ -118,6 +118,11 @@ for map in slot node; do
     ok "$map: calibrate measures inside a host (one pair) and across hosts (every pair at once): $(grep -o 'network across nodes (.*' "calibrate-$map.out")" ||
     { fail "$map: calibrate across the hosts"; cat "calibrate-$map.out"; }
 done
+"$strata" plan --data "$repo/data/cora.h5" --ranks 4 --ranks-per-node 2 --machine machine.json \
+  --cache-dir "$tmp/plan" >plan.out 2>&1 &&
+  grep -q "^note: across nodes: a node's link .* MB/s each way, latency .* us, measured by strata calibrate" plan.out &&
+  ok "strata plan across the hosts says the link was measured" ||
+  { fail "plan with the measured link"; cat plan.out; }
 for layout in 1d grid; do
   if summary=$(same_losses "slot-$layout.jsonl" "node-$layout.jsonl" 1e-5); then
     ok "$layout: by slot = round robin: $summary"
