@@ -76,24 +76,18 @@ void log_rates(const ThreadRates& r, const std::function<void(const std::string&
          spread_text(r, "cache_gbs").c_str());
 }
 
-/// Each rank exchanges `floats` floats both ways with `partners`, split evenly among them (at
-/// least 1 each; the halo exchange's pattern; none: idle, it only joins the barrier and the
-/// reduction), every rank at once; seconds per exchange over a fixed count, the slowest rank's.
+/// Each rank exchanges `each` floats both ways with each of `partners` (the halo exchange's
+/// pattern; none: idle, it only joins the barrier and the reduction), every rank at once;
+/// seconds per exchange over a fixed count, the slowest rank's.
 double exchange_seconds(Communicator& comm, Backend& backend, const std::vector<int>& partners,
-                        index_t floats, double budget, const Clock& clock) {
-    const bool busy = !partners.empty();
+                        index_t each, double budget, const Clock& clock) {
     ExchangePattern pattern;
-    if (busy) {
-        pattern.peers = partners;
-        // The same count to each partner (the partner expects what it sends), at least 1.
-        const auto n = static_cast<index_t>(partners.size());
-        const index_t each = std::max<index_t>(1, floats / n);
-        for (index_t i = 1; i <= n; ++i) {  // after the pattern's leading 0
-            pattern.send_offsets.push_back(each * i);
-        }
-        pattern.recv_offsets = pattern.send_offsets;
+    pattern.peers = partners;
+    for (std::size_t i = 1; i <= partners.size(); ++i) {  // after the pattern's leading 0
+        pattern.send_offsets.push_back(each * static_cast<index_t>(i));
     }
-    const index_t rows = pattern.num_send_rows();  // floats, rounded to the partners
+    pattern.recv_offsets = pattern.send_offsets;
+    const index_t rows = pattern.num_send_rows();
     DenseMatrix send(backend, std::max<index_t>(rows, 1), 1);
     DenseMatrix recv(backend, std::max<index_t>(rows, 1), 1);
     // Written first: pages never written read as the kernel's one zero page, always in cache
@@ -109,7 +103,7 @@ double exchange_seconds(Communicator& comm, Backend& backend, const std::vector<
     };
     once();
     comm.barrier();
-    const int reps = floats < 1024 ? 200 : std::max(3, static_cast<int>(budget / 0.01));
+    const int reps = each < 1024 ? 200 : std::max(3, static_cast<int>(budget / 0.01));
     const double start = clock();
     for (int i = 0; i < reps; ++i) {
         once();
@@ -131,17 +125,17 @@ std::vector<int> partners_in(const std::vector<std::pair<int, int>>& pairs, int 
     return partners;
 }
 
-/// One network's figures: `pairs` exchange at once, a small and a big message (split among a
-/// rank's partners) a round; the latency is the small exchange's time, the bandwidth (GB/s each
-/// way) the bytes the busiest side sends — `senders` ranks' big messages — over the extra time
-/// they took. Collective; every rank returns the same.
+/// One network's figures: `pairs` exchange at once, 1 float and then `each` floats a pair both
+/// ways, a round each; the latency is the small exchange's time, the bandwidth (GB/s each way)
+/// the big messages' bytes in one direction, pairs x each floats, over the extra time they
+/// took. Collective; every rank returns the same.
 struct NetworkFigures {
     Repeated latency;
     Repeated bandwidth;
 };
 
 NetworkFigures measure_network(Communicator& comm, const std::vector<std::pair<int, int>>& pairs,
-                               int senders, index_t big_floats, const CalibrationOptions& options) {
+                               index_t each, const CalibrationOptions& options) {
     CpuBackend backend(1);
     const std::vector<int> partners = partners_in(pairs, comm.rank());
     const double budget = options.seconds_per_figure / options.rounds;
@@ -149,10 +143,10 @@ NetworkFigures measure_network(Communicator& comm, const std::vector<std::pair<i
     std::vector<double> bandwidth;
     for (int round = 0; round < options.rounds; ++round) {
         const double small = exchange_seconds(comm, backend, partners, 1, budget, options.clock);
-        const double big =
-            exchange_seconds(comm, backend, partners, big_floats, budget, options.clock);
+        const double big = exchange_seconds(comm, backend, partners, each, budget, options.clock);
         latency.push_back(small);
-        bandwidth.push_back(senders * 4.0 * big_floats / std::max(1e-9, big - small) / 1e9);
+        bandwidth.push_back(static_cast<double>(pairs.size()) * 4.0 * each /
+                            std::max(1e-9, big - small) / 1e9);
     }
     return {summarize(latency), summarize(bandwidth)};
 }
@@ -445,7 +439,7 @@ NetworkPairs network_pairs(const std::vector<int>& nodes) {
                 pairs.across.emplace_back(x, y);
             }
         }
-        pairs.senders = static_cast<int>(std::max(a.size(), b.size()));
+        pairs.split = static_cast<int>(std::max(a.size(), b.size()));
         pairs.across_nodes = {nodes.front(), *other};
     }
     return pairs;
@@ -520,9 +514,12 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
         const auto big_floats = static_cast<index_t>(std::clamp(2.0 * m.cache_bytes / sizeof(float),
                                                                 static_cast<double>(1 << 22),
                                                                 static_cast<double>(1 << 26)));
+        // Across nodes the busiest rank sends as much as one pair inside: the big message split
+        // among its partners (as many as the larger node has ranks).
         const auto record = [&](const std::vector<std::pair<int, int>>& which, Network& network,
-                                int senders, const std::string& key, const std::string& what) {
-            const NetworkFigures f = measure_network(comm, which, senders, big_floats, options);
+                                int split, const std::string& key, const std::string& what) {
+            const NetworkFigures f =
+                measure_network(comm, which, std::max<index_t>(1, big_floats / split), options);
             network = {.latency_s = f.latency.median, .bandwidth_gbs = f.bandwidth.median};
             m.network_spread[key + ".latency_s"] = f.latency.spread;
             m.network_spread[key + ".bandwidth_gbs"] = f.bandwidth.spread;
@@ -545,7 +542,7 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
             const auto count = [&](int node) {
                 return std::count(nodes.begin(), nodes.end(), node);
             };
-            record(pairs.across, m.inter_node, pairs.senders, "inter_node",
+            record(pairs.across, m.inter_node, pairs.split, "inter_node",
                    "across nodes (" + std::to_string(count(a)) + " x " + std::to_string(count(b)) +
                        " ranks of nodes " + std::to_string(a) + " and " + std::to_string(b) +
                        ", every pair at once)");

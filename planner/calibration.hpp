@@ -45,12 +45,12 @@ struct NetworkPairs {
     /// The two lowest ranks of the first node (in rank order) that has two; empty when none has.
     std::vector<std::pair<int, int>> inside;
     /// With two nodes or more: every rank of rank 0's node with every rank of the next node
-    /// (that of the lowest rank on another), each rank's message split among its partners. They
-    /// exchange at once, as a graph-parallel halo exchange's flows between two nodes do: over
+    /// (that of the lowest rank on another), a pair's message 1 / `split` of one pair's inside.
+    /// They exchange at once, as a graph-parallel halo exchange's flows between two nodes do: over
     /// TCP one flow may reach less of the link than several do (docs/planner.md,
     /// "Calibration").
     std::vector<std::pair<int, int>> across;
-    int senders = 0;                     ///< ranks sending across, the larger node's count
+    int split = 0;  ///< the larger node's rank count: the most partners a rank has across
     std::pair<int, int> across_nodes{};  ///< the two nodes of `across`
 };
 [[nodiscard]] NetworkPairs network_pairs(const std::vector<int>& nodes);

@@ -208,7 +208,7 @@ TEST_CASE(
     planner::NetworkPairs p = planner::network_pairs({0, 0, 1, 1});
     CHECK(p.inside == Pairs{{0, 1}});
     CHECK(p.across == Pairs{{0, 2}, {0, 3}, {1, 2}, {1, 3}});
-    CHECK(p.senders == 2);
+    CHECK(p.split == 2);
     CHECK(p.across_nodes == std::pair{0, 1});
     // Round robin (--map-by node): the same pairs by node, whatever the rank order.
     p = planner::network_pairs({0, 1, 0, 1});
@@ -218,12 +218,12 @@ TEST_CASE(
     p = planner::network_pairs({0, 1, 2});
     CHECK(p.inside.empty());
     CHECK(p.across == Pairs{{0, 1}});
-    CHECK(p.senders == 1);
+    CHECK(p.split == 1);
     // Uneven nodes: the larger node's ranks send; inside, the first node with two.
     p = planner::network_pairs({0, 1, 1, 1});
     CHECK(p.inside == Pairs{{1, 2}});
     CHECK(p.across == Pairs{{0, 1}, {0, 2}, {0, 3}});
-    CHECK(p.senders == 3);
+    CHECK(p.split == 3);
     // One node: inside only.
     p = planner::network_pairs({0, 0});
     CHECK(p.inside == Pairs{{0, 1}});
