@@ -467,6 +467,20 @@ MachineModel merge_network(MachineModel kernels, const MachineModel& network) {
     return kernels;
 }
 
+MachineModel with_link_by_hand(MachineModel m, double link_gbit, double latency_us) {
+    if (link_gbit > 0) {
+        m.inter_node.bandwidth_gbs = link_gbit / 8.0;
+        m.inter_node_measured = false;
+        m.network_spread.erase("inter_node.bandwidth_gbs");
+    }
+    if (latency_us > 0) {
+        m.inter_node.latency_s = latency_us * 1e-6;
+        m.inter_node_measured = false;
+        m.network_spread.erase("inter_node.latency_s");
+    }
+    return m;
+}
+
 MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
     MachineModel m;
     const bool root = comm.rank() == 0;

@@ -59,6 +59,10 @@ struct NetworkPairs {
 /// inter_node when inter_node_measured, each with its network_spread entries.
 [[nodiscard]] MachineModel merge_network(MachineModel kernels, const MachineModel& network);
 
+/// `m` with the inter-node figures given by hand (`link_gbit` Gbit/s, `latency_us`; each only
+/// when > 0), replacing measured ones: a figure so given is no longer measured and has no spread.
+[[nodiscard]] MachineModel with_link_by_hand(MachineModel m, double link_gbit, double latency_us);
+
 /// The 1-minute load average (/proc/loadavg's first figure); negative where unreadable.
 [[nodiscard]] double load_average();
 

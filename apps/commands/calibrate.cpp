@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "apps/commands/cli_checks.hpp"
 #include "apps/commands/command.hpp"
@@ -107,17 +108,7 @@ int run_calibrate(CalibrateOptions o) {
         m = planner::merge_network(m, old);
         m.inter_node = old.inter_node;  // measured or given by hand: kept
     }
-    // Given by hand: replaces the measured figure (no longer measured, no spread).
-    if (o.link_gbit > 0) {
-        m.inter_node.bandwidth_gbs = o.link_gbit / 8.0;
-        m.inter_node_measured = false;
-        m.network_spread.erase("inter_node.bandwidth_gbs");
-    }
-    if (o.link_latency_us > 0) {
-        m.inter_node.latency_s = o.link_latency_us * 1e-6;
-        m.inter_node_measured = false;
-        m.network_spread.erase("inter_node.latency_s");
-    }
+    m = planner::with_link_by_hand(std::move(m), o.link_gbit, o.link_latency_us);
     if (root) {
         planner::write_machine(m, o.out);
         std::printf("wrote %s (%s, %d cores; network inside a node: %s; across nodes: %s)\n",

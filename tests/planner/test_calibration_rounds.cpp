@@ -259,6 +259,26 @@ TEST_CASE("merge_network takes only the figures the network run measured", "[pla
     CHECK(m.network_spread.at("shared_memory.bandwidth_gbs") == 0.02);
 }
 
+TEST_CASE("with_link_by_hand replaces measured inter-node figures, each only when given",
+          "[planner]") {
+    planner::MachineModel m = planner::default_machine();
+    m.inter_node = {40e-6, 0.031};
+    m.inter_node_measured = true;
+    m.network_spread = {{"inter_node.bandwidth_gbs", 0.05}, {"inter_node.latency_s", 0.1}};
+    const planner::MachineModel same = planner::with_link_by_hand(m, 0, 0);
+    CHECK(same.inter_node_measured);
+    CHECK(same.network_spread.size() == 2);
+    const planner::MachineModel rate = planner::with_link_by_hand(m, 8.0, 0);
+    CHECK(rate.inter_node.bandwidth_gbs == 1.0);
+    CHECK(rate.inter_node.latency_s == 40e-6);
+    CHECK_FALSE(rate.inter_node_measured);
+    CHECK(rate.network_spread.count("inter_node.bandwidth_gbs") == 0);
+    CHECK(rate.network_spread.count("inter_node.latency_s") == 1);
+    const planner::MachineModel both = planner::with_link_by_hand(m, 8.0, 25.0);
+    CHECK(both.inter_node.latency_s == Approx(25e-6));
+    CHECK(both.network_spread.empty());
+}
+
 TEST_CASE("slowed_by_spread: costs up, rates down, each by its own spread", "[planner]") {
     planner::MachineModel m = planner::default_machine();
     planner::ThreadRates& r = m.by_threads[0];
