@@ -103,9 +103,19 @@ public:
         const char* unit = "floats";
     };
 
-    /// Receives first, so that no peer's message waits in an unexpected-message queue. Each
-    /// message counts rows of a contiguous type of `width` elements: row counts are index_t,
-    /// so a message of any byte size has an int count (Open MPI 4.1 has no large-count calls).
+    /// Sends first, then receives. Over TCP, Open MPI sends a large message as a request, the
+    /// peer's reply, then the rest in one fragment, on the one connection both directions of a
+    /// pair share, and a reply queues behind whatever bulk the replying rank is writing. A
+    /// rank that posted its receive first would answer an early peer's request before its own
+    /// request had left; the peer would then start its bulk before reading that request, and
+    /// its answer would wait behind its whole message: one direction idle for a message's time
+    /// (half the rate each way: bench/mpi_pair, docs/cluster.md "Open MPI over TCP"). With the
+    /// send first, a rank's request always precedes its reply, so the peer answers it before
+    /// it starts its bulk. The cost: a peer's small (eager) message that arrives between the
+    /// two loops is copied once from the unexpected-message queue.
+    /// Each message counts rows of a contiguous type of `width` elements: row counts are
+    /// index_t, so a message of any byte size has an int count (Open MPI 4.1 has no large-count
+    /// calls).
     void post(const ExchangePattern& pattern, const void* send, void* recv, RowFormat format) {
         const std::size_t num_peers = peers_.size();
         if (format.width > 0) {
@@ -130,6 +140,18 @@ public:
         send_requests_.reserve(num_peers);
         send_rank_.reserve(num_peers);
         for (std::size_t i = 0; i < num_peers; ++i) {
+            const index_t rows = pattern.send_offsets[i + 1] - pattern.send_offsets[i];
+            if (rows == 0) {
+                continue;
+            }
+            const std::byte* rows_data = at(send_bytes, pattern.send_offsets[i]);
+            MPI_Request request = MPI_REQUEST_NULL;
+            STRATA_MPI_CHECK(MPI_Isend(rows_data, width_ > 0 ? rows : 0, type, peers_[i],
+                                       exchange_tag, comm_, &request));
+            send_requests_.push_back(request);
+            send_rank_.push_back(peers_[i]);
+        }
+        for (std::size_t i = 0; i < num_peers; ++i) {
             const index_t rows = pattern.recv_offsets[i + 1] - pattern.recv_offsets[i];
             if (rows == 0) {
                 ready_.push_back(static_cast<int>(i));
@@ -145,18 +167,6 @@ public:
             recv_count_.push_back(count);
             recv_rank_.push_back(peers_[i]);
             ++pending_receives_;
-        }
-        for (std::size_t i = 0; i < num_peers; ++i) {
-            const index_t rows = pattern.send_offsets[i + 1] - pattern.send_offsets[i];
-            if (rows == 0) {
-                continue;
-            }
-            const std::byte* rows_data = at(send_bytes, pattern.send_offsets[i]);
-            MPI_Request request = MPI_REQUEST_NULL;
-            STRATA_MPI_CHECK(MPI_Isend(rows_data, width_ > 0 ? rows : 0, type, peers_[i],
-                                       exchange_tag, comm_, &request));
-            send_requests_.push_back(request);
-            send_rank_.push_back(peers_[i]);
         }
     }
 
@@ -594,13 +604,14 @@ ReceivedBlocks MpiCommunicator::all_to_all(std::span<const std::byte> send,
             }
         }
     };
-    post(recv_counts, [&](std::size_t q, const MessageChunk& c, MPI_Request& piece) {
-        STRATA_MPI_CHECK(MPI_Irecv(received.bytes.data() + received.offsets[q] + c.offset, c.count,
-                                   MPI_BYTE, static_cast<int>(q), all_to_all_tag, comm_, &piece));
-    });
+    // Sends first, as every exchange (MpiExchange::post says why).
     post(send_counts, [&](std::size_t q, const MessageChunk& c, MPI_Request& piece) {
         STRATA_MPI_CHECK(MPI_Isend(send.data() + send_offsets[q] + c.offset, c.count, MPI_BYTE,
                                    static_cast<int>(q), all_to_all_tag, comm_, &piece));
+    });
+    post(recv_counts, [&](std::size_t q, const MessageChunk& c, MPI_Request& piece) {
+        STRATA_MPI_CHECK(MPI_Irecv(received.bytes.data() + received.offsets[q] + c.offset, c.count,
+                                   MPI_BYTE, static_cast<int>(q), all_to_all_tag, comm_, &piece));
     });
     STRATA_MPI_CHECK(waiter_.wait_all(requests, peers, "all_to_all"));
     return received;
