@@ -67,8 +67,10 @@ public:
     /// must follow the exchange ordering contract above.
     [[nodiscard]] MPI_Comm comm() const { return comm_; }
 
-    /// Posts one MPI_Irecv per peer with receive rows (into recv rows [recv_offsets[i],
-    /// recv_offsets[i+1])), then one MPI_Isend per peer with send rows; returns at once.
+    /// Posts one MPI_Isend per peer with send rows, then one MPI_Irecv per peer with receive
+    /// rows (into recv rows [recv_offsets[i], recv_offsets[i+1])): sends first, so that over
+    /// Open MPI's TCP no direction waits for the other's whole message (docs/cluster.md, "Open
+    /// MPI over TCP"); returns at once.
     /// wait_any() first returns the peers that have no receive rows, then the others as their
     /// rows arrive. Requires: peers strictly ascending, in [0, size), not this rank; offsets of
     /// size peers+1, starting at 0, non-decreasing; send.rows == num_send_rows(),
@@ -102,7 +104,7 @@ public:
     /// each (no int overflow for gathers beyond 2 GiB). Stats: each rank counts its own
     /// contribution, as for the all-reduces.
     [[nodiscard]] std::vector<std::byte> gather(std::span<const std::byte> data, int root) override;
-    /// The block sizes by MPI_Ialltoall (int64), then one round of MPI_Irecv/MPI_Isend of at
+    /// The block sizes by MPI_Ialltoall (int64), then one round of MPI_Isend/MPI_Irecv of at
     /// most max_message_bytes() each (message_chunks; this rank's own block is copied), on a tag
     /// of its own so that it never matches an exchange. Stats: send.size() as a collective.
     [[nodiscard]] ReceivedBlocks all_to_all(std::span<const std::byte> send,
