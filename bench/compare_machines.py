@@ -26,9 +26,11 @@ def figures(path):
                     out[f"t{t} {name}"] = (p["rate"], spread.get(name))
             else:
                 out[f"t{t} {key}"] = (value, spread.get(key))
-    # The network figures calibrate measured under mpirun (version 3 says which), their spreads.
-    for net, measured in (("shared_memory", "mpi_measured"), ("inter_node", "inter_node_measured")):
-        if m.get(measured):
+    # The network figures calibrate measured under mpirun (version 3 says which; version 4 adds
+    # the paired link), their spreads.
+    for net, measured in (("shared_memory", "mpi_measured"), ("inter_node", "inter_node_measured"),
+                          ("inter_node_paired", "inter_node_measured")):
+        if m.get(measured) and net in m:
             for key in ("latency_s", "bandwidth_gbs"):
                 out[f"{net}.{key}"] = (m[net][key], m.get("network_spread", {}).get(f"{net}.{key}"))
     return m, out

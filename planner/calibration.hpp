@@ -6,7 +6,9 @@
 // its spread recorded. Under mpirun (>= 2 ranks) only the network (latency, bandwidth; the SpMM
 // slowdown while it runs is not measured yet: 1): the halo exchange between two ranks of one
 // node (shared_memory) and, when the ranks span nodes, between every rank of one node and every
-// rank of another at once (inter_node: the node's link as a halo exchange's flows share it) —
+// rank of another at once (inter_node: the node's link as a halo exchange's flows share it) and,
+// with two ranks or more a node, between the ranks of the two nodes paired one to one
+// (inter_node_paired: the same link carrying one flow a rank) —
 // kernels are not timed there, since the waiting ranks would spin in MPI on the cores
 // measured.
 #pragma once
@@ -50,13 +52,19 @@ struct NetworkPairs {
     /// TCP one flow may reach less of the link than several do (docs/planner.md,
     /// "Calibration").
     std::vector<std::pair<int, int>> across;
+    /// With two nodes of two ranks or more: the i-th rank of rank 0's node with the i-th of
+    /// the next node's, at once (one partner each, a pair's message one pair's inside, as a
+    /// grid's graph group exchanges across two nodes); empty when `across` has one partner a
+    /// rank already (split 1: the same pattern).
+    std::vector<std::pair<int, int>> paired;
     int split = 0;  ///< the larger node's rank count: the most partners a rank has across
     std::pair<int, int> across_nodes{};  ///< the two nodes of `across`
 };
 [[nodiscard]] NetworkPairs network_pairs(const std::vector<int>& nodes);
 
 /// `kernels` with the network figures `network` measured: shared_memory when mpi_measured,
-/// inter_node when inter_node_measured, each with its network_spread entries.
+/// inter_node and inter_node_paired when inter_node_measured, each with its network_spread
+/// entries.
 [[nodiscard]] MachineModel merge_network(MachineModel kernels, const MachineModel& network);
 
 /// `m` with the inter-node figures given by hand (`link_gbit` Gbit/s, `latency_us`; each only

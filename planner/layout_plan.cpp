@@ -276,19 +276,21 @@ Plan make_plan(const PlanRequest& request) {
         const PartitionStats stats = stats_at(k);
         const int per_node = request.ranks_per_node > 0 ? std::min(request.ranks_per_node, k) : k;
         const bool across = request.ranks_per_node > 0 && k > request.ranks_per_node;
+        // Across nodes a rank's peers spread evenly over the other K - 1 ranks: K - per_node of
+        // them on other nodes (one: the link as one flow a rank uses it, MachineModel::link).
         RunShape shape{
             .machine = &request.machine,
-            .network = across ? request.machine.inter_node : request.machine.shared_memory,
+            .network = across ? request.machine.link(k - per_node) : request.machine.shared_memory,
             .threads = request.threads > 0 ? request.threads
                                            : std::max(1, request.machine.cores / per_node),
             .ranks_per_node = per_node};
-        if (across) {  // a rank's peers spread evenly over the other K - 1 ranks
+        if (across) {
             shape.cross_share = static_cast<double>(k - per_node) / (k - 1);
             shape.link_ranks = per_node;
         }
         RunShape slow_shape = shape;
         slow_shape.machine = &slowed;
-        slow_shape.network = across ? slowed.inter_node : slowed.shared_memory;
+        slow_shape.network = across ? slowed.link(k - per_node) : slowed.shared_memory;
         const double limit = request.memory_per_rank_bytes > 0 ? request.memory_per_rank_bytes
                                                                : physical_memory_bytes() / per_node;
         plan.memory_per_rank_bytes = limit;
@@ -331,16 +333,17 @@ Plan make_plan(const PlanRequest& request) {
                 c.threads = shape.threads;
                 RunShape grid_shape = shape;
                 grid_shape.halo_precision = request.halo_precision;
+                RunShape slow_grid_shape = slow_shape;
+                slow_grid_shape.halo_precision = request.halo_precision;
                 if (across && feature_inside) {  // a node holds per_node / f of the G parts
                     const int groups = k / f;
                     const int parts_per_node = per_node / f;
+                    const int partners_across = std::max(0, groups - parts_per_node);
                     grid_shape.cross_share =
-                        groups > 1 ? static_cast<double>(std::max(0, groups - parts_per_node)) /
-                                         (groups - 1)
-                                   : 0.0;
+                        groups > 1 ? static_cast<double>(partners_across) / (groups - 1) : 0.0;
+                    grid_shape.network = request.machine.link(partners_across);
+                    slow_grid_shape.network = slowed.link(partners_across);
                 }
-                RunShape slow_grid_shape = slow_shape;
-                slow_grid_shape.halo_precision = request.halo_precision;
                 slow_grid_shape.cross_share = grid_shape.cross_share;
                 const Network slow_feature_network =
                     feature_inside ? slowed.shared_memory : slowed.inter_node;
@@ -458,7 +461,8 @@ Plan make_plan(const PlanRequest& request) {
             return k > request.ranks_per_node;
         })) {
         const Network& link = request.machine.inter_node;
-        char text[320];
+        const Network& paired = request.machine.inter_node_paired;
+        char text[480];
         std::snprintf(text, sizeof(text),
                       "across nodes: a node's link %.1f MB/s each way, latency %.0f us, %s",
                       1e3 * link.bandwidth_gbs, 1e6 * link.latency_s,
@@ -468,6 +472,14 @@ Plan make_plan(const PlanRequest& request) {
                           : "given by hand or the default, not measured (strata calibrate under "
                             "mpirun across nodes measures it)");
         plan.notes.emplace_back(text);
+        if (paired.bandwidth_gbs != link.bandwidth_gbs || paired.latency_s != link.latency_s) {
+            std::snprintf(text, sizeof(text),
+                          "across nodes with one partner a rank (a grid's graph group over two "
+                          "nodes, or one rank a node): %.1f MB/s each way, latency %.0f us "
+                          "(measured with the ranks of two nodes paired one to one)",
+                          1e3 * paired.bandwidth_gbs, 1e6 * paired.latency_s);
+            plan.notes.emplace_back(text);
+        }
     }
     if (std::any_of(plan.candidates.begin(), plan.candidates.end(),
                     [](const Candidate& c) { return c.parallel == "pipeline"; })) {

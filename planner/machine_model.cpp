@@ -108,12 +108,13 @@ MachineModel slowed_by_spread(MachineModel m) {
             value = rate ? value / factor : value * factor;
         });
     }
-    for (auto [network, key] :
-         {std::pair{&m.shared_memory, "shared_memory"}, std::pair{&m.inter_node, "inter_node"}}) {
-        network->latency_s *= 1.0 + spread_of(m.network_spread, key + std::string(".latency_s"));
-        network->bandwidth_gbs /=
-            1.0 + spread_of(m.network_spread, key + std::string(".bandwidth_gbs"));
-    }
+    const auto slow = [&](Network& network, const std::string& key) {
+        network.latency_s *= 1.0 + spread_of(m.network_spread, key + ".latency_s");
+        network.bandwidth_gbs /= 1.0 + spread_of(m.network_spread, key + ".bandwidth_gbs");
+    };
+    slow(m.shared_memory, "shared_memory");
+    slow(m.inter_node, "inter_node");
+    slow(m.inter_node_paired, "inter_node_paired");
     return m;
 }
 
@@ -172,6 +173,7 @@ std::string to_json(const MachineModel& m) {
                     {"by_threads", rates},
                     {"shared_memory", network_json(m.shared_memory)},
                     {"inter_node", network_json(m.inter_node)},
+                    {"inter_node_paired", network_json(m.inter_node_paired)},
                     {"mpi_measured", m.mpi_measured},
                     {"inter_node_measured", m.inter_node_measured},
                     {"overlap_slowdown", m.overlap_slowdown},
@@ -189,7 +191,8 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
     }
     STRATA_CHECK(j.is_object() && j.value("format", std::string()) == "strata-machine", what,
                  ": not a machine model (\"format\" is not \"strata-machine\")");
-    // Version 1 lacks the spreads (read as 0), 1 and 2 inter_node_measured (false).
+    // Version 1 lacks the spreads (read as 0), 1 and 2 inter_node_measured (false), 1 to 3
+    // inter_node_paired (inter_node's figures).
     const int version = j.value("version", 0);
     STRATA_CHECK(version >= 1 && version <= MachineModel::format_version, what,
                  ": machine model version ", version, " is not supported (this strata reads 1 to ",
@@ -220,11 +223,20 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
         STRATA_CHECK(!m.by_threads.empty(), what, ": by_threads is empty");
         m.shared_memory = network_from(j.at("shared_memory"));
         m.inter_node = network_from(j.at("inter_node"));
+        m.inter_node_paired = version >= 4 ? network_from(j.at("inter_node_paired")) : m.inter_node;
         m.mpi_measured = j.at("mpi_measured").get<bool>();
         m.inter_node_measured = version >= 3 && j.at("inter_node_measured").get<bool>();
         m.overlap_slowdown = j.at("overlap_slowdown").get<double>();
         m.baseline_rss_bytes = j.at("baseline_rss_bytes").get<double>();
         m.network_spread = spreads_from(j, "network_spread");
+        if (version < 4) {  // inter_node_paired is inter_node, spreads included
+            for (const char* figure : {".latency_s", ".bandwidth_gbs"}) {
+                const auto it = m.network_spread.find(std::string("inter_node") + figure);
+                if (it != m.network_spread.end()) {
+                    m.network_spread[std::string("inter_node_paired") + figure] = it->second;
+                }
+            }
+        }
         return m;
     } catch (const json::exception& e) {
         STRATA_FAIL(what, ": ", e.what());
@@ -260,6 +272,7 @@ MachineModel default_machine() {
                             .spmm_out_of_cache = {{16, 0.3}, {256, 0.8}}});
     m.shared_memory = {5e-6, 5.0};
     m.inter_node = {50e-6, 1.25};
+    m.inter_node_paired = m.inter_node;
     m.baseline_rss_bytes = 60e6;
     return m;
 }

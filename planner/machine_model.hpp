@@ -78,27 +78,39 @@ struct Network {
 
 struct MachineModel {
     /// 2: adds the spreads (`spread` in each by_threads entry, `network_spread`); 3: adds
-    /// `inter_node_measured` (versions 1 and 2 are read with it false).
-    static constexpr int format_version = 3;
+    /// `inter_node_measured` (versions 1 and 2 are read with it false); 4: adds
+    /// `inter_node_paired` (versions 1 to 3 are read with it equal to inter_node).
+    static constexpr int format_version = 4;
     std::string host;                     ///< where it was measured
     int cores = 1;                        ///< online CPUs
     double cache_bytes = 0.0;             ///< last-level cache (sysconf), for in/out of cache
     std::vector<ThreadRates> by_threads;  ///< ascending threads
     Network shared_memory;                ///< ranks on one node (measured under mpirun)
     Network inter_node;                   ///< ranks on different nodes (by hand, or measured)
-    bool mpi_measured = false;            ///< shared_memory came from a run with >= 2 ranks
-    bool inter_node_measured = false;     ///< inter_node came from a run across nodes
+    /// The same link when each rank of a node exchanges with one rank of the other node only
+    /// (a grid's graph group across two nodes): one flow per rank, which over TCP can fill more
+    /// of the link than every pair at once does (docs/planner.md, "Calibration"). Measured with
+    /// inter_node when a node has two ranks or more; else (and by hand) equal to inter_node.
+    Network inter_node_paired;
+    bool mpi_measured = false;         ///< shared_memory came from a run with >= 2 ranks
+    bool inter_node_measured = false;  ///< inter_node came from a run across nodes
     /// SpMM slowdown while a transfer runs (>= 1): applied to the inner SpMM an exchange
     /// overlaps.
     double overlap_slowdown = 1.0;
     double baseline_rss_bytes = 0.0;  ///< a rank's resident memory before any data (MPI, BLAS)
     /// Spread of the measured network figures over rounds: "shared_memory.latency_s",
-    /// "shared_memory.bandwidth_gbs", "inter_node.latency_s", "inter_node.bandwidth_gbs"
-    /// (absent: 0).
+    /// "shared_memory.bandwidth_gbs", "inter_node.latency_s", "inter_node.bandwidth_gbs",
+    /// "inter_node_paired.latency_s", "inter_node_paired.bandwidth_gbs" (absent: 0).
     std::map<std::string, double> network_spread{};
 
     /// The rates for `threads` (the nearest measured count; never empty after calibrate).
     [[nodiscard]] const ThreadRates& rates(int threads) const;
+
+    /// The inter-node link as an exchange whose ranks each have `partners_across` partners on
+    /// other nodes uses it: inter_node_paired for one partner, inter_node for more.
+    [[nodiscard]] const Network& link(int partners_across) const {
+        return partners_across <= 1 ? inter_node_paired : inter_node;
+    }
 };
 
 /// Rate at `x`, linear in log x between the points, constant beyond the ends.

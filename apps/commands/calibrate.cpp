@@ -107,6 +107,7 @@ int run_calibrate(CalibrateOptions o) {
         const planner::MachineModel old = planner::read_machine(o.out);
         m = planner::merge_network(m, old);
         m.inter_node = old.inter_node;  // measured or given by hand: kept
+        m.inter_node_paired = old.inter_node_paired;
     }
     m = planner::with_link_by_hand(std::move(m), o.link_gbit, o.link_latency_us);
     if (root) {

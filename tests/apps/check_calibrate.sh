@@ -3,7 +3,7 @@
 # checked): every figure of machine.json measured and positive, the last-level cache from sysfs
 # where the kernel reports one (not CPUID's, which in a VM can be the host's), and the fits
 # (SpMM scale, fixed step cost, time scale) within a factor of 5 of the kernel model, and a
-# spread (over calibrate's 3 interleaved rounds) for every figure (machine.json version 3).
+# spread (over calibrate's 3 interleaved rounds) for every figure (machine.json version 4).
 # Its output: a line per round, a line per figure (median and spread) and before each fitting
 # run, and how strata plan finds the file written (--out: --machine FILE or STRATA_MACHINE=FILE).
 # Then `MPIEXEC -np 2 strata calibrate` adds the network figures to the same file, which is kept
@@ -31,7 +31,7 @@ grep -qF "strata plan uses it with --machine $tmp/m.json or STRATA_MACHINE=$tmp/
 /usr/bin/python3 - "$tmp/m.json" <<'PY' && ok "every figure present and sane" || fail "machine.json"
 import glob, json, sys
 m = json.load(open(sys.argv[1]))
-assert m["format"] == "strata-machine" and m["version"] == 3, m
+assert m["format"] == "strata-machine" and m["version"] == 4, m
 sizes = {}
 for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
     kind = open(d + "/type").read().strip()
@@ -66,7 +66,7 @@ PY
 "$mpiexec" -np 2 "$strata" calibrate --seconds 0.01 --out "$tmp/m.json" >"$tmp/net" 2>&1 &&
   grep -q "network inside a node: measured; across nodes: by hand or defaults" "$tmp/net" &&
   grep -q "^calibrate: network inside a node (ranks 0-1): latency " "$tmp/net" &&
-  /usr/bin/python3 -c "import json, sys; m = json.load(open(sys.argv[1])); assert m['mpi_measured'] and not m['inter_node_measured'] and m['version'] == 3" \
+  /usr/bin/python3 -c "import json, sys; m = json.load(open(sys.argv[1])); assert m['mpi_measured'] and not m['inter_node_measured'] and m['version'] == 4" \
     "$tmp/m.json" && ok "mpiexec -np 2 calibrate adds the network to the same file" ||
   { cat "$tmp/net"; fail "network calibration"; }
 mkdir -p "$(dirname "$keep")" && cp "$tmp/m.json" "$keep" || fail "cannot keep $keep"

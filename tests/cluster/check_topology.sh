@@ -95,7 +95,8 @@ else
 fi
 # strata calibrate across the hosts adds both networks to a machine model: one pair inside a host
 # (shared memory), and across, both ranks of host 1 with both of host 2 at once (the link as a
-# halo exchange's flows share it), by slot and round robin alike.
+# halo exchange's flows share it) and paired one to one (a grid's graph group), by slot and
+# round robin alike; the version 3 file it starts from is read (its paired link = inter_node).
 /usr/bin/python3 - machine.json <<'PY'
 import json, sys
 rates = {"threads": 1, "memory_gbs": 10.0, "step_s": 0.0,
@@ -108,14 +109,15 @@ json.dump({"format": "strata-machine", "version": 3, "host": "h", "cores": 2, "c
           open(sys.argv[1], "w"))
 PY
 for map in slot node; do
-  if [ $map = slot ]; then inside="ranks 0-1"; else inside="ranks 0-2"; fi
+  if [ $map = slot ]; then inside="ranks 0-1" paired="0-2, 1-3"; else inside="ranks 0-2" paired="0-1, 2-3"; fi
   timeout 120 "${cluster_mpirun[@]}" -np 4 --map-by $map "$strata" calibrate --seconds 0.01 \
     --out machine.json >"calibrate-$map.out" 2>&1 &&
     grep -q "^calibrate: network inside a node ($inside): latency .* GB/s each way" "calibrate-$map.out" &&
     grep -q "^calibrate: network across nodes (2 x 2 ranks of nodes 0 and 1, every pair at once): latency .* GB/s each way" "calibrate-$map.out" &&
+    grep -q "^calibrate: network across nodes, paired (ranks $paired, one partner each, at once): latency .* GB/s each way" "calibrate-$map.out" &&
     grep -q "network inside a node: measured; across nodes: measured" "calibrate-$map.out" &&
-    /usr/bin/python3 -c "import json, sys; m = json.load(open(sys.argv[1])); assert m['mpi_measured'] and m['inter_node_measured'] and m['inter_node']['bandwidth_gbs'] > 0 and m['inter_node']['bandwidth_gbs'] != 1.25 and 'inter_node.bandwidth_gbs' in m['network_spread'], m" machine.json &&
-    ok "$map: calibrate measures inside a host (one pair) and across hosts (every pair at once): $(grep -o 'network across nodes (.*' "calibrate-$map.out")" ||
+    /usr/bin/python3 -c "import json, sys; m = json.load(open(sys.argv[1])); assert m['version'] == 4 and m['mpi_measured'] and m['inter_node_measured'] and all(m[n]['bandwidth_gbs'] > 0 and m[n]['bandwidth_gbs'] != 1.25 and n + '.bandwidth_gbs' in m['network_spread'] for n in ('inter_node', 'inter_node_paired')), m" machine.json &&
+    ok "$map: calibrate measures inside a host (one pair) and across hosts (every pair at once; paired): $(grep -o 'network across nodes.*GB/s' "calibrate-$map.out" | sed 's/ (.*: latency/: latency/' | paste -sd';')" ||
     { fail "$map: calibrate across the hosts"; cat "calibrate-$map.out"; }
 done
 "$strata" plan --data "$repo/data/cora.h5" --ranks 4 --ranks-per-node 2 --machine machine.json \

@@ -153,21 +153,45 @@ TEST_CASE("cores warning: in-cache work that did not scale with the threads", "[
 }
 
 TEST_CASE(
-    "machine.json version 3 keeps each figure's spread and whether inter_node was "
-    "measured; versions 1 and 2 read as spread 0 and not measured",
+    "machine.json version 4 keeps each figure's spread and whether inter_node was measured and "
+    "the paired link: version 3 reads the paired link as inter_node, 1 and 2 as spread 0 and "
+    "not measured",
     "[planner]") {
     planner::MachineModel m = planner::default_machine();
     m.by_threads[0].spread = {{"memory_gbs", 0.03}, {"spmm_in_cache_g@16", 0.25}};
-    m.network_spread = {{"shared_memory.latency_s", 0.5}, {"inter_node.bandwidth_gbs", 0.07}};
+    m.network_spread = {{"shared_memory.latency_s", 0.5},
+                        {"inter_node.bandwidth_gbs", 0.07},
+                        {"inter_node_paired.bandwidth_gbs", 0.14}};
+    m.inter_node = {4e-3, 0.024};
+    m.inter_node_paired = {80e-6, 0.029};
     m.inter_node_measured = true;
     const std::string text = planner::to_json(m);
-    CHECK(text.find("\"version\": 3") != std::string::npos);
+    CHECK(text.find("\"version\": 4") != std::string::npos);
     const planner::MachineModel back = planner::machine_from_json(text, "m.json");
     CHECK(back.by_threads[0].spread == m.by_threads[0].spread);
     CHECK(back.network_spread == m.network_spread);
     CHECK(back.inter_node_measured);
+    CHECK(back.inter_node_paired.bandwidth_gbs == 0.029);
+    CHECK(back.inter_node_paired.latency_s == 80e-6);
+    CHECK(back.link(1).bandwidth_gbs == 0.029);  // one partner across a rank
+    CHECK(back.link(2).bandwidth_gbs == 0.024);  // more: every pair at once
+    // A version 3 file (before inter_node_paired): the paired link is inter_node, its spreads
+    // included.
+    std::string v3 = text;
+    v3.replace(v3.find("\"version\": 4"), 12, "\"version\": 3");
+    const auto paired_at = v3.find("\"inter_node_paired\": {");
+    REQUIRE(paired_at != std::string::npos);
+    v3.erase(paired_at, v3.find('}', paired_at) + 2 - paired_at);  // the object and its comma
+    const auto spread_at = v3.find("\"inter_node_paired.bandwidth_gbs\"");
+    REQUIRE(spread_at != std::string::npos);
+    v3.erase(spread_at, v3.find('\n', spread_at) - spread_at);  // the line, its comma included
+    const planner::MachineModel three = planner::machine_from_json(v3, "v3.json");
+    CHECK(three.inter_node_paired.bandwidth_gbs == 0.024);
+    CHECK(three.inter_node_paired.latency_s == 4e-3);
+    CHECK(three.network_spread.at("inter_node_paired.bandwidth_gbs") == 0.07);
+    CHECK(three.inter_node_measured);
     // A version 2 file (before inter_node_measured): read, not measured.
-    std::string v2 = text;
+    std::string v2 = v3;
     v2.replace(v2.find("\"version\": 3"), 12, "\"version\": 2");
     const std::string measured = "\"inter_node_measured\": true";
     const auto key = v2.find(measured);
@@ -193,41 +217,51 @@ TEST_CASE(
     CHECK_FALSE(v1.inter_node_measured);
     CHECK(v1.by_threads[0].memory_gbs == m.by_threads[0].memory_gbs);
     std::string future = text;
-    future.replace(future.find("\"version\": 3"), 12, "\"version\": 4");
+    future.replace(future.find("\"version\": 4"), 12, "\"version\": 5");
     CHECK_THROWS_WITH(planner::machine_from_json(future, "m.json"),
-                      Catch::StartsWith("m.json: machine model version 4 is not supported (this "
-                                        "strata reads 1 to 3): run strata calibrate again"));
+                      Catch::StartsWith("m.json: machine model version 5 is not supported (this "
+                                        "strata reads 1 to 4): run strata calibrate again"));
 }
 
 TEST_CASE(
     "network_pairs: one pair inside a node, every rank of a node with every rank of another "
-    "across",
+    "across, and the ranks of the two nodes one to one",
     "[planner]") {
     using Pairs = std::vector<std::pair<int, int>>;
-    // 2 hosts x 2 slots, by slot: 0-1 share a node; across, all four pairs at once.
+    // 2 hosts x 2 slots, by slot: 0-1 share a node; across, all four pairs at once; paired,
+    // each rank with the rank in its place on the other node.
     planner::NetworkPairs p = planner::network_pairs({0, 0, 1, 1});
     CHECK(p.inside == Pairs{{0, 1}});
     CHECK(p.across == Pairs{{0, 2}, {0, 3}, {1, 2}, {1, 3}});
+    CHECK(p.paired == Pairs{{0, 2}, {1, 3}});
     CHECK(p.split == 2);
     CHECK(p.across_nodes == std::pair{0, 1});
     // Round robin (--map-by node): the same pairs by node, whatever the rank order.
     p = planner::network_pairs({0, 1, 0, 1});
     CHECK(p.inside == Pairs{{0, 2}});
     CHECK(p.across == Pairs{{0, 1}, {0, 3}, {2, 1}, {2, 3}});
-    // One rank per node: nothing inside, one flow across (the other nodes idle).
+    CHECK(p.paired == Pairs{{0, 1}, {2, 3}});
+    // One rank per node: nothing inside, one flow across (the other nodes idle), which is
+    // already one partner a rank: nothing paired.
     p = planner::network_pairs({0, 1, 2});
     CHECK(p.inside.empty());
     CHECK(p.across == Pairs{{0, 1}});
+    CHECK(p.paired.empty());
     CHECK(p.split == 1);
-    // Uneven nodes: the larger node's ranks send; inside, the first node with two.
+    // Uneven nodes: the larger node's ranks send; inside, the first node with two; paired
+    // needs two ranks on each node.
     p = planner::network_pairs({0, 1, 1, 1});
     CHECK(p.inside == Pairs{{1, 2}});
     CHECK(p.across == Pairs{{0, 1}, {0, 2}, {0, 3}});
+    CHECK(p.paired.empty());
     CHECK(p.split == 3);
+    p = planner::network_pairs({0, 0, 1, 1, 1});
+    CHECK(p.paired == Pairs{{0, 2}, {1, 3}});
     // One node: inside only.
     p = planner::network_pairs({0, 0});
     CHECK(p.inside == Pairs{{0, 1}});
     CHECK(p.across.empty());
+    CHECK(p.paired.empty());
 }
 
 TEST_CASE("merge_network takes only the figures the network run measured", "[planner]") {
@@ -247,12 +281,14 @@ TEST_CASE("merge_network takes only the figures the network run measured", "[pla
     CHECK(m.by_threads.size() == kernels.by_threads.size());
     planner::MachineModel across;  // one rank per node: the link only
     across.inter_node = {40e-6, 0.031};
+    across.inter_node_paired = {30e-6, 0.033};
     across.inter_node_measured = true;
     across.network_spread = {{"inter_node.bandwidth_gbs", 0.05}, {"inter_node.latency_s", 0.1}};
     m = planner::merge_network(m, across);
     CHECK(m.shared_memory.bandwidth_gbs == 9.0);  // kept from the run inside a node
     CHECK(m.mpi_measured);
     CHECK(m.inter_node.bandwidth_gbs == 0.031);
+    CHECK(m.inter_node_paired.bandwidth_gbs == 0.033);
     CHECK(m.inter_node_measured);
     CHECK(m.network_spread.size() == 4);
     CHECK(m.network_spread.at("inter_node.bandwidth_gbs") == 0.05);
@@ -270,6 +306,7 @@ TEST_CASE("with_link_by_hand replaces measured inter-node figures, each only whe
     CHECK(same.network_spread.size() == 2);
     const planner::MachineModel rate = planner::with_link_by_hand(m, 8.0, 0);
     CHECK(rate.inter_node.bandwidth_gbs == 1.0);
+    CHECK(rate.inter_node_paired.bandwidth_gbs == 1.0);  // one link by hand, whatever the pattern
     CHECK(rate.inter_node.latency_s == 40e-6);
     CHECK_FALSE(rate.inter_node_measured);
     CHECK(rate.network_spread.count("inter_node.bandwidth_gbs") == 0);
@@ -283,8 +320,12 @@ TEST_CASE("slowed_by_spread: costs up, rates down, each by its own spread", "[pl
     planner::MachineModel m = planner::default_machine();
     planner::ThreadRates& r = m.by_threads[0];
     r.spread = {{"memory_gbs", 0.25}, {"step_s", 0.5}, {"spmm_in_cache_g@16", 1.0}};
-    m.network_spread = {{"shared_memory.bandwidth_gbs", 0.25}, {"inter_node.latency_s", 0.5}};
+    m.network_spread = {{"shared_memory.bandwidth_gbs", 0.25},
+                        {"inter_node.latency_s", 0.5},
+                        {"inter_node_paired.bandwidth_gbs", 1.0}};
     const planner::MachineModel s = planner::slowed_by_spread(m);
+    CHECK(s.inter_node_paired.bandwidth_gbs == Approx(m.inter_node_paired.bandwidth_gbs / 2.0));
+    CHECK(s.inter_node_paired.latency_s == m.inter_node_paired.latency_s);
     CHECK(s.by_threads[0].memory_gbs == Approx(r.memory_gbs / 1.25));
     CHECK(s.by_threads[0].step_s == Approx(r.step_s * 1.5));
     CHECK(s.by_threads[0].spmm_in_cache[0].rate == Approx(r.spmm_in_cache[0].rate / 2.0));
@@ -350,6 +391,44 @@ TEST_CASE("the plan's error band grows with the spread of the figures", "[planne
     CHECK(text.find("band_%") != std::string::npos);
     INFO(text);
     CHECK(text.find("     10 ") != std::string::npos);  // epoch_ms, then the band
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+}
+
+TEST_CASE(
+    "the plan prices a grid whose graph group has one partner across with the paired link, "
+    "1D with more partners with every pair's",
+    "[planner]") {
+    const fs::path dir =
+        fs::temp_directory_path() / ("strata-paired-" + std::to_string(::getpid()));
+    planner::PlanRequest request = strata::test::small_plan_request(dir);
+    request.ranks = {4};
+    request.ranks_per_node = 2;  // 2 x 2: 1D has 2 partners across, the 2x2 grid's graph group 1
+    request.threads = 1;
+    request.machine.inter_node = {1e-4, 0.001};  // slow enough for the wire to show
+    request.machine.inter_node_paired = request.machine.inter_node;
+    const planner::Plan same = planner::make_plan(request);
+    request.machine.inter_node_paired = {1e-4, 0.002};
+    const planner::Plan paired = planner::make_plan(request);
+    REQUIRE(same.candidates.size() == paired.candidates.size());
+    int grids = 0;
+    for (std::size_t i = 0; i < same.candidates.size(); ++i) {
+        const planner::Candidate& a = same.candidates[i];
+        const planner::Candidate& b = paired.candidates[i];
+        INFO(a.parallel << " F " << a.feature_slices << " " << a.recompute);
+        if (a.parallel == "graph" && a.feature_slices == 1) {
+            CHECK(b.time.epoch_s == a.time.epoch_s);  // 1D K = 4: two partners across
+        } else if (a.parallel == "graph" && a.feature_slices == 2) {
+            CHECK(b.time.wait_s < a.time.wait_s);  // the grid's halos ride the paired link
+            ++grids;
+        }
+    }
+    CHECK(grids > 0);
+    const std::string text = planner::format_plan(paired);
+    CHECK(text.find("across nodes with one partner a rank") != std::string::npos);
+    CHECK(text.find("2.0 MB/s each way") != std::string::npos);
+    CHECK(planner::format_plan(same).find("across nodes with one partner a rank") ==
+          std::string::npos);
     std::error_code ec;
     fs::remove_all(dir, ec);
 }

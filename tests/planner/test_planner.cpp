@@ -421,7 +421,7 @@ TEST_CASE("machine.json round trip and version check", "[planner]") {
     CHECK(back.by_threads[0].gemm.size() == m.by_threads[0].gemm.size());
     CHECK(back.shared_memory.bandwidth_gbs == m.shared_memory.bandwidth_gbs);
     std::string text = planner::to_json(m);
-    text.replace(text.find("\"version\": 3"), 12, "\"version\": 9");
+    text.replace(text.find("\"version\": 4"), 12, "\"version\": 9");
     CHECK_THROWS_WITH(planner::machine_from_json(text, "m.json"),
                       Catch::Contains("m.json: machine model version 9 is not supported"));
 }
