@@ -94,6 +94,18 @@ double switch_seconds(index_t rows, index_t width, int slices, int slice, const 
            4.0 * copied / (copy_gbs * giga);
 }
 
+Network feature_group_network(const MachineModel& machine, bool inside, int f, int per_node) {
+    if (inside) {
+        return machine.shared_memory;
+    }
+    const int m = std::clamp(per_node, 1, f);
+    Network link = machine.link(f - m);
+    if (m > 1 && m < f) {
+        link.bandwidth_gbs /= static_cast<double>(f - m) / (f - 1) * m;
+    }
+    return link;
+}
+
 std::vector<GridSwitches> grid_switches(const ModelGraph& graph, const Schedule& schedule) {
     std::vector<GridSwitches> calls;
     const auto cols = [&](int slot) { return schedule.slots[static_cast<std::size_t>(slot)].cols; };

@@ -54,6 +54,15 @@ struct GridSwitches {
 [[nodiscard]] double switch_seconds(index_t rows, index_t width, int slices, int slice,
                                     const Network& network, double copy_gbs);
 
+/// The network a feature group's all-to-all uses: shared memory when the group lies inside a
+/// node (`inside`), else the link of `machine` as the group's ranks share it — F consecutive
+/// ranks, m = min(per_node, F) on each node, each sending the share (F − m) / (F − 1) of its
+/// bytes across, m of a node at once (as link_share_time prices a halo exchange), folded into
+/// the bandwidth; the figure for F − m partners across (MachineModel::link). m = F (a group
+/// across a node boundary though it would fit in one): the link, unshared.
+[[nodiscard]] Network feature_group_network(const MachineModel& machine, bool inside, int f,
+                                            int per_node);
+
 struct GridPrediction {
     EpochPrediction time;        ///< the slowest rank's; halo bytes summed over every rank
     std::int64_t a2a_bytes = 0;  ///< per evaluated epoch, every rank (metrics)

@@ -324,7 +324,7 @@ Plan make_plan(const PlanRequest& request) {
             const PartitionStats parts = stats_at(k / f);
             const bool feature_inside = request.ranks_per_node == 0 || per_node % f == 0;
             const Network feature_network =
-                feature_inside ? request.machine.shared_memory : request.machine.inter_node;
+                feature_group_network(request.machine, feature_inside, f, per_node);
             for (const Recompute mode : {Recompute::none, Recompute::aggregation, Recompute::all}) {
                 Candidate c;
                 c.ranks = k;
@@ -346,7 +346,7 @@ Plan make_plan(const PlanRequest& request) {
                 }
                 slow_grid_shape.cross_share = grid_shape.cross_share;
                 const Network slow_feature_network =
-                    feature_inside ? slowed.shared_memory : slowed.inter_node;
+                    feature_group_network(slowed, feature_inside, f, per_node);
                 // The asked column blocks; a grid that does not fit tries 2x as many (up to 8)
                 // while that still shrinks it.
                 bool priced = false;
@@ -400,10 +400,10 @@ Plan make_plan(const PlanRequest& request) {
             // multiple of F (training/prepare.cpp places it so), as the grid's.
             const bool feature_inside =
                 request.ranks_per_node == 0 || per_node % layout.feature_slices == 0;
-            const Network& feature_network =
-                feature_inside ? request.machine.shared_memory : request.machine.inter_node;
-            const Network& slow_feature_network =
-                feature_inside ? slowed.shared_memory : slowed.inter_node;
+            const Network feature_network = feature_group_network(request.machine, feature_inside,
+                                                                  layout.feature_slices, per_node);
+            const Network slow_feature_network =
+                feature_group_network(slowed, feature_inside, layout.feature_slices, per_node);
             // W > 1: the mirror lists of the real graph's chunks (as strata train makes them).
             std::optional<WayStats> way_stats;
             if (layout.ways > 1) {

@@ -198,18 +198,30 @@ double pipeline_wave_seconds(std::span<const double> forward, std::span<const do
     STRATA_ASSERT(backward.size() == stages && transfer.size() == stages && steps >= 1);
     // done[s]: when stage s finished its latest chunk; a stage's step k starts when its step
     // k - 1 is done and the neighbour's step k has arrived (blocking receive; sends are
-    // asynchronous, so the sender does not wait).
+    // asynchronous, so the sender does not wait). The link between stages s - 1 and s carries
+    // one chunk at a time each way: a send starts when the sender is done and the link has
+    // delivered the one before (free[s], per direction), so transfers longer than the
+    // receiver's compute queue up instead of overlapping each other.
     std::vector<double> done(stages, 0.0);
+    std::vector<double> free(stages, 0.0);
     for (int k = 0; k < steps; ++k) {  // forward, stage 0 first
         for (std::size_t s = 0; s < stages; ++s) {
-            const double ready = s == 0 ? done[s] : std::max(done[s], done[s - 1] + transfer[s]);
+            double ready = done[s];
+            if (s > 0) {
+                free[s] = std::max(done[s - 1], free[s]) + transfer[s];
+                ready = std::max(ready, free[s]);
+            }
             done[s] = ready + forward[s];
         }
     }
-    for (int k = 0; k < steps; ++k) {  // backward, last stage first
+    std::fill(free.begin(), free.end(), 0.0);  // the other direction's links
+    for (int k = 0; k < steps; ++k) {          // backward, last stage first
         for (std::size_t s = stages; s-- > 0;) {
-            const double ready =
-                s + 1 == stages ? done[s] : std::max(done[s], done[s + 1] + transfer[s + 1]);
+            double ready = done[s];
+            if (s + 1 < stages) {
+                free[s + 1] = std::max(done[s + 1], free[s + 1]) + transfer[s + 1];
+                ready = std::max(ready, free[s + 1]);
+            }
             done[s] = ready + backward[s];
         }
     }

@@ -10,7 +10,8 @@
 //                 switches per chunk (the grid's switch time, over the feature group's network)
 //   the wave      simulated in the executor's order (pipeline_wave_seconds): every chunk forward,
 //                 staggered one chunk per stage, then backward in reverse; a blocking receive per
-//                 cut tensor and chunk, sends asynchronous; transfers not overlapped
+//                 cut tensor and chunk, sends asynchronous; each link between stages carries one
+//                 chunk at a time each way (a transfer longer than the receiver's compute queues)
 //   stage bytes   2 x |V| x (Σ over cuts and crossing tensors of the record bytes of a row),
 //                 summed over ranks — the metrics' stage_bytes, exactly (the executor sends every
 //                 chunk's cut rows once forward and once backward); a record is the run's
@@ -106,7 +107,8 @@ struct PipelineLayout {
 
 /// Seconds of one GPipe wave of `steps` chunks per way as the executor runs it: forward[s] and
 /// backward[s] are stage s's seconds per chunk, transfer[s] the seconds of the receive before
-/// stage s (s >= 1) forward, and of stage s's gradient receive from s + 1 backward.
+/// stage s (s >= 1) forward, and of stage s's gradient receive from s + 1 backward. A link
+/// between two stages carries one chunk at a time in each direction.
 [[nodiscard]] double pipeline_wave_seconds(std::span<const double> forward,
                                            std::span<const double> backward,
                                            std::span<const double> transfer, int steps);

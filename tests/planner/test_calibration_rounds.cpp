@@ -17,6 +17,7 @@
 #include "datasets/graph_io.hpp"
 #include "layers/model_zoo.hpp"
 #include "planner/calibration.hpp"
+#include "planner/grid_model.hpp"
 #include "planner/layout_plan.hpp"
 #include "planner/machine_model.hpp"
 #include "planner/timed_rounds.hpp"
@@ -431,4 +432,26 @@ TEST_CASE(
           std::string::npos);
     std::error_code ec;
     fs::remove_all(dir, ec);
+}
+
+TEST_CASE(
+    "feature_group_network: shared memory inside a node, else the link as the group shares it",
+    "[planner]") {
+    planner::MachineModel m = planner::default_machine();
+    m.shared_memory = {1e-6, 5.0};
+    m.inter_node = {1e-4, 0.12};
+    m.inter_node_paired = {2e-4, 0.15};
+    CHECK(planner::feature_group_network(m, true, 2, 2).bandwidth_gbs == 5.0);
+    // F = 4 over 2 nodes of 2: each rank sends 2 of its 3 partners' shares across, 2 ranks of a
+    // node at once: the link at 0.12 / (2/3 x 2).
+    const planner::Network four = planner::feature_group_network(m, false, 4, 2);
+    CHECK(four.bandwidth_gbs == Approx(0.12 * 3.0 / 4.0));
+    CHECK(four.latency_s == 1e-4);
+    // One rank a node: every partner across, one rank on the link: the link whole (F = 2: one
+    // partner across, the paired figure).
+    CHECK(planner::feature_group_network(m, false, 4, 1).bandwidth_gbs == 0.12);
+    CHECK(planner::feature_group_network(m, false, 2, 1).bandwidth_gbs == 0.15);
+    // F = 8 over 4 nodes of 2: 6 of 7 partners across, 2 at once.
+    CHECK(planner::feature_group_network(m, false, 8, 2).bandwidth_gbs ==
+          Approx(0.12 / (6.0 / 7.0 * 2.0)));
 }

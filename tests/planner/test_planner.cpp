@@ -513,6 +513,12 @@ TEST_CASE("pipeline wave: the GPipe bubble by hand", "[planner]") {
     // A 0.5 s receive before stage 1: it delays stage 1's first forward chunk and stage 0's
     // first backward chunk once each (later ones arrive while the receiver still computes).
     CHECK(planner::pipeline_wave_seconds(f, b, std::vector<double>{0.0, 0.5}, 4) == Approx(16.0));
+    // A 3 s transfer, longer than either stage's chunk: the link carries one chunk at a time
+    // each way, so forward chunks reach stage 1 at 4, 7, 10, 13 (done 5, 8, 11, 14), stage 1's
+    // backward ends at 16, 18, 20, 22 and its gradients reach stage 0 at 19, 22, 25, 28 (done
+    // 21, 24, 27, 30). Transfers as independent delays (overlapping each other on one link)
+    // would give 21.
+    CHECK(planner::pipeline_wave_seconds(f, b, std::vector<double>{0.0, 3.0}, 4) == Approx(30.0));
     // Unequal stages: forward Σ t + (m - 1) max t = 4 + 2, backward 3 + 1.
     CHECK(planner::pipeline_wave_seconds(std::vector<double>{1.0, 2.0, 1.0},
                                          std::vector<double>{1.0, 1.0, 1.0},
