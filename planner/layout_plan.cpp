@@ -396,6 +396,17 @@ Plan make_plan(const PlanRequest& request) {
             pipe_shape.halo_precision = request.halo_precision;
             RunShape slow_pipe_shape = slow_shape;
             slow_pipe_shape.halo_precision = request.halo_precision;
+            // Across nodes, one way: each rank (s, f) sends its chunks' rows to one rank, (s + 1,
+            // f), and a stage's ranks on a node, min(per_node, F), send over its link at once
+            // (as a halo's link_ranks). W > 1 ways keep the whole link: their mirror exchanges
+            // are priced on the same network.
+            if (across && layout.ways == 1) {
+                const double sharing = std::min(per_node, layout.feature_slices);
+                pipe_shape.network = request.machine.link(1);
+                pipe_shape.network.bandwidth_gbs /= sharing;
+                slow_pipe_shape.network = slowed.link(1);
+                slow_pipe_shape.network.bandwidth_gbs /= sharing;
+            }
             // S x F: the feature group's switches inside a node when the ranks per node are a
             // multiple of F (training/prepare.cpp places it so), as the grid's.
             const bool feature_inside =

@@ -455,3 +455,40 @@ TEST_CASE(
     CHECK(planner::feature_group_network(m, false, 8, 2).bandwidth_gbs ==
           Approx(0.12 / (6.0 / 7.0 * 2.0)));
 }
+
+TEST_CASE(
+    "the pipeline's stage transfers across nodes: one partner a rank, a stage's ranks on a "
+    "node sharing its link",
+    "[planner]") {
+    const fs::path dir =
+        fs::temp_directory_path() / ("strata-stage-link-" + std::to_string(::getpid()));
+    planner::PlanRequest request = strata::test::small_plan_request(dir);
+    request.ranks = {4};
+    request.ranks_per_node = 2;
+    request.threads = 1;
+    request.machine.inter_node = {1e-4, 0.001};
+    request.machine.inter_node_paired = {1e-4, 0.001};
+    const planner::Plan base = planner::make_plan(request);
+    planner::PlanRequest every = request;  // every pair at once faster: stage transfers unmoved
+    every.machine.inter_node.bandwidth_gbs = 0.004;
+    const planner::Plan a = planner::make_plan(every);
+    planner::PlanRequest paired = request;  // the paired link faster: stage transfers faster
+    paired.machine.inter_node_paired.bandwidth_gbs = 0.004;
+    const planner::Plan b = planner::make_plan(paired);
+    REQUIRE(a.candidates.size() == base.candidates.size());
+    REQUIRE(b.candidates.size() == base.candidates.size());
+    int pipelines = 0;
+    for (std::size_t i = 0; i < base.candidates.size(); ++i) {
+        const planner::Candidate& c = base.candidates[i];
+        if (c.parallel != "pipeline" || c.ways != 1 || c.stage_bytes == 0) {
+            continue;
+        }
+        INFO(c.stages << "x" << c.ways << "x" << c.chunks << " F " << c.feature_slices);
+        CHECK(a.candidates[i].time.wait_s == Approx(c.time.wait_s));
+        CHECK(b.candidates[i].time.wait_s < c.time.wait_s);
+        ++pipelines;
+    }
+    CHECK(pipelines > 0);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+}
