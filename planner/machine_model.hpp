@@ -107,9 +107,11 @@ struct MachineModel {
     [[nodiscard]] const ThreadRates& rates(int threads) const;
 
     /// The inter-node link as an exchange whose ranks each have `partners_across` partners on
-    /// other nodes uses it: inter_node_paired for one partner, inter_node for more.
+    /// other nodes uses it: inter_node_paired for one partner, inter_node for more (and where
+    /// inter_node_paired was never set: a model built by hand with its bandwidth 0).
     [[nodiscard]] const Network& link(int partners_across) const {
-        return partners_across <= 1 ? inter_node_paired : inter_node;
+        return partners_across <= 1 && inter_node_paired.bandwidth_gbs > 0 ? inter_node_paired
+                                                                           : inter_node;
     }
 };
 

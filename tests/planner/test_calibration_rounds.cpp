@@ -176,6 +176,9 @@ TEST_CASE(
     CHECK(back.inter_node_paired.latency_s == 80e-6);
     CHECK(back.link(1).bandwidth_gbs == 0.029);  // one partner across a rank
     CHECK(back.link(2).bandwidth_gbs == 0.024);  // more: every pair at once
+    planner::MachineModel by_hand;               // the paired link never set: inter_node's
+    by_hand.inter_node = {1e-4, 0.5};
+    CHECK(by_hand.link(1).bandwidth_gbs == 0.5);
     // A version 3 file (before inter_node_paired): the paired link is inter_node, its spreads
     // included.
     std::string v3 = text;

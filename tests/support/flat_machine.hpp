@@ -19,6 +19,7 @@ inline planner::MachineModel flat_machine() {
                             .spmm_out_of_cache = {{1, 1.0}}});
     m.shared_memory = {0.0, 1e9};
     m.inter_node = m.shared_memory;
+    m.inter_node_paired = m.shared_memory;
     return m;
 }
 
