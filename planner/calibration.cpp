@@ -580,11 +580,7 @@ MachineModel calibrate(Communicator& comm, const CalibrationOptions& options) {
                        " ranks of nodes " + std::to_string(a) + " and " + std::to_string(b) +
                        ", every pair at once)");
             if (pairs.paired.empty()) {  // one partner a rank already: the same pattern
-                m.inter_node_paired = m.inter_node;
-                for (const char* figure : {".latency_s", ".bandwidth_gbs"}) {
-                    m.network_spread[std::string("inter_node_paired") + figure] =
-                        m.network_spread[std::string("inter_node") + figure];
-                }
+                paired_as_inter_node(m);
             } else {
                 std::string which;
                 for (const auto& [x, y] : pairs.paired) {

@@ -118,6 +118,16 @@ MachineModel slowed_by_spread(MachineModel m) {
     return m;
 }
 
+void paired_as_inter_node(MachineModel& m) {
+    m.inter_node_paired = m.inter_node;
+    for (const char* figure : {".latency_s", ".bandwidth_gbs"}) {
+        const auto it = m.network_spread.find(std::string("inter_node") + figure);
+        if (it != m.network_spread.end()) {
+            m.network_spread[std::string("inter_node_paired") + figure] = it->second;
+        }
+    }
+}
+
 const ThreadRates& MachineModel::rates(int threads) const {
     STRATA_CHECK(!by_threads.empty(), "machine model: no measured rates (run strata calibrate)");
     const ThreadRates* best = &by_threads.front();
@@ -223,19 +233,15 @@ MachineModel machine_from_json(const std::string& text, const std::string& what)
         STRATA_CHECK(!m.by_threads.empty(), what, ": by_threads is empty");
         m.shared_memory = network_from(j.at("shared_memory"));
         m.inter_node = network_from(j.at("inter_node"));
-        m.inter_node_paired = version >= 4 ? network_from(j.at("inter_node_paired")) : m.inter_node;
         m.mpi_measured = j.at("mpi_measured").get<bool>();
         m.inter_node_measured = version >= 3 && j.at("inter_node_measured").get<bool>();
         m.overlap_slowdown = j.at("overlap_slowdown").get<double>();
         m.baseline_rss_bytes = j.at("baseline_rss_bytes").get<double>();
         m.network_spread = spreads_from(j, "network_spread");
-        if (version < 4) {  // inter_node_paired is inter_node, spreads included
-            for (const char* figure : {".latency_s", ".bandwidth_gbs"}) {
-                const auto it = m.network_spread.find(std::string("inter_node") + figure);
-                if (it != m.network_spread.end()) {
-                    m.network_spread[std::string("inter_node_paired") + figure] = it->second;
-                }
-            }
+        if (version >= 4) {
+            m.inter_node_paired = network_from(j.at("inter_node_paired"));
+        } else {
+            paired_as_inter_node(m);
         }
         return m;
     } catch (const json::exception& e) {

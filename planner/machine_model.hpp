@@ -115,6 +115,10 @@ struct MachineModel {
     }
 };
 
+/// `m` with its paired link the same as inter_node, spreads included (a machine.json before
+/// version 4; a calibration whose ranks have one partner across already).
+void paired_as_inter_node(MachineModel& m);
+
 /// Rate at `x`, linear in log x between the points, constant beyond the ends.
 [[nodiscard]] double interpolate(const std::vector<RatePoint>& points, double x);
 
