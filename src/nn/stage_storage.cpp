@@ -202,8 +202,11 @@ std::vector<std::vector<int>> way_mirror_slots(const ModelGraph& graph,
 index_t way_mirror_width(const ModelGraph& graph, const StageStorage& storage, int slices,
                          int slice) {
     index_t widest = 0;
-    for (const TensorId t : storage.kept_grads) {
-        widest = std::max(widest, graph.tensor(t).cols);
+    for (const std::vector<int>& slots : way_mirror_slots(graph, storage)) {
+        for (const int slot : slots) {
+            widest =
+                std::max(widest, storage.schedule.slots.at(static_cast<std::size_t>(slot)).cols);
+        }
     }
     return grid_block(widest, slices, slice).count;
 }

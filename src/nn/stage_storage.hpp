@@ -96,9 +96,10 @@ struct StageStorage {
 /// way bytes (planner::pipeline_way_bytes).
 [[nodiscard]] std::vector<std::vector<int>> way_mirror_slots(const ModelGraph& graph,
                                                              const StageStorage& storage);
-/// The hybrid's mirror exchange buffers' width: the widest kept output gradient (the
-/// aggregation outputs), with feature slices its columns of slice `slice` of `slices` (the
-/// mirrors' width). The executor's buffers and strata plan's price of them.
+/// The hybrid's mirror exchange buffers' width: the widest slot way_mirror_slots exchanges
+/// (an aggregation's input forward, its output gradient backward), with feature slices its
+/// columns of slice `slice` of `slices` (the mirrors' width). The executor's buffers and
+/// strata plan's price of them.
 [[nodiscard]] index_t way_mirror_width(const ModelGraph& graph, const StageStorage& storage,
                                        int slices = 1, int slice = 0);
 

@@ -413,6 +413,56 @@ TEST_CASE("hybrid W x S with one chunk per way trains as the exact executor, eve
     }
 }
 
+TEST_CASE("hybrid: mirror buffers sized for the widest row the ways send (kept gradient or not)",
+          "[pipeline][mpi]") {
+    // GCN 12 -> 32 aggregates its (dropped-out) features first, and that aggregation's output
+    // needs no gradient: the ways send each other the features' rows, 12 wide, where the widest
+    // kept gradient is 6 (one stage: the classes) or none (2 stages: the first). The mirror
+    // buffers were sized for the kept gradients and the exchange ran past their end (this test
+    // hung at np2 and crashed at np4; strata train crashed with GCN 100 -> 128 or 256 on 2
+    // stages x 2 ways).
+    MpiCommunicator world;
+    MpiCommunicator self(MPI_COMM_SELF);
+    if (world.size() % 2 != 0) {
+        return;
+    }
+    const GraphDataset g = test::directed_graph(300, 4, 6, 12, 41);
+    ModelSpec spec = small("gcn", 2);  // 2 stages: one layer each
+    spec.hidden = 32;                  // > 12 features: aggregate first
+    REQUIRE(spec.dropout > 0.0f);      // the aggregated features are computed, not the input
+    const auto one = train_exact(g, self, spec, 6);
+    const int ways = 2;
+    const LocalPart part = whole_part(g);
+    const BuiltModel model =
+        build_model(spec, part.features.cols, static_cast<index_t>(part.num_classes));
+    for (const Recompute mode : {Recompute::none, Recompute::all}) {
+        INFO(to_string(mode) << ", " << world.size() / ways << " stages x 2 ways");
+        PipelineOptions options;
+        options.recompute = mode;
+        const PipelineRun run = train_pipeline(g, world, self, spec, 6, options, ways, ways);
+        CHECK(all_ranks(same_run(run.epochs, one, g)));
+        bool beyond_kept = false;  // a stage sends rows wider than any gradient it keeps
+        for (int s = 0; s < static_cast<int>(run.layout.stages.size()); ++s) {
+            const StageStorage storage =
+                plan_stage_storage(model.graph, run.layout, s, part.graph.num_owned, mode);
+            index_t kept = 0;
+            for (const TensorId t : storage.kept_grads) {
+                kept = std::max(kept, model.graph.tensor(t).cols);
+            }
+            const index_t width = way_mirror_width(model.graph, storage);
+            for (const std::vector<int>& slots : way_mirror_slots(model.graph, storage)) {
+                for (const int slot : slots) {
+                    const index_t cols =
+                        storage.schedule.slots.at(static_cast<std::size_t>(slot)).cols;
+                    CHECK(cols <= width);
+                    beyond_kept = beyond_kept || cols > kept;
+                }
+            }
+        }
+        CHECK(beyond_kept);
+    }
+}
+
 TEST_CASE("C chunks: stage-to-stage bytes follow 2 |V| (cut widths) 4; staleness is real",
           "[pipeline][mpi]") {
     MpiCommunicator world;
