@@ -95,13 +95,17 @@ double switch_seconds(index_t rows, index_t width, int slices, int slice, const 
 }
 
 Network feature_group_network(const MachineModel& machine, bool inside, int f, int per_node) {
-    if (inside) {
-        return machine.shared_memory;
-    }
-    const int m = std::clamp(per_node, 1, f);
-    Network link = machine.link(f - m);
-    if (m > 1 && m < f) {
-        link.bandwidth_gbs /= static_cast<double>(f - m) / (f - 1) * m;
+    return inside ? machine.shared_memory : group_link(machine, f, 1, per_node);
+}
+
+Network group_link(const MachineModel& machine, int members, int spacing, int per_node) {
+    STRATA_CHECK(members >= 1 && spacing >= 1, "group_link: ", members, " members ", spacing,
+                 " apart");
+    const int m = std::clamp(per_node / spacing, 1, members);
+    const int senders = std::clamp(per_node, 1, members * spacing);
+    Network link = machine.link(members - m);
+    if (m < members && senders > 1) {
+        link.bandwidth_gbs /= static_cast<double>(members - m) / (members - 1) * senders;
     }
     return link;
 }

@@ -62,6 +62,15 @@ struct GridSwitches {
 /// across a node boundary though it would fit in one): the link, unshared.
 [[nodiscard]] Network feature_group_network(const MachineModel& machine, bool inside, int f,
                                             int per_node);
+/// The link of `machine` as a group that spans nodes shares it: `members` ranks `spacing` apart
+/// in a block of members x spacing consecutive ranks (a feature group: spacing 1; a pipeline
+/// stage's ways: spacing F), `per_node` consecutive ranks a node. m = min(per_node / spacing,
+/// members) of the group on a node (at least 1), each rank sending the share (members − m) /
+/// (members − 1) of its bytes across, the block's min(per_node, block) ranks of a node at once,
+/// folded into the bandwidth; the figure for members − m partners across (MachineModel::link).
+/// m = members: the link, unshared. feature_group_network's across-nodes case at spacing 1.
+[[nodiscard]] Network group_link(const MachineModel& machine, int members, int spacing,
+                                 int per_node);
 
 struct GridPrediction {
     EpochPrediction time;        ///< the slowest rank's; halo bytes summed over every rank

@@ -396,37 +396,24 @@ Plan make_plan(const PlanRequest& request) {
             pipe_shape.halo_precision = request.halo_precision;
             RunShape slow_pipe_shape = slow_shape;
             slow_pipe_shape.halo_precision = request.halo_precision;
-            // Across nodes, one way: each rank (s, f) sends its chunks' rows to one rank, (s + 1,
-            // f), and a stage's ranks on a node, min(per_node, F), send over its link at once
-            // (as a halo's link_ranks). W > 1 ways keep the whole link: their mirror exchanges
-            // are priced on the same network.
-            if (across && layout.ways == 1) {
-                const double sharing = std::min(per_node, layout.feature_slices);
-                pipe_shape.network = request.machine.link(1);
-                pipe_shape.network.bandwidth_gbs /= sharing;
-                slow_pipe_shape.network = slowed.link(1);
-                slow_pipe_shape.network.bandwidth_gbs /= sharing;
-            }
-            // S x F: the feature group's switches inside a node when the ranks per node are a
-            // multiple of F (training/prepare.cpp places it so), as the grid's.
-            const bool feature_inside =
-                request.ranks_per_node == 0 || per_node % layout.feature_slices == 0;
-            const Network feature_network = feature_group_network(request.machine, feature_inside,
-                                                                  layout.feature_slices, per_node);
-            const Network slow_feature_network =
-                feature_group_network(slowed, feature_inside, layout.feature_slices, per_node);
+            // Each cut, the ways' mirrors and the feature group's switches on the network their
+            // ranks' placement gives them (inside a node or across; pipeline_networks); the
+            // gradient all-reduce over every rank on shape.network.
+            const int nodes_of = across ? per_node : 0;
+            const PipelineNetworks networks = pipeline_networks(request.machine, layout, nodes_of);
+            const PipelineNetworks slow_networks = pipeline_networks(slowed, layout, nodes_of);
             // W > 1: the mirror lists of the real graph's chunks (as strata train makes them).
             std::optional<WayStats> way_stats;
             if (layout.ways > 1) {
                 way_stats = cache.way_stats(layout.chunks, layout.ways);
             }
             const WayStats* ways = way_stats ? &*way_stats : nullptr;
-            const PipelinePrediction p = predict_pipeline_epoch(
-                built.graph, one, layout, pipe_shape, {}, &feature_network, ways);
+            const PipelinePrediction p =
+                predict_pipeline_epoch(built.graph, one, layout, pipe_shape, {}, &networks, ways);
             c.time = p.time;
             c.error_band =
                 spread_band(predict_pipeline_epoch(built.graph, one, layout, slow_pipe_shape, {},
-                                                   &slow_feature_network, ways)
+                                                   &slow_networks, ways)
                                 .time,
                             c.time);
             c.stage_bytes = p.stage_bytes;

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <tuple>
 
 #include "layers/grid_aggregation.hpp"
 #include "layers/layout_switch.hpp"
 #include "layers/pipeline_slices.hpp"
+#include "planner/grid_model.hpp"
 #include "planner/pipeline_slices_model.hpp"
 #include "planner/shape_operator.hpp"
 #include "src/base/error.hpp"
@@ -228,10 +230,34 @@ double pipeline_wave_seconds(std::span<const double> forward, std::span<const do
     return *std::max_element(done.begin(), done.end());
 }
 
+PipelineNetworks pipeline_networks(const MachineModel& machine, const PipelineLayout& layout,
+                                   int per_node) {
+    const int f = layout.feature_slices;
+    const int block = layout.ways * f;  // a stage's ranks
+    const bool one_node = per_node <= 0;
+    PipelineNetworks out;
+    out.features = feature_group_network(machine, one_node || per_node % f == 0, f, per_node);
+    out.mirrors = one_node || per_node % block == 0 ? machine.shared_memory
+                                                    : group_link(machine, layout.ways, f, per_node);
+    for (int s = 0; s + 1 < layout.stages; ++s) {
+        std::map<int, int> across;  // node -> its ranks of stage s whose partner is elsewhere
+        int senders = 0;
+        for (int r = s * block; !one_node && r < (s + 1) * block; ++r) {
+            if (r / per_node != (r + block) / per_node) {
+                senders = std::max(senders, ++across[r / per_node]);
+            }
+        }
+        Network cut = senders == 0 ? machine.shared_memory : machine.link(1);
+        cut.bandwidth_gbs /= std::max(1, senders);
+        out.cuts.push_back(cut);
+    }
+    return out;
+}
+
 PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const PartitionStats& whole,
                                           const PipelineLayout& layout, const RunShape& shape,
                                           std::span<const index_t> chunk_rows,
-                                          const Network* feature_network,
+                                          const PipelineNetworks* networks,
                                           const WayStats* way_stats) {
     PipelinePrediction out;
     const int slices = layout.feature_slices;
@@ -266,7 +292,12 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
         out.a2a_bytes = a2a.a2a;
         out.recompute_a2a_bytes = a2a.recompute_a2a;
     }
-    const Network& switch_network = feature_network != nullptr ? *feature_network : shape.network;
+    STRATA_CHECK(
+        networks == nullptr || networks->cuts.size() == static_cast<std::size_t>(layout.stages - 1),
+        "pipeline: ", networks == nullptr ? 0 : networks->cuts.size(), " cut networks for ",
+        layout.stages, " stages");
+    const Network& switch_network = networks != nullptr ? networks->features : shape.network;
+    const Network& mirror_network = networks != nullptr ? networks->mirrors : shape.network;
     const ExecutionPlan plan = rank_plan(graph, way, Recompute::none);
     const ThreadRates& rates = shape.machine->rates(shape.threads);
     const double scale = rates.time_scale * time_share(shape);
@@ -312,11 +343,11 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
             const StageWayExchange e =
                 stage_way_exchange(graph, storage, shape.halo_precision, slices, priced);
             const double per_chunk_rows = 1.0 / static_cast<double>(layout.chunks);
-            const double bandwidth = shape.network.bandwidth_gbs * giga;
-            mirrored[0] = e.forward_exchanges * shape.network.latency_s +
+            const double bandwidth = mirror_network.bandwidth_gbs * giga;
+            mirrored[0] = e.forward_exchanges * mirror_network.latency_s +
                           static_cast<double>(way_stats->forward_rows) * per_chunk_rows *
                               static_cast<double>(e.forward_row_bytes) / bandwidth;
-            mirrored[1] = e.backward_exchanges * shape.network.latency_s +
+            mirrored[1] = e.backward_exchanges * mirror_network.latency_s +
                           static_cast<double>(way_stats->backward_rows) * per_chunk_rows *
                               static_cast<double>(e.backward_row_bytes) / bandwidth;
         }
@@ -324,10 +355,11 @@ PipelinePrediction predict_pipeline_epoch(const ModelGraph& graph, const Partiti
         backward.push_back(per_chunk[1] + switched.backward + mirrored[1]);
         // The receive before stage s: its cut's rows of one chunk, one message per tensor.
         const double rows = static_cast<double>(way.owned) / steps;
+        const Network& cut = s == 0 || networks == nullptr ? shape.network : networks->cuts[s - 1];
         transfer.push_back(s == 0 ? 0.0
                                   : static_cast<double>(stages.stages[s].incoming.size()) *
-                                            shape.network.latency_s +
-                                        rows * cuts[s - 1] / (shape.network.bandwidth_gbs * giga));
+                                            cut.latency_s +
+                                        rows * cuts[s - 1] / (cut.bandwidth_gbs * giga));
         const double stage_busy = steps * (forward.back() + backward.back());
         if (stage_busy >= busiest) {
             busiest = stage_busy;

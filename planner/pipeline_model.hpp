@@ -10,7 +10,8 @@
 //                 switches per chunk (the grid's switch time, over the feature group's network)
 //   the wave      simulated in the executor's order (pipeline_wave_seconds): every chunk forward,
 //                 staggered one chunk per stage, then backward in reverse; a blocking receive per
-//                 cut tensor and chunk, sends asynchronous; each link between stages carries one
+//                 cut tensor and chunk (each cut on its network: pipeline_networks), sends
+//                 asynchronous; each link between stages carries one
 //                 chunk at a time each way (a transfer longer than the receiver's compute queues)
 //   stage bytes   2 x |V| x (Σ over cuts and crossing tensors of the record bytes of a row),
 //                 summed over ranks — the metrics' stage_bytes, exactly (the executor sends every
@@ -123,13 +124,30 @@ struct PipelinePrediction {
     std::string split;                     ///< StageLayout::describe
 };
 
+/// The networks a pipeline's transfers use besides the gradient all-reduce (RunShape::network).
+struct PipelineNetworks {
+    std::vector<Network> cuts;  ///< the stage transfers across cut s (into stage s + 1)
+    Network mirrors;            ///< W > 1: the mirror exchanges among a stage's ways
+    Network features;           ///< F > 1: the feature group's layout switches
+};
+
+/// Where `layout`'s transfers go on nodes of `per_node` consecutive ranks (0: one node), strata
+/// train placing rank (s, w, f) at (s W + w) F + f. A cut: shared memory where every rank of
+/// the stage before it has its partner (one rank, W F further) on its own node; else the paired
+/// link (one partner a rank, MachineModel::link(1)) shared by the most ranks of one node that
+/// send across it at once. The mirrors: shared memory when a stage's W F ranks lie in one node,
+/// else group_link (W members F apart); the switches: feature_group_network.
+[[nodiscard]] PipelineNetworks pipeline_networks(const MachineModel& machine,
+                                                 const PipelineLayout& layout, int per_node);
+
 /// `chunk_rows`: the run's chunks' rows when known (empty: |V| in C even blocks; S x F only);
-/// `feature_network`: S x F's feature group's network (null: shape.network); `way_stats`: the
-/// mirror lists of the layout's chunks, required with W > 1 ways (strata::Error otherwise).
+/// `networks`: where the stage transfers, mirrors and switches go (null: all on shape.network,
+/// which prices the all-reduce in any case); `way_stats`: the mirror lists of the layout's
+/// chunks, required with W > 1 ways (strata::Error otherwise).
 [[nodiscard]] PipelinePrediction predict_pipeline_epoch(
     const ModelGraph& graph, const PartitionStats& whole, const PipelineLayout& layout,
     const RunShape& shape, std::span<const index_t> chunk_rows = {},
-    const Network* feature_network = nullptr, const WayStats* way_stats = nullptr);
+    const PipelineNetworks* networks = nullptr, const WayStats* way_stats = nullptr);
 
 /// The executor's memory plan of the largest rank, and its resident peak as for graph
 /// parallelism (every rank holds the whole graph). `largest_chunk`: the rows of the largest

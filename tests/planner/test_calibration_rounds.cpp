@@ -20,6 +20,7 @@
 #include "planner/grid_model.hpp"
 #include "planner/layout_plan.hpp"
 #include "planner/machine_model.hpp"
+#include "planner/pipeline_model.hpp"
 #include "planner/timed_rounds.hpp"
 #include "tests/support/small_plan_request.hpp"
 
@@ -472,7 +473,7 @@ TEST_CASE(
     request.machine.inter_node = {1e-4, 0.001};
     request.machine.inter_node_paired = {1e-4, 0.001};
     const planner::Plan base = planner::make_plan(request);
-    planner::PlanRequest every = request;  // every pair at once faster: stage transfers unmoved
+    planner::PlanRequest every = request;  // every pair at once faster: only the all-reduce
     every.machine.inter_node.bandwidth_gbs = 0.004;
     const planner::Plan a = planner::make_plan(every);
     planner::PlanRequest paired = request;  // the paired link faster: stage transfers faster
@@ -487,11 +488,66 @@ TEST_CASE(
             continue;
         }
         INFO(c.stages << "x" << c.ways << "x" << c.chunks << " F " << c.feature_slices);
-        CHECK(a.candidates[i].time.wait_s == Approx(c.time.wait_s));
+        CHECK(a.candidates[i].time.terms.exchange_s == Approx(c.time.terms.exchange_s));
+        CHECK(a.candidates[i].time.terms.allreduce_s < c.time.terms.allreduce_s);
+        CHECK(b.candidates[i].time.terms.exchange_s < c.time.terms.exchange_s);
         CHECK(b.candidates[i].time.wait_s < c.time.wait_s);
         ++pipelines;
     }
     CHECK(pipelines > 0);
     std::error_code ec;
     fs::remove_all(dir, ec);
+}
+
+TEST_CASE("pipeline_networks: each cut, the ways' mirrors and the switches where the ranks lie",
+          "[planner]") {
+    planner::MachineModel m = planner::default_machine();
+    m.shared_memory = {1e-6, 5.0};
+    m.inter_node = {1e-4, 0.12};
+    m.inter_node_paired = {2e-4, 0.15};
+    const auto layout = [](int stages, int ways, int slices) {
+        return planner::PipelineLayout{
+            .stages = stages, .ways = ways, .chunks = 8 * ways, .feature_slices = slices};
+    };
+    // One node: everything in shared memory.
+    for (const int per_node : {0, 4}) {
+        const planner::PipelineNetworks one =
+            planner::pipeline_networks(m, layout(4, 1, 1), per_node);
+        REQUIRE(one.cuts.size() == 3);
+        for (const planner::Network& cut : one.cuts) {
+            CHECK(cut.bandwidth_gbs == 5.0);
+        }
+    }
+    // 4 stages on 2 nodes of 2: only the middle cut crosses, rank 1 to rank 2 alone: the paired
+    // link whole.
+    const planner::PipelineNetworks four = planner::pipeline_networks(m, layout(4, 1, 1), 2);
+    REQUIRE(four.cuts.size() == 3);
+    CHECK(four.cuts[0].bandwidth_gbs == 5.0);
+    CHECK(four.cuts[1].bandwidth_gbs == 0.15);
+    CHECK(four.cuts[1].latency_s == 2e-4);
+    CHECK(four.cuts[2].bandwidth_gbs == 5.0);
+    // 2 stages x 2 ways, a stage a node: both ways' transfers share the paired link, the
+    // mirrors stay inside the node.
+    const planner::PipelineNetworks hybrid = planner::pipeline_networks(m, layout(2, 2, 1), 2);
+    REQUIRE(hybrid.cuts.size() == 1);
+    CHECK(hybrid.cuts[0].bandwidth_gbs == Approx(0.075));
+    CHECK(hybrid.mirrors.bandwidth_gbs == 5.0);
+    // One rank a node: the mirrors' one partner across, the paired link whole.
+    const planner::PipelineNetworks apart = planner::pipeline_networks(m, layout(2, 2, 1), 1);
+    CHECK(apart.cuts[0].bandwidth_gbs == 0.15);
+    CHECK(apart.mirrors.bandwidth_gbs == 0.15);
+    CHECK(apart.mirrors.latency_s == 2e-4);
+    // S x W x F = 2 x 2 x 2 on 4 nodes of 2: a node holds one way's two slices, so a rank's one
+    // mirror partner is across, two ranks of a node at once; the slices' switches inside.
+    const planner::PipelineNetworks grid = planner::pipeline_networks(m, layout(2, 2, 2), 2);
+    CHECK(grid.features.bandwidth_gbs == 5.0);
+    CHECK(grid.mirrors.bandwidth_gbs == Approx(0.075));
+    CHECK(grid.cuts[0].bandwidth_gbs == Approx(0.075));
+    // group_link at spacing 1 is feature_group_network across nodes.
+    for (const int f : {2, 4, 8}) {
+        for (const int per_node : {1, 2, 3}) {
+            CHECK(planner::group_link(m, f, 1, per_node).bandwidth_gbs ==
+                  planner::feature_group_network(m, false, f, per_node).bandwidth_gbs);
+        }
+    }
 }
