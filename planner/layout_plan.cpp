@@ -399,9 +399,10 @@ Plan make_plan(const PlanRequest& request) {
             // Each cut, the ways' mirrors and the feature group's switches on the network their
             // ranks' placement gives them (inside a node or across; pipeline_networks); the
             // gradient all-reduce over every rank on shape.network.
-            const int nodes_of = across ? per_node : 0;
-            const PipelineNetworks networks = pipeline_networks(request.machine, layout, nodes_of);
-            const PipelineNetworks slow_networks = pipeline_networks(slowed, layout, nodes_of);
+            const int node_ranks = across ? per_node : 0;
+            const PipelineNetworks networks =
+                pipeline_networks(request.machine, layout, node_ranks);
+            const PipelineNetworks slow_networks = pipeline_networks(slowed, layout, node_ranks);
             // W > 1: the mirror lists of the real graph's chunks (as strata train makes them).
             std::optional<WayStats> way_stats;
             if (layout.ways > 1) {

@@ -11,8 +11,8 @@
 //   the wave      simulated in the executor's order (pipeline_wave_seconds): every chunk forward,
 //                 staggered one chunk per stage, then backward in reverse; a blocking receive per
 //                 cut tensor and chunk (each cut on its network: pipeline_networks), sends
-//                 asynchronous; each link between stages carries one
-//                 chunk at a time each way (a transfer longer than the receiver's compute queues)
+//                 asynchronous; each link between stages carries one chunk at a time each way (a
+//                 transfer longer than the receiver's compute queues)
 //   stage bytes   2 x |V| x (Σ over cuts and crossing tensors of the record bytes of a row),
 //                 summed over ranks — the metrics' stage_bytes, exactly (the executor sends every
 //                 chunk's cut rows once forward and once backward); a record is the run's
