@@ -43,8 +43,10 @@ MemoryPlanSummary summarize_memory(std::vector<MemoryLine> lines, index_t owned,
     const std::vector<std::byte> all =
         comm.gather(std::as_bytes(std::span<const std::int64_t>(&total, 1)), 0);
     summary.per_rank_bytes.resize(all.size() / sizeof(std::int64_t));
-    std::memcpy(summary.per_rank_bytes.data(), all.data(),
-                summary.per_rank_bytes.size() * sizeof(std::int64_t));
+    if (!all.empty()) {  // rank 0's; memcpy from an empty vector's null data is undefined
+        std::memcpy(summary.per_rank_bytes.data(), all.data(),
+                    summary.per_rank_bytes.size() * sizeof(std::int64_t));
+    }
     return summary;
 }
 
