@@ -543,11 +543,10 @@ TEST_CASE("pipeline_networks: each cut, the ways' mirrors and the switches where
     CHECK(grid.features.bandwidth_gbs == 5.0);
     CHECK(grid.mirrors.bandwidth_gbs == Approx(0.075));
     CHECK(grid.cuts[0].bandwidth_gbs == Approx(0.075));
-    // group_link at spacing 1 is feature_group_network across nodes.
-    for (const int f : {2, 4, 8}) {
-        for (const int per_node : {1, 2, 3}) {
-            CHECK(planner::group_link(m, f, 1, per_node).bandwidth_gbs ==
-                  planner::feature_group_network(m, false, f, per_node).bandwidth_gbs);
-        }
-    }
+    // 4 ways 2 apart (F = 2) on nodes of 2: one member a node, 3 partners across, both ranks
+    // of a node at once: every pair's link / 2. On nodes of 4: 2 members a node, 2 of 3
+    // partners across, 4 ranks at once: 0.12 / (2/3 x 4).
+    CHECK(planner::group_link(m, 4, 2, 2).bandwidth_gbs == Approx(0.06));
+    CHECK(planner::group_link(m, 4, 2, 4).bandwidth_gbs == Approx(0.12 / (2.0 / 3.0 * 4.0)));
+    CHECK(planner::group_link(m, 4, 2, 4).latency_s == 1e-4);
 }
