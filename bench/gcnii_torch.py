@@ -68,7 +68,7 @@ def load(path, sparse):
     a_hat = torch.sparse_coo_tensor(a.indices(), d[r] * a.values() * d[c], (n, n)).coalesce()
     if sparse == "csr":
         a_hat = a_hat.to_sparse_csr()
-    rowsum = x.sum(axis=1, keepdims=True)
+    rowsum = np.abs(x).sum(axis=1, keepdims=True)  # strata's: unit L1 norm (= the sum if x >= 0)
     with np.errstate(divide="ignore"):
         inv = np.where(rowsum > 0, 1.0 / rowsum, 0.0).astype(np.float32)
     return torch.from_numpy(x * inv), a_hat, labels, masks

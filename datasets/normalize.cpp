@@ -71,9 +71,9 @@ void row_normalize_features(HostMatrix& x) {
 #pragma omp parallel for schedule(static)
     for (std::int64_t r = 0; r < x.rows; ++r) {
         float* row = x.row(r);
-        double sum = 0.0;
+        double sum = 0.0;  // Σ_j |x_vj|: on non-negative rows the same additions as Σ_j x_vj
         for (index_t c = 0; c < x.cols; ++c) {
-            sum += row[c];
+            sum += std::fabs(row[c]);
         }
         if (sum != 0.0) {
             for (index_t c = 0; c < x.cols; ++c) {

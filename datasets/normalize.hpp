@@ -18,8 +18,10 @@ namespace strata {
 /// Throws strata::Error if some d_v <= 0 (possible only with non-positive edge weights).
 [[nodiscard]] GlobalCsr gcn_normalize(const GraphDataset& graph);
 
-/// x_v <- x_v / Σ_j x_vj for each row whose sum is non-zero (Kipf's feature preprocessing);
-/// rows summing to zero are left unchanged.
+/// x_v <- x_v / Σ_j |x_vj| for each non-zero row (unit L1 norm): on non-negative features
+/// (bag-of-words, TF-IDF) Kipf's preprocessing x_v / Σ_j x_vj, bit for bit; on features with
+/// negative values (embeddings, strata generate's) well-defined where the signed sum is not (a
+/// row summing to nearly zero would blow up). Zero rows are left unchanged.
 void row_normalize_features(HostMatrix& features);
 
 }  // namespace strata

@@ -1,6 +1,7 @@
 // prepare: load, order, normalise, build, upload.
 #include "training/prepare.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -168,6 +169,16 @@ void split_stage_slices(const RunConfig& config, Communicator& comm, Prepared& p
     prepared.notes.grid_warning = std::move(placement.warning);
 }
 
+/// Whether some rank's features hold a negative value (collective over `comm`).
+bool any_negative(const HostMatrix& features, Communicator& comm) {
+    std::array<std::int64_t, 1> negative{std::any_of(features.values.begin(), features.values.end(),
+                                                     [](float v) { return v < 0.0f; })
+                                             ? 1
+                                             : 0};
+    comm.allreduce_max(negative);
+    return negative[0] != 0;
+}
+
 }  // namespace
 
 std::string dataset_identity(const std::string& data, const DataInput& input) {
@@ -220,7 +231,17 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
                                std::to_string(part.global_train) + ", val " +
                                std::to_string(part.global_val) + ", test " +
                                std::to_string(part.global_test) + " vertices)";
-        if (config.row_normalize_features.value_or(false)) {
+        std::string normalization;
+        prepared.row_normalized = config.row_normalize_features.value_or(false);
+        if (prepared.row_normalized && config.row_normalize_by_recipe &&
+            any_negative(part.features, comm)) {
+            prepared.row_normalized = false;
+            normalization =
+                "; as stored, not row-normalized: the recipe row-normalizes "
+                "non-negative features, and these have negative values "
+                "(--row-normalize-features divides each row by its L1 norm)";
+        }
+        if (prepared.row_normalized) {
             row_normalize_features(part.features);
         }
         const auto classes = static_cast<index_t>(part.num_classes);
@@ -246,7 +267,7 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
             (prepared.features.storage == FeatureStorage::sparse
                  ? "sparse (CSR; the first linear is an SpMM, input dropout on the non-zeros)"
                  : "dense") +
-            ", " + prepared.features.reason;
+            ", " + prepared.features.reason + normalization;
         prepared.inputs = std::make_unique<ModelInputs>(
             backend, pipeline ? *prepared.self : part_comm, part, prepared.model.graph,
             AggregationOptions{.overlap = config.overlap,

@@ -109,6 +109,10 @@ struct Prepared {
     std::int64_t nnz = 0;    ///< entries of this rank's inner block
     std::int64_t num_classes = 0;
     int split = 0;
+    /// Whether the features were row-normalized: config.row_normalize_features, except for a
+    /// recipe's (row_normalize_by_recipe) on features with a negative value on some rank, which
+    /// stay as stored (notes.features says so). The session records this in its configuration.
+    bool row_normalized = false;
     /// What the run chose, for the report.
     struct Notes {
         std::string split;     ///< "split: 0 of 1 (train 140, val 500, test 1000 vertices)"

@@ -256,7 +256,10 @@ RunConfig resolve_recipe(RunConfig config) {
     config.lr = config.lr.value_or(recipe.lr);
     config.select_by = config.select_by.value_or(recipe.select_by);
     config.patience = config.patience.value_or(recipe.patience);
-    config.row_normalize_features = config.row_normalize_features.value_or(recipe.row_normalize);
+    if (!config.row_normalize_features) {
+        config.row_normalize_features = recipe.row_normalize;
+        config.row_normalize_by_recipe = recipe.row_normalize;
+    }
     config.model.seed = config.seed;
     return config;
 }

@@ -21,9 +21,14 @@ struct RunConfig {
     /// How the ranks partition a .h5 (K > 1): auto (ptscotch; metis under a plan, what the
     /// planner measured) | ptscotch | metis | random | block.
     std::string partition_method = "auto";
-    std::string local_order = "rcm";             ///< vertex order inside a part: none|rcm|metis
-    std::string sparse_features = "auto";        ///< input features as CSR: auto|on|off
-    std::optional<bool> row_normalize_features;  ///< divide each feature row by its sum (recipe)
+    std::string local_order = "rcm";       ///< vertex order inside a part: none|rcm|metis
+    std::string sparse_features = "auto";  ///< input features as CSR: auto|on|off
+    /// Divide each feature row by its L1 norm (datasets/normalize.hpp); unset: the recipe's.
+    std::optional<bool> row_normalize_features;
+    /// Set by resolve_recipe when row_normalize_features is the recipe's, not the user's (not
+    /// an option: never stored). The recipes row-normalize non-negative features only, so
+    /// prepare then keeps features with a negative value as stored (prepare.hpp).
+    bool row_normalize_by_recipe = false;
 
     // --- The model (model.seed is the run's seed)
     ModelSpec model;
@@ -107,7 +112,8 @@ struct RunConfig {
 void copy_option(const std::string& key, const RunConfig& from, RunConfig& to);
 
 /// The model's recipe (layers/model_zoo.hpp) for every unset recipe option (epochs, lr,
-/// select_by, patience, row_normalize_features), and model.seed = seed.
+/// select_by, patience, row_normalize_features: then row_normalize_by_recipe), and model.seed =
+/// seed.
 [[nodiscard]] RunConfig resolve_recipe(RunConfig config);
 
 /// Checks every option's value and the combinations that cannot work, without the data or the

@@ -257,6 +257,9 @@ Session::Session(const RunConfig& config, Runtime& runtime, SessionOptions optio
     p.comm().set_wait_limit(c.comm_timeout);
     p.prepared = prepare(c, p.backend(), p.comm(), p.options.input,
                          PrepareOptions{.build_model = p.options.build_model});
+    // What prepare did, as the metrics, checkpoints and predict record it (a recipe's row
+    // normalization skips features with negative values).
+    p.config.row_normalize_features = p.prepared.row_normalized;
     if (!p.prepared.notes.grid_warning.empty()) {
         p.warn(p.prepared.notes.grid_warning);
     }

@@ -142,8 +142,10 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
         option(*t, "row_normalize_features",
                cmd->add_flag_callback(
                    "--row-normalize-features", [t] { t->flags.row_normalize_features = true; },
-                   "Divide each feature row by its sum (rows summing to 0 unchanged); default: the "
-                   "model's recipe - on for every model but gcn (docs/models.md)"));
+                   "Divide each feature row by the sum of its absolute values (its sum on "
+                   "non-negative features; zero rows unchanged); default: the "
+                   "model's recipe - on for every model but gcn, when the features are "
+                   "non-negative (docs/models.md)"));
     option(*t, "row_normalize_features",
            cmd->add_flag_callback(
                   "--no-row-normalize-features", [t] { t->flags.row_normalize_features = false; },

@@ -89,3 +89,17 @@ TEST_CASE("row_normalize_features divides each row by its sum and leaves zero ro
 
     REQUIRE(x.values == std::vector<float>{0.25f, 0.75f, 0.0f, 0.0f, 0.5f, 0.5f});
 }
+
+TEST_CASE("row_normalize_features divides a row with negative values by its L1 norm",
+          "[datasets]") {
+    // The signed sum of the first row is 0.001: dividing by it would give 3001 and -2999.
+    strata::HostMatrix x(2, 3);
+    x.values = {3.0f, -2.999f, 0.0f, -1.0f, -3.0f, 4.0f};
+
+    strata::row_normalize_features(x);
+
+    const double l1 = 3.0 + static_cast<double>(2.999f);
+    REQUIRE(x.values == std::vector<float>{static_cast<float>(3.0 / l1),
+                                           static_cast<float>(-static_cast<double>(2.999f) / l1),
+                                           0.0f, -0.125f, -0.375f, 0.5f});
+}

@@ -86,7 +86,11 @@ std::vector<EpochResult> train_on(Backend& backend, const GraphDataset& g, Commu
     const GlobalCsr adjacency = adjacency_matrix(g);
     LocalPart part = build_local_part(g, adjacency, agreed_partition(g, comm, method), comm.rank());
     apply_local_order(part, layout.order);
-    row_normalize_features(part.features);
+    // As the recipes do: Cora's non-negative features row-normalized, signed ones as stored.
+    if (std::none_of(g.features.values.begin(), g.features.values.end(),
+                     [](float v) { return v < 0.0f; })) {
+        row_normalize_features(part.features);
+    }
     ModelGraph built = build_gcn(part.features.cols, static_cast<index_t>(part.num_classes), gcn);
     ModelGraph graph =
         layout.features == FeatureStorage::sparse ? with_sparse_input(built) : std::move(built);

@@ -1,12 +1,15 @@
 // The Session, on 1 and 2 ranks over the bundled Cora: outputs are checked before any data is
 // read; the hooks run in their documented order; a stop one rank's hook asks for stops every
 // rank; a graph in memory trains exactly as its file; the first metrics record carries the run
-// configuration; options the data cannot serve are refused by name.
+// configuration; a recipe's row normalization skips features with negative values; options the
+// data cannot serve are refused by name.
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <mpi.h>
@@ -70,7 +73,10 @@ RunConfig short_run(int epochs) {
 /// Records what it sees, in the order it sees it.
 class Recorder final : public RunObserver {
 public:
-    void started(const RunSummary& s) override { events.push_back("started " + s.data); }
+    void started(const RunSummary& s) override {
+        events.push_back("started " + s.data);
+        notes.insert(notes.end(), s.notes.begin(), s.notes.end());
+    }
     void note(const std::string& text, bool) override { notes.push_back(text); }
     void epoch(const EpochStats& s) override {
         events.push_back("epoch " + std::to_string(s.epoch));
@@ -258,6 +264,45 @@ TEST_CASE("session: a graph in memory trains exactly as its file", "[session]") 
     }
     REQUIRE(from_file.losses.size() == 3);
     CHECK(all_ranks(from_file.losses == from_memory.losses));  // bit for bit
+}
+
+TEST_CASE("session: a recipe row-normalizes non-negative features only", "[session]") {
+    Runtime runtime = one_thread();
+    const GraphDataset cora_graph = read_graph(cora);
+    GraphDataset negative = cora_graph;
+    negative.features.values[0] = -1.0f;  // one value, on one rank's part when there are two
+    const auto run = [&](const GraphDataset& graph, std::optional<bool> normalize) {
+        RunConfig c = short_run(2);
+        c.data.clear();
+        c.model.model = "sage";  // its recipe row-normalizes
+        c.row_normalize_features = normalize;
+        Recorder recorder;
+        Session session(c, runtime, {.input = {.graph = &graph}, .observer = &recorder});
+        (void)session.run();
+        return std::make_tuple(*session.config().row_normalize_features, recorder.losses,
+                               recorder.notes);
+    };
+    const auto said = [](const std::vector<std::string>& notes, const std::string& text) {
+        return std::any_of(notes.begin(), notes.end(),
+                           [&](const std::string& n) { return n.find(text) != std::string::npos; });
+    };
+    const std::string kept =
+        "as stored, not row-normalized: the recipe row-normalizes "
+        "non-negative features, and these have negative values";
+    const auto [cora_recipe, cora_losses, cora_notes] = run(cora_graph, std::nullopt);
+    CHECK(cora_recipe);
+    CHECK(said(cora_notes, "row-normalised features"));
+    CHECK_FALSE(said(cora_notes, kept));
+    const auto [recipe, losses, notes] = run(negative, std::nullopt);
+    CHECK_FALSE(recipe);  // what the metrics, checkpoints and predict record
+    CHECK(said(notes, kept));
+    CHECK(said(notes, "raw features"));
+    const auto [raw, raw_losses, raw_notes] = run(negative, false);
+    CHECK(all_ranks(losses == raw_losses));  // bit for bit: the features as stored
+    const auto [asked, asked_losses, asked_notes] = run(negative, true);
+    CHECK(asked);  // asked for: each row divided by its L1 norm
+    CHECK_FALSE(said(asked_notes, kept));
+    CHECK(all_ranks(asked_losses != raw_losses));
 }
 
 TEST_CASE("session: options the data cannot serve are refused by name", "[session]") {
