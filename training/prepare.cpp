@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <span>
 
 #include "datasets/content_hash.hpp"
 #include "datasets/normalize.hpp"
@@ -169,6 +170,24 @@ void split_stage_slices(const RunConfig& config, Communicator& comm, Prepared& p
     prepared.notes.grid_warning = std::move(placement.warning);
 }
 
+/// select_by = val_auc needs validation rows of both classes (else ROC-AUC is undefined, NaN
+/// at every evaluation): counted over the parts of `comm`'s ranks (collective over it).
+void check_both_classes(const LocalPart& part, Communicator& comm, const RunConfig& config) {
+    std::array<std::int64_t, 2> count{};
+    const std::span<const std::uint8_t> val = part.split_of(part.val_mask);
+    for (std::size_t i = 0; i < val.size(); ++i) {
+        const index_t label = part.labels[i];
+        if (val[i] != 0 && (label == 0 || label == 1)) {
+            ++count[static_cast<std::size_t>(label)];
+        }
+    }
+    comm.allreduce_sum(count);
+    STRATA_CHECK_OPTION(count[0] > 0 && count[1] > 0, "select_by", "'val_auc'",
+                        "needs validation vertices of both classes, but split ", part.split, " of ",
+                        source_name(config), " has ", count[0], " of class 0 and ", count[1],
+                        " of class 1: ROC-AUC is undefined (use val_acc or val_loss)");
+}
+
 /// Whether some rank's features hold a negative value (collective over `comm`).
 bool any_negative(const HostMatrix& features, Communicator& comm) {
     std::array<std::int64_t, 1> negative{std::any_of(features.values.begin(), features.values.end(),
@@ -226,6 +245,9 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
         STRATA_CHECK_OPTION(config.select_by != "val_auc" || part.num_classes == 2, "select_by",
                             "'val_auc'", "needs a two-class task, but ", source_name(config),
                             " has ", part.num_classes, " classes (use val_acc or val_loss)");
+        if (config.select_by == "val_auc") {  // over the ranks that split the vertices
+            check_both_classes(part, pipeline ? *prepared.self : part_comm, config);
+        }
         prepared.notes.split = "split: " + std::to_string(part.split) + " of " +
                                std::to_string(part.num_splits) + " (train " +
                                std::to_string(part.global_train) + ", val " +

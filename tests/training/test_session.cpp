@@ -320,4 +320,27 @@ TEST_CASE("session: options the data cannot serve are refused by name", "[sessio
     c = short_run(1);
     c.plan = "auto";
     CHECK_THROWS_WITH(Session(c, runtime), Contains("plan = 'auto': resolve it into a layout"));
+    // Two classes, but every validation vertex of class 0: ROC-AUC would be NaN at every
+    // evaluation. Refused on every rank (the classes are counted over the parts).
+    GraphDataset two = read_graph(cora);
+    two.num_classes = 2;
+    std::int64_t val = 0;
+    for (std::size_t v = 0; v < two.labels.size(); ++v) {
+        two.labels[v] = two.val_mask[v] != 0 ? 0 : two.labels[v] % 2;
+        val += two.val_mask[v];
+    }
+    c = short_run(1);
+    c.data.clear();
+    c.select_by = "val_auc";
+    try {
+        Session session(c, runtime, {.input = {.graph = &two}});
+        FAIL("val_auc accepted on validation vertices of one class");
+    } catch (const OptionError& e) {
+        CHECK(e.option() == "select_by");
+        CHECK_THAT(e.message(), Contains("select_by = 'val_auc': needs validation vertices of "
+                                         "both classes, but split 0 of the graph in memory has " +
+                                         std::to_string(val) +
+                                         " of class 0 and 0 of class 1: ROC-AUC is undefined "
+                                         "(use val_acc or val_loss)"));
+    }
 }
