@@ -150,10 +150,22 @@ int main(int argc, char** argv) {
         });
         std::printf("%-5s pack of %d rows by index %8.3f ms, gather then pack %8.3f ms (%.2f x)\n",
                     to_string(p), picked, gathered_s * 1e3, staged_s * 1e3, gathered_s / staged_s);
+        // The same with stochastic rounding (--halo-rounding stochastic): a keyed hash per value.
+        std::vector<global_id> ids(pick.size());
+        for (std::size_t r = 0; r < pick.size(); ++r) {
+            ids[r] = 1000003 * static_cast<global_id>(pick[r]);
+        }
+        const HaloRounding rounding{.stream = 42, .ids = ids};
+        const double stochastic_s =
+            best_seconds(reps, [&] { pack_rows(p, in, pick, packed, &rounding); });
+        std::printf("%-5s the same, rounded stochastically %8.3f ms (%.2f x nearest)\n",
+                    to_string(p), stochastic_s * 1e3, stochastic_s / gathered_s);
         json += ", \"" + std::string(to_string(p)) +
                 "_pack_by_index_ms\": " + std::to_string(gathered_s * 1e3) + ", \"" +
                 std::string(to_string(p)) +
-                "_gather_then_pack_ms\": " + std::to_string(staged_s * 1e3);
+                "_gather_then_pack_ms\": " + std::to_string(staged_s * 1e3) + ", \"" +
+                std::string(to_string(p)) +
+                "_pack_stochastic_ms\": " + std::to_string(stochastic_s * 1e3);
         // Receiving: the records of `received` rows (packed above), read as they are or
         // unpacked into fp32 rows first.
         const ConstPackedMatrix records{

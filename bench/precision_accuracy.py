@@ -16,6 +16,9 @@ Setups (suite "full"): Cora GCN and GAT, 20 seeds, K = 2 and 4; Cora GCNII-64, 5
   bench/precision_accuracy.py --strata build/release/apps/strata --json out.json
   bench/precision_accuracy.py --suite smoke --strata build/dev/apps/strata
 
+`--rounding stochastic` runs bf16 and int8 with `--halo-rounding stochastic` (a `--cache` then
+belongs to one rounding: its records do not say which).
+
 Exit status 1 when a mean difference misses its bar.
 """
 import argparse
@@ -86,6 +89,8 @@ def main():
     parser.add_argument("--json", default="")
     parser.add_argument("--cache", default="",
                         help="JSONL of finished runs: read to skip them, appended as runs end")
+    parser.add_argument("--rounding", choices=["nearest", "stochastic"], default="nearest",
+                        help="--halo-rounding of the bf16 and int8 runs (fp32 is the same)")
     o = parser.parse_args()
     suite = select(SUITES, o.suite, o.only, "precision_accuracy.py")
     bars = SMOKE_BARS if o.suite == "smoke" else BARS
@@ -110,6 +115,8 @@ def main():
                     if (name, precision, seed) in done:
                         continue
                     full = args + ["--halo-precision", precision, "--guard", "off"]
+                    if precision != "fp32" and o.rounding != "nearest":
+                        full += ["--halo-rounding", o.rounding]
                     job = pool.submit(run_one, o.strata, data, full, seed, o.threads, mpirun)
                     jobs[job] = (name, precision, seed)
         for job in futures.as_completed(jobs):

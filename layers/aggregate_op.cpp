@@ -33,16 +33,17 @@ std::size_t AggregateOp::backward_workspace(const WorkspaceQuery& query) const {
 void AggregateOp::forward(const OpContext& context, const ForwardArgs& args) {
     operator_of(context).forward(
         args.x[0], args.y, args.rows, args.workspace,
-        context.recompute ? ExchangePurpose::recompute : ExchangePurpose::forward);
+        ExchangeCall(context.recompute ? ExchangePurpose::recompute : ExchangePurpose::forward,
+                     context.epoch, context.node));
 }
 
 void AggregateOp::backward(const OpContext& context, const BackwardArgs& args) {
     if (args.modes[0] == GradMode::skip) {
         return;
     }
-    operator_of(context).backward(args.dy, args.dx[0], args.rows,
-                                  args.modes[0] == GradMode::accumulate ? 1.0f : 0.0f,
-                                  args.workspace);
+    operator_of(context).backward(
+        args.dy, args.dx[0], args.rows, args.modes[0] == GradMode::accumulate ? 1.0f : 0.0f,
+        args.workspace, ExchangeCall(ExchangePurpose::backward, context.epoch, context.node));
 }
 
 // The op catalogue's row (src/nn/op_catalogue.hpp).

@@ -167,8 +167,10 @@ void GatOp::attend(const OpContext& context, ConstMatrixView x, const Attention&
     backend.gemm(wh, Transpose::no, b_src, Transpose::yes, s_src, 1.0f, 0.0f);
     backend.gemm(wh, Transpose::no, b_dst, Transpose::yes, a.s_dst, 1.0f, 0.0f);
     // Every rank calls both gathers (a rank may send rows without receiving any).
-    halo.gather(wh, a.wh.row_range(n, m), a.exchange, purpose);
-    halo.gather(s_src, a.s_src.row_range(n, m), a.exchange, purpose);
+    halo.gather(wh, a.wh.row_range(n, m), a.exchange,
+                ExchangeCall(purpose, context.epoch, context.node, 0));
+    halo.gather(s_src, a.s_src.row_range(n, m), a.exchange,
+                ExchangeCall(purpose, context.epoch, context.node, 1));
     backend.edge_scores(halo.structure(), a.s_dst, a.s_src, options_.negative_slope, a.e);
 }
 
@@ -262,8 +264,10 @@ void GatOp::backward(const OpContext& context, const BackwardArgs& args) {
     backend.edge_spmm(structure, {}, d, ones, ds_dst, 0.0f);
     const MatrixView dwh_own = dwh.row_range(0, n);
     const MatrixView ds_src_own = ds_src.row_range(0, n);
-    halo.scatter_add(dwh.row_range(n, m), dwh_own, a.exchange);
-    halo.scatter_add(ds_src.row_range(n, m), ds_src_own, a.exchange);
+    halo.scatter_add(dwh.row_range(n, m), dwh_own, a.exchange,
+                     ExchangeCall(ExchangePurpose::backward, context.epoch, context.node, 0));
+    halo.scatter_add(ds_src.row_range(n, m), ds_src_own, a.exchange,
+                     ExchangeCall(ExchangePurpose::backward, context.epoch, context.node, 1));
     // s = Wh Bᵀ:  dB = dsᵀ Wh (its diagonal blocks are da),  dWh += ds B.
     const MatrixView wh = a.wh.row_range(0, n);
     const MatrixView db_src = db.row_range(0, heads_);

@@ -3,10 +3,26 @@
 
 #include "src/base/error.hpp"
 #include "src/base/trace.hpp"
+#include "src/device/counter_rng.hpp"
 
 namespace strata {
 
-GraphBlocks::GraphBlocks(Backend& backend, const LocalGraph& graph, const Layout& layout)
+std::optional<HaloRounding> halo_rounding(HaloRoundingMode mode, std::uint64_t seed,
+                                          HaloPrecision precision, const ExchangeCall& call,
+                                          bool backward, std::span<const global_id> ids) {
+    if (mode != HaloRoundingMode::stochastic || precision == HaloPrecision::fp32) {
+        return std::nullopt;
+    }
+    STRATA_CHECK(call.node >= 0, "halo exchange: stochastic rounding needs the exchanging node");
+    const auto part = static_cast<std::uint64_t>(2 * call.part + (backward ? 1 : 0));
+    return HaloRounding{.stream = halo_rounding_stream(seed, call.epoch,
+                                                       static_cast<std::uint64_t>(call.node), part),
+                        .ids = ids,
+                        .first_column = call.first_column};
+}
+
+GraphBlocks::GraphBlocks(Backend& backend, const LocalGraph& graph, const Layout& layout,
+                         bool rounding_ids)
     : backend_(backend),
       num_owned_(graph.num_owned),
       pattern_(graph.pattern),
@@ -28,6 +44,16 @@ GraphBlocks::GraphBlocks(Backend& backend, const LocalGraph& graph, const Layout
         halo_.push_back(CsrMatrix::upload(backend, block.block));
         halo_rows_.emplace_back(backend, std::span<const index_t>(block.row_ids));
         halo_t_.push_back(CsrMatrix::upload(backend, transpose(block)));
+    }
+    if (rounding_ids) {
+        send_ids_.reserve(graph.send_rows.size());
+        for (const index_t r : graph.send_rows) {
+            send_ids_.push_back(graph.owned_original[static_cast<std::size_t>(r)]);
+        }
+        halo_ids_ = graph.halo_original;
+        STRATA_CHECK(halo_ids_.size() == static_cast<std::size_t>(pattern_.num_recv_rows()),
+                     "LocalGraph: ", halo_ids_.size(), " halo ids, pattern receives ",
+                     pattern_.num_recv_rows(), " rows");
     }
 }
 
@@ -51,10 +77,10 @@ GraphBlocks::Layout GraphBlocks::plan(const LocalGraph& graph) {
 WireExchange start_boundary_exchange(const GraphBlocks& blocks, Communicator& comm,
                                      HaloPrecision precision, ConstMatrixView h, MatrixView send,
                                      MatrixView recv, std::span<float> packed,
-                                     WireExchange::Arrival arrival) {
+                                     WireExchange::Arrival arrival, const HaloRounding* rounding) {
     const ExchangePattern& pattern = blocks.pattern();
     if (precision != HaloPrecision::fp32) {
-        return {comm, precision, pattern, h, blocks.send_rows(), recv, packed, arrival};
+        return {comm, precision, pattern, h, blocks.send_rows(), recv, packed, arrival, rounding};
     }
     {
         const trace::Span span("gather", "exchange", h.cols);

@@ -26,8 +26,10 @@ public:
     /// Uploads everything and builds the transposed blocks (plan once). `graph` holds the
     /// operator's values (normalized(raw, n), partition/local_normalize.hpp). A symmetric inner
     /// block (e.g. Â of an undirected graph restricted to owned rows and columns) is its own
-    /// transpose and is stored once. `layout` must be plan(graph).
-    GraphBlocks(Backend& backend, const LocalGraph& graph, const Layout& layout);
+    /// transpose and is stored once. `layout` must be plan(graph). `rounding_ids`: also keep
+    /// the global ids of the send and halo rows in host memory (send_ids, halo_ids).
+    GraphBlocks(Backend& backend, const LocalGraph& graph, const Layout& layout,
+                bool rounding_ids = false);
     GraphBlocks(Backend& backend, const LocalGraph& graph)
         : GraphBlocks(backend, graph, plan(graph)) {}
 
@@ -50,6 +52,11 @@ public:
     [[nodiscard]] std::span<const index_t> send_rows() const { return send_rows_.span(); }
     /// Original (dataset) id of each owned row: the key of dropout masks (backend memory).
     [[nodiscard]] std::span<const global_id> row_ids() const { return row_ids_.span(); }
+    /// With rounding_ids (host memory, empty otherwise): the original id of each send row,
+    /// peer after peer, and of each halo row in receive order — the keys of stochastic halo
+    /// rounding (src/comm/halo_packing.hpp), forward and backward.
+    [[nodiscard]] std::span<const global_id> send_ids() const { return send_ids_; }
+    [[nodiscard]] std::span<const global_id> halo_ids() const { return halo_ids_; }
 
 private:
     Backend& backend_;
@@ -63,14 +70,27 @@ private:
     std::vector<CsrMatrix> halo_t_;
     Buffer<index_t> send_rows_;
     Buffer<global_id> row_ids_;
+    std::vector<global_id> send_ids_;
+    std::vector<global_id> halo_ids_;
 };
+
+/// The stochastic rounding of one exchange (nullopt when `mode` is nearest or `precision` fp32):
+/// stream halo_rounding_stream(seed, call.epoch, call.node, 2 call.part, + 1 for `backward`),
+/// `ids` one per packed row (send_ids forward, halo_ids backward), the call's first column. A
+/// recomputation keys as its forward: the same bits. Throws strata::Error without a node.
+[[nodiscard]] std::optional<HaloRounding> halo_rounding(HaloRoundingMode mode, std::uint64_t seed,
+                                                        HaloPrecision precision,
+                                                        const ExchangeCall& call, bool backward,
+                                                        std::span<const global_id> ids);
 
 /// Starts the exchange of h's boundary rows (blocks.send_rows(), in the forward pattern) into
 /// `recv` at `precision`: gathered into `send` at fp32, packed straight from h below it (one pass,
-/// `send` untouched). `send`: send rows x h.cols; `packed` and `arrival` as WireExchange's.
+/// `send` untouched). `send`: send rows x h.cols; `packed`, `arrival` and `rounding` (its ids
+/// blocks.send_ids()) as WireExchange's.
 [[nodiscard]] WireExchange start_boundary_exchange(
     const GraphBlocks& blocks, Communicator& comm, HaloPrecision precision, ConstMatrixView h,
     MatrixView send, MatrixView recv, std::span<float> packed,
-    WireExchange::Arrival arrival = WireExchange::Arrival::unpacked);
+    WireExchange::Arrival arrival = WireExchange::Arrival::unpacked,
+    const HaloRounding* rounding = nullptr);
 
 }  // namespace strata

@@ -83,12 +83,18 @@ MemoryLine GraphHaloExchange::plan_line(const LocalGraph& graph) {
 }
 
 GraphHaloExchange::GraphHaloExchange(const GraphBlocks& blocks, const LocalGraph& graph,
-                                     Communicator& comm, HaloPrecision precision)
+                                     Communicator& comm, HaloPrecision precision,
+                                     HaloRoundingMode rounding, std::uint64_t seed)
     : blocks_(blocks),
       comm_(comm),
       planned_(precision),
       precision_(precision),
+      rounding_(rounding),
+      seed_(seed),
       num_halo_(graph.pattern.num_recv_rows()) {
+    STRATA_CHECK(rounding == HaloRoundingMode::nearest ||
+                     blocks.halo_ids().size() == static_cast<std::size_t>(num_halo_),
+                 "halo exchange: stochastic halo rounding needs graph blocks with rounding ids");
     STRATA_CHECK_OPTION(
         precision == HaloPrecision::fp32 || blocks.backend().kind() == DeviceKind::cpu,
         "halo_precision", to_string(precision),
@@ -126,7 +132,7 @@ std::size_t GraphHaloExchange::workspace_floats(index_t width) const {
 }
 
 void GraphHaloExchange::gather(ConstMatrixView h, MatrixView halo_rows, std::span<float> workspace,
-                               ExchangePurpose purpose) {
+                               ExchangeCall call) {
     const ExchangePattern& pattern = blocks_.pattern();
     STRATA_CHECK(h.rows == num_owned() && halo_rows.rows == num_halo_ && halo_rows.cols == h.cols,
                  "halo exchange: gather of ", h.rows, " x ", h.cols, " into ", halo_rows.rows,
@@ -137,17 +143,20 @@ void GraphHaloExchange::gather(ConstMatrixView h, MatrixView halo_rows, std::spa
     STRATA_CHECK(workspace.size() >= workspace_floats(h.cols), "halo exchange: workspace of ",
                  workspace.size(), " floats, needs ", workspace_floats(h.cols));
     const MatrixView send{workspace.data(), pattern.num_send_rows(), h.cols};
-    WireExchange exchange = start_boundary_exchange(blocks_, comm_, precision_, h, send, halo_rows,
-                                                    workspace.subspan(send.size()));
-    (purpose == ExchangePurpose::recompute  ? sent_.recompute
-     : purpose == ExchangePurpose::backward ? sent_.backward
-                                            : sent_.forward) += exchange.bytes_sent();
+    const std::optional<HaloRounding> rounding =
+        halo_rounding(rounding_, seed_, precision_, call, false, blocks_.send_ids());
+    WireExchange exchange = start_boundary_exchange(
+        blocks_, comm_, precision_, h, send, halo_rows, workspace.subspan(send.size()),
+        WireExchange::Arrival::unpacked, rounding ? &*rounding : nullptr);
+    (call.purpose == ExchangePurpose::recompute  ? sent_.recompute
+     : call.purpose == ExchangePurpose::backward ? sent_.backward
+                                                 : sent_.forward) += exchange.bytes_sent();
     sent_.inter_node += exchange.inter_node_bytes_sent();
     exchange.wait_all();
 }
 
 void GraphHaloExchange::scatter_add(ConstMatrixView dhalo, MatrixView dh,
-                                    std::span<float> workspace) {
+                                    std::span<float> workspace, ExchangeCall call) {
     const ExchangePattern& reversed = blocks_.reversed_pattern();  // send = forward recv
     STRATA_CHECK(dh.rows == num_owned() && dhalo.rows == num_halo_ && dhalo.cols == dh.cols,
                  "halo exchange: scatter_add of ", dhalo.rows, " x ", dhalo.cols, " into ", dh.rows,
@@ -161,9 +170,11 @@ void GraphHaloExchange::scatter_add(ConstMatrixView dhalo, MatrixView dh,
     const bool packed = precision_ != HaloPrecision::fp32;
     const MatrixView incoming{packed ? nullptr : workspace.data(), reversed.num_recv_rows(),
                               dh.cols};
+    const std::optional<HaloRounding> rounding =
+        halo_rounding(rounding_, seed_, precision_, call, true, blocks_.halo_ids());
     WireExchange exchange(comm_, precision_, reversed, dhalo, incoming,
                           workspace.subspan(packed ? 0 : incoming.size()),
-                          WireExchange::Arrival::packed);
+                          WireExchange::Arrival::packed, rounding ? &*rounding : nullptr);
     sent_.backward += exchange.bytes_sent();
     sent_.inter_node += exchange.inter_node_bytes_sent();
     exchange.wait_all();

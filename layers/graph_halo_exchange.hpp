@@ -21,9 +21,12 @@ public:
     /// `blocks` must be GraphBlocks of `graph`; `blocks` and `comm` must outlive it, `graph` need
     /// not. Throws strata::Error if they disagree (owned rows, halo rows).
     /// `precision`: what rows cross the wire as (halo_precision; not fp32: device = cpu only,
-    /// else strata::OptionError).
+    /// else strata::OptionError); `rounding` and `seed` how they round (stochastic: `blocks`
+    /// keep their rounding ids).
     GraphHaloExchange(const GraphBlocks& blocks, const LocalGraph& graph, Communicator& comm,
-                      HaloPrecision precision = HaloPrecision::fp32);
+                      HaloPrecision precision = HaloPrecision::fp32,
+                      HaloRoundingMode rounding = HaloRoundingMode::nearest,
+                      std::uint64_t seed = 0);
 
     [[nodiscard]] index_t num_owned() const override { return blocks_.num_owned(); }
     [[nodiscard]] index_t num_halo() const override { return num_halo_; }
@@ -35,9 +38,10 @@ public:
     void set_precision(HaloPrecision precision);
     /// Packs the send rows, exchanges them straight into halo_rows, waits.
     void gather(ConstMatrixView h, MatrixView halo_rows, std::span<float> workspace,
-                ExchangePurpose purpose) override;
+                ExchangeCall call) override;
     /// Sends dhalo to the owners (the reversed pattern), waits, adds the received rows into dh.
-    void scatter_add(ConstMatrixView dhalo, MatrixView dh, std::span<float> workspace) override;
+    void scatter_add(ConstMatrixView dhalo, MatrixView dh, std::span<float> workspace,
+                     ExchangeCall call) override;
 
     [[nodiscard]] const CsrMatrix& structure() const override { return structure_; }
     [[nodiscard]] const CsrMatrix& structure_t() const override { return structure_t_; }
@@ -55,6 +59,8 @@ private:
     Communicator& comm_;
     HaloPrecision planned_ = HaloPrecision::fp32;  ///< the constructor's (workspace planned for it)
     HaloPrecision precision_ = HaloPrecision::fp32;
+    HaloRoundingMode rounding_ = HaloRoundingMode::nearest;
+    std::uint64_t seed_ = 0;
     index_t num_halo_ = 0;
     CsrMatrix structure_;
     CsrMatrix structure_t_;

@@ -96,19 +96,21 @@ GridAggregation::Scratch GridAggregation::scratch(std::span<float> workspace, in
 // aggregation writes it, `in` once the aggregation has read it. Block by block: each writes
 // its own columns of z (dh).
 void GridAggregation::forward(ConstMatrixView h, MatrixView z, RowRange rows,
-                              std::span<float> workspace, ExchangePurpose purpose) {
+                              std::span<float> workspace, ExchangeCall call) {
     const int blocks = blocks_at(h.cols, layout_.slices(), blocks_);
     for (int b = 0; b < blocks; ++b) {
         const SliceBlock block{blocks, b};
         const Scratch s = scratch(workspace, h.cols, rows, false, block);
-        layout_.to_columns(h, s.in, s.out_room, purpose, block);
-        part_.forward(s.in, s.out, {0, layout_.part_rows()}, s.exchange, purpose);
-        layout_.to_rows(s.out, z, s.in_room, purpose, block);
+        layout_.to_columns(h, s.in, s.out_room, call.purpose, block);
+        ExchangeCall slice = call;  // this slice's columns of the whole width
+        slice.first_column = call.first_column + layout_.columns(h.cols, block).first;
+        part_.forward(s.in, s.out, {0, layout_.part_rows()}, s.exchange, slice);
+        layout_.to_rows(s.out, z, s.in_room, call.purpose, block);
     }
 }
 
 void GridAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
-                               std::span<float> workspace) {
+                               std::span<float> workspace, ExchangeCall call) {
     const bool accumulate = beta != 0.0f;
     const int blocks = blocks_at(dz.cols, layout_.slices(), blocks_);
     for (int b = 0; b < blocks; ++b) {
@@ -120,7 +122,9 @@ void GridAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange rows,
         } else {
             layout_.to_columns(dz, s.in, s.out_room, ExchangePurpose::backward, block);
         }
-        part_.backward(s.in, s.out, {0, layout_.part_rows()}, beta, s.exchange);
+        ExchangeCall slice = call;
+        slice.first_column = call.first_column + layout_.columns(dz.cols, block).first;
+        part_.backward(s.in, s.out, {0, layout_.part_rows()}, beta, s.exchange, slice);
         layout_.to_rows(s.out, dh, s.in_room, ExchangePurpose::backward, block);
     }
 }

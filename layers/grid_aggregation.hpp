@@ -54,11 +54,11 @@ public:
     /// z = Â h over the chunk's rows (all of them; a partial range is refused): h to C, the
     /// part's forward at the slice width, the result back to R.
     void forward(ConstMatrixView h, MatrixView z, RowRange rows, std::span<float> workspace,
-                 ExchangePurpose purpose) override;
+                 ExchangeCall call) override;
     /// dh = Âᵀ dz + beta dh over the chunk's rows: dz (and, when beta != 0, dh) to C, the part's
     /// backward there (the same sums as 1D at G ranks), the result back to R.
     void backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
-                  std::span<float> workspace) override;
+                  std::span<float> workspace, ExchangeCall call) override;
 
     /// The halo payload of the graph group.
     [[nodiscard]] HaloBytes bytes_sent() const override { return part_.bytes_sent(); }

@@ -18,6 +18,7 @@ ModelInputs::ModelInputs(Backend& backend, Communicator& comm, const LocalPart& 
                          const ModelGraph& model, AggregationOptions aggregation_options,
                          FeatureStorage features) {
     TrainingInputs::Plan plan = TrainingInputs::plan(part, model.normalization(), features);
+    plan.rounding_ids = aggregation_options.rounding == HaloRoundingMode::stochastic;
     uploaded = std::make_unique<TrainingInputs>(backend, part, plan);
     lines = std::move(plan.lines);
     aggregation =
@@ -25,8 +26,9 @@ ModelInputs::ModelInputs(Backend& backend, Communicator& comm, const LocalPart& 
     if (has_attention(model)) {  // attention runs over the pattern of A + I
         const LocalGraph structure = normalized(part.graph, Normalization::symmetric);
         lines.push_back(GraphHaloExchange::plan_line(structure));
-        halo = std::make_unique<GraphHaloExchange>(uploaded->blocks, structure, comm,
-                                                   aggregation_options.precision);
+        halo = std::make_unique<GraphHaloExchange>(
+            uploaded->blocks, structure, comm, aggregation_options.precision,
+            aggregation_options.rounding, aggregation_options.seed);
     }
 }
 

@@ -37,6 +37,10 @@ OverlappedAggregation::OverlappedAggregation(const GraphBlocks& blocks, Communic
         options.precision == HaloPrecision::fp32 || blocks.backend().kind() == DeviceKind::cpu,
         "halo_precision", to_string(options.precision),
         "packs halo rows on the host: it needs device = cpu (use fp32 on cuda)");
+    STRATA_CHECK(
+        options.rounding == HaloRoundingMode::nearest ||
+            blocks.send_ids().size() == static_cast<std::size_t>(blocks.pattern().num_send_rows()),
+        "aggregation: stochastic halo rounding needs graph blocks with rounding ids");
 }
 
 void OverlappedAggregation::set_precision(HaloPrecision precision) {
@@ -103,7 +107,7 @@ bool OverlappedAggregation::whole(RowRange rows) const {
 }
 
 void OverlappedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange rows,
-                                    std::span<float> workspace, ExchangePurpose purpose) {
+                                    std::span<float> workspace, ExchangeCall call) {
     STRATA_ASSERT(h.rows == blocks_.num_owned() && z.cols == h.cols);
     Backend& backend = blocks_.backend();
     if (!whole(rows)) {
@@ -121,10 +125,13 @@ void OverlappedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange ro
     float* const base = workspace.data();
     const MatrixView send{packed ? nullptr : base, pattern.num_send_rows(), width};
     const MatrixView recv{packed ? nullptr : base + send.size(), pattern.num_recv_rows(), width};
-    WireExchange exchange = start_boundary_exchange(
-        blocks_, comm_, precision_, h, send, recv,
-        workspace.subspan(packed ? 0 : send.size() + recv.size()), WireExchange::Arrival::packed);
-    (purpose == ExchangePurpose::recompute ? sent_.recompute : sent_.forward) +=
+    const std::optional<HaloRounding> rounding = halo_rounding(
+        options_.rounding, options_.seed, precision_, call, false, blocks_.send_ids());
+    WireExchange exchange =
+        start_boundary_exchange(blocks_, comm_, precision_, h, send, recv,
+                                workspace.subspan(packed ? 0 : send.size() + recv.size()),
+                                WireExchange::Arrival::packed, rounding ? &*rounding : nullptr);
+    (call.purpose == ExchangePurpose::recompute ? sent_.recompute : sent_.forward) +=
         exchange.bytes_sent();
     sent_.inter_node += exchange.inter_node_bytes_sent();
     inner_spmm(blocks_.inner(), h, z, 0.0f);  // overlaps the exchange
@@ -146,7 +153,7 @@ void OverlappedAggregation::forward(ConstMatrixView h, MatrixView z, RowRange ro
 }
 
 void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
-                                     std::span<float> workspace) {
+                                     std::span<float> workspace, ExchangeCall call) {
     STRATA_ASSERT(dz.rows == blocks_.num_owned() && dh.cols == dz.cols);
     Backend& backend = blocks_.backend();
     if (!whole(rows)) {
@@ -174,9 +181,11 @@ void OverlappedAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange
             backend.spmm(blocks_.halo_t(p), dz, outgoing.row_range(first, count), 0.0f);
         }
     }
+    const std::optional<HaloRounding> rounding =
+        halo_rounding(options_.rounding, options_.seed, precision_, call, true, blocks_.halo_ids());
     WireExchange exchange(comm_, precision_, reversed, outgoing, incoming,
                           workspace.subspan(outgoing.size() + (packed ? 0 : incoming.size())),
-                          WireExchange::Arrival::packed);
+                          WireExchange::Arrival::packed, rounding ? &*rounding : nullptr);
     sent_.backward += exchange.bytes_sent();
     sent_.inter_node += exchange.inter_node_bytes_sent();
     inner_spmm(blocks_.inner_t(), dz, dh, beta);

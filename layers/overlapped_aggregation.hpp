@@ -34,6 +34,11 @@ struct AggregationOptions {
     /// forward rows and backward gradients alike. Not fp32: packed into the workspace on the
     /// sender, the received records read as they are (device = cpu only).
     HaloPrecision precision = HaloPrecision::fp32;
+    /// Below fp32, how values round to the precision (the run option halo_rounding): to
+    /// nearest, or stochastically keyed by (seed, epoch, node, vertex, column) — the blocks
+    /// must then keep their rounding ids (GraphBlocks).
+    HaloRoundingMode rounding = HaloRoundingMode::nearest;
+    std::uint64_t seed = 0;  ///< the run's seed, for stochastic rounding's streams
 };
 
 class OverlappedAggregation final : public GraphOperator {
@@ -61,13 +66,13 @@ public:
     /// inner block alone and needs a rank without peers (chunks across ranks belong to a
     /// layer-pipelined executor, which keeps its own halo rows).
     void forward(ConstMatrixView h, MatrixView z, RowRange rows, std::span<float> workspace,
-                 ExchangePurpose purpose) override;
+                 ExchangeCall call) override;
     /// dh[rows] = (Âᵀ dz)[rows] + beta dh[rows].   All rows: g_p = A_halo[p]ᵀ dz →
     /// start reversed exchange → dh = A_innerᵀ dz + beta dh (in row blocks with progress calls
     /// when overlapping) → dh[send rows of p] += received g
     /// from p, per arrival. A partial range needs a rank without peers, as forward.
     void backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
-                  std::span<float> workspace) override;
+                  std::span<float> workspace, ExchangeCall call) override;
 
     [[nodiscard]] HaloBytes bytes_sent() const override { return sent_; }
     [[nodiscard]] const AggregationOptions& options() const { return options_; }

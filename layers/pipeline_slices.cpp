@@ -221,7 +221,8 @@ std::size_t SlicedStageAggregation::mirror_floats() const {
 }
 
 void SlicedStageAggregation::forward(ConstMatrixView h, MatrixView z, RowRange rows,
-                                     std::span<float> workspace, ExchangePurpose purpose) {
+                                     std::span<float> workspace, ExchangeCall call) {
+    const ExchangePurpose purpose = call.purpose;
     Mirror& m = mirror(h);
     const auto [first, end] = chunks_of(rows);
     const auto a = static_cast<std::size_t>(first);
@@ -244,7 +245,7 @@ void SlicedStageAggregation::forward(ConstMatrixView h, MatrixView z, RowRange r
         hook_(h, MatrixView{m.rows.data(), global_rows(), m.cols}, /*forward=*/true);
     }
     whole_.forward(ConstMatrixView{m.rows.data(), global_rows(), m.cols}, zc, global,
-                   workspace.subspan(out + staging), purpose);
+                   workspace.subspan(out + staging), call);
     for (int k = first; k < end; ++k) {
         const auto i = static_cast<std::size_t>(k);
         switches_[i]->to_rows(
@@ -254,7 +255,7 @@ void SlicedStageAggregation::forward(ConstMatrixView h, MatrixView z, RowRange r
 }
 
 void SlicedStageAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
-                                      std::span<float> workspace) {
+                                      std::span<float> workspace, ExchangeCall call) {
     Mirror& m = mirror(dz);
     const auto [first, end] = chunks_of(rows);
     const auto a = static_cast<std::size_t>(first);
@@ -287,7 +288,7 @@ void SlicedStageAggregation::backward(ConstMatrixView dz, MatrixView dh, RowRang
         }
     }
     whole_.backward(ConstMatrixView{m.rows.data(), global_rows(), m.cols}, dhc, global, beta,
-                    workspace.subspan(out + staging));
+                    workspace.subspan(out + staging), call);
     for (int k = first; k < end; ++k) {
         const auto i = static_cast<std::size_t>(k);
         switches_[i]->to_rows(

@@ -51,11 +51,11 @@ public:
     /// the range's): their rows of h into h's mirror, the whole operator on the mirror at slice
     /// f, the result back to R.
     void forward(ConstMatrixView h, MatrixView z, RowRange rows, std::span<float> workspace,
-                 ExchangePurpose purpose) override;
+                 ExchangeCall call) override;
     /// dh = (Âᵀ dz)[rows] + beta dh: the chunks' rows of dz into dz's mirror, dh (beta != 0) to
     /// C, the whole operator's backward at slice f, dh back to R.
     void backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
-                  std::span<float> workspace) override;
+                  std::span<float> workspace, ExchangeCall call) override;
     [[nodiscard]] HaloBytes bytes_sent() const override { return whole_.bytes_sent(); }
     [[nodiscard]] HaloBytes switch_bytes() const override;
 

@@ -11,7 +11,7 @@ Buffer<std::uint8_t> upload_mask(Backend& backend, std::span<const std::uint8_t>
 }  // namespace
 
 TrainingInputs::TrainingInputs(Backend& backend, const LocalPart& part, const Plan& plan)
-    : blocks(backend, plan.graph_operator, plan.graph),
+    : blocks(backend, plan.graph_operator, plan.graph, plan.rounding_ids),
       features(plan.features == FeatureStorage::dense ? DenseMatrix::upload(backend, part.features)
                                                       : DenseMatrix()),
       labels(backend, std::span<const index_t>(part.labels)),

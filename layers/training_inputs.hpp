@@ -24,6 +24,7 @@ struct TrainingInputs {
         FeatureStorage features = FeatureStorage::dense;
         LocalGraph graph_operator;  ///< what GraphBlocks uploads
         GraphBlocks::Layout graph;
+        bool rounding_ids = false;  ///< GraphBlocks keeps the send and halo rows' global ids
         std::vector<MemoryLine> lines;
     };
     /// The features are uploaded as `features` says (sparse: CSR, layers/sparse_features.hpp).

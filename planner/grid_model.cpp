@@ -33,11 +33,11 @@ public:
             static_cast<index_t>(part_.owned), width, slices_, slice_, blocks_,
             exchange_workspace_floats(part_.send_rows, part_.recv_rows, c), accumulate);
     }
-    void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>,
-                 ExchangePurpose) override {
+    void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>, ExchangeCall) override {
         STRATA_FAIL("GridShapeOperator: sizes only");
     }
-    void backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>) override {
+    void backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>,
+                  ExchangeCall) override {
         STRATA_FAIL("GridShapeOperator: sizes only");
     }
     [[nodiscard]] HaloBytes bytes_sent() const override { return {}; }

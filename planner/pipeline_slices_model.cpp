@@ -41,11 +41,12 @@ std::size_t SlicedShapeOperator::workspace_floats(index_t width) const {
 }
 
 void SlicedShapeOperator::forward(ConstMatrixView, MatrixView, RowRange, std::span<float>,
-                                  ExchangePurpose) {
+                                  ExchangeCall) {
     STRATA_FAIL("SlicedShapeOperator: sizes only");
 }
 
-void SlicedShapeOperator::backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>) {
+void SlicedShapeOperator::backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>,
+                                   ExchangeCall) {
     STRATA_FAIL("SlicedShapeOperator: sizes only");
 }
 

@@ -32,8 +32,9 @@ public:
     SlicedShapeOperator(std::vector<index_t> chunk_rows, int slices, int slice);
     [[nodiscard]] index_t num_rows() const override { return rows_; }
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override;
-    void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>, ExchangePurpose) override;
-    void backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>) override;
+    void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>, ExchangeCall) override;
+    void backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>,
+                  ExchangeCall) override;
     [[nodiscard]] HaloBytes bytes_sent() const override { return {}; }
     /// The rows of the rank's largest chunk share (the chunk arena's rows).
     [[nodiscard]] index_t largest_share() const { return largest_; }

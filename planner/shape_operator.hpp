@@ -20,11 +20,11 @@ public:
         return aggregation_workspace_floats(precision_, static_cast<index_t>(send_),
                                             static_cast<index_t>(recv_), width);
     }
-    void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>,
-                 ExchangePurpose) override {
+    void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>, ExchangeCall) override {
         STRATA_FAIL("ShapeOperator: sizes only");
     }
-    void backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>) override {
+    void backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>,
+                  ExchangeCall) override {
         STRATA_FAIL("ShapeOperator: sizes only");
     }
     [[nodiscard]] HaloBytes bytes_sent() const override { return {}; }

@@ -293,7 +293,9 @@ Prepared prepare(const RunConfig& config, Backend& backend, Communicator& comm,
         prepared.inputs = std::make_unique<ModelInputs>(
             backend, pipeline ? *prepared.self : part_comm, part, prepared.model.graph,
             AggregationOptions{.overlap = config.overlap,
-                               .precision = *parse_halo_precision(config.halo_precision)},
+                               .precision = *parse_halo_precision(config.halo_precision),
+                               .rounding = *parse_halo_rounding(config.halo_rounding),
+                               .seed = config.seed},
             prepared.features.storage);
         prepared.lines = prepared.inputs->lines;
         RowRange chunk{0, part.graph.num_owned};

@@ -140,6 +140,7 @@ const std::vector<Field>& fields() {
         field("recompute", &RunConfig::recompute),
         field("overlap", &RunConfig::overlap),
         field("halo_precision", &RunConfig::halo_precision),
+        field("halo_rounding", &RunConfig::halo_rounding),
         field("precision_margin", &RunConfig::precision_margin),
         field("profile", &RunConfig::profile),
         field("stages", &RunConfig::stages),
@@ -302,6 +303,7 @@ void validate(const RunConfig& c) {
                         "must be a positive number (1: the gradient's error as large as the "
                         "gradient)");
     check_name("halo_precision", c.halo_precision, {"fp32", "bf16", "int8"});
+    check_name("halo_rounding", c.halo_rounding, {"nearest", "stochastic"});
     STRATA_CHECK_OPTION(std::isfinite(c.precision_margin), "precision_margin", c.precision_margin,
                         "must be a finite number (a fraction: 0.02 is two points)");
     at_least("feature_slices", c.feature_slices, 1);
@@ -349,6 +351,13 @@ void validate(const RunConfig& c) {
         STRATA_CHECK_OPTION(c.device == "cpu", "halo_precision", quoted(c.halo_precision),
                             "packs halo rows on the host: not supported with device = ", c.device,
                             " yet (use fp32)");
+    }
+    if (c.halo_rounding != defaults.halo_rounding) {
+        STRATA_CHECK_OPTION(c.halo_precision != "fp32", "halo_rounding", quoted(c.halo_rounding),
+                            "rounds compressed halos: needs halo_precision = bf16 or int8");
+        STRATA_CHECK_OPTION(c.parallel != "pipeline", "halo_rounding", quoted(c.halo_rounding),
+                            "is for graph parallelism: the layer pipeline's stage transfers and "
+                            "mirrors round to nearest (use nearest)");
     }
     if (c.feature_slices > 1) {
         STRATA_CHECK_OPTION(c.device == "cpu", "feature_slices", c.feature_slices,
@@ -442,6 +451,9 @@ std::string training_identity(const RunConfig& c) {
         std::snprintf(halo.data(), halo.size(), ", halo precision %s, precision margin %.9g",
                       c.halo_precision.c_str(), c.precision_margin);
         identity += halo.data();
+        if (c.halo_rounding != "nearest") {  // runs before it keep their identity
+            identity += ", halo rounding " + c.halo_rounding;
+        }
     }
     if (c.parallel == "pipeline") {
         // A named default, not RunConfig{}'s: GCC 12 at -O3 warns on the whole temporary.

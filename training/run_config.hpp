@@ -50,6 +50,9 @@ struct RunConfig {
     /// What halo rows cross the wire as: fp32 | bf16 | int8 (src/comm/halo_packing.hpp; graph
     /// parallelism on device = cpu). Not fp32: the precision guard watches it (guard = true).
     std::string halo_precision = "fp32";
+    /// How values round to halo_precision: nearest | stochastic (unbiased, keyed like dropout
+    /// by seed, epoch, node, vertex and column; graph parallelism only).
+    std::string halo_rounding = "nearest";
     /// Precision guard: the validation-accuracy gap (a fraction: 0.02 is two points) between the
     /// fp32-halo and the compressed evaluation of the same weights that, at two evaluations in a
     /// row, switches the run to fp32 halos for good.

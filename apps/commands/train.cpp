@@ -278,6 +278,15 @@ Command add_train_command(CLI::App& root, TrainExtensions extensions) {
                            "next step with fp32 transfers) and the run falls back to fp32 when "
                            "they disagree")
                ->default_str("fp32"));
+    option(*t, "halo_rounding",
+           cmd->add_option("--halo-rounding", f.halo_rounding,
+                           "How values round to --halo-precision bf16 or int8: nearest, or "
+                           "stochastic (up or down with probability by nearness, so the expected "
+                           "value is exact; the random number of a value is keyed by the seed, "
+                           "epoch, layer, vertex and column, as dropout's masks). Graph "
+                           "parallelism; the same bytes")
+               ->check(CLI::IsMember({"nearest", "stochastic"}))
+               ->default_str("nearest"));
     option(*t, "precision_margin",
            cmd->add_option("--precision-margin", f.precision_margin,
                            "Precision guard: the validation-accuracy gap (a fraction; 0.02 is two "

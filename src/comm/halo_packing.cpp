@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "src/base/error.hpp"
+#include "src/device/counter_rng.hpp"
 #include "src/device/cpu/simd_clones.hpp"
 
 namespace strata {
@@ -51,6 +52,28 @@ STRATA_SIMD_CLONES void pack_bf16(const float* x, index_t width, std::byte* out)
     }
 }
 
+/// pack_bf16 with stochastic rounding: value j's random bits counter_at(row_key, column + j).
+/// The 16 random bits under the kept ones carry into them with probability (dropped bits) /
+/// 2^16 (on the magnitude, so for either sign). NaN stays a quiet NaN; infinities stay.
+STRATA_SIMD_CLONES void pack_bf16_stochastic(const float* x, index_t width, std::uint64_t row_key,
+                                             std::uint32_t column, std::byte* out) {
+    std::uint16_t packed[block];
+    for (index_t first = 0; first < width; first += block) {
+        const index_t n = std::min(block, width - first);
+        for (index_t j = 0; j < n; ++j) {
+            const std::uint32_t bits = std::bit_cast<std::uint32_t>(x[first + j]);
+            const std::uint32_t u =
+                counter_at(row_key, column + static_cast<std::uint32_t>(first + j)) >> 16;
+            const bool special = (bits & 0x7FFFFFFFu) >= 0x7F800000u;  // inf or NaN
+            const std::uint32_t rounded = (bits + (special ? 0u : u)) >> 16;
+            const bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+            packed[j] = static_cast<std::uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);
+        }
+        std::memcpy(out + 2 * static_cast<std::size_t>(first), packed,
+                    2 * static_cast<std::size_t>(n));
+    }
+}
+
 STRATA_SIMD_CLONES void unpack_bf16(const std::byte* in, index_t width, float* x) {
     std::uint16_t packed[block];
     for (index_t first = 0; first < width; first += block) {
@@ -72,7 +95,11 @@ float round_even(float t) {
     return (t + magic) - magic;
 }
 
-STRATA_SIMD_CLONES void pack_int8(const float* x, index_t width, std::byte* out) {
+/// An int8 record's scale: writes max|x| / 127 (NaN for a row holding ±inf or NaN) at the
+/// record's start and returns it, or, where there are no levels to compute (that NaN, a zero
+/// row, one whose scale underflows), writes zero levels too and returns 0. Always inlined: its
+/// callers are cloned for AVX2, and a clone compiles only what is inlined into it.
+[[gnu::always_inline]] inline float int8_scale(const float* x, index_t width, std::byte* out) {
     // max |x| on the bits: for non-negative floats the integer order is the float order, and
     // a masked value at or above 0x7F800000 is an infinity or a NaN.
     std::uint32_t largest_bits = 0;
@@ -83,17 +110,53 @@ STRATA_SIMD_CLONES void pack_int8(const float* x, index_t width, std::byte* out)
     const float scale = !finite ? std::numeric_limits<float>::quiet_NaN()
                                 : std::bit_cast<float>(largest_bits) / 127.0f;
     std::memcpy(out, &scale, sizeof(scale));
-    auto* q = reinterpret_cast<std::int8_t*>(out + sizeof(scale));
-    if (!finite || scale == 0.0f) {  // also a zero row, and one whose scale underflows
+    if (!finite || scale == 0.0f) {
+        auto* q = reinterpret_cast<std::int8_t*>(out + sizeof(scale));
         std::fill(q, q + width, std::int8_t{0});
+        return 0.0f;
+    }
+    return scale;
+}
+
+STRATA_SIMD_CLONES void pack_int8(const float* x, index_t width, std::byte* out) {
+    const float scale = int8_scale(x, width, out);
+    if (scale == 0.0f) {
         return;
     }
+    auto* q = reinterpret_cast<std::int8_t*>(out + sizeof(scale));
     std::int8_t levels[block];
     for (index_t first = 0; first < width; first += block) {
         const index_t n = std::min(block, width - first);
         for (index_t j = 0; j < n; ++j) {
             const float level = std::clamp(round_even(x[first + j] / scale), -127.0f, 127.0f);
             levels[j] = static_cast<std::int8_t>(static_cast<std::int32_t>(level));
+        }
+        std::memcpy(q + first, levels, static_cast<std::size_t>(n));
+    }
+}
+
+/// pack_int8 with stochastic rounding: level = floor(x / s + u) for u uniform in [0, 1) from
+/// counter_at(row_key, column + j) (24 bits), so E[level] = x / s; the scale as pack_int8's.
+/// x / s + u + 128 lies in (0, 256): truncating it is the floor (and vectorizes, where a
+/// compare-and-step floor did not).
+STRATA_SIMD_CLONES void pack_int8_stochastic(const float* x, index_t width, std::uint64_t row_key,
+                                             std::uint32_t column, std::byte* out) {
+    const float scale = int8_scale(x, width, out);
+    if (scale == 0.0f) {
+        return;
+    }
+    auto* q = reinterpret_cast<std::int8_t*>(out + sizeof(scale));
+    constexpr float unit = 1.0f / 16777216.0f;  // 2^-24
+    std::int8_t levels[block];
+    for (index_t first = 0; first < width; first += block) {
+        const index_t n = std::min(block, width - first);
+        for (index_t j = 0; j < n; ++j) {
+            // 24 bits as a signed integer: int32 -> float vectorizes, uint32 -> float does not.
+            const auto u = static_cast<std::int32_t>(
+                counter_at(row_key, column + static_cast<std::uint32_t>(first + j)) >> 8);
+            const float t = x[first + j] / scale + static_cast<float>(u) * unit + 128.0f;
+            const std::int32_t level = static_cast<std::int32_t>(t) - 128;
+            levels[j] = static_cast<std::int8_t>(std::min(std::max(level, -127), 127));
         }
         std::memcpy(q + first, levels, static_cast<std::size_t>(n));
     }
@@ -111,11 +174,16 @@ STRATA_SIMD_CLONES void unpack_int8(const std::byte* in, index_t width, float* x
 /// Rows ahead whose cache lines pack_records prefetches.
 constexpr index_t ahead = 2;
 
-/// Record r of `out` from row source(r) of x, for r < count.
+/// Record r of `out` from row source(r) of x, for r < count; stochastically with `rounding`.
 template <class Source>
 void pack_records(HaloPrecision precision, ConstMatrixView x, index_t count, Source source,
-                  std::span<std::byte> out) {
+                  std::span<std::byte> out, const HaloRounding* rounding) {
     check_sizes("pack_rows", precision, count, x.cols, out.size());
+    STRATA_CHECK(rounding == nullptr || rounding->ids.size() == static_cast<std::size_t>(count),
+                 "pack_rows: ", rounding == nullptr ? 0 : rounding->ids.size(),
+                 " vertex ids for stochastic rounding of ", count, " rows");
+    const auto column =
+        static_cast<std::uint32_t>(rounding == nullptr ? 0 : rounding->first_column);
     const std::size_t record = packed_row_bytes(precision, x.cols);
     const auto width = static_cast<std::size_t>(x.cols);
     const bool parallel = static_cast<std::size_t>(count) * width >= parallel_values;
@@ -129,7 +197,15 @@ void pack_records(HaloPrecision precision, ConstMatrixView x, index_t count, Sou
         }
         const float* from = x.data + static_cast<std::size_t>(source(r)) * width;
         std::byte* to = out.data() + static_cast<std::size_t>(r) * record;
-        if (precision == HaloPrecision::bf16) {
+        if (rounding != nullptr) {
+            const std::uint64_t key =
+                counter_row_key(rounding->stream, rounding->ids[static_cast<std::size_t>(r)]);
+            if (precision == HaloPrecision::bf16) {
+                pack_bf16_stochastic(from, x.cols, key, column, to);
+            } else {
+                pack_int8_stochastic(from, x.cols, key, column, to);
+            }
+        } else if (precision == HaloPrecision::bf16) {
             pack_bf16(from, x.cols, to);
         } else {
             pack_int8(from, x.cols, to);
@@ -160,6 +236,19 @@ std::optional<HaloPrecision> parse_halo_precision(std::string_view text) {
     return std::nullopt;
 }
 
+const char* to_string(HaloRoundingMode mode) {
+    return mode == HaloRoundingMode::stochastic ? "stochastic" : "nearest";
+}
+
+std::optional<HaloRoundingMode> parse_halo_rounding(std::string_view text) {
+    for (const HaloRoundingMode m : {HaloRoundingMode::nearest, HaloRoundingMode::stochastic}) {
+        if (text == to_string(m)) {
+            return m;
+        }
+    }
+    return std::nullopt;
+}
+
 std::uint16_t to_bf16(float value) {
     return bf16_bits(std::bit_cast<std::uint32_t>(value));
 }
@@ -168,19 +257,21 @@ float from_bf16(std::uint16_t bits) {
     return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
 }
 
-void pack_rows(HaloPrecision precision, ConstMatrixView rows, std::span<std::byte> out) {
+void pack_rows(HaloPrecision precision, ConstMatrixView rows, std::span<std::byte> out,
+               const HaloRounding* rounding) {
     pack_records(
-        precision, rows, rows.rows, [](index_t r) { return r; }, out);
+        precision, rows, rows.rows, [](index_t r) { return r; }, out, rounding);
 }
 
 void pack_rows(HaloPrecision precision, ConstMatrixView x, std::span<const index_t> rows,
-               std::span<std::byte> out) {
+               std::span<std::byte> out, const HaloRounding* rounding) {
     const auto count = static_cast<index_t>(rows.size());
     for (const index_t r : rows) {
         STRATA_CHECK(r >= 0 && r < x.rows, "pack_rows: row ", r, " of a ", x.rows, "-row matrix");
     }
     pack_records(
-        precision, x, count, [rows](index_t r) { return rows[static_cast<std::size_t>(r)]; }, out);
+        precision, x, count, [rows](index_t r) { return rows[static_cast<std::size_t>(r)]; }, out,
+        rounding);
 }
 
 void unpack_rows(HaloPrecision precision, std::span<const std::byte> in, MatrixView rows) {

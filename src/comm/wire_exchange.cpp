@@ -50,7 +50,7 @@ bool WireExchange::prepare(Communicator& comm, index_t send_rows, index_t width,
 
 WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
                            const ExchangePattern& pattern, ConstMatrixView send, MatrixView recv,
-                           std::span<float> packed, Arrival arrival)
+                           std::span<float> packed, Arrival arrival, const HaloRounding* rounding)
     : precision_(precision),
       keep_packed_(arrival == Arrival::packed && precision != HaloPrecision::fp32),
       pattern_(pattern),
@@ -61,7 +61,7 @@ WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
     }
     {
         const trace::Span span("pack", "exchange", send.cols);
-        pack_rows(precision, send, send_packed_.bytes());
+        pack_rows(precision, send, send_packed_.bytes(), rounding);
     }
     exchange_ = comm.start_packed_exchange(pattern, send_packed_, recv_packed_);
 }
@@ -69,7 +69,7 @@ WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
 WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
                            const ExchangePattern& pattern, ConstMatrixView source,
                            std::span<const index_t> rows, MatrixView recv, std::span<float> packed,
-                           Arrival arrival)
+                           Arrival arrival, const HaloRounding* rounding)
     : precision_(precision),
       keep_packed_(arrival == Arrival::packed && precision != HaloPrecision::fp32),
       pattern_(pattern),
@@ -79,7 +79,7 @@ WireExchange::WireExchange(Communicator& comm, HaloPrecision precision,
     prepare(comm, static_cast<index_t>(rows.size()), source.cols, packed);
     {
         const trace::Span span("pack", "exchange", source.cols);
-        pack_rows(precision, source, rows, send_packed_.bytes());
+        pack_rows(precision, source, rows, send_packed_.bytes(), rounding);
     }
     exchange_ = comm.start_packed_exchange(pattern, send_packed_, recv_packed_);
 }

@@ -36,17 +36,20 @@ public:
                                                  index_t width);
 
     /// Starts the exchange of `send` into `recv` (host memory unless fp32). `packed`: at least
-    /// packed_floats(...) floats (unused at fp32). Everything must outlive the exchange.
+    /// packed_floats(...) floats (unused at fp32). `rounding`: stochastic rounding of the send
+    /// rows below fp32 (its ids one per send row; null: to nearest; unused at fp32). Everything
+    /// must outlive the exchange.
     WireExchange(Communicator& comm, HaloPrecision precision, const ExchangePattern& pattern,
                  ConstMatrixView send, MatrixView recv, std::span<float> packed,
-                 Arrival arrival = Arrival::unpacked);
+                 Arrival arrival = Arrival::unpacked, const HaloRounding* rounding = nullptr);
     /// The same for the send rows gathered from `source` (send row r = source[rows[r]], host
     /// memory), below fp32 only: packed from `source` in one pass, no fp32 copy of the rows
     /// (at fp32 the caller gathers them, as MPI sends contiguous rows). Throws strata::Error at
     /// fp32.
     WireExchange(Communicator& comm, HaloPrecision precision, const ExchangePattern& pattern,
                  ConstMatrixView source, std::span<const index_t> rows, MatrixView recv,
-                 std::span<float> packed, Arrival arrival = Arrival::unpacked);
+                 std::span<float> packed, Arrival arrival = Arrival::unpacked,
+                 const HaloRounding* rounding = nullptr);
 
     /// A peer whose rows are in `recv` (unpacked; packed: in received(peer)), as
     /// Exchange::wait_any.

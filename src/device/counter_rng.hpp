@@ -26,6 +26,16 @@ STRATA_HOST_DEVICE inline std::uint64_t dropout_stream(std::uint64_t seed, std::
     return mix64(mix64(mix64(seed) ^ epoch) ^ (layer * 0xd1b54a32d192ed03ULL));
 }
 
+/// Stream key of one halo exchange's stochastic rounding (src/comm/halo_packing.hpp): (seed,
+/// epoch, the model node that exchanges, which of its exchanges) -> 64 bits. Apart from
+/// dropout's streams: the top bit of the last word is set.
+STRATA_HOST_DEVICE inline std::uint64_t halo_rounding_stream(std::uint64_t seed,
+                                                             std::uint64_t epoch,
+                                                             std::uint64_t node,
+                                                             std::uint64_t part) {
+    return mix64(dropout_stream(seed, epoch, node) ^ mix64(part | (1ULL << 63)));
+}
+
 /// lowbias32 (Wellons 2018): a bijective 32-bit mixer, 2 multiplies, vectorizable (SSE4.1/AVX2
 /// vpmulld), unlike a 64-bit multiply.
 STRATA_HOST_DEVICE inline std::uint32_t mix32(std::uint32_t x) {

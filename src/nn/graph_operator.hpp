@@ -32,6 +32,24 @@ enum class Normalization {
 /// Why rows are exchanged: counted separately so that recomputation's traffic is visible.
 enum class ExchangePurpose { forward, backward, recompute };
 
+/// One call's exchange: what it is for (its byte counter), and what keys the stochastic
+/// rounding of its rows (halo_rounding_stream(seed, epoch, node, part) and the global columns,
+/// src/comm/halo_packing.hpp): unused when rows are sent as they are or rounded to nearest. A
+/// recomputation keys as the forward it repeats, so it sends the same bits.
+struct ExchangeCall {
+    ExchangePurpose purpose = ExchangePurpose::forward;
+    std::uint64_t epoch = 0;
+    int node = -1;             ///< the model node that exchanges (OpContext::node)
+    int part = 0;              ///< which of the node's exchanges (GAT sends two tensors)
+    index_t first_column = 0;  ///< the rows' first column in the whole width (a grid's slice)
+
+    constexpr ExchangeCall() = default;
+    // NOLINTNEXTLINE(google-explicit-constructor): a bare purpose is a call without a key
+    constexpr ExchangeCall(ExchangePurpose p) : purpose(p) {}
+    constexpr ExchangeCall(ExchangePurpose p, std::uint64_t e, int n, int k = 0)
+        : purpose(p), epoch(e), node(n), part(k) {}
+};
+
 /// Halo payload sent by an operator, by purpose (bytes, this rank).
 struct HaloBytes {
     std::int64_t forward = 0;
@@ -67,11 +85,12 @@ public:
     /// written) or, for a partial range, rows.count x w (exactly those rows: a chunk's buffer).
     /// Reads every row of h (and peers' rows of H through the exchange).
     virtual void forward(ConstMatrixView h, MatrixView z, RowRange rows, std::span<float> workspace,
-                         ExchangePurpose purpose) = 0;
+                         ExchangeCall call) = 0;
     /// dh[rows] = (Âᵀ dz)[rows] + beta dh[rows].   dz: num_rows x w; dh: num_rows x w or, for a
-    /// partial range, rows.count x w (as z of forward). Reads every row of dz.
+    /// partial range, rows.count x w (as z of forward). Reads every row of dz. `call`'s purpose
+    /// is backward.
     virtual void backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
-                          std::span<float> workspace) = 0;
+                          std::span<float> workspace, ExchangeCall call) = 0;
 
     /// Payload sent so far, by purpose.
     [[nodiscard]] virtual HaloBytes bytes_sent() const = 0;

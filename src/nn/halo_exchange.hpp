@@ -31,10 +31,12 @@ public:
     /// them), halo_rows: M x w. Returns when the rows have arrived. Collective over the ranks
     /// that share halo rows: every rank calls it in the same order.
     virtual void gather(ConstMatrixView h, MatrixView halo_rows, std::span<float> workspace,
-                        ExchangePurpose purpose) = 0;
+                        ExchangeCall call) = 0;
     /// The reverse: dh[owner row of halo column j] += dhalo[j] on the owner of that row.
-    /// dhalo: M x w, dh: N x w. Counted as ExchangePurpose::backward.
-    virtual void scatter_add(ConstMatrixView dhalo, MatrixView dh, std::span<float> workspace) = 0;
+    /// dhalo: M x w, dh: N x w. Counted as ExchangePurpose::backward (`call`'s key: the
+    /// gather's node and part).
+    virtual void scatter_add(ConstMatrixView dhalo, MatrixView dh, std::span<float> workspace,
+                             ExchangeCall call) = 0;
 
     /// N x (N + M) in backend memory: row i holds i's in-neighbours and i itself (the pattern
     /// of A + I), columns < N are owned rows, N + j is halo row j; columns sorted in each row.

@@ -38,6 +38,7 @@ void run_forward(const ModelGraph& graph, const PlanStep& step, const StepViews&
         x.push_back(local ? views.rows(slot) : views.all(slot));
     }
     context.row_ids = call_ids(context.row_ids, range, local);
+    context.node = step.node;
     const ForwardArgs args{.x = x,
                            .y = operand(views, step.y, local),
                            .rows = local ? RowRange{0, range.count} : range,
@@ -60,6 +61,7 @@ void run_backward(const ModelGraph& graph, const PlanStep& step, const StepViews
     for (const int slot : step.dx) {
         dx.push_back(operand(views, slot, local));
     }
+    context.node = step.node;
     if (step.folded < 0) {
         context.row_ids = call_ids(context.row_ids, range, local);
         const BackwardArgs args{.x = x,
@@ -79,14 +81,16 @@ void run_backward(const ModelGraph& graph, const PlanStep& step, const StepViews
     const std::array<MatrixView, 1> g_out{g};
     const std::array<GradMode, 1> overwrite{GradMode::overwrite};
     Op& folded = *graph.node(step.folded).op;
+    OpContext folded_context = context;
+    folded_context.node = step.folded;
     clock.time(PhaseClock::slot(folded.kind()), span_name(folded, "backward (commuted)"), [&] {
-        folded.backward(context, BackwardArgs{.x = {},
-                                              .y = {},
-                                              .dy = views.all(step.dy),
-                                              .dx = g_out,
-                                              .modes = overwrite,
-                                              .rows = range,
-                                              .workspace = workspace});
+        folded.backward(folded_context, BackwardArgs{.x = {},
+                                                     .y = {},
+                                                     .dy = views.all(step.dy),
+                                                     .dx = g_out,
+                                                     .modes = overwrite,
+                                                     .rows = range,
+                                                     .workspace = workspace});
     });
     context.row_ids = call_ids(context.row_ids, range, local);
     clock.time(PhaseClock::slot(op.kind()), span_name(op, "backward"), [&] {

@@ -48,7 +48,8 @@ struct OpContext {
     std::span<const global_id> row_ids{};  ///< global id of each owned row (dropout keys)
     bool training = false;                 ///< dropout on, values may be kept for backward
     std::uint64_t epoch = 0;               ///< dropout masks are keyed by it
-    bool recompute = false;                ///< a forward re-run during backward
+    int node = -1;  ///< the model node being run (set per call by node_runner): halo rounding keys
+    bool recompute = false;  ///< a forward re-run during backward
     /// The ranks' communicator, for ops whose statistics span all ranks (BatchNormOp); null
     /// means one rank.
     Communicator* comm = nullptr;

@@ -213,7 +213,8 @@ TEST_CASE("overlapped aggregation equals the global Â H and Âᵀ G rows on a d
 
     const RowRange all{0, local.num_owned};
     aggregation.forward(h.view(), z.view(), all, workspace.span(), ExchangePurpose::forward);
-    aggregation.backward(h.view(), dh.view(), all, 0.0f, workspace.span());  // dh = Âᵀ h
+    aggregation.backward(h.view(), dh.view(), all, 0.0f, workspace.span(),
+                         ExchangePurpose::backward);  // dh = Âᵀ h
 
     const HostMatrix z_host = z.download();
     const HostMatrix dh_host = dh.download();

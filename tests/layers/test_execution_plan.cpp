@@ -32,9 +32,9 @@ public:
     [[nodiscard]] std::size_t workspace_floats(index_t width) const override {
         return static_cast<std::size_t>(rows_ / 3) * static_cast<std::size_t>(width);
     }
-    void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>,
-                 ExchangePurpose) override {}
-    void backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>) override {}
+    void forward(ConstMatrixView, MatrixView, RowRange, std::span<float>, ExchangeCall) override {}
+    void backward(ConstMatrixView, MatrixView, RowRange, float, std::span<float>,
+                  ExchangeCall) override {}
     [[nodiscard]] HaloBytes bytes_sent() const override { return {}; }
 
 private:

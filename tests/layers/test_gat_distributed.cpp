@@ -192,7 +192,7 @@ TEST_CASE("the halo exchange gathers peers' rows and returns their gradients to 
     backend->fill(ones.view(), 1.0f);
     DenseMatrix dh(*backend, n, 3);
     backend->fill(dh.view(), 0.0f);
-    halo.scatter_add(ones.view(), dh.view(), workspace.span());
+    halo.scatter_add(ones.view(), dh.view(), workspace.span(), ExchangePurpose::backward);
     const HostMatrix counts = dh.download();
     const Partition p = agreed_partition(g, world);
     for (index_t i = 0; i < n; ++i) {

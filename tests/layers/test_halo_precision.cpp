@@ -75,7 +75,8 @@ TEST_CASE("compressed halos: exact forward on representable rows, bytes = rows x
         const RowRange all{0, local.num_owned};
         const std::int64_t before = world.stats().exchange_bytes_sent;
         aggregation.forward(h.view(), z.view(), all, workspace.span(), ExchangePurpose::forward);
-        aggregation.backward(dz.view(), dh.view(), all, 0.0f, workspace.span());
+        aggregation.backward(dz.view(), dh.view(), all, 0.0f, workspace.span(),
+                             ExchangePurpose::backward);
         return Result{z.download().values, dh.download().values, aggregation.bytes_sent(),
                       world.stats().exchange_bytes_sent - before};
     };

@@ -52,14 +52,14 @@ public:
         return right_.aggregation->workspace_floats(width);
     }
     void forward(ConstMatrixView h, MatrixView z, RowRange rows, std::span<float> workspace,
-                 ExchangePurpose purpose) override {
-        right_.aggregation->forward(h, z, rows, workspace, purpose);
+                 ExchangeCall call) override {
+        right_.aggregation->forward(h, z, rows, workspace, call);
     }
     void backward(ConstMatrixView dz, MatrixView dh, RowRange rows, float beta,
-                  std::span<float> workspace) override {
+                  std::span<float> workspace, ExchangeCall call) override {
         REQUIRE(rows == RowRange{0, num_rows()});
         if (other_ != nullptr) {
-            other_->aggregation->backward(dz, dh, rows, beta, workspace);
+            other_->aggregation->backward(dz, dh, rows, beta, workspace, call);
         } else {
             right_.backend->spmm(right_.inputs->blocks.inner(), dz, dh, beta);
         }

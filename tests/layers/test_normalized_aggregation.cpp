@@ -57,7 +57,8 @@ Aggregated aggregate(const GlobalCsr& a, const Partition& p, Communicator& comm,
     DenseMatrix dh(*backend, local.num_owned, width);
     const RowRange all{0, local.num_owned};
     aggregation.forward(h.view(), z.view(), all, workspace.span(), ExchangePurpose::forward);
-    aggregation.backward(h.view(), dh.view(), all, 0.0f, workspace.span());
+    aggregation.backward(h.view(), dh.view(), all, 0.0f, workspace.span(),
+                         ExchangePurpose::backward);
     return {local.owned_original, z.download(), dh.download()};
 }
 

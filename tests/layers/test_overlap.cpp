@@ -154,7 +154,8 @@ TEST_CASE("overlap on calls progress once per inner block and gives the same bit
         Outputs out;
         aggregation.forward(h.view(), z.view(), all, workspace.span(), ExchangePurpose::forward);
         out.forward_calls = comm.calls;
-        aggregation.backward(h.view(), dh.view(), all, 0.5f, workspace.span());
+        aggregation.backward(h.view(), dh.view(), all, 0.5f, workspace.span(),
+                             ExchangePurpose::backward);
         out.backward_calls = comm.calls - out.forward_calls;
         out.z = z.download().values;
         out.dh = dh.download().values;

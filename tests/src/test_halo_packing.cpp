@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -237,4 +238,118 @@ TEST_CASE("halo packing: rows packed by index are the records of the gathered ro
     const std::vector<index_t> outside = {3, 40};
     CHECK_THROWS_WITH(pack_rows(HaloPrecision::bf16, {x.data(), rows, width}, outside, out),
                       Contains("pack_rows: row 40 of a 40-row matrix"));
+}
+
+TEST_CASE(
+    "halo packing: stochastic rounding is unbiased, stays between the two neighbours "
+    "and is keyed by (stream, vertex, column)",
+    "[halo_packing]") {
+    // One row of values between representable ones, packed under 4096 streams: each value
+    // decodes to one of its two representable neighbours, their mean to the value itself within
+    // the sampling error (6 standard errors); representable values never move. The same key
+    // gives the same bytes, whoever packs the row and where it sits among the records.
+    const index_t width = 70;
+    std::vector<float> x(static_cast<std::size_t>(width));
+    for (index_t j = 0; j < width; ++j) {
+        x[static_cast<std::size_t>(j)] =
+            (j % 2 == 0 ? 1.0f : -1.0f) * (0.3f + 0.0137f * static_cast<float>(j));
+    }
+    x[5] = 1.0f;  // exact in bf16
+    x[6] = 0.0f;  // exact in both
+    const std::vector<global_id> id = {12345};
+    for (const HaloPrecision p : {HaloPrecision::bf16, HaloPrecision::int8}) {
+        INFO(to_string(p));
+        // The neighbours lo <= x <= hi as unpack decodes them.
+        float scale = 0.0f;
+        for (const float v : x) {
+            scale = std::max(scale, std::fabs(v));
+        }
+        scale /= 127.0f;
+        std::vector<float> lo(x.size());
+        std::vector<float> hi(x.size());
+        for (std::size_t j = 0; j < x.size(); ++j) {
+            if (p == HaloPrecision::bf16) {
+                const std::uint16_t t =
+                    static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(x[j]) >> 16);
+                const float a = from_bf16(t);
+                const float b = a == x[j] ? a : from_bf16(static_cast<std::uint16_t>(t + 1));
+                lo[j] = std::min(a, b);
+                hi[j] = std::max(a, b);
+            } else {
+                const float q = std::floor(x[j] / scale);
+                lo[j] = q * scale;
+                hi[j] = lo[j] == x[j] ? lo[j] : (q + 1.0f) * scale;
+            }
+        }
+        const std::size_t record = packed_row_bytes(p, width);
+        constexpr int draws = 4096;
+        std::vector<double> sum(x.size(), 0.0);
+        std::vector<int> at_hi(x.size(), 0);
+        bool between = true;
+        for (int s = 0; s < draws; ++s) {
+            const HaloRounding rounding{.stream = static_cast<std::uint64_t>(s) * 977, .ids = id};
+            std::vector<std::byte> packed(record);
+            pack_rows(p, {x.data(), 1, width}, packed, &rounding);
+            std::vector<float> back(x.size());
+            unpack_rows(p, packed, {back.data(), 1, width});
+            for (std::size_t j = 0; j < x.size(); ++j) {
+                sum[j] += back[j];
+                between = between && (back[j] == lo[j] || back[j] == hi[j]);
+                at_hi[j] += back[j] == hi[j] && hi[j] != lo[j] ? 1 : 0;
+            }
+        }
+        CHECK(between);
+        double worst = 0.0;  // |mean - x| in units of the gap; one standard error <= 1/128
+        int both_ways = 0;
+        for (std::size_t j = 0; j < x.size(); ++j) {
+            const double gap = static_cast<double>(hi[j]) - static_cast<double>(lo[j]);
+            if (gap > 0.0) {
+                worst = std::max(worst, std::fabs(sum[j] / draws - x[j]) / gap);
+                both_ways += at_hi[j] > 0 && at_hi[j] < draws ? 1 : 0;
+            } else {
+                CHECK(sum[j] / draws == x[j]);
+            }
+        }
+        CHECK(worst < 0.05);
+        CHECK(both_ways > width / 2);
+        if (p == HaloPrecision::bf16) {
+            CHECK(at_hi[5] == 0);
+        }
+        CHECK(at_hi[6] == 0);
+
+        // Keyed by vertex and column, not by position: a row packed alone, among others, by
+        // index or at a column offset keys the same values by the same (vertex, column).
+        std::vector<float> two(x);
+        two.insert(two.end(), x.begin(), x.end());
+        const std::vector<global_id> ids = {777, 12345};
+        const HaloRounding both{.stream = 99, .ids = ids};
+        std::vector<std::byte> packed2(2 * record);
+        pack_rows(p, {two.data(), 2, width}, packed2, &both);
+        const HaloRounding alone{.stream = 99, .ids = id};
+        std::vector<std::byte> packed1(record);
+        pack_rows(p, {x.data(), 1, width}, packed1, &alone);
+        CHECK(std::equal(packed1.begin(), packed1.end(), packed2.begin() + record));
+        CHECK(!std::equal(packed1.begin(), packed1.end(), packed2.begin()));  // vertex 777
+        const std::vector<index_t> second = {1};
+        std::vector<std::byte> by_index(record);
+        pack_rows(p, {two.data(), 2, width}, second, by_index, &alone);
+        CHECK(by_index == packed1);
+        // Columns 35.. of the row, packed as a slice starting at column 35: the same values.
+        if (p == HaloPrecision::bf16) {  // int8's scale is per packed row
+            const index_t half = width / 2;
+            std::vector<float> right(x.begin() + half, x.end());
+            const HaloRounding slice{.stream = 99, .ids = id, .first_column = half};
+            std::vector<std::byte> packed_right(packed_row_bytes(p, width - half));
+            pack_rows(p, {right.data(), 1, width - half}, packed_right, &slice);
+            CHECK(std::equal(packed_right.begin(), packed_right.end(),
+                             packed1.begin() + 2 * static_cast<std::size_t>(half)));
+        }
+        const std::vector<global_id> too_few;
+        const HaloRounding none{.stream = 1, .ids = too_few};
+        CHECK_THROWS_WITH(pack_rows(p, {x.data(), 1, width}, packed1, &none),
+                          Contains("0 vertex ids for stochastic rounding of 1 rows"));
+    }
+    CHECK(std::string(to_string(HaloRoundingMode::stochastic)) == "stochastic");
+    CHECK(parse_halo_rounding("nearest") == HaloRoundingMode::nearest);
+    CHECK(!parse_halo_rounding("random").has_value());
 }

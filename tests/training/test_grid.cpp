@@ -343,75 +343,90 @@ TEST_CASE("grid: the layout switch goes R -> C -> R bit for bit and sends what i
 
 TEST_CASE("grid: an aggregation on G x F equals 1D at G ranks bit for bit, both directions",
           "[grid][mpi]") {
+    // Also with bf16 halos rounded stochastically: a value's random number is keyed by its
+    // vertex and its column of the whole width, so a slice rounds as 1D does.
     MpiCommunicator world;
-    for (const int slices : slice_counts(world.size())) {
-        INFO(world.size() / slices << "x" << slices);
-        auto backend = make_cpu_backend(1);
-        const RunConfig grid_config = base_config(slices);
-        Prepared grid = prepare(grid_config, *backend, world, {}, {.keep_rows = true});
-        const int f = world.rank() % slices;
-        auto graph_group = world.split(f, world.rank() / slices);
-        Prepared oned = prepare(base_config(1), *backend, *graph_group, {}, {.keep_rows = true});
-        const RowRange chunk = grid.grid.layout->chunk();
-        const index_t n = grid.grid.layout->part_rows();
-        REQUIRE(oned.owned == n);
-        // The same part in the same local order.
-        CHECK(std::equal(grid.rows->ids.begin(), grid.rows->ids.end(),
-                         oned.rows->ids.begin() + chunk.first));
-        GraphOperator& b = *oned.inputs->aggregation;
-        // In column blocks too (3 of 7 columns: blocks of 3, 2, 2 and uneven slices).
-        GridAggregation blocked(*grid.inputs->aggregation, *grid.grid.layout, 3);
-        for (GridAggregation* grid_op : {grid.grid.aggregation.get(), &blocked})
-            for (const index_t width : {7, 16, 29}) {
-                GridAggregation& a = *grid_op;
-                const int blocks = GridAggregation::blocks_at(width, slices, a.blocks());
-                INFO("width " << width << ", " << blocks << " column blocks");
-                std::mt19937 rng(static_cast<unsigned>(width));
-                std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-                std::vector<float> h(static_cast<std::size_t>(n * width));
-                std::vector<float> dh(h.size());
-                for (std::size_t i = 0; i < h.size(); ++i) {
-                    h[i] = value(rng);
-                    dh[i] = value(rng);
+    for (const int slices : slice_counts(world.size()))
+        for (const bool stochastic : {false, true}) {
+            INFO(world.size() / slices << "x" << slices << (stochastic ? ", bf16 stochastic" : ""));
+            auto backend = make_cpu_backend(1);
+            const auto config = [stochastic](int f) {
+                RunConfig c = base_config(f);
+                if (stochastic) {
+                    c.halo_precision = "bf16";
+                    c.halo_rounding = "stochastic";
                 }
-                const std::size_t first = static_cast<std::size_t>(chunk.first * width);
-                const std::size_t count = static_cast<std::size_t>(chunk.count * width);
-                // Exactly the sizes asked: forward and overwriting backward stage in the idle C
-                // buffer, so only accumulating asks for a staging of its own; a block's buffers are
-                // the widest block's.
-                const SliceBlock widest{blocks, 0};
-                const index_t cols = grid.grid.layout->columns(width, widest).count;
-                const std::size_t staging = grid.grid.layout->staging_floats(width, widest);
-                CHECK(a.workspace_floats(width) ==
-                      2 * std::max(static_cast<std::size_t>(n * cols), staging) +
-                          b.workspace_floats(cols));
-                CHECK(a.backward_workspace_floats(width, true) ==
-                      a.workspace_floats(width) + staging);
-                std::vector<float> wa(a.workspace_floats(width));
-                std::vector<float> wacc(a.backward_workspace_floats(width, true));
-                std::vector<float> wb(b.workspace_floats(width));
-                std::vector<float> za(count);
-                std::vector<float> zb(h.size());
-                a.forward(ConstMatrixView{h.data() + first, chunk.count, width},
-                          MatrixView{za.data(), chunk.count, width}, {0, chunk.count}, wa,
-                          ExchangePurpose::forward);
-                b.forward(ConstMatrixView{h.data(), n, width}, MatrixView{zb.data(), n, width},
-                          {0, n}, wb, ExchangePurpose::forward);
-                CHECK(all_ranks(std::memcmp(za.data(), zb.data() + first, count * 4) == 0));
-                for (const float beta : {0.0f, 1.0f}) {
-                    std::vector<float> ga(dh.begin() + static_cast<std::ptrdiff_t>(first),
-                                          dh.begin() + static_cast<std::ptrdiff_t>(first + count));
-                    std::vector<float> gb(dh);
-                    a.backward(ConstMatrixView{h.data() + first, chunk.count, width},
-                               MatrixView{ga.data(), chunk.count, width}, {0, chunk.count}, beta,
-                               beta != 0.0f ? std::span<float>(wacc) : std::span<float>(wa));
-                    b.backward(ConstMatrixView{h.data(), n, width}, MatrixView{gb.data(), n, width},
-                               {0, n}, beta, wb);
-                    INFO("backward, beta " << beta);
-                    CHECK(all_ranks(std::memcmp(ga.data(), gb.data() + first, count * 4) == 0));
+                return c;
+            };
+            const ExchangeCall forward(ExchangePurpose::forward, 3, 2);
+            const ExchangeCall backward(ExchangePurpose::backward, 3, 2);
+            const RunConfig grid_config = config(slices);
+            Prepared grid = prepare(grid_config, *backend, world, {}, {.keep_rows = true});
+            const int f = world.rank() % slices;
+            auto graph_group = world.split(f, world.rank() / slices);
+            Prepared oned = prepare(config(1), *backend, *graph_group, {}, {.keep_rows = true});
+            const RowRange chunk = grid.grid.layout->chunk();
+            const index_t n = grid.grid.layout->part_rows();
+            REQUIRE(oned.owned == n);
+            // The same part in the same local order.
+            CHECK(std::equal(grid.rows->ids.begin(), grid.rows->ids.end(),
+                             oned.rows->ids.begin() + chunk.first));
+            GraphOperator& b = *oned.inputs->aggregation;
+            // In column blocks too (3 of 7 columns: blocks of 3, 2, 2 and uneven slices).
+            GridAggregation blocked(*grid.inputs->aggregation, *grid.grid.layout, 3);
+            for (GridAggregation* grid_op : {grid.grid.aggregation.get(), &blocked})
+                for (const index_t width : {7, 16, 29}) {
+                    GridAggregation& a = *grid_op;
+                    const int blocks = GridAggregation::blocks_at(width, slices, a.blocks());
+                    INFO("width " << width << ", " << blocks << " column blocks");
+                    std::mt19937 rng(static_cast<unsigned>(width));
+                    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+                    std::vector<float> h(static_cast<std::size_t>(n * width));
+                    std::vector<float> dh(h.size());
+                    for (std::size_t i = 0; i < h.size(); ++i) {
+                        h[i] = value(rng);
+                        dh[i] = value(rng);
+                    }
+                    const std::size_t first = static_cast<std::size_t>(chunk.first * width);
+                    const std::size_t count = static_cast<std::size_t>(chunk.count * width);
+                    // Exactly the sizes asked: forward and overwriting backward stage in the idle C
+                    // buffer, so only accumulating asks for a staging of its own; a block's buffers
+                    // are the widest block's.
+                    const SliceBlock widest{blocks, 0};
+                    const index_t cols = grid.grid.layout->columns(width, widest).count;
+                    const std::size_t staging = grid.grid.layout->staging_floats(width, widest);
+                    CHECK(a.workspace_floats(width) ==
+                          2 * std::max(static_cast<std::size_t>(n * cols), staging) +
+                              b.workspace_floats(cols));
+                    CHECK(a.backward_workspace_floats(width, true) ==
+                          a.workspace_floats(width) + staging);
+                    std::vector<float> wa(a.workspace_floats(width));
+                    std::vector<float> wacc(a.backward_workspace_floats(width, true));
+                    std::vector<float> wb(b.workspace_floats(width));
+                    std::vector<float> za(count);
+                    std::vector<float> zb(h.size());
+                    a.forward(ConstMatrixView{h.data() + first, chunk.count, width},
+                              MatrixView{za.data(), chunk.count, width}, {0, chunk.count}, wa,
+                              forward);
+                    b.forward(ConstMatrixView{h.data(), n, width}, MatrixView{zb.data(), n, width},
+                              {0, n}, wb, forward);
+                    CHECK(all_ranks(std::memcmp(za.data(), zb.data() + first, count * 4) == 0));
+                    for (const float beta : {0.0f, 1.0f}) {
+                        std::vector<float> ga(
+                            dh.begin() + static_cast<std::ptrdiff_t>(first),
+                            dh.begin() + static_cast<std::ptrdiff_t>(first + count));
+                        std::vector<float> gb(dh);
+                        a.backward(
+                            ConstMatrixView{h.data() + first, chunk.count, width},
+                            MatrixView{ga.data(), chunk.count, width}, {0, chunk.count}, beta,
+                            beta != 0.0f ? std::span<float>(wacc) : std::span<float>(wa), backward);
+                        b.backward(ConstMatrixView{h.data(), n, width},
+                                   MatrixView{gb.data(), n, width}, {0, n}, beta, wb, backward);
+                        INFO("backward, beta " << beta);
+                        CHECK(all_ranks(std::memcmp(ga.data(), gb.data() + first, count * 4) == 0));
+                    }
                 }
-            }
-    }
+        }
 }
 
 TEST_CASE("grid: the forward on G x F equals 1D at G ranks bit for bit (same partition)",

@@ -7,7 +7,8 @@
 // The layer pipeline (2 stages): bf16 and int8 stage transfers train near fp32 with the bytes
 // the records say; its precision guard (the next step at fp32 beside the run's precision) switches
 // with a margin -1 after two evaluations, and a run resumed from a checkpoint written after the
-// switch stays fp32 and continues the uninterrupted run bit for bit.
+// switch stays fp32 and continues the uninterrupted run bit for bit. Stochastic rounding
+// (halo_rounding) sends nearest's bytes, repeats its own bits (also recomputed), and differs.
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -161,6 +162,73 @@ TEST_CASE("compressed halos: the recompute modes and overlap off give the same b
     for (std::size_t e = 0; e < none.size(); ++e) {
         CHECK(serial[e].loss == none[e].loss);
     }
+}
+
+TEST_CASE(
+    "stochastic halo rounding: nearest's bytes, its own bits again, under recompute and "
+    "overlap off; GAT's exchange too",
+    "[session][halo_precision]") {
+    const auto at = [](const std::string& precision, const std::string& rounding,
+                       const std::string& model) {
+        RunConfig c = run_at(precision, 4);
+        c.halo_rounding = rounding;
+        if (model != "gcn") {
+            c.model = find_model(model).recipe.spec;
+        }
+        return c;
+    };
+    bool ok = true;
+    for (const char* model : {"gcn", "gat"})
+        for (const char* precision : {"int8", "bf16"}) {
+            INFO(model << ", " << precision);
+            Records r_nearest;
+            Records r_stochastic;
+            Records r_again;
+            const std::vector<EpochStats> nearest =
+                train(at(precision, "nearest", model), r_nearest);
+            const std::vector<EpochStats> stochastic =
+                train(at(precision, "stochastic", model), r_stochastic);
+            const std::vector<EpochStats> again =
+                train(at(precision, "stochastic", model), r_again);
+            REQUIRE(stochastic.size() == 4);
+            REQUIRE(nearest.size() == 4);
+            REQUIRE(again.size() == 4);
+            for (std::size_t e = 0; e < stochastic.size(); ++e) {
+                INFO("epoch " << e + 1);
+                CHECK(stochastic[e].halo_bytes == nearest[e].halo_bytes);  // the same records
+                CHECK(std::fabs(stochastic[e].loss - nearest[e].loss) <= 0.02 * nearest[e].loss);
+                CHECK(again[e].loss == stochastic[e].loss);  // keyed, not drawn
+                CHECK(again[e].val_acc == stochastic[e].val_acc);
+            }
+            // Epoch 1's forward is the first to round: from its loss on, the runs differ.
+            CHECK(stochastic.back().loss != nearest.back().loss);
+            ok = ok && stochastic.back().loss != nearest.back().loss &&
+                 stochastic.back().halo_bytes == nearest.back().halo_bytes;
+        }
+    // A recomputed aggregation keys as the forward it repeats: the same rows, the same bits.
+    Records base_records;
+    const std::vector<EpochStats> base = train(at("int8", "stochastic", "gcn"), base_records);
+    REQUIRE(base.size() == 4);
+    for (const char* mode : {"aggregation", "all"}) {
+        RunConfig c = at("int8", "stochastic", "gcn");
+        c.recompute = mode;
+        Records records;
+        const std::vector<EpochStats> again = train(c, records);
+        REQUIRE(again.size() == 4);
+        for (std::size_t e = 0; e < base.size(); ++e) {
+            INFO(mode << ", epoch " << e + 1);
+            CHECK(again[e].loss == base[e].loss);
+        }
+    }
+    RunConfig off = at("int8", "stochastic", "gcn");
+    off.overlap = false;
+    Records off_records;
+    const std::vector<EpochStats> serial = train(off, off_records);
+    REQUIRE(serial.size() == 4);
+    for (std::size_t e = 0; e < base.size(); ++e) {
+        CHECK(serial[e].loss == base[e].loss);
+    }
+    REQUIRE(all_ranks(ok));
 }
 
 TEST_CASE("compressed halos: GAT's attention halo exchange sends them too",
@@ -336,4 +404,17 @@ TEST_CASE("compressed halos: CUDA and unknown precisions are refused by name",
     c = run_at("fp16", 1);
     CHECK_THROWS_WITH(validate(c),
                       Contains("halo_precision = 'fp16': expected fp32, bf16 or int8"));
+    c = run_at("fp32", 1);
+    c.halo_rounding = "stochastic";
+    CHECK_THROWS_WITH(validate(c), Contains("halo_rounding = 'stochastic': rounds compressed "
+                                            "halos: needs halo_precision = bf16 or int8"));
+    c = pipeline_at("int8", 1);
+    c.halo_rounding = "stochastic";
+    CHECK_THROWS_WITH(validate(c),
+                      Contains("halo_rounding = 'stochastic': is for graph parallelism: the layer "
+                               "pipeline's stage transfers and mirrors round to nearest"));
+    c = run_at("int8", 1);
+    c.halo_rounding = "up";
+    CHECK_THROWS_WITH(validate(c),
+                      Contains("halo_rounding = 'up': expected nearest or stochastic"));
 }
